@@ -186,6 +186,9 @@ pub struct Analysis {
     /// Analyses whose output this one used.
     #[serde(default, deserialize_with = "null_as_default")]
     pub dependencies: Vec<Dependency>,
+    /// Where the results can be downloaded, where the service offers that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results_uri: Option<String>,
     /// Reference genome taxon (alignments only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tax_id: Option<String>,

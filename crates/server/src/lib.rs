@@ -1,1 +1,227 @@
-//! x
+//! The Microbial Genomics Data Service API v1 as a local, self-hostable service.
+//!
+//! [`app`] builds the axum [`Router`] over an [`AppState`] that [`AppState::open`] makes from a
+//! data folder ([`Config`]): a SQLite database (see [`db`]) and an object store (see
+//! [`storage`]). [`serve`] runs it on an address, over TLS when given a certificate. [`admin`]
+//! holds the operator's actions (users, keys, sequencing batches) that have no HTTP route.
+
+pub mod access;
+pub mod admin;
+pub mod auth;
+pub mod db;
+pub mod error;
+pub mod listing;
+pub mod routes;
+pub mod schema;
+pub mod signing;
+pub mod storage;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use sqlx::SqlitePool;
+
+pub use error::{ApiError, ApiResult};
+
+/// Name of the folder, inside the data folder, that holds the object store.
+pub const OBJECTS_DIR: &str = "objects";
+
+/// How the service is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the database and files live; created if missing.
+    pub data_dir: PathBuf,
+    /// The address clients use to reach the service (scheme, host, port), used in upload and
+    /// download addresses. `None` until the listening address is known.
+    pub public_url: Option<String>,
+    /// Failed authentications allowed from one address per window before it gets 429.
+    pub auth_failure_limit: u32,
+    /// The window for `auth_failure_limit`.
+    pub auth_failure_window: Duration,
+}
+
+impl Config {
+    /// Defaults for a data folder: 20 failed sign-ins per 5 minutes per address.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            data_dir: data_dir.into(),
+            public_url: None,
+            auth_failure_limit: 20,
+            auth_failure_window: Duration::from_secs(300),
+        }
+    }
+}
+
+/// Everything a request handler needs; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The database.
+    pub db: SqlitePool,
+    /// Files.
+    pub storage: storage::Storage,
+    /// Signs upload forms and download addresses.
+    pub signer: signing::Signer,
+    /// Limits repeated authentication failures.
+    pub limiter: Arc<auth::FailureLimiter>,
+    /// The base address clients reach the service at, e.g. `http://127.0.0.1:8080`.
+    pub public_url: Arc<str>,
+}
+
+impl AppState {
+    /// Opens the data folder: creates it if needed, migrates the database, sweeps what a crash
+    /// may have left half-done, and loads (or creates) the signing secret.
+    pub async fn open(config: &Config) -> Result<AppState, StartError> {
+        std::fs::create_dir_all(&config.data_dir)
+            .map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        let db = db::open(&config.data_dir).await.map_err(StartError::Database)?;
+        let storage = storage::Storage::local(&config.data_dir.join(OBJECTS_DIR))
+            .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?;
+        let swept = storage.sweep_staging().map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        if swept > 0 {
+            tracing::info!(files = swept, "removed partial uploads left by an interrupted run");
+        }
+        let secret = admin::signing_secret(&db).await.map_err(StartError::Database)?;
+        let state = AppState {
+            db,
+            storage,
+            signer: signing::Signer::new(secret),
+            limiter: Arc::new(auth::FailureLimiter::new(config.auth_failure_limit, config.auth_failure_window)),
+            public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
+        };
+        routes::housekeeping(&state).await;
+        Ok(state)
+    }
+
+    /// The same state answering at another public address.
+    pub fn with_public_url(mut self, url: &str) -> Self {
+        self.public_url = url.trim_end_matches('/').into();
+        self
+    }
+}
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data folder could not be created or read.
+    #[error("cannot use the data folder {0}")]
+    DataDir(PathBuf, #[source] std::io::Error),
+    /// The database could not be opened or migrated.
+    #[error("cannot open the database")]
+    Database(#[source] sqlx::Error),
+    /// The address could not be bound.
+    #[error("cannot listen on {0}")]
+    Bind(SocketAddr, #[source] std::io::Error),
+    /// The certificate or key could not be read.
+    #[error("cannot load the TLS certificate {0} or its key")]
+    Tls(PathBuf, #[source] std::io::Error),
+    /// A non-loopback address without TLS.
+    #[error(
+        "refusing to listen on {0} without TLS: API keys would cross the network in clear text; \
+         give --tls-cert and --tls-key, or listen on 127.0.0.1"
+    )]
+    PlainHttpOnNetwork(SocketAddr),
+}
+
+/// The service's routes over `state`.
+pub fn app(state: AppState) -> Router {
+    routes::router(state)
+}
+
+/// TLS material for [`serve`].
+#[derive(Debug, Clone)]
+pub struct Tls {
+    /// PEM certificate chain.
+    pub cert: PathBuf,
+    /// PEM private key.
+    pub key: PathBuf,
+}
+
+/// A bound, not yet running service: its address is known before it starts answering.
+pub struct Bound {
+    listener: std::net::TcpListener,
+    tls: Option<axum_server::tls_rustls::RustlsConfig>,
+    /// The address it listens on.
+    pub addr: SocketAddr,
+}
+
+impl Bound {
+    /// The base address clients use.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+}
+
+/// Binds `addr`, refusing a non-loopback address without TLS.
+pub async fn bind(addr: SocketAddr, tls: Option<&Tls>) -> Result<Bound, StartError> {
+    if tls.is_none() && !addr.ip().is_loopback() {
+        return Err(StartError::PlainHttpOnNetwork(addr));
+    }
+    let tls = match tls {
+        Some(t) => {
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            let config = axum_server::tls_rustls::RustlsConfig::from_pem_file(&t.cert, &t.key)
+                .await
+                .map_err(|e| StartError::Tls(t.cert.clone(), e))?;
+            Some(config)
+        }
+        None => None,
+    };
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| StartError::Bind(addr, e))?;
+    listener.set_nonblocking(true).map_err(|e| StartError::Bind(addr, e))?;
+    let addr = listener.local_addr().map_err(|e| StartError::Bind(addr, e))?;
+    Ok(Bound { listener, tls, addr })
+}
+
+/// Runs the service on a bound address until `shutdown` resolves, then finishes the requests
+/// in flight (for up to 10 seconds).
+pub async fn serve(
+    bound: Bound,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let handle = axum_server::Handle::new();
+    let h = handle.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        h.graceful_shutdown(Some(Duration::from_secs(10)));
+    });
+    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
+    match bound.tls {
+        Some(tls) => {
+            axum_server::from_tcp_rustls(bound.listener, tls)?
+                .handle(handle)
+                .serve(service)
+                .await
+        }
+        None => axum_server::from_tcp(bound.listener)?.handle(handle).serve(service).await,
+    }
+}
+
+/// Starts the service in the background on `addr` (port 0 picks a free one) over `data_dir`;
+/// returns its base address. For embedding (the desktop app) and tests.
+pub async fn spawn(config: Config, addr: SocketAddr) -> Result<(String, AppState), StartError> {
+    let bound = bind(addr, None).await?;
+    let url = bound.url();
+    let state = AppState::open(&config).await?.with_public_url(&url);
+    let s = state.clone();
+    tokio::spawn(async move {
+        if let Err(e) = serve(bound, s, std::future::pending()).await {
+            tracing::error!(error = %e, "the service stopped");
+        }
+    });
+    Ok((url, state))
+}
+
+/// The default data folder: the OS per-user data folder, e.g. `~/.local/share/mgds` on Linux.
+pub fn default_data_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("org", "MGDS", "mgds").map(|d| d.data_dir().to_path_buf())
+}
+
+/// Whether a path looks like an MGDS data folder (has a database).
+pub fn is_data_dir(path: &Path) -> bool {
+    path.join(db::DB_FILE).is_file()
+}

@@ -1,0 +1,153 @@
+//! Who may see what: one SQL predicate per kind of record, used in the very query that fetches
+//! or lists it, so "does not exist" and "not yours" take the same path and answer the same way.
+//!
+//! The rules (spec "Visibility rules", with the choices this service makes where it is silent):
+//! - a sample is seen by its owner; by anyone if `public`; by the owner's organisation if
+//!   `shared`; by the members of its project (with `can_see_files`) and the project's owner if
+//!   `shared`, `private` or `awaiting data` (a pre-uploaded sample is private unless placed in a
+//!   project); `importing` samples by the owner only;
+//! - analyses and metadata are seen with their sample; tags by their creator and with any sample
+//!   that carries them;
+//! - a project is seen if public, by its owner and by its members;
+//! - a job is seen if public and published, by its creator, and by whoever sees an analysis made
+//!   with it;
+//! - a document by its uploader, its downloaders, and its uploader's organisation admins;
+//! - a user by themselves, their organisation and the people they share projects or documents
+//!   with; a sequencing batch by its owner's organisation.
+
+use crate::auth::Caller;
+use crate::listing::{Bind, Compiled};
+
+fn c(sql: String, binds: Vec<Bind>) -> Compiled {
+    Compiled { sql, binds }
+}
+
+fn t(s: &str) -> Bind {
+    Bind::Text(s.to_string())
+}
+
+/// Projects whose samples `?` (a user id, bound twice) may see: owned, or joined with
+/// `can_see_files`.
+const SEEING_PROJECTS: &str = "(SELECT p.id FROM projects p WHERE p.owner_id = ? \
+     UNION SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ? \
+     AND EXISTS (SELECT 1 FROM json_each(pm.permissions) WHERE json_each.value = 'can_see_files'))";
+
+/// The sample aliased `a` is visible to the caller.
+pub fn sample(caller: &Caller, a: &str) -> Compiled {
+    match &caller.0 {
+        None => c(format!("{a}.visibility = 'public'"), vec![]),
+        Some(u) => c(
+            format!(
+                "({a}.owner_id = ? OR {a}.visibility = 'public' \
+                 OR ({a}.visibility = 'shared' AND {a}.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)) \
+                 OR ({a}.visibility IN ('shared', 'private', 'awaiting data') AND {a}.project_id IN {SEEING_PROJECTS}))"
+            ),
+            vec![t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id)],
+        ),
+    }
+}
+
+/// A record aliased `a` whose `sample_column` names a sample visible to the caller.
+pub fn via_sample(caller: &Caller, a: &str, sample_column: &str) -> Compiled {
+    let inner = sample(caller, "vs");
+    c(
+        format!("EXISTS (SELECT 1 FROM samples vs WHERE vs.id = {a}.{sample_column} AND {})", inner.sql),
+        inner.binds,
+    )
+}
+
+/// The project aliased `a` is visible to the caller.
+pub fn project(caller: &Caller, a: &str) -> Compiled {
+    match &caller.0 {
+        None => c(format!("{a}.public = 1"), vec![]),
+        Some(u) => c(
+            format!(
+                "({a}.public = 1 OR {a}.owner_id = ? \
+                 OR {a}.id IN (SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ?))"
+            ),
+            vec![t(&u.id), t(&u.id)],
+        ),
+    }
+}
+
+/// The job aliased `a` is visible to the caller.
+pub fn job(caller: &Caller, a: &str) -> Compiled {
+    let used = via_sample(caller, "ja", "sample_id");
+    match &caller.0 {
+        None => c(format!("({a}.public = 1 AND {a}.draft = 0)"), vec![]),
+        Some(u) => {
+            let mut binds = vec![t(&u.id)];
+            binds.extend(used.binds);
+            c(
+                format!(
+                    "(({a}.public = 1 AND {a}.draft = 0) OR {a}.creator_id = ? \
+                     OR EXISTS (SELECT 1 FROM analyses ja WHERE ja.job_id = {a}.id AND {}))",
+                    used.sql
+                ),
+                binds,
+            )
+        }
+    }
+}
+
+/// The document aliased `a` is visible to the caller (anonymous callers see none).
+pub fn document(caller: &Caller, a: &str) -> Compiled {
+    match &caller.0 {
+        None => c("0 = 1".into(), vec![]),
+        Some(u) => c(
+            format!(
+                "({a}.uploader_id = ? \
+                 OR {a}.id IN (SELECT dd.document_id FROM document_downloaders dd WHERE dd.user_id = ?) \
+                 OR (? = 1 AND {a}.uploader_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)))"
+            ),
+            vec![t(&u.id), t(&u.id), Bind::Int(i64::from(u.is_org_admin)), t(&u.organization_id)],
+        ),
+    }
+}
+
+/// The tag aliased `a` is visible to the caller.
+pub fn tag(caller: &Caller, a: &str) -> Compiled {
+    let seen = sample(caller, "ts");
+    let (owner_sql, mut binds) = match &caller.0 {
+        None => ("0 = 1".to_string(), vec![]),
+        Some(u) => (format!("{a}.owner_id = ?"), vec![t(&u.id)]),
+    };
+    binds.extend(seen.binds);
+    c(
+        format!(
+            "({owner_sql} OR EXISTS (SELECT 1 FROM sample_tags st JOIN samples ts ON ts.id = st.sample_id \
+             WHERE st.tag_id = {a}.id AND {}))",
+            seen.sql
+        ),
+        binds,
+    )
+}
+
+/// The user aliased `a` is visible to the caller.
+pub fn user(caller: &Caller, a: &str) -> Compiled {
+    match &caller.0 {
+        None => c("0 = 1".into(), vec![]),
+        Some(u) => c(
+            format!(
+                "({a}.id = ? OR {a}.organization_id = ? \
+                 OR {a}.id IN (SELECT pm2.user_id FROM project_members pm2 WHERE pm2.project_id IN \
+                     (SELECT p.id FROM projects p WHERE p.owner_id = ? UNION SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ?)) \
+                 OR {a}.id IN (SELECT p.owner_id FROM projects p JOIN project_members pm ON pm.project_id = p.id WHERE pm.user_id = ?) \
+                 OR {a}.id IN (SELECT d.uploader_id FROM documents d JOIN document_downloaders dd ON dd.document_id = d.id WHERE dd.user_id = ?) \
+                 OR {a}.id IN (SELECT dd.user_id FROM documents d JOIN document_downloaders dd ON dd.document_id = d.id WHERE d.uploader_id = ?))"
+            ),
+            vec![t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id), t(&u.id), t(&u.id), t(&u.id)],
+        ),
+    }
+}
+
+/// The sequencing batch aliased `a` is visible to the caller.
+pub fn batch(caller: &Caller, a: &str) -> Compiled {
+    match &caller.0 {
+        None => c("0 = 1".into(), vec![]),
+        Some(u) => c(
+            format!("({a}.owner_id = ? OR {a}.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?))"),
+            vec![t(&u.id), t(&u.organization_id)],
+        ),
+    }
+}

@@ -1,0 +1,85 @@
+//! The SQLite database: opening it durably, identifiers, timestamps and write transactions.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Sqlite, SqlitePool, Transaction};
+
+/// File name of the database inside the data folder.
+pub const DB_FILE: &str = "mgds.sqlite3";
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Opens (creating if needed) the database in `data_dir` and brings its schema up to date.
+///
+/// WAL journal, `synchronous=FULL` (a committed write survives power loss), foreign keys on,
+/// and a busy timeout so that concurrent writers queue instead of failing.
+pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
+    let options = SqliteConnectOptions::from_str("sqlite://")?
+        .filename(data_dir.join(DB_FILE))
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Full)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_secs(30));
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .min_connections(1)
+        .connect_with(options)
+        .await?;
+    MIGRATOR.run(&pool).await?;
+    Ok(pool)
+}
+
+/// Starts a write transaction that takes the write lock at once (`BEGIN IMMEDIATE`), so that a
+/// read-then-write inside it cannot be interleaved with another writer.
+pub async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
+}
+
+/// A new identifier: 16 random lowercase hex characters.
+pub fn new_id() -> String {
+    let bytes: [u8; 8] = rand::random();
+    hex::encode(bytes)
+}
+
+/// Whether `s` has the shape of one of our identifiers.
+pub fn is_id(s: &str) -> bool {
+    s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Formats a time the way the database stores it: RFC 3339, UTC, microseconds.
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+}
+
+/// The current time, formatted with [`ts`].
+pub fn now() -> String {
+    ts(Utc::now())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_16_hex() {
+        for _ in 0..100 {
+            let id = new_id();
+            assert!(is_id(&id), "{id}");
+        }
+        assert!(!is_id("7428cca4nocaffe1"));
+        assert!(!is_id("0123456789ABCDEF"));
+    }
+
+    #[test]
+    fn timestamps_sort_as_text() {
+        let a = ts(DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z").unwrap().into());
+        let b = ts(DateTime::parse_from_rfc3339("2026-01-02T03:04:05.5Z").unwrap().into());
+        assert_eq!(a, "2026-01-02T03:04:05.000000Z");
+        assert!(a < b);
+    }
+}

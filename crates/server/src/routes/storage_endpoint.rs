@@ -1,0 +1,149 @@
+//! The storage endpoint at `upload_url`: an S3-style POST-policy upload, and pre-signed GETs.
+//!
+//! The form's fields come first and are checked against the signed policy before a byte of the
+//! file is stored; the `file` part is then streamed to the object store (never held in memory)
+//! and published under its key only if it arrived whole and within the policy's size range.
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chrono::Utc;
+use futures::TryStreamExt;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::signing::{BUCKET, PolicyError, url_encode};
+use crate::storage::WriteError;
+
+/// Most bytes of form fields accepted before the file part.
+const MAX_FIELDS_BYTES: usize = 64 * 1024;
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/storage/{bucket}", post(upload).layer(DefaultBodyLimit::disable()))
+        .route("/storage/{bucket}/{*key}", get(download))
+}
+
+impl From<PolicyError> for ApiError {
+    fn from(e: PolicyError) -> Self {
+        match e {
+            PolicyError::Forbidden(m) => ApiError::Forbidden(m),
+            PolicyError::BadSize(m) => ApiError::BadRequest(m),
+        }
+    }
+}
+
+impl From<WriteError> for ApiError {
+    fn from(e: WriteError) -> Self {
+        match e {
+            WriteError::Source(m) => ApiError::BadRequest(format!("the upload was interrupted: {m}")),
+            WriteError::TooLarge { max } => {
+                ApiError::BadRequest(format!("the file is larger than this upload allows ({max} bytes)"))
+            }
+            WriteError::Store(e) => ApiError::internal(e),
+        }
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+async fn upload(State(state): State<AppState>, Path(bucket): Path<String>, mut form: Multipart) -> ApiResult<Response> {
+    let bad_form = |e: axum::extract::multipart::MultipartError| {
+        ApiError::BadRequest(format!("the upload is not a valid multipart/form-data body: {}", e.body_text()))
+    };
+    let mut fields: Vec<(String, String)> = Vec::new();
+    let mut used = 0usize;
+    loop {
+        let Some(field) = form.next_field().await.map_err(bad_form)? else {
+            return Err(ApiError::BadRequest("the form has no file part; send the file as a part named \"file\", after the other fields".into()));
+        };
+        let name = field.name().unwrap_or_default().to_string();
+        if name == "file" {
+            let (key, size) = state.signer.verify_form(&bucket, &fields, Utc::now())?;
+            if bucket != BUCKET {
+                return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
+            }
+            let body = field.map_err(|e| e.body_text());
+            let written = state
+                .storage
+                .write_stream_checked(&key, body, size.max, |n| size.check(n).map_err(ApiError::from))
+                .await?;
+            tracing::info!(key = %key, bytes = written, "stored upload");
+            let location = format!("{}/storage/{BUCKET}/{}", state.public_url, key);
+            let etag = format!("\"{}\"", crate::db::new_id());
+            let xml = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PostResponse><Location>{}</Location><Bucket>{BUCKET}</Bucket><Key>{}</Key><ETag>{}</ETag></PostResponse>",
+                xml_escape(&location),
+                xml_escape(&key),
+                xml_escape(&etag)
+            );
+            let mut r = (StatusCode::CREATED, xml).into_response();
+            r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/xml"));
+            if let Ok(v) = HeaderValue::from_str(&etag) {
+                r.headers_mut().insert(header::ETAG, v);
+            }
+            if let Ok(v) = HeaderValue::from_str(&location) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+            return Ok(r);
+        }
+        let value = field.text().await.map_err(bad_form)?;
+        used += name.len() + value.len();
+        if used > MAX_FIELDS_BYTES {
+            return Err(ApiError::BadRequest("the form fields before the file are too large".into()));
+        }
+        fields.push((name, value));
+    }
+}
+
+/// A pre-signed address to GET `key` as `filename`, valid for `hours`.
+pub(crate) fn download_url(state: &AppState, key: &str, filename: &str, hours: u32) -> String {
+    let expires = Utc::now() + chrono::Duration::hours(i64::from(hours));
+    let path: Vec<String> = key.split('/').map(url_encode).collect();
+    format!(
+        "{}/storage/{BUCKET}/{}?{}",
+        state.public_url,
+        path.join("/"),
+        state.signer.download_query(key, filename, expires)
+    )
+}
+
+#[derive(serde::Deserialize)]
+struct DownloadParams {
+    expires: Option<i64>,
+    filename: Option<String>,
+    signature: Option<String>,
+}
+
+async fn download(
+    State(state): State<AppState>,
+    Path((bucket, key)): Path<(String, String)>,
+    Query(p): Query<DownloadParams>,
+) -> ApiResult<Response> {
+    let (Some(expires), Some(filename), Some(signature)) = (p.expires, p.filename, p.signature) else {
+        return Err(ApiError::Forbidden("this address is not signed; ask the service for a download address".into()));
+    };
+    if bucket != BUCKET {
+        return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
+    }
+    state.signer.verify_download(&key, expires, &filename, &signature, Utc::now())?;
+    let (size, stream) = state
+        .storage
+        .stream(&key)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("the file is no longer stored".into()))?;
+    let mut r = Body::from_stream(stream).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    let safe: String = filename.chars().filter(|c| c.is_ascii_graphic() && *c != '"' && *c != '\\').collect();
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{safe}\"")) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    Ok(r)
+}

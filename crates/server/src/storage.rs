@@ -1,0 +1,207 @@
+//! Files: the object store behind samples, documents and results.
+//!
+//! The default is a local folder (`object_store`'s `LocalFileSystem` with fsync): a write goes
+//! to a staging file that is renamed into place only once complete, so a half-written file never
+//! appears under its key. Staging files left by a crash are swept at start-up.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::{Stream, StreamExt};
+use object_store::local::LocalFileSystem;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+
+/// Why a streamed write stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The incoming stream failed (the client went away or sent a malformed body).
+    #[error("the upload was interrupted: {0}")]
+    Source(String),
+    /// More bytes than allowed arrived.
+    #[error("the file is larger than this upload allows ({max} bytes)")]
+    TooLarge {
+        /// The limit.
+        max: u64,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] object_store::Error),
+}
+
+/// The service's object store.
+#[derive(Debug, Clone)]
+pub struct Storage {
+    store: Arc<dyn ObjectStore>,
+    root: Option<PathBuf>,
+}
+
+impl Storage {
+    /// A store in the local folder `root` (created if missing), with durable writes.
+    pub fn local(root: &Path) -> std::io::Result<Self> {
+        std::fs::create_dir_all(root)?;
+        let store = LocalFileSystem::new_with_prefix(root)
+            .map_err(std::io::Error::other)?
+            .with_fsync(true)
+            .with_automatic_cleanup(true);
+        Ok(Storage { store: Arc::new(store), root: Some(root.to_path_buf()) })
+    }
+
+    /// Removes staging files a crash left behind (local folder only). Returns how many.
+    pub fn sweep_staging(&self) -> std::io::Result<usize> {
+        let Some(root) = &self.root else { return Ok(0) };
+        let mut removed = 0;
+        let mut stack = vec![root.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir)? {
+                let entry = entry?;
+                let path = entry.path();
+                if entry.file_type()?.is_dir() {
+                    stack.push(path);
+                } else if is_staging_name(&entry.file_name().to_string_lossy()) {
+                    std::fs::remove_file(&path)?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Streams `body` into `key`, at most `max` bytes. The object appears under `key` only if
+    /// the whole stream arrived; on any failure (or if the future is dropped) nothing is left.
+    /// Returns the number of bytes written.
+    pub async fn write_stream<S, E>(&self, key: &str, body: S, max: u64) -> Result<u64, WriteError>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+    {
+        self.write_stream_checked(key, body, max, |_| Ok(())).await
+    }
+
+    /// As [`write_stream`](Self::write_stream), and `check(total)` runs once the stream has
+    /// ended, before the object is published; an `Err` from it discards the object.
+    pub async fn write_stream_checked<S, E, F, C>(
+        &self,
+        key: &str,
+        mut body: S,
+        max: u64,
+        check: F,
+    ) -> Result<u64, C>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+        F: FnOnce(u64) -> Result<(), C>,
+        C: From<WriteError>,
+    {
+        let upload = self.store.put_multipart(&ObjectPath::from(key)).await.map_err(WriteError::from)?;
+        let mut writer = WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
+        let mut total: u64 = 0;
+        while let Some(chunk) = body.next().await {
+            let chunk = match chunk {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = writer.abort().await;
+                    return Err(WriteError::Source(e.to_string()).into());
+                }
+            };
+            total += chunk.len() as u64;
+            if total > max {
+                let _ = writer.abort().await;
+                return Err(WriteError::TooLarge { max }.into());
+            }
+            // Bounded memory: wait while parts are in flight before buffering more.
+            if let Err(e) = writer.wait_for_capacity(2).await {
+                let _ = writer.abort().await;
+                return Err(WriteError::from(e).into());
+            }
+            writer.put(chunk);
+        }
+        if let Err(e) = check(total) {
+            let _ = writer.abort().await;
+            return Err(e);
+        }
+        writer.finish().await.map_err(WriteError::from)?;
+        Ok(total)
+    }
+
+    /// Stores a small object in one write.
+    pub async fn put(&self, key: &str, bytes: Bytes) -> object_store::Result<()> {
+        self.store.put(&ObjectPath::from(key), PutPayload::from(bytes)).await?;
+        Ok(())
+    }
+
+    /// The size of the object at `key`, or `None` if there is none.
+    pub async fn size(&self, key: &str) -> object_store::Result<Option<u64>> {
+        match self.store.head(&ObjectPath::from(key)).await {
+            Ok(meta) => Ok(Some(meta.size)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads a whole (small) object, or `None` if there is none.
+    pub async fn read(&self, key: &str) -> object_store::Result<Option<Bytes>> {
+        match self.store.get(&ObjectPath::from(key)).await {
+            Ok(r) => Ok(Some(r.bytes().await?)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Streams an object: its size and its bytes, or `None` if there is none.
+    pub async fn stream(
+        &self,
+        key: &str,
+    ) -> object_store::Result<Option<(u64, impl Stream<Item = object_store::Result<Bytes>> + use<>)>> {
+        match self.store.get(&ObjectPath::from(key)).await {
+            Ok(r) => Ok(Some((r.meta.size, r.into_stream()))),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes an object; a missing object is not an error.
+    pub async fn delete(&self, key: &str) -> object_store::Result<()> {
+        match self.store.delete(&ObjectPath::from(key)).await {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `LocalFileSystem` stages a write as `<name>#<n>` next to its destination.
+fn is_staging_name(name: &str) -> bool {
+    name.rsplit_once('#')
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn staging_names() {
+        assert!(is_staging_name("x.fastq.gz#1"));
+        assert!(is_staging_name("x#23"));
+        assert!(!is_staging_name("x.fastq.gz"));
+        assert!(!is_staging_name("x#a"));
+    }
+
+    #[tokio::test]
+    async fn a_failed_stream_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Storage::local(dir.path()).unwrap();
+        let ok = futures::stream::iter(vec![Ok::<_, String>(Bytes::from_static(b"abc"))]);
+        assert_eq!(s.write_stream("a/b", ok, 10).await.unwrap(), 3);
+        assert_eq!(s.size("a/b").await.unwrap(), Some(3));
+        let bad = futures::stream::iter(vec![Ok(Bytes::from_static(b"abc")), Err("reset".to_string())]);
+        assert!(s.write_stream("a/c", bad, 10).await.is_err());
+        let big = futures::stream::iter(vec![Ok::<_, String>(Bytes::from(vec![0; 11]))]);
+        assert!(matches!(s.write_stream("a/d", big, 10).await, Err(WriteError::TooLarge { .. })));
+        assert_eq!(s.size("a/c").await.unwrap(), None);
+        assert_eq!(s.size("a/d").await.unwrap(), None);
+        tokio::task::yield_now().await;
+        assert_eq!(s.sweep_staging().unwrap(), 0, "no staging file may remain");
+    }
+}

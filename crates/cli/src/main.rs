@@ -1,1 +1,228 @@
-fn main(){}
+//! `mgds`: the MGDS service and its administration from a terminal.
+//!
+//! Exit codes: 0 success, 1 an operation failed (the message says why), 2 the command line was
+//! wrong.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use mgds_api::BatchStatus;
+use mgds_server::{AppState, Config, Tls, admin};
+
+/// MGDS: microbial genomics data service and tools.
+#[derive(Parser)]
+#[command(name = "mgds", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the MGDS service (API v1) on this machine.
+    Serve(ServeArgs),
+    /// Manage users, API keys and sequencing batches of a local service.
+    Admin {
+        /// The service's data folder [default: the OS per-user data folder].
+        #[arg(long, global = true, env = "MGDS_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// The service's data folder (database and files); created if missing
+    /// [default: the OS per-user data folder].
+    #[arg(long, env = "MGDS_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Address to listen on. Anything but loopback needs --tls-cert and --tls-key.
+    #[arg(long, default_value = "127.0.0.1:8080", env = "MGDS_LISTEN")]
+    listen: SocketAddr,
+    /// PEM certificate chain for HTTPS.
+    #[arg(long, requires = "tls_key", env = "MGDS_TLS_CERT")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for HTTPS.
+    #[arg(long, requires = "tls_cert", env = "MGDS_TLS_KEY")]
+    tls_key: Option<PathBuf>,
+    /// The address clients use, if not the listening one (behind a reverse proxy), e.g.
+    /// https://mgds.lab.example.org
+    #[arg(long, env = "MGDS_PUBLIC_URL")]
+    public_url: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Users and their API keys.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Sequencing batches.
+    #[command(subcommand)]
+    Batch(BatchCommand),
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Create a user and print their API key (the only time it is shown).
+    Create {
+        /// E-mail address of the user.
+        email: String,
+        /// Organisation to join (created if needed).
+        #[arg(long, default_value = admin::DEFAULT_ORGANIZATION)]
+        organization: String,
+        /// Make the user an administrator of the organisation.
+        #[arg(long)]
+        org_admin: bool,
+    },
+    /// Give a user a new API key and print it; the old key stops working at once.
+    RotateKey {
+        /// E-mail address of the user.
+        email: String,
+    },
+    /// List users (tab-separated: id, e-mail, organisation, admin).
+    List,
+}
+
+#[derive(Subcommand)]
+enum BatchCommand {
+    /// Register a sequencing batch and print it as JSON.
+    Create {
+        /// The batch number (unique).
+        batch_number: String,
+        /// E-mail address of the user who owns it.
+        #[arg(long)]
+        owner: String,
+        /// A human-readable name.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Move a batch forward to a new status (or to canceled) and print it as JSON.
+    Status {
+        /// The batch number or id.
+        batch: String,
+        /// registered, shipped_to_lab, received_at_lab, extracting, preparing_library,
+        /// sequencing, quality_control, done or canceled.
+        #[arg(value_parser = parse_status)]
+        status: BatchStatus,
+    },
+}
+
+fn parse_status(s: &str) -> Result<BatchStatus, String> {
+    BatchStatus::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = BatchStatus::ALL.iter().map(|b| b.as_str()).collect();
+        format!("unknown status; use one of: {}", all.join(", "))
+    })
+}
+
+fn data_dir(given: Option<PathBuf>) -> Result<PathBuf> {
+    given
+        .or_else(mgds_server::default_data_dir)
+        .context("no data folder given and this system has no per-user data folder; pass --data-dir DIR")
+}
+
+async fn open(dir: PathBuf) -> Result<AppState> {
+    let config = Config::new(&dir);
+    AppState::open(&config).await.with_context(|| format!("cannot open the MGDS data folder {}", dir.display()))
+}
+
+async fn serve(args: ServeArgs) -> Result<()> {
+    let dir = data_dir(args.data_dir)?;
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(Tls { cert, key }),
+        _ => None,
+    };
+    let bound = mgds_server::bind(args.listen, tls.as_ref()).await?;
+    let url = args.public_url.unwrap_or_else(|| bound.url());
+    let state = open(dir.clone()).await?.with_public_url(&url);
+    eprintln!("MGDS service: data in {}", dir.display());
+    // The one line on stdout, once the service accepts connections: scripts wait for it.
+    println!("listening on {}", bound.url());
+    let shutdown = async {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(t) => t,
+                Err(_) => return std::mem::drop(ctrl_c.await),
+            };
+            tokio::select! {
+                _ = ctrl_c => {},
+                _ = term.recv() => {},
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        eprintln!("stopping: finishing requests in flight");
+    };
+    mgds_server::serve(bound, state, shutdown).await.context("the service stopped")
+}
+
+async fn run_admin(dir: Option<PathBuf>, command: AdminCommand) -> Result<()> {
+    let state = open(data_dir(dir)?).await?;
+    let db = &state.db;
+    match command {
+        AdminCommand::User(UserCommand::Create { email, organization, org_admin }) => {
+            let user = admin::create_user(db, &email, Some(&organization), org_admin).await?;
+            eprintln!("created user {} ({email}); keep this API key safe, it is not shown again:", user.id);
+            println!("{}", user.api_key);
+        }
+        AdminCommand::User(UserCommand::RotateKey { email }) => {
+            let key = admin::rotate_key(db, &email).await?;
+            eprintln!("new API key for {email}; the previous key no longer works:");
+            println!("{key}");
+        }
+        AdminCommand::User(UserCommand::List) => {
+            for (id, email, org, is_admin) in admin::list_users(db).await? {
+                println!("{id}\t{email}\t{org}\t{}", if is_admin { "admin" } else { "" });
+            }
+        }
+        AdminCommand::Batch(BatchCommand::Create { batch_number, owner, name }) => {
+            let b = admin::create_batch(db, &owner, &batch_number, name.as_deref()).await?;
+            println!("{}", serde_json::to_string_pretty(&b)?);
+        }
+        AdminCommand::Batch(BatchCommand::Status { batch, status }) => {
+            let b = admin::set_batch_status(db, &batch, status).await?;
+            println!("{}", serde_json::to_string_pretty(&b)?);
+        }
+    }
+    state.db.close().await;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MGDS_LOG").unwrap_or_else(|_| "info,sqlx=warn,tower_http=warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::env::var_os("NO_COLOR").is_none())
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve(args) => serve(args).await,
+            Command::Admin { data_dir, command } => run_admin(data_dir, command).await,
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Integration tests of the service over real HTTP: each test starts the real service on
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+//! 127.0.0.1:0 with its own temporary data folder (SQLite file and object store).
+
+mod access;
+mod lists;
+mod resources;
+mod schema;
+mod upload;
+
+use std::time::Duration;
+
+use mgds_server::{AppState, Config, admin};
+use reqwest::{Client, Method, RequestBuilder, Response};
+use serde_json::{Map, Value, json};
+
+/// A running service.
+pub struct Service {
+    pub url: String,
+    pub state: AppState,
+    pub http: Client,
+    _dir: tempfile::TempDir,
+}
+
+/// A user of the service with their API key.
+#[derive(Clone, Debug)]
+pub struct TestUser {
+    pub id: String,
+    pub key: String,
+    pub email: String,
+}
+
+impl Service {
+    /// A service whose auth-failure limit is high enough not to interfere.
+    pub async fn start() -> Service {
+        Self::start_with(|_| {}).await
+    }
+
+    /// A service with adjusted configuration.
+    pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Service {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut config = Config::new(dir.path().join("data"));
+        config.auth_failure_limit = 100_000;
+        adjust(&mut config);
+        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
+        let http = Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
+        Service { url, state, http, _dir: dir }
+    }
+
+    /// The data folder.
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("data")
+    }
+
+    /// Creates a user in `org` (the default organisation if `None`).
+    pub async fn user_in(&self, email: &str, org: Option<&str>, org_admin: bool) -> TestUser {
+        let u = admin::create_user(&self.state.db, email, org, org_admin).await.expect("create user");
+        TestUser { id: u.id, key: u.api_key, email: email.to_string() }
+    }
+
+    /// Creates a user in an organisation of their own.
+    pub async fn user(&self, email: &str) -> TestUser {
+        self.user_in(email, Some(email), false).await
+    }
+
+    /// A request to `path` (relative to the base address, e.g. `/api/v1/samples`).
+    pub fn req(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.url))
+    }
+
+    /// A request as `user` (HTTP Basic with the key as username), or anonymous for `None`.
+    pub fn as_user(&self, user: Option<&TestUser>, method: Method, path: &str) -> RequestBuilder {
+        let r = self.req(method, path);
+        match user {
+            Some(u) => r.basic_auth(&u.key, Some("")),
+            None => r,
+        }
+    }
+
+    /// GET as `user`, returning status and JSON body.
+    pub async fn get(&self, user: Option<&TestUser>, path: &str) -> (u16, Value) {
+        json_of(self.as_user(user, Method::GET, path).send().await.unwrap()).await
+    }
+
+    /// POST JSON as `user`.
+    pub async fn post(&self, user: Option<&TestUser>, path: &str, body: Value) -> (u16, Value) {
+        json_of(self.as_user(user, Method::POST, path).json(&body).send().await.unwrap()).await
+    }
+
+    /// PATCH JSON as `user`.
+    pub async fn patch(&self, user: Option<&TestUser>, path: &str, body: Value) -> (u16, Value) {
+        json_of(self.as_user(user, Method::PATCH, path).json(&body).send().await.unwrap()).await
+    }
+
+    /// DELETE as `user`.
+    pub async fn delete(&self, user: Option<&TestUser>, path: &str) -> (u16, Value) {
+        json_of(self.as_user(user, Method::DELETE, path).send().await.unwrap()).await
+    }
+
+    /// The whole upload flow for a new sample: init, multipart POST, confirm. Returns the id.
+    pub async fn upload_sample(&self, user: &TestUser, filename: &str, bytes: &[u8], extra: Value) -> String {
+        let mut body = json!({"filename": filename, "size": bytes.len()});
+        if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
+            b.extend(e);
+        }
+        let (status, init) = self.post(Some(user), "/api/v1/samples/init_upload", body).await;
+        assert_eq!(status, 200, "init_upload: {init}");
+        let r = post_form(&self.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), bytes).await;
+        assert_eq!(r.status().as_u16(), 201, "upload: {}", r.text().await.unwrap());
+        let id = init["sample_id"].as_str().unwrap().to_string();
+        let (status, confirmed) = self.post(Some(user), "/api/v1/samples/confirm_upload", json!({"sample_id": id})).await;
+        assert_eq!(status, 200, "confirm: {confirmed}");
+        id
+    }
+
+    /// The whole upload flow for a document. Returns the id.
+    pub async fn upload_document(&self, user: &TestUser, filename: &str, bytes: &[u8]) -> String {
+        let (status, init) = self
+            .post(Some(user), "/api/v1/documents/init_upload", json!({"filename": filename, "size": bytes.len()}))
+            .await;
+        assert_eq!(status, 200, "init_upload: {init}");
+        let r = post_form(&self.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), bytes).await;
+        assert_eq!(r.status().as_u16(), 201);
+        let id = init["document_id"].as_str().unwrap().to_string();
+        let (status, c) = self.post(Some(user), "/api/v1/documents/confirm_upload", json!({"document_id": id})).await;
+        assert_eq!(status, 200, "confirm: {c}");
+        id
+    }
+
+    /// Registers a job as the engines do, returning its id.
+    pub async fn job(&self, name: &str, analysis_type: &str, schema: Value) -> String {
+        mgds_server::routes::register_job(
+            &self.state,
+            &mgds_server::routes::JobSpec {
+                name: name.into(),
+                analysis_type: analysis_type.into(),
+                job_args_schema: schema,
+                public: true,
+                draft: false,
+                creator_id: None,
+                engine: String::new(),
+                engine_version: String::new(),
+                reference: String::new(),
+            },
+        )
+        .await
+        .expect("register job")
+    }
+}
+
+/// Status and JSON body (or `Null` for an empty body) of a response.
+pub async fn json_of(r: Response) -> (u16, Value) {
+    let status = r.status().as_u16();
+    let text = r.text().await.unwrap();
+    let v = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+    (status, v)
+}
+
+/// Posts a multipart form: `fields` in order, then `file`.
+pub async fn post_form(http: &Client, url: &str, fields: &Map<String, Value>, file: &[u8]) -> Response {
+    let mut form = reqwest::multipart::Form::new();
+    for (k, v) in fields {
+        form = form.text(k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    }
+    form = form.part("file", reqwest::multipart::Part::bytes(file.to_vec()).file_name("upload"));
+    http.post(url).multipart(form).send().await.unwrap()
+}
+
+/// A small valid FASTQ file with `n` reads.
+pub fn fastq(n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.extend_from_slice(format!("@read{i}\nACGTACGTAC\n+\nIIIIIIIIII\n").as_bytes());
+    }
+    out
+}
+
+/// Asserts an error answer has the service's body shape and the given status.
+pub fn assert_error(status: u16, body: &Value, want: u16) {
+    assert_eq!(status, want, "body: {body}");
+    assert_eq!(body["status"], json!(want), "error body must carry the status: {body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "error body must carry a message: {body}");
+}

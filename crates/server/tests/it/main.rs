@@ -1,7 +1,7 @@
 //! Integration tests of the service over real HTTP: each test starts the real service on
+//! 127.0.0.1:0 with its own temporary data folder (SQLite file and object store).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
-//! 127.0.0.1:0 with its own temporary data folder (SQLite file and object store).
 
 mod access;
 mod lists;

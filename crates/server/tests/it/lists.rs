@@ -1,1 +1,140 @@
-//! placeholder module
+//! Lists: where, sort, page, per_page, X-Total-Count and Link.
+
+use std::collections::HashSet;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::{Service, TestUser, assert_error};
+
+async fn page(svc: &Service, user: &TestUser, query: &str) -> (u16, Value, Option<u64>, String) {
+    let r = svc.as_user(Some(user), Method::GET, &format!("/api/v1/samples?{query}")).send().await.unwrap();
+    let total = r.headers().get("x-total-count").map(|v| v.to_str().unwrap().parse().unwrap());
+    let link = r.headers().get("link").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    let (status, body) = crate::json_of(r).await;
+    (status, body, total, link)
+}
+
+fn enc(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn uris(v: &Value) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|s| s["$uri"].as_str().unwrap().to_string()).collect()
+}
+
+/// 23 samples with sizes 1..=23 where several share a size (ties for the sort).
+async fn populate(svc: &Service, user: &TestUser) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..23usize {
+        let reads = crate::fastq(1 + i % 4);
+        let name = if i % 2 == 0 { format!("gut_{i}.fastq") } else { format!("SOIL_{i}.fq") };
+        ids.push(svc.upload_sample(user, &name, &reads, json!({})).await);
+    }
+    ids
+}
+
+#[tokio::test]
+async fn pages_concatenate_to_the_whole_list_in_a_stable_order() {
+    let svc = Service::start().await;
+    let u = svc.user("a@lab.org").await;
+    populate(&svc, &u).await;
+    for sort in ["", "&sort=%7B%22size%22%3Atrue%7D", "&sort=%7B%22filename%22%3Afalse%7D"] {
+        let (_, all, total, _) = page(&svc, &u, &format!("per_page=1000{sort}")).await;
+        assert_eq!(total, Some(23));
+        let all = uris(&all);
+        let mut joined = Vec::new();
+        for p in 1..=5 {
+            let (status, body, total, link) = page(&svc, &u, &format!("page={p}&per_page=5{sort}")).await;
+            assert_eq!(status, 200);
+            assert_eq!(total, Some(23));
+            assert!(link.contains("rel=\"self\"") && link.contains("rel=\"last\""), "{link}");
+            assert!(link.contains("page=5&per_page=5>; rel=\"last\""), "{link}");
+            assert_eq!(link.contains("rel=\"next\""), p < 5, "{link}");
+            assert_eq!(link.contains("rel=\"prev\""), p > 1, "{link}");
+            joined.extend(uris(&body));
+        }
+        assert_eq!(joined, all, "pages in order equal the whole list (sort {sort:?})");
+        assert_eq!(joined.iter().collect::<HashSet<_>>().len(), 23, "no duplicates");
+    }
+    // Descending by size really is descending.
+    let (_, body, _, _) = page(&svc, &u, "per_page=1000&sort=%7B%22size%22%3Atrue%7D").await;
+    let sizes: Vec<u64> = body.as_array().unwrap().iter().map(|s| s["size"].as_u64().unwrap()).collect();
+    assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "{sizes:?}");
+    // Default page size is 50 and a page past the end is empty with the same total.
+    let (_, body, total, _) = page(&svc, &u, "page=9&per_page=5").await;
+    assert_eq!(body, json!([]));
+    assert_eq!(total, Some(23));
+}
+
+#[tokio::test]
+async fn where_filters_and_counts() {
+    let svc = Service::start().await;
+    let u = svc.user("a@lab.org").await;
+    let ids = populate(&svc, &u).await;
+    let q = |w: Value| format!("per_page=1000&where={}", enc(&w.to_string()));
+
+    let (_, body, total, link) = page(&svc, &u, &q(json!({"filename": {"$icontains": "soil"}}))).await;
+    assert_eq!(total, Some(11));
+    assert_eq!(body.as_array().unwrap().len(), 11);
+    assert!(link.contains("where="), "the Link keeps the filter: {link}");
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"filename": {"$contains": "soil"}}))).await;
+    assert_eq!(total, Some(0), "$contains is case-sensitive");
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"filename": {"$startswith": "gut_1"}}))).await;
+    assert_eq!(total, Some(5), "gut_10, gut_12, gut_14, gut_16, gut_18");
+    let big = crate::fastq(4).len() as u64;
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"size": {"$gte": big}}))).await;
+    assert_eq!(total, Some(5), "reads of 4 records: i % 4 == 3 for i < 23");
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"size": {"$gt": big}}))).await;
+    assert_eq!(total, Some(0));
+    let pick = vec![format!("/api/v1/samples/{}", ids[0]), format!("/api/v1/samples/{}", ids[5])];
+    let (_, body, total, _) = page(&svc, &u, &q(json!({"$uri": {"$in": pick}}))).await;
+    assert_eq!(total, Some(2));
+    assert_eq!(uris(&body).into_iter().collect::<HashSet<_>>(), pick.into_iter().collect());
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"created_at": {"$between": ["2000-01-01T00:00:00Z", "2100-01-01T00:00:00+02:00"]}}))).await;
+    assert_eq!(total, Some(23));
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"created_at": {"$lt": "2000-01-01"}}))).await;
+    assert_eq!(total, Some(0));
+    let (_, _, total, _) = page(&svc, &u, &q(json!({"visibility": "private", "project": null}))).await;
+    assert_eq!(total, Some(23));
+    // A value that looks like SQL is only ever a value.
+    let (status, _, total, _) = page(&svc, &u, &q(json!({"filename": "x' OR '1'='1"}))).await;
+    assert_eq!((status, total), (200, Some(0)));
+
+    // Tags: filter by a tag reference.
+    let (s, tag) = svc.post(Some(&u), "/api/v1/tags", json!({"name": "batch7", "sample": {"$ref": format!("/api/v1/samples/{}", ids[3])}})).await;
+    assert_eq!(s, 200, "{tag}");
+    let (_, body, total, _) = page(&svc, &u, &q(json!({"tags": {"$ref": tag["$uri"]}}))).await;
+    assert_eq!(total, Some(1));
+    assert_eq!(uris(&body), vec![format!("/api/v1/samples/{}", ids[3])]);
+}
+
+#[tokio::test]
+async fn bad_list_parameters_answer_400_naming_the_problem() {
+    let svc = Service::start().await;
+    let u = svc.user("a@lab.org").await;
+    let cases = [
+        (format!("where={}", enc(r#"{"colour": "red"}"#)), "colour"),
+        (format!("where={}", enc(r#"{"filename": {"$regex": "x"}}"#)), "$regex"),
+        (format!("where={}", enc(r#"{"size": {"$gt": "big"}}"#)), "size"),
+        (format!("where={}", enc("{not json")), "where"),
+        (format!("sort={}", enc(r#"{"colour": true}"#)), "colour"),
+        ("per_page=1001".to_string(), "per_page"),
+        ("per_page=0".to_string(), "per_page"),
+        ("page=0".to_string(), "page"),
+        ("page=two".to_string(), "page"),
+    ];
+    for (query, named) in cases {
+        let (status, body, _, _) = page(&svc, &u, &query).await;
+        assert_error(status, &body, 400);
+        assert!(body["message"].as_str().unwrap().contains(named), "{query}: {body}");
+    }
+}

@@ -1,5 +1,7 @@
 //! Every real-service fixture in `shared/reference/fixtures/api/v1/` deserializes into our types.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::PathBuf;
 
 use mgds_api::*;

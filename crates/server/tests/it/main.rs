@@ -44,6 +44,7 @@ impl Service {
         config.auth_failure_limit = 100_000;
         adjust(&mut config);
         let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
         Service { url, state, http, _dir: dir }
     }

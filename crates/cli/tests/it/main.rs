@@ -1,0 +1,252 @@
+//! The `mgds` command as operators and scripts use it: a real process, a real data folder.
+
+#![allow(missing_docs)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const MGDS: &str = env!("CARGO_BIN_EXE_mgds");
+
+/// A running `mgds serve`, killed when dropped.
+struct Serve {
+    child: Child,
+    url: String,
+}
+
+impl Serve {
+    fn start(data: &Path, extra: &[&str]) -> Serve {
+        let mut child = Command::new(MGDS)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data)
+            .args(extra)
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mgds serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}")).to_string();
+        Serve { child, url }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn create_user(data: &Path, email: &str) -> String {
+    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(data).args(["user", "create", email]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let key = String::from_utf8(out.stdout).unwrap();
+    let key = key.strip_suffix('\n').expect("one line");
+    assert!(key.len() == 48 && key.bytes().all(|b| b.is_ascii_hexdigit()), "stdout holds only the key: {key:?}");
+    key.to_string()
+}
+
+/// TLS through rustls with ring, as the service itself uses.
+fn ring_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// An HTTP client for these synchronous tests: reqwest on a small runtime of its own.
+struct Http {
+    rt: tokio::runtime::Runtime,
+    client: reqwest::Client,
+}
+
+impl Http {
+    fn new() -> Self {
+        ring_provider();
+        Self::with(reqwest::Client::new())
+    }
+
+    fn with(client: reqwest::Client) -> Self {
+        ring_provider();
+        Http { rt: tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap(), client }
+    }
+
+    /// A request as the holder of `key`; returns the status and the JSON body.
+    fn json(&self, method: &str, url: &str, key: &str, body: Option<Value>) -> (u16, Value) {
+        self.rt.block_on(async {
+            let mut r = self.client.request(method.parse().unwrap(), url).basic_auth(key, Some(""));
+            if let Some(b) = body {
+                r = r.json(&b);
+            }
+            let r = r.send().await.unwrap();
+            let s = r.status().as_u16();
+            let t = r.text().await.unwrap();
+            (s, serde_json::from_str(&t).unwrap_or(Value::String(t)))
+        })
+    }
+
+    /// The multipart POST of an upload: the fields in order, then the file.
+    fn upload(&self, url: &str, fields: &serde_json::Map<String, Value>, file: &[u8]) -> u16 {
+        let mut form = reqwest::multipart::Form::new();
+        for (k, v) in fields {
+            form = form.text(k.clone(), v.as_str().unwrap().to_string());
+        }
+        form = form.part("file", reqwest::multipart::Part::bytes(file.to_vec()).file_name("reads.fastq"));
+        self.rt.block_on(async { self.client.post(url).multipart(form).send().await.unwrap().status().as_u16() })
+    }
+}
+
+#[test]
+fn serve_and_admin_work_on_a_data_folder_that_does_not_exist_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("new").join("data");
+    let serve = Serve::start(&data, &[]);
+    assert!(serve.url.starts_with("http://127.0.0.1:"), "{}", serve.url);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    let (s, acct) = c.json("GET", &format!("{}/api/v1/account", serve.url), &key, None);
+    assert_eq!((s, acct["email"].clone()), (200, json!("lab@example.org")));
+
+    // Rotating the key revokes the old one on the very next request.
+    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["user", "rotate-key", "lab@example.org"]).output().unwrap();
+    assert!(out.status.success());
+    let new_key = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let (s, _) = c.json("GET", &format!("{}/api/v1/account", serve.url), &key, None);
+    assert_eq!(s, 401);
+    let (s, _) = c.json("GET", &format!("{}/api/v1/account", serve.url), &new_key, None);
+    assert_eq!(s, 200);
+
+    // Batches through the admin command.
+    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["batch", "create", "B-1", "--owner", "lab@example.org"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let b: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(b["status"], json!("registered"));
+    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["batch", "status", "B-1", "sequencing"]).output().unwrap();
+    assert!(out.status.success());
+    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["batch", "status", "B-1", "registered"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot move to registered"), "{err}");
+    let (s, list) = c.json("GET", &format!("{}/api/v1/sequencing/batches", serve.url), &new_key, None);
+    assert_eq!((s, list[0]["status"].clone()), (200, json!("sequencing")));
+}
+
+#[test]
+fn a_network_address_without_tls_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(MGDS).args(["serve", "--listen", "0.0.0.0:0", "--data-dir"]).arg(dir.path()).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("without TLS") && err.contains("--tls-cert"), "{err}");
+}
+
+#[test]
+fn serves_https_with_a_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, cert.cert.pem()).unwrap();
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
+    let data = dir.path().join("data");
+    let serve = Serve::start(&data, &["--tls-cert", cert_path.to_str().unwrap(), "--tls-key", key_path.to_str().unwrap()]);
+    assert!(serve.url.starts_with("https://"), "{}", serve.url);
+    let key = create_user(&data, "lab@example.org");
+    ring_provider();
+    let http = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(cert.cert.pem().as_bytes()).unwrap()])
+        .build()
+        .unwrap();
+    let c = Http::with(http);
+    let url = serve.url.replace("127.0.0.1", "localhost");
+    let (s, acct) = c.json("GET", &format!("{url}/api/v1/account"), &key, None);
+    assert_eq!((s, acct["email"].clone()), (200, json!("lab@example.org")));
+}
+
+/// Sends the start of a multipart upload by hand and leaves the connection open.
+fn partial_upload(url: &str, fields: &serde_json::Map<String, Value>, file: &[u8], send: usize) -> std::net::TcpStream {
+    let addr = url.strip_prefix("http://").unwrap().split('/').next().unwrap().to_string();
+    let path = format!("/{}", url.strip_prefix("http://").unwrap().split_once('/').unwrap().1);
+    let boundary = "mgdsboundary7f3a";
+    let mut head = Vec::new();
+    for (k, v) in fields {
+        write!(head, "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{}\r\n", v.as_str().unwrap()).unwrap();
+    }
+    write!(head, "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"r.fastq\"\r\n\r\n").unwrap();
+    let tail = format!("\r\n--{boundary}--\r\n");
+    let len = head.len() + file.len() + tail.len();
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len}\r\n\r\n").unwrap();
+    s.write_all(&head).unwrap();
+    s.write_all(&file[..send]).unwrap();
+    s.flush().unwrap();
+    s
+}
+
+fn staging_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().unwrap().to_string_lossy().contains('#') {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_service_killed_mid_upload_keeps_no_sample_and_accepts_the_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let key = create_user(&data, "lab@example.org");
+    let serve = Serve::start(&data, &[]);
+    let c = Http::new();
+    let file: Vec<u8> = (0..20_000).flat_map(|i| format!("@r{i}\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n").into_bytes()).collect();
+    let (s, init) = c.json(
+        "POST",
+        &format!("{}/api/v1/samples/init_upload", serve.url),
+        &key,
+        Some(json!({"filename": "reads.fastq", "size": file.len()})),
+    );
+    assert_eq!(s, 200, "{init}");
+    let fields = init["additional_fields"].as_object().unwrap().clone();
+    let sample_id = init["sample_id"].as_str().unwrap().to_string();
+    let conn = partial_upload(init["upload_url"].as_str().unwrap(), &fields, &file, file.len() / 2);
+    // Wait until the service has started writing the file, then kill it without warning.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while staging_files(&data.join("objects")).is_empty() {
+        assert!(Instant::now() < deadline, "the upload never reached the object store");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(serve); // SIGKILL
+    drop(conn);
+    assert!(!staging_files(&data.join("objects")).is_empty(), "the kill left a partial file to clean up");
+
+    let serve = Serve::start(&data, &[]);
+    assert!(staging_files(&data.join("objects")).is_empty(), "start-up removes partial files");
+    let (s, list) = c.json("GET", &format!("{}/api/v1/samples", serve.url), &key, None);
+    assert_eq!((s, list), (200, json!([])));
+    let (s, body) = c.json("POST", &format!("{}/api/v1/samples/confirm_upload", serve.url), &key, Some(json!({"sample_id": sample_id})));
+    assert_eq!(s, 400, "{body}");
+    let (s, body) = c.json("GET", &format!("{}/api/v1/samples/{sample_id}", serve.url), &key, None);
+    assert_eq!(s, 404, "{body}");
+
+    // The same form, retried against the restarted service (whose address changed).
+    let upload_url = format!("{}/storage/mgds", serve.url);
+    let status = c.upload(&upload_url, &fields, &file);
+    assert_eq!(status, 201);
+    let (s, body) = c.json("POST", &format!("{}/api/v1/samples/confirm_upload", serve.url), &key, Some(json!({"sample_id": sample_id})));
+    assert_eq!(s, 200, "{body}");
+    let (s, list) = c.json("GET", &format!("{}/api/v1/samples", serve.url), &key, None);
+    assert_eq!(s, 200);
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["size"], json!(file.len()));
+}
+

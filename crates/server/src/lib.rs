@@ -185,12 +185,22 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let handle = axum_server::Handle::new();
     let h = handle.clone();
+    // Abandoned uploads and interrupted deletions are cleaned up hourly, not only at start-up.
+    let housekeeping_state = state.clone();
+    let housekeeping = tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(3600));
+        every.tick().await;
+        loop {
+            every.tick().await;
+            routes::housekeeping(&housekeeping_state).await;
+        }
+    });
     tokio::spawn(async move {
         shutdown.await;
         h.graceful_shutdown(Some(Duration::from_secs(10)));
     });
     let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
-    match bound.tls {
+    let served = match bound.tls {
         Some(tls) => {
             axum_server::from_tcp_rustls(bound.listener, tls)?
                 .handle(handle)
@@ -198,7 +208,9 @@ pub async fn serve(
                 .await
         }
         None => axum_server::from_tcp(bound.listener)?.handle(handle).serve(service).await,
-    }
+    };
+    housekeeping.abort();
+    served
 }
 
 /// Starts the service in the background on `addr` (port 0 picks a free one) over `data_dir`;

@@ -30,6 +30,15 @@ pub enum WriteError {
     Store(#[from] object_store::Error),
 }
 
+/// What a streamed write stored.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// Bytes written.
+    pub bytes: u64,
+    /// The store's entity tag for the object, if it gives one.
+    pub e_tag: Option<String>,
+}
+
 /// The service's object store.
 #[derive(Debug, Clone)]
 pub struct Storage {
@@ -70,8 +79,8 @@ impl Storage {
 
     /// Streams `body` into `key`, at most `max` bytes. The object appears under `key` only if
     /// the whole stream arrived; on any failure (or if the future is dropped) nothing is left.
-    /// Returns the number of bytes written.
-    pub async fn write_stream<S, E>(&self, key: &str, body: S, max: u64) -> Result<u64, WriteError>
+    /// Returns what was written.
+    pub async fn write_stream<S, E>(&self, key: &str, body: S, max: u64) -> Result<Written, WriteError>
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: std::fmt::Display,
@@ -87,7 +96,7 @@ impl Storage {
         mut body: S,
         max: u64,
         check: F,
-    ) -> Result<u64, C>
+    ) -> Result<Written, C>
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: std::fmt::Display,
@@ -121,8 +130,8 @@ impl Storage {
             let _ = writer.abort().await;
             return Err(e);
         }
-        writer.finish().await.map_err(WriteError::from)?;
-        Ok(total)
+        let put = writer.finish().await.map_err(WriteError::from)?;
+        Ok(Written { bytes: total, e_tag: put.e_tag })
     }
 
     /// Stores a small object in one write.
@@ -193,7 +202,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = Storage::local(dir.path()).unwrap();
         let ok = futures::stream::iter(vec![Ok::<_, String>(Bytes::from_static(b"abc"))]);
-        assert_eq!(s.write_stream("a/b", ok, 10).await.unwrap(), 3);
+        assert_eq!(s.write_stream("a/b", ok, 10).await.unwrap().bytes, 3);
         assert_eq!(s.size("a/b").await.unwrap(), Some(3));
         let bad = futures::stream::iter(vec![Ok(Bytes::from_static(b"abc")), Err("reset".to_string())]);
         assert!(s.write_stream("a/c", bad, 10).await.is_err());

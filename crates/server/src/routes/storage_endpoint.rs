@@ -73,9 +73,9 @@ async fn upload(State(state): State<AppState>, Path(bucket): Path<String>, mut f
                 .storage
                 .write_stream_checked(&key, body, size.max, |n| size.check(n).map_err(ApiError::from))
                 .await?;
-            tracing::info!(key = %key, bytes = written, "stored upload");
+            tracing::info!(key = %key, bytes = written.bytes, "stored upload");
             let location = format!("{}/storage/{BUCKET}/{}", state.public_url, key);
-            let etag = format!("\"{}\"", crate::db::new_id());
+            let etag = format!("\"{}\"", written.e_tag.unwrap_or_default().trim_matches('"'));
             let xml = format!(
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<PostResponse><Location>{}</Location><Bucket>{BUCKET}</Bucket><Key>{}</Key><ETag>{}</ETag></PostResponse>",
                 xml_escape(&location),

@@ -163,10 +163,7 @@ async fn list_samples(svc: &Service, user: &TestUser) -> Vec<Value> {
 async fn fetch(svc: &Service, url: &str) -> (u16, Option<String>, Vec<u8>) {
     let r = svc.http.get(url).send().await.unwrap();
     let status = r.status().as_u16();
-    let cd = r
-        .headers()
-        .get(reqwest::header::CONTENT_DISPOSITION)
-        .map(|v| v.to_str().unwrap().to_string());
+    let cd = r.headers().get(reqwest::header::CONTENT_DISPOSITION).map(|v| v.to_str().unwrap().to_string());
     (status, cd, r.bytes().await.unwrap().to_vec())
 }
 
@@ -249,7 +246,10 @@ async fn whole_upload_flow_with_a_real_multipart_post() {
     let status = r.status().as_u16();
     let xml = r.text().await.unwrap();
     assert_eq!(status, 201, "upload: {xml}");
-    assert!(xml.contains("<PostResponse>") && xml.contains("</PostResponse>"), "the 201 body is an XML PostResponse: {xml}");
+    assert!(
+        xml.contains("<PostResponse>") && xml.contains("</PostResponse>"),
+        "the 201 body is an XML PostResponse: {xml}"
+    );
     assert!(xml.contains(&format!("<Key>{key}</Key>")), "the PostResponse names the key {key}: {xml}");
     assert_eq!(object_files(&svc), vec![key.clone()], "exactly the uploaded object is stored");
 
@@ -339,7 +339,8 @@ async fn init_upload_filename_and_body_rules() {
         svc.post(Some(&alice), INIT, json!({"filename": "ok.fastq", "size": 10, "upload_type": "standard"})).await;
     assert_eq!(status, 200, "upload_type standard is allowed: {body}");
 
-    let (status, body) = svc.post(Some(&alice), INIT, json!({"filename": "ok.fastq", "size": 10, "colour": "red"})).await;
+    let (status, body) =
+        svc.post(Some(&alice), INIT, json!({"filename": "ok.fastq", "size": 10, "colour": "red"})).await;
     assert_error(status, &body, 400);
 
     // Nothing but the one confirmed sample exists.
@@ -375,7 +376,12 @@ async fn storage_policy_attacks_are_refused_and_leave_nothing_behind() {
     let expired: Vec<(String, String)> = svc
         .state
         .signer
-        .upload_form(&key, bytes.len() as u64, chrono::Utc::now() - chrono::Duration::hours(2), chrono::Duration::hours(1))
+        .upload_form(
+            &key,
+            bytes.len() as u64,
+            chrono::Utc::now() - chrono::Duration::hours(2),
+            chrono::Duration::hours(1),
+        )
         .into_iter()
         .map(|(k, v)| (k, v.as_str().unwrap().to_string()))
         .collect();
@@ -446,10 +452,7 @@ async fn storage_policy_attacks_are_refused_and_leave_nothing_behind() {
         let (status, text) = post_pieces(&svc.http, &url, pieces).await;
         let body = json_body(status, &text);
         assert_error(status, &body, want);
-        assert!(
-            message(&body).to_lowercase().contains(words),
-            "{name}: the message should mention {words:?}: {body}"
-        );
+        assert!(message(&body).to_lowercase().contains(words), "{name}: the message should mention {words:?}: {body}");
         // Nothing left behind: no new object, no staging file, the other sample's file intact.
         assert!(
             wait_until(Duration::from_secs(5), || staging_files(&svc).is_empty()).await,
@@ -486,9 +489,8 @@ async fn storage_endpoint_errors_have_the_json_error_body() {
     let mut failures: Vec<String> = Vec::new();
     let mut check = |what: &str, status: u16, text: &str, want: &[u16]| {
         let ok = want.contains(&status)
-            && serde_json::from_str::<Value>(text).is_ok_and(|b| {
-                b["status"] == json!(status) && b["message"].as_str().is_some_and(|m| !m.is_empty())
-            });
+            && serde_json::from_str::<Value>(text)
+                .is_ok_and(|b| b["status"] == json!(status) && b["message"].as_str().is_some_and(|m| !m.is_empty()));
         if !ok {
             failures.push(format!("{what}: want {want:?} with a JSON {{message, status}} body, got {status} {text:?}"));
         }
@@ -500,14 +502,8 @@ async fn storage_endpoint_errors_have_the_json_error_body() {
     check("a JSON body posted to upload_url", status, &r.text().await.unwrap(), &[400]);
 
     // multipart/form-data without a boundary.
-    let r = svc
-        .http
-        .post(&upload_url)
-        .header("content-type", "multipart/form-data")
-        .body("--x\r\n")
-        .send()
-        .await
-        .unwrap();
+    let r =
+        svc.http.post(&upload_url).header("content-type", "multipart/form-data").body("--x\r\n").send().await.unwrap();
     let status = r.status().as_u16();
     check("multipart without a boundary", status, &r.text().await.unwrap(), &[400]);
 
@@ -611,9 +607,20 @@ async fn preupload_then_upload_fills_the_same_sample() {
 
     // Upload data for it by external_sample_id.
     let bytes = fastq(7);
-    let init = start_upload(&svc, &alice, json!({"filename": "ext one.fastq", "size": bytes.len(), "external_sample_id": "EXT-1"})).await;
+    let init = start_upload(
+        &svc,
+        &alice,
+        json!({"filename": "ext one.fastq", "size": bytes.len(), "external_sample_id": "EXT-1"}),
+    )
+    .await;
     assert_eq!(init["sample_id"], json!(pre), "init_upload must answer the pre-uploaded sample's id");
-    let r = post_form(&svc.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &bytes).await;
+    let r = post_form(
+        &svc.http,
+        init["upload_url"].as_str().unwrap(),
+        init["additional_fields"].as_object().unwrap(),
+        &bytes,
+    )
+    .await;
     assert_eq!(r.status().as_u16(), 201);
     let (status, c) = confirm(&svc, &alice, &pre).await;
     assert_eq!(status, 200, "{c}");
@@ -663,7 +670,8 @@ async fn preupload_then_upload_fills_the_same_sample() {
 async fn concurrent_preuploads_with_one_external_id_make_one_sample() {
     let svc = Service::start().await;
     let alice = svc.user("alice@example.org").await;
-    let calls = (0..32).map(|_| svc.post(Some(&alice), PREUPLOAD, json!({"metadata": {"external_sample_id": "RACE-1"}})));
+    let calls =
+        (0..32).map(|_| svc.post(Some(&alice), PREUPLOAD, json!({"metadata": {"external_sample_id": "RACE-1"}})));
     let results = futures::future::join_all(calls).await;
     let ok = results.iter().filter(|(s, _)| *s == 200).count();
     let conflicts = results.iter().filter(|(s, _)| *s == 409).count();
@@ -692,7 +700,13 @@ async fn cancel_upload_removes_the_object() {
     let init = start_upload(&svc, &alice, json!({"filename": "c.fastq", "size": bytes.len()})).await;
     let id = init["sample_id"].as_str().unwrap().to_string();
     let key = init["additional_fields"]["key"].as_str().unwrap().to_string();
-    let r = post_form(&svc.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &bytes).await;
+    let r = post_form(
+        &svc.http,
+        init["upload_url"].as_str().unwrap(),
+        init["additional_fields"].as_object().unwrap(),
+        &bytes,
+    )
+    .await;
     assert_eq!(r.status().as_u16(), 201);
     assert_eq!(object_files(&svc), vec![key]);
 
@@ -717,7 +731,13 @@ async fn cancel_upload_removes_the_object() {
     let id2 = init["sample_id"].as_str().unwrap();
     let (status, body) = svc.post(Some(&bob), CANCEL, json!({"sample_id": id2})).await;
     assert_error(status, &body, 404);
-    let r = post_form(&svc.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &bytes).await;
+    let r = post_form(
+        &svc.http,
+        init["upload_url"].as_str().unwrap(),
+        init["additional_fields"].as_object().unwrap(),
+        &bytes,
+    )
+    .await;
     assert_eq!(r.status().as_u16(), 201);
     let (status, body) = confirm(&svc, &alice, id2).await;
     assert_eq!(status, 200, "{body}");
@@ -811,7 +831,11 @@ async fn document_upload_and_signed_downloads() {
     assert_error(status, &body, 400);
 
     let (status, init) = svc
-        .post(Some(&alice), "/api/v1/documents/init_upload", json!({"filename": "final report.pdf", "size": bytes.len()}))
+        .post(
+            Some(&alice),
+            "/api/v1/documents/init_upload",
+            json!({"filename": "final report.pdf", "size": bytes.len()}),
+        )
         .await;
     assert_eq!(status, 200, "{init}");
     let id = init["document_id"].as_str().expect("document_id").to_string();
@@ -860,7 +884,8 @@ async fn document_upload_and_signed_downloads() {
 
     // Addresses signed by the service itself: one valid (proving the construction), one expired.
     let path = format!("{}/storage/mgds/{key}", svc.url);
-    let fresh = svc.state.signer.download_query(&key, "final_report.pdf", chrono::Utc::now() + chrono::Duration::hours(1));
+    let fresh =
+        svc.state.signer.download_query(&key, "final_report.pdf", chrono::Utc::now() + chrono::Duration::hours(1));
     let (status, _, got) = fetch(&svc, &format!("{path}?{fresh}")).await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&got));
     assert!(got == bytes);

@@ -57,22 +57,31 @@ impl Storage {
         Ok(Storage { store: Arc::new(store), root: Some(root.to_path_buf()) })
     }
 
-    /// Removes staging files a crash left behind (local folder only). Returns how many.
+    /// Removes staging files a crash left behind, and the empty folders of abandoned uploads
+    /// (local folder only). Returns how many files were removed.
     pub fn sweep_staging(&self) -> std::io::Result<usize> {
         let Some(root) = &self.root else { return Ok(0) };
         let mut removed = 0;
         let mut stack = vec![root.clone()];
+        let mut dirs = Vec::new();
         while let Some(dir) = stack.pop() {
             for entry in std::fs::read_dir(&dir)? {
                 let entry = entry?;
                 let path = entry.path();
                 if entry.file_type()?.is_dir() {
-                    stack.push(path);
+                    stack.push(path.clone());
+                    dirs.push(path);
                 } else if is_staging_name(&entry.file_name().to_string_lossy()) {
                     std::fs::remove_file(&path)?;
                     removed += 1;
                 }
             }
+        }
+        // Deepest first, so a folder emptied by removing its children goes too.
+        dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+        for d in dirs {
+            // Fails (and is left alone) when the folder is not empty.
+            let _ = std::fs::remove_dir(&d);
         }
         Ok(removed)
     }
@@ -85,7 +94,7 @@ impl Storage {
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: std::fmt::Display,
     {
-        self.write_stream_checked(key, body, max, |_| Ok(())).await
+        self.write_stream_checked(key, body, max, async |_| Ok(())).await
     }
 
     /// As [`write_stream`](Self::write_stream), and `check(total)` runs once the stream has
@@ -100,7 +109,7 @@ impl Storage {
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: std::fmt::Display,
-        F: FnOnce(u64) -> Result<(), C>,
+        F: AsyncFnOnce(u64) -> Result<(), C>,
         C: From<WriteError>,
     {
         let upload = self.store.put_multipart(&ObjectPath::from(key)).await.map_err(WriteError::from)?;
@@ -126,7 +135,7 @@ impl Storage {
             }
             writer.put(chunk);
         }
-        if let Err(e) = check(total) {
+        if let Err(e) = check(total).await {
             let _ = writer.abort().await;
             return Err(e);
         }

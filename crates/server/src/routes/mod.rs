@@ -13,7 +13,7 @@ mod tags;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request};
+use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -23,6 +23,7 @@ use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use sqlx::{Arguments, AssertSqlSafe, FromRow};
 
 use crate::AppState;
+use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{self, Bind, Compiled, Field, Page};
 
@@ -50,6 +51,7 @@ pub fn router(state: AppState) -> Router {
         .merge(projects::router())
         .merge(tags::router())
         .merge(misc::router());
+    let api = api.route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate));
     Router::new()
         .nest("/api/v1", api)
         .merge(storage_endpoint::router())
@@ -57,6 +59,44 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Collections whose public records anyone may read without signing in (spec: public samples,
+/// projects and analyses, with their metadata).
+const OPEN_FOR_READING: &[&str] = &[
+    "schema",
+    "samples",
+    "metadata",
+    "projects",
+    "analyses",
+    "classifications",
+    "panels",
+    "alignments",
+    "functional_profiles",
+];
+
+/// Checks credentials before anything else about a request: a bad key answers 401 (or 429)
+/// everywhere, and an anonymous caller gets 401 on every route but the public reads, before its
+/// body or query is even looked at.
+async fn authenticate(
+    State(state): State<AppState>,
+    mut parts: Parts,
+    body: axum::body::Body,
+    next: axum::middleware::Next,
+) -> Response {
+    let caller = match Caller::from_request_parts(&mut parts, &state).await {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    if caller.0.is_none() {
+        let reading = parts.method == Method::GET || parts.method == Method::HEAD;
+        let path = parts.uri.path().trim_start_matches('/');
+        let collection = path.split('/').next().unwrap_or_default();
+        if !(reading && OPEN_FOR_READING.contains(&collection)) {
+            return ApiError::unauthorized().into_response();
+        }
+    }
+    next.run(Request::from_parts(parts, body)).await
 }
 
 async fn not_found(uri: OriginalUri) -> ApiError {

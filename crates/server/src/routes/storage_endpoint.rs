@@ -6,6 +6,8 @@
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::multipart::MultipartRejection;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -52,7 +54,29 @@ fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-async fn upload(State(state): State<AppState>, Path(bucket): Path<String>, mut form: Multipart) -> ApiResult<Response> {
+/// Whether `key` belongs to an upload still waiting for its file: a form stops storing files
+/// once its upload was confirmed, canceled or deleted.
+async fn pending(state: &AppState, key: &str) -> ApiResult<()> {
+    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = ? AND confirmed_id IS NULL")
+        .bind(key)
+        .fetch_one(&state.db)
+        .await?;
+    if open == 0 {
+        return Err(ApiError::Forbidden(
+            "this upload form is no longer valid: its upload was confirmed, canceled or deleted; start a new upload".into(),
+        ));
+    }
+    Ok(())
+}
+
+async fn upload(
+    State(state): State<AppState>,
+    Path(bucket): Path<String>,
+    form: Result<Multipart, MultipartRejection>,
+) -> ApiResult<Response> {
+    let mut form = form.map_err(|e| {
+        ApiError::BadRequest(format!("the upload must be a multipart/form-data body: {}", e.body_text()))
+    })?;
     let bad_form = |e: axum::extract::multipart::MultipartError| {
         ApiError::BadRequest(format!("the upload is not a valid multipart/form-data body: {}", e.body_text()))
     };
@@ -68,10 +92,15 @@ async fn upload(State(state): State<AppState>, Path(bucket): Path<String>, mut f
             if bucket != BUCKET {
                 return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
             }
+            pending(&state, &key).await?;
             let body = field.map_err(|e| e.body_text());
             let written = state
                 .storage
-                .write_stream_checked(&key, body, size.max, |n| size.check(n).map_err(ApiError::from))
+                .write_stream_checked(&key, body, size.max, async |n| {
+                    size.check(n)?;
+                    // Checked again before publishing: the upload may have ended meanwhile.
+                    pending(&state, &key).await
+                })
                 .await?;
             tracing::info!(key = %key, bytes = written.bytes, "stored upload");
             let location = format!("{}/storage/{BUCKET}/{}", state.public_url, key);
@@ -92,11 +121,21 @@ async fn upload(State(state): State<AppState>, Path(bucket): Path<String>, mut f
             }
             return Ok(r);
         }
-        let value = field.text().await.map_err(bad_form)?;
-        used += name.len() + value.len();
-        if used > MAX_FIELDS_BYTES {
-            return Err(ApiError::BadRequest("the form fields before the file are too large".into()));
+        // Read in chunks so that an endless field is refused, not buffered.
+        let mut field = field;
+        let mut value = Vec::new();
+        used += name.len();
+        while let Some(chunk) = field.chunk().await.map_err(bad_form)? {
+            used += chunk.len();
+            if used > MAX_FIELDS_BYTES {
+                return Err(ApiError::BadRequest(format!(
+                    "the form fields before the file are larger than {MAX_FIELDS_BYTES} bytes; send only the additional_fields of init_upload"
+                )));
+            }
+            value.extend_from_slice(&chunk);
         }
+        let value = String::from_utf8(value)
+            .map_err(|_| ApiError::BadRequest(format!("the form field {name:?} is not UTF-8 text")))?;
         fields.push((name, value));
     }
 }
@@ -123,8 +162,11 @@ struct DownloadParams {
 async fn download(
     State(state): State<AppState>,
     Path((bucket, key)): Path<(String, String)>,
-    Query(p): Query<DownloadParams>,
+    params: Result<Query<DownloadParams>, QueryRejection>,
 ) -> ApiResult<Response> {
+    let Query(p) = params.map_err(|e| {
+        ApiError::Forbidden(format!("this download address is malformed ({}); ask the service for a new one", e.body_text()))
+    })?;
     let (Some(expires), Some(filename), Some(signature)) = (p.expires, p.filename, p.signature) else {
         return Err(ApiError::Forbidden("this address is not signed; ask the service for a download address".into()));
     };

@@ -467,6 +467,13 @@ async fn storage_policy_attacks_are_refused_and_leave_nothing_behind() {
         assert_not_arrived(&svc, &alice, &id, name).await;
     }
 
+    // The genuine form posted to another bucket.
+    let (status, text) =
+        post_pieces(&svc.http, &format!("{}/storage/other", svc.url), standard_pieces(&good, &bytes)).await;
+    assert_error(status, &json_body(status, &text), 403);
+    assert_eq!(object_files(&svc), baseline, "another bucket: the attack must not store anything");
+    assert_not_arrived(&svc, &alice, &id, "another bucket").await;
+
     // The untouched form still works: the refusals were about the tampering, not the form.
     let (status, text) = post_pieces(&svc.http, &url, standard_pieces(&good, &bytes)).await;
     assert_eq!(status, 201, "the genuine form: {text}");
@@ -582,6 +589,51 @@ async fn a_connection_dropped_mid_upload_leaves_nothing_and_the_form_can_be_retr
     assert_eq!(object_files(&svc), vec![key.clone()]);
     let stored = std::fs::read(objects_root(&svc).join(&key)).unwrap();
     assert!(stored == bytes, "the retried upload must store the whole file");
+}
+
+/// The storage endpoint limits the form fields before the file to 64 KiB; a field larger than
+/// that must be refused as soon as the limit is passed, not buffered whole first (the route has
+/// no body limit, so an endless field would otherwise fill the service's memory).
+#[tokio::test]
+async fn an_oversized_form_field_is_refused_without_being_read_whole() {
+    use tokio::io::AsyncReadExt;
+
+    let svc = Service::start().await;
+    let boundary = "mgds-test-boundary-big-field";
+    let addr = svc.url.strip_prefix("http://").expect("plain http on loopback");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /storage/mgds HTTP/1.1\r\nHost: {addr}\r\nContent-Type: multipart/form-data; boundary={boundary}\r\n\
+         Content-Length: 1000000000\r\n\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"policy\"\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // 256 KiB of one field: four times the limit, small enough to sit in the socket buffers.
+    stream.write_all(&vec![b'A'; 256 * 1024]).await.unwrap();
+    stream.flush().await.unwrap();
+
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    let text = String::from_utf8_lossy(&answer).to_string();
+    assert!(
+        read.is_ok() && !answer.is_empty(),
+        "no answer 5 s after a 256 KiB form field (the limit is 64 KiB): the service keeps reading \
+         the field into memory instead of refusing it; got {text:?}"
+    );
+    let status_line = text.lines().next().unwrap_or_default().to_string();
+    assert!(
+        status_line.starts_with("HTTP/1.1 400") || status_line.starts_with("HTTP/1.1 413"),
+        "an oversized field must be refused with 400 or 413: {text:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -220,8 +220,12 @@ async fn delete_project(State(state): State<AppState>, caller: Caller, Path(id):
 }
 
 async fn members(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Vec<ProjectMember>>> {
-    caller.require()?;
+    let user = caller.require()?;
     let p = visible_project(&state, &caller, &id).await?;
+    // A public project shows its samples to everyone, but who belongs to it only to its people.
+    if p.owner_id != user.id && p.my_permissions.is_none() {
+        return Err(ApiError::Forbidden("only the project's owner and members can see who belongs to it".into()));
+    }
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT user_id, permissions FROM project_members WHERE project_id = ? ORDER BY rowid")
             .bind(&id)

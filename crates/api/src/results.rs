@@ -42,6 +42,12 @@ pub struct TaxonRow {
     /// Abundance of this taxon and its descendants, where the service reports it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub abundance_w_children: Option<f64>,
+    /// Reads at exactly this taxon that passed the sample-wide filter, where reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filtered_readcount: Option<u64>,
+    /// Reads at this taxon and its descendants that passed the filter, where reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filtered_readcount_w_children: Option<u64>,
 }
 
 /// `GET /panels/{id}/results` (experimental format).
@@ -59,6 +65,7 @@ pub struct PanelResults {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SubPanel {
     /// What the sub-panel detects.
+    #[serde(default)]
     pub description: String,
     /// Its markers.
     #[serde(default, deserialize_with = "null_as_default")]

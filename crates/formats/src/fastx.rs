@@ -1,0 +1,720 @@
+//! FASTA/FASTQ records and a streaming reader over `BufRead`.
+
+use std::fmt;
+use std::io::{self, BufRead};
+use std::ops::Range;
+
+use crate::compression::describe_content;
+use crate::error::{ParseError, ParseErrorKind, excerpt, trim_eol};
+
+/// The longest line [`Reader`] accepts (256 MiB, longer than any single-line chromosome of a
+/// microbe or a human). A longer line is not sequence data; without a limit a damaged file with
+/// no line endings would be read whole into memory.
+pub const MAX_LINE_LEN: usize = 256 << 20;
+
+/// A sequence file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// FASTA: `>` header, sequence on one or more lines.
+    Fasta,
+    /// FASTQ: `@` header, sequence, `+`, quality; one line each.
+    Fastq,
+}
+
+impl Format {
+    /// The byte that starts a record (`>` or `@`).
+    pub fn marker(self) -> u8 {
+        match self {
+            Format::Fasta => b'>',
+            Format::Fastq => b'@',
+        }
+    }
+
+    /// The usual file extension, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Fasta => "fasta",
+            Format::Fastq => "fastq",
+        }
+    }
+
+    /// The format whose records start with `byte`.
+    pub fn from_marker(byte: u8) -> Option<Format> {
+        match byte {
+            b'>' => Some(Format::Fasta),
+            b'@' => Some(Format::Fastq),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Fasta => "FASTA",
+            Format::Fastq => "FASTQ",
+        })
+    }
+}
+
+/// Which read of a pair a record is, from its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mate {
+    /// Read 1 (forward).
+    R1,
+    /// Read 2 (reverse).
+    R2,
+}
+
+/// One FASTA or FASTQ record, holding its raw bytes exactly as they were in the file (line
+/// endings included) so it can be copied byte-for-byte.
+///
+/// Reuse one `Record` across [`Reader::read_record`] calls: its buffers keep their capacity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    raw: Vec<u8>,
+    format: Option<Format>,
+    // End of the header text (after the marker, before the line ending) in `raw`.
+    header_end: usize,
+    // FASTQ only: sequence and quality in `raw`.
+    seq: Range<usize>,
+    qual: Range<usize>,
+    // FASTA only: the sequence lines joined (a FASTA sequence spans lines, so it is not one
+    // slice of `raw`).
+    fasta_seq: Vec<u8>,
+    line: u64,
+}
+
+impl Record {
+    /// The record's bytes exactly as read, line endings included. Blank lines before the
+    /// record are not part of it; blank lines inside a FASTA record are.
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// The format; `None` for a record that was never filled.
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// The header line after its `>` or `@`, without the line ending: identifier and comment.
+    pub fn header(&self) -> &[u8] {
+        self.raw.get(1..self.header_end).unwrap_or_default()
+    }
+
+    /// The identifier: the header up to the first space or tab.
+    pub fn id(&self) -> &[u8] {
+        let h = self.header();
+        let end = h
+            .iter()
+            .position(|&b| b == b' ' || b == b'\t')
+            .unwrap_or(h.len());
+        &h[..end]
+    }
+
+    /// The sequence (for FASTA, its lines joined).
+    pub fn sequence(&self) -> &[u8] {
+        match self.format {
+            Some(Format::Fastq) => &self.raw[self.seq.clone()],
+            Some(Format::Fasta) => &self.fasta_seq,
+            None => &[],
+        }
+    }
+
+    /// The quality line (FASTQ); empty for FASTA.
+    pub fn quality(&self) -> &[u8] {
+        match self.format {
+            Some(Format::Fastq) => &self.raw[self.qual.clone()],
+            _ => &[],
+        }
+    }
+
+    /// The line (1-based) of the record's header in the decompressed file.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// Which read of a pair the header says this is (see [`mate_from_header`]).
+    pub fn mate(&self) -> Option<Mate> {
+        mate_from_header(self.header())
+    }
+
+    /// The identifier without a `/1` or `/2` suffix: the same for both mates of a pair.
+    pub fn base_id(&self) -> &[u8] {
+        base_id(self.header())
+    }
+
+    /// Whether the raw bytes end with a line ending (the last record of a file may not).
+    pub fn ends_with_newline(&self) -> bool {
+        self.raw.last() == Some(&b'\n')
+    }
+
+    /// Whether the header line ends with `\r\n` (Windows line endings).
+    pub fn has_crlf(&self) -> bool {
+        self.raw.get(self.header_end) == Some(&b'\r')
+    }
+
+    fn clear(&mut self) {
+        self.raw.clear();
+        self.fasta_seq.clear();
+        self.format = None;
+        self.header_end = 0;
+        self.seq = 0..0;
+        self.qual = 0..0;
+        self.line = 0;
+    }
+
+    fn id_string(&self) -> Option<String> {
+        let id = self.id();
+        (!id.is_empty()).then(|| String::from_utf8_lossy(id).into_owned())
+    }
+}
+
+/// Which read of a pair a header (without its `@`/`>`) names: an Illumina comment
+/// (`1:N:0:ACGT` / `2:N:0:ACGT`) or a `/1` / `/2` suffix on the identifier.
+///
+/// Single-end Illumina reads also carry `1:N:0`, so `R1` alone does not mean "paired".
+pub fn mate_from_header(header: &[u8]) -> Option<Mate> {
+    let id_end = header
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t')
+        .unwrap_or(header.len());
+    let (id, rest) = header.split_at(id_end);
+    let comment = rest.trim_ascii_start();
+    // Illumina 1.8+: `<read>:<is filtered Y/N>:<control number>:<index>`.
+    if comment.len() >= 4
+        && comment[1] == b':'
+        && matches!(comment[2], b'Y' | b'N')
+        && comment[3] == b':'
+    {
+        match comment[0] {
+            b'1' => return Some(Mate::R1),
+            b'2' => return Some(Mate::R2),
+            _ => {}
+        }
+    }
+    match id {
+        [.., b'/', b'1'] => Some(Mate::R1),
+        [.., b'/', b'2'] => Some(Mate::R2),
+        _ => None,
+    }
+}
+
+/// The identifier of a header (up to the first space or tab) without a `/1` or `/2` suffix, so
+/// both mates of a pair have the same base id. A leading `@` or `>` is dropped too.
+pub fn base_id(header: &[u8]) -> &[u8] {
+    let header = match header.first() {
+        Some(b'@' | b'>') => &header[1..],
+        _ => header,
+    };
+    let end = header
+        .iter()
+        .position(|&b| b == b' ' || b == b'\t')
+        .unwrap_or(header.len());
+    let id = trim_eol(&header[..end]);
+    match id {
+        [rest @ .., b'/', b'1' | b'2'] => rest,
+        _ => id,
+    }
+}
+
+/// Reads FASTA or FASTQ records one at a time from decompressed bytes.
+///
+/// The format is taken from the first record (`>` or `@`) unless given. Windows line endings
+/// are accepted, as are blank lines between records and a last line without a line ending. FASTQ
+/// records must have one sequence line and one quality line (multi-line FASTQ is not read).
+pub struct Reader<R> {
+    inner: R,
+    format: Option<Format>,
+    line: u64,
+    records: u64,
+    started: bool,
+}
+
+impl<R: BufRead> Reader<R> {
+    /// A reader that takes the format from the first record.
+    pub fn new(inner: R) -> Self {
+        Reader {
+            inner,
+            format: None,
+            line: 0,
+            records: 0,
+            started: false,
+        }
+    }
+
+    /// A reader that expects `format`.
+    pub fn with_format(inner: R, format: Format) -> Self {
+        Reader {
+            format: Some(format),
+            ..Reader::new(inner)
+        }
+    }
+
+    /// The format, once known.
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// Lines read so far (the number of the last line read).
+    pub fn line_number(&self) -> u64 {
+        self.line
+    }
+
+    /// Records read so far.
+    pub fn record_count(&self) -> u64 {
+        self.records
+    }
+
+    /// The underlying reader.
+    pub fn into_inner(self) -> R {
+        self.inner
+    }
+
+    /// Reads the next record into `record`, reusing its buffers. Returns the record's length in
+    /// bytes, or 0 at the end of the input.
+    ///
+    /// A malformed record is an `io::Error` of kind `InvalidData` wrapping a [`ParseError`]
+    /// with the line, the record number and the record's id.
+    pub fn read_record(&mut self, record: &mut Record) -> io::Result<usize> {
+        record.clear();
+        if !self.started {
+            self.started = true;
+            // A byte-order mark from a Windows editor is not part of the first header.
+            if self.inner.fill_buf()?.starts_with(b"\xef\xbb\xbf") {
+                self.inner.consume(3);
+            }
+        }
+        // Skip blank lines where a record may start.
+        loop {
+            self.check_record_start()?;
+            if self.read_line(&mut record.raw)? == 0 {
+                return Ok(0);
+            }
+            if trim_eol(&record.raw).is_empty() {
+                record.raw.clear();
+                continue;
+            }
+            break;
+        }
+        record.line = self.line;
+        let first = record.raw[0];
+        let format = match self.format {
+            Some(f) => f,
+            None => match Format::from_marker(first) {
+                Some(f) if !(first == b'@' && describe_content(&record.raw).contains("SAM")) => {
+                    self.format = Some(f);
+                    f
+                }
+                _ => {
+                    let found = describe_content(&record.raw);
+                    return Err(self.error(record, ParseErrorKind::NotSequence { found }));
+                }
+            },
+        };
+        if first != format.marker() {
+            let kind = if self.records == 0 && Format::from_marker(first).is_none() {
+                ParseErrorKind::NotSequence {
+                    found: describe_content(&record.raw),
+                }
+            } else {
+                ParseErrorKind::ExpectedHeader {
+                    format,
+                    found: excerpt(&record.raw),
+                }
+            };
+            return Err(self.error(record, kind));
+        }
+        record.format = Some(format);
+        record.header_end = trim_eol(&record.raw).len();
+        match format {
+            Format::Fastq => self.read_fastq_rest(record)?,
+            Format::Fasta => self.read_fasta_rest(record)?,
+        }
+        self.records += 1;
+        Ok(record.raw.len())
+    }
+
+    /// An iterator over the remaining records (each one a new `Record`).
+    pub fn records(&mut self) -> Records<'_, R> {
+        Records { reader: self }
+    }
+
+    fn read_fastq_rest(&mut self, record: &mut Record) -> io::Result<()> {
+        // Sequence.
+        let start = record.raw.len();
+        if self.read_line(&mut record.raw)? == 0 {
+            return Err(self.error(record, ParseErrorKind::MissingSequence));
+        }
+        let seq = start..start + trim_eol(&record.raw[start..]).len();
+        if let Some((column, byte)) = first_bad(&record.raw[seq.clone()], is_sequence_byte) {
+            return Err(self.error(record, ParseErrorKind::BadSequenceChar { byte, column }));
+        }
+        record.seq = seq;
+        // Separator.
+        let start = record.raw.len();
+        if self.read_line(&mut record.raw)? == 0 {
+            return Err(self.error(record, ParseErrorKind::MissingQuality));
+        }
+        if record.raw[start] != b'+' {
+            let found = excerpt(&record.raw[start..]);
+            return Err(self.error(record, ParseErrorKind::ExpectedPlus { found }));
+        }
+        // Quality.
+        let start = record.raw.len();
+        if self.read_line(&mut record.raw)? == 0 {
+            return Err(self.error(record, ParseErrorKind::MissingQuality));
+        }
+        let qual = start..start + trim_eol(&record.raw[start..]).len();
+        if qual.len() != record.seq.len() {
+            let looks_like_header = record.raw[start] == b'@';
+            let kind = ParseErrorKind::LengthMismatch {
+                sequence: record.seq.len(),
+                quality: qual.len(),
+                looks_like_header,
+            };
+            return Err(self.error(record, kind));
+        }
+        if let Some((column, byte)) =
+            first_bad(&record.raw[qual.clone()], |b| (b'!'..=b'~').contains(&b))
+        {
+            return Err(self.error(record, ParseErrorKind::BadQualityChar { byte, column }));
+        }
+        record.qual = qual;
+        Ok(())
+    }
+
+    fn read_fasta_rest(&mut self, record: &mut Record) -> io::Result<()> {
+        loop {
+            match self.inner.fill_buf()?.first() {
+                None | Some(b'>') => return Ok(()),
+                Some(_) => {}
+            }
+            let start = record.raw.len();
+            self.read_line(&mut record.raw)?;
+            let line = trim_eol(&record.raw[start..]);
+            if let Some((column, byte)) = first_bad(line, is_sequence_byte) {
+                return Err(self.error(record, ParseErrorKind::BadSequenceChar { byte, column }));
+            }
+            let end = start + line.len();
+            record.fasta_seq.extend_from_slice(&record.raw[start..end]);
+        }
+    }
+
+    /// Looks at the next byte before a record's first line is read: a line that cannot start a
+    /// record is reported from what is already buffered, so a large binary file is never read
+    /// line by line (its "lines" can be huge).
+    fn check_record_start(&mut self) -> io::Result<()> {
+        let records = self.records;
+        let format = self.format;
+        let available = self.inner.fill_buf()?;
+        let Some(&first) = available.first() else {
+            return Ok(());
+        };
+        let fits = match format {
+            Some(f) => first == f.marker(),
+            None => Format::from_marker(first).is_some(),
+        };
+        if fits || first == b'\n' || first == b'\r' {
+            return Ok(());
+        }
+        let start = &available[..available.len().min(4096)];
+        let kind = match format {
+            Some(format) if records > 0 || Format::from_marker(first).is_some() => {
+                let line = start.split(|&b| b == b'\n').next().unwrap_or_default();
+                ParseErrorKind::ExpectedHeader {
+                    format,
+                    found: excerpt(line),
+                }
+            }
+            _ => ParseErrorKind::NotSequence {
+                found: describe_content(start),
+            },
+        };
+        Err(ParseError {
+            line: self.line + 1,
+            record: records + 1,
+            id: None,
+            kind,
+        }
+        .into())
+    }
+
+    /// Appends one line (with its ending) to `buf`; returns its length, 0 at the end.
+    fn read_line(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        let start = buf.len();
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                break;
+            }
+            let (done, used) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (true, i + 1),
+                None => (false, available.len()),
+            };
+            if buf.len() - start + used > MAX_LINE_LEN {
+                self.line += 1;
+                let kind = ParseErrorKind::LineTooLong {
+                    limit: MAX_LINE_LEN,
+                };
+                return Err(ParseError {
+                    line: self.line,
+                    record: self.records + 1,
+                    id: None,
+                    kind,
+                }
+                .into());
+            }
+            buf.extend_from_slice(&available[..used]);
+            self.inner.consume(used);
+            if done {
+                break;
+            }
+        }
+        let n = buf.len() - start;
+        if n > 0 {
+            self.line += 1;
+        }
+        Ok(n)
+    }
+
+    fn error(&self, record: &Record, kind: ParseErrorKind) -> io::Error {
+        ParseError {
+            line: self.line,
+            record: self.records + 1,
+            id: record.id_string(),
+            kind,
+        }
+        .into()
+    }
+}
+
+/// An iterator over a [`Reader`]'s records; see [`Reader::records`].
+pub struct Records<'r, R> {
+    reader: &'r mut Reader<R>,
+}
+
+impl<R: BufRead> Iterator for Records<'_, R> {
+    type Item = io::Result<Record>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut record = Record::default();
+        match self.reader.read_record(&mut record) {
+            Ok(0) => None,
+            Ok(_) => Some(Ok(record)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+// Letters (IUPAC codes, either case), gaps and stop codons.
+fn is_sequence_byte(b: u8) -> bool {
+    b.is_ascii_alphabetic() || matches!(b, b'-' | b'.' | b'*')
+}
+
+/// The first byte (1-based column, byte) that fails `ok`.
+fn first_bad(line: &[u8], ok: impl Fn(u8) -> bool) -> Option<(usize, u8)> {
+    line.iter().position(|&b| !ok(b)).map(|i| (i + 1, line[i]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(input: &[u8]) -> io::Result<Vec<Record>> {
+        Reader::new(input).records().collect()
+    }
+
+    fn parse_err(input: &[u8]) -> ParseError {
+        let err = read_all(input).expect_err("should fail");
+        err.get_ref()
+            .and_then(|e| e.downcast_ref::<ParseError>())
+            .cloned()
+            .expect("a ParseError")
+    }
+
+    #[test]
+    fn fastq_records_keep_raw_bytes() {
+        let input = b"@r1 1:N:0:ACGT\nACGT\n+\nIIII\n@r2\nAC\n+r2\n#I\n";
+        let recs = read_all(input).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].raw(), b"@r1 1:N:0:ACGT\nACGT\n+\nIIII\n");
+        assert_eq!(recs[0].id(), b"r1");
+        assert_eq!(recs[0].header(), b"r1 1:N:0:ACGT");
+        assert_eq!(recs[0].sequence(), b"ACGT");
+        assert_eq!(recs[0].quality(), b"IIII");
+        assert_eq!(recs[0].mate(), Some(Mate::R1));
+        assert_eq!(recs[1].raw(), b"@r2\nAC\n+r2\n#I\n");
+        assert_eq!(recs[1].line(), 5);
+        let joined: Vec<u8> = recs.iter().flat_map(|r| r.raw().to_vec()).collect();
+        assert_eq!(joined, input);
+    }
+
+    #[test]
+    fn crlf_fastq_is_read_and_kept() {
+        let input = b"@r1\r\nACGT\r\n+\r\nIIII\r\n@r2\r\nA\r\n+\r\nI";
+        let recs = read_all(input).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].sequence(), b"ACGT");
+        assert_eq!(recs[0].quality(), b"IIII");
+        assert_eq!(recs[0].raw(), b"@r1\r\nACGT\r\n+\r\nIIII\r\n");
+        assert_eq!(recs[1].quality(), b"I");
+        assert!(!recs[1].ends_with_newline());
+    }
+
+    #[test]
+    fn fasta_multiline_and_blank_lines() {
+        let input = b"\n>c1 desc\nACGT\nAC\n\n>c2\r\nGG\r\n";
+        let recs = read_all(input).unwrap();
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[0].sequence(), b"ACGTAC");
+        assert_eq!(recs[0].raw(), b">c1 desc\nACGT\nAC\n\n");
+        assert_eq!(recs[0].line(), 2);
+        assert_eq!(recs[1].id(), b"c2");
+        assert_eq!(recs[1].sequence(), b"GG");
+        assert_eq!(recs[1].quality(), b"");
+    }
+
+    #[test]
+    fn missing_quality_line_names_record_and_line() {
+        // r2 lost its quality line, so r3's header is read as r2's quality.
+        let input = b"@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\n@r3\nACGT\n+\nIIII\n";
+        let e = parse_err(input);
+        assert_eq!(e.record, 2);
+        assert_eq!(e.line, 8);
+        assert_eq!(e.id.as_deref(), Some("r2"));
+        assert_eq!(
+            e.kind,
+            ParseErrorKind::LengthMismatch {
+                sequence: 4,
+                quality: 3,
+                looks_like_header: true
+            }
+        );
+    }
+
+    #[test]
+    fn truncated_record_is_reported() {
+        let e = parse_err(b"@r1\nACGT\n+\nIIII\n@r2\nAC");
+        assert_eq!(
+            (e.record, e.line, e.kind),
+            (2, 6, ParseErrorKind::MissingQuality)
+        );
+        let e = parse_err(b"@r1\n");
+        assert_eq!(e.kind, ParseErrorKind::MissingSequence);
+    }
+
+    #[test]
+    fn not_sequence_and_bad_bytes() {
+        let e = parse_err(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n");
+        assert_eq!(
+            e.kind,
+            ParseErrorKind::NotSequence {
+                found: "a PDF document".into()
+            }
+        );
+        let e = parse_err(b"@r1\nAC GT\n+\nIIIII\n");
+        assert_eq!(
+            e.kind,
+            ParseErrorKind::BadSequenceChar {
+                byte: b' ',
+                column: 3
+            }
+        );
+        let e = parse_err(b"@r1\nACGT\n+\nII\x01I\n");
+        assert_eq!(
+            e.kind,
+            ParseErrorKind::BadQualityChar { byte: 1, column: 3 }
+        );
+        let e = parse_err(b"@r1\nACGT\n-\nIIII\n");
+        assert_eq!(e.kind, ParseErrorKind::ExpectedPlus { found: "-".into() });
+        let e = parse_err(b"@r1\nACGT\n+\nIIII\n>r2\nACGT\n");
+        assert_eq!(e.record, 2);
+        assert!(matches!(
+            e.kind,
+            ParseErrorKind::ExpectedHeader {
+                format: Format::Fastq,
+                ..
+            }
+        ));
+        let e = parse_err(b"@HD\tVN:1.6\n@SQ\tSN:chr1\tLN:10\n");
+        assert!(
+            matches!(e.kind, ParseErrorKind::NotSequence { ref found } if found.contains("SAM"))
+        );
+    }
+
+    #[test]
+    fn endless_junk_is_refused_without_reading_it() {
+        use std::io::{BufReader, Read};
+        // Read line by line, these would be lines of many gigabytes.
+        let junk = BufReader::new(io::repeat(b'X').take(u64::MAX));
+        let mut rec = Record::default();
+        let e = Reader::new(junk).read_record(&mut rec).unwrap_err();
+        let pe = e
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<ParseError>())
+            .unwrap();
+        assert!(
+            matches!(pe.kind, ParseErrorKind::NotSequence { ref found } if found.starts_with("text starting `XXX"))
+        );
+        let tail = BufReader::new((&b"@r\nA\n+\nI\n"[..]).chain(io::repeat(0).take(u64::MAX)));
+        let mut reader = Reader::new(tail);
+        assert!(reader.read_record(&mut rec).unwrap() > 0);
+        let e = reader.read_record(&mut rec).unwrap_err();
+        let pe = e
+            .get_ref()
+            .and_then(|e| e.downcast_ref::<ParseError>())
+            .unwrap();
+        assert_eq!((pe.line, pe.record), (5, 2));
+        assert!(matches!(
+            pe.kind,
+            ParseErrorKind::ExpectedHeader {
+                format: Format::Fastq,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn empty_input_has_no_records() {
+        assert!(read_all(b"").unwrap().is_empty());
+        assert!(read_all(b"\n\r\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn byte_order_mark_is_skipped() {
+        let recs = read_all(b"\xef\xbb\xbf>a\nAC\n").unwrap();
+        assert_eq!(recs[0].id(), b"a");
+    }
+
+    #[test]
+    fn reused_record_is_cleared() {
+        let mut reader = Reader::new(&b">a\nACGT\n>b\nA\n"[..]);
+        let mut rec = Record::default();
+        assert_eq!(reader.read_record(&mut rec).unwrap(), 8);
+        assert_eq!(reader.read_record(&mut rec).unwrap(), 5);
+        assert_eq!(rec.sequence(), b"A");
+        assert_eq!(reader.read_record(&mut rec).unwrap(), 0);
+        assert_eq!(reader.record_count(), 2);
+    }
+
+    #[test]
+    fn mates_from_headers() {
+        assert_eq!(
+            mate_from_header(b"M0:1:FC:1:1:1:1 2:N:0:ACGT"),
+            Some(Mate::R2)
+        );
+        assert_eq!(mate_from_header(b"M0:1:FC:1:1:1:1 1:Y:0:1"), Some(Mate::R1));
+        assert_eq!(mate_from_header(b"read7/2"), Some(Mate::R2));
+        assert_eq!(mate_from_header(b"read7/1 extra"), Some(Mate::R1));
+        assert_eq!(mate_from_header(b"read7"), None);
+        assert_eq!(mate_from_header(b"read7 3:N:0:1"), None);
+        assert_eq!(base_id(b"read7/2 x"), b"read7");
+        assert_eq!(base_id(b"@read7 2:N:0"), b"read7");
+        assert_eq!(base_id(b"read7\r\n"), b"read7");
+    }
+}

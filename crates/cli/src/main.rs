@@ -12,6 +12,8 @@ use clap::{Parser, Subcommand};
 use mgds_api::BatchStatus;
 use mgds_server::{AppState, Config, Tls, admin};
 
+mod subset;
+
 /// MGDS: microbial genomics data service and tools.
 #[derive(Parser)]
 #[command(name = "mgds", version, about, propagate_version = true)]
@@ -24,6 +26,8 @@ struct Cli {
 enum Command {
     /// Run the MGDS service (API v1) on this machine.
     Serve(ServeArgs),
+    /// Write the reads assigned to chosen taxa (like `onecodex scripts subset_reads`).
+    SubsetReads(subset::SubsetArgs),
     /// Manage users, API keys and sequencing batches of a local service.
     Admin {
         /// The service's data folder [default: the OS per-user data folder].
@@ -213,6 +217,11 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve(args).await,
             Command::Admin { data_dir, command } => run_admin(data_dir, command).await,
+            Command::SubsetReads(args) => {
+                let report = tokio::task::spawn_blocking(move || subset::run_local(&args)).await??;
+                subset::print_report(&report);
+                Ok(())
+            }
         }
     });
     match result {

@@ -250,3 +250,51 @@ fn a_service_killed_mid_upload_keeps_no_sample_and_accepts_the_retry() {
     assert_eq!(list[0]["size"], json!(file.len()));
 }
 
+
+#[test]
+fn subset_reads_works_offline_like_onecodex() {
+    let dir = tempfile::tempdir().unwrap();
+    let reads = dir.path().join("gut_sample.fastq");
+    let tsv = dir.path().join("gut_sample.readlevel.tsv");
+    let results = dir.path().join("results.json");
+    // Three reads: E. coli (562), a strain of it (83333, child of 562), and B. subtilis (1423).
+    std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n@r3\nTTAA\n+\nIIII\n").unwrap();
+    std::fs::write(&tsv, "Tax ID\tN Hits\tSeq Len\tPassed Filter\n562\t4\t4\tT\n83333\t4\t4\tT\n1423\t4\t4\tT\n").unwrap();
+    let row = |id: &str, parent: &str, rank: &str| json!({"tax_id": id, "name": id, "rank": rank, "parent_tax_id": parent, "readcount": 1, "readcount_w_children": 1, "abundance": null});
+    std::fs::write(&results, json!({"n_reads": 3, "host_tax_ids": [], "table": [row("562", "561", "species"), row("83333", "562", "no rank"), row("1423", "1386", "species")]}).to_string()).unwrap();
+    let out = dir.path().join("out");
+    let run = |extra: &[&str]| {
+        Command::new(MGDS)
+            .arg("subset-reads")
+            .arg(&reads)
+            .arg("--readlevel")
+            .arg(&tsv)
+            .arg("-o")
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["-t", "562"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let written = out.join("gut_sample.filtered.fastq");
+    assert_eq!(String::from_utf8(o.stdout).unwrap().trim(), written.display().to_string());
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "@r1\nACGT\n+\nIIII\n");
+    let o = run(&["-t", "562", "--with-children", "--results", results.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n");
+    let o = run(&["-t", "562", "--exclude-reads"]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "@r2\nGGCC\n+\nIIII\n@r3\nTTAA\n+\nIIII\n");
+    // Wrong input is explained, not a crash.
+    let o = run(&["-t", "E.coli"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a taxonomy id"));
+    let o = run(&["-t", "562", "--with-children"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--results"));
+    std::fs::write(&tsv, "Tax ID\tN Hits\n562\t4\n").unwrap();
+    let o = run(&["-t", "562"]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.starts_with("error:"), "{err}");
+}

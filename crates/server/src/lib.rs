@@ -217,7 +217,7 @@ pub async fn serve(
 /// returns its base address. For embedding (the desktop app) and tests.
 pub async fn spawn(config: Config, addr: SocketAddr) -> Result<(String, AppState), StartError> {
     let bound = bind(addr, None).await?;
-    let url = bound.url();
+    let url = config.public_url.clone().unwrap_or_else(|| bound.url());
     let state = AppState::open(&config).await?.with_public_url(&url);
     let s = state.clone();
     tokio::spawn(async move {

@@ -12,12 +12,20 @@ use clap::{Parser, Subcommand};
 use mgds_api::BatchStatus;
 use mgds_server::{AppState, Config, Tls, admin};
 
+mod account;
+mod connect;
+mod local;
+mod output;
+mod profile;
+mod samples;
 mod subset;
 
 /// MGDS: microbial genomics data service and tools.
 #[derive(Parser)]
 #[command(name = "mgds", version, about, propagate_version = true)]
 struct Cli {
+    #[command(flatten)]
+    global: connect::Global,
     #[command(subcommand)]
     command: Command,
 }
@@ -28,22 +36,33 @@ enum Command {
     Serve(ServeArgs),
     /// Write the reads assigned to chosen taxa (like `onecodex scripts subset_reads`).
     SubsetReads(subset::SubsetArgs),
-    /// Manage users, API keys and sequencing batches of a local service.
+    /// Manage users, API keys and sequencing batches of a local service (--data-dir).
     Admin {
-        /// The service's data folder [default: the OS per-user data folder].
-        #[arg(long, global = true, env = "MGDS_DATA_DIR")]
-        data_dir: Option<PathBuf>,
         #[command(subcommand)]
         command: AdminCommand,
     },
+    /// Sign in to a service (--base-url, --profile) and keep the key in the OS keychain.
+    Login(account::LoginArgs),
+    /// Forget the stored API key of a profile.
+    Logout,
+    /// Show the account the current profile signs in as.
+    Whoami {
+        /// Print the account as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List, choose and remove profiles.
+    #[command(subcommand)]
+    Profiles(account::ProfilesCommand),
+    /// List, show, update and delete samples.
+    #[command(subcommand)]
+    Samples(samples::SamplesCommand),
+    /// Upload FASTQ/FASTA files (or folders of them) as samples.
+    Upload(samples::UploadArgs),
 }
 
 #[derive(clap::Args)]
 struct ServeArgs {
-    /// The service's data folder (database and files); created if missing
-    /// [default: the OS per-user data folder].
-    #[arg(long, env = "MGDS_DATA_DIR")]
-    data_dir: Option<PathBuf>,
     /// Address to listen on. Anything but loopback needs --tls-cert and --tls-key.
     #[arg(long, default_value = "127.0.0.1:8080", env = "MGDS_LISTEN")]
     listen: SocketAddr,
@@ -122,19 +141,12 @@ fn parse_status(s: &str) -> Result<BatchStatus, String> {
     })
 }
 
-fn data_dir(given: Option<PathBuf>) -> Result<PathBuf> {
-    given
-        .or_else(mgds_server::default_data_dir)
-        .context("no data folder given and this system has no per-user data folder; pass --data-dir DIR")
-}
-
 async fn open(dir: PathBuf) -> Result<AppState> {
     let config = Config::new(&dir);
     AppState::open(&config).await.with_context(|| format!("cannot open the MGDS data folder {}", dir.display()))
 }
 
-async fn serve(args: ServeArgs) -> Result<()> {
-    let dir = data_dir(args.data_dir)?;
+async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     let tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(Tls { cert, key }),
         _ => None,
@@ -165,8 +177,8 @@ async fn serve(args: ServeArgs) -> Result<()> {
     mgds_server::serve(bound, state, shutdown).await.context("the service stopped")
 }
 
-async fn run_admin(dir: Option<PathBuf>, command: AdminCommand) -> Result<()> {
-    let state = open(data_dir(dir)?).await?;
+async fn run_admin(dir: PathBuf, command: AdminCommand) -> Result<()> {
+    let state = open(dir).await?;
     let db = &state.db;
     match command {
         AdminCommand::User(UserCommand::Create { email, organization, org_admin }) => {
@@ -199,9 +211,15 @@ async fn run_admin(dir: Option<PathBuf>, command: AdminCommand) -> Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The service logs its work when it is the product; inside a client command (the embedded
+    // local service) only its warnings matter.
+    let default_filter = match cli.command {
+        Command::Serve(_) => "info,sqlx=warn,tower_http=warn",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("MGDS_LOG").unwrap_or_else(|_| "info,sqlx=warn,tower_http=warn".into()),
+            tracing_subscriber::EnvFilter::try_from_env("MGDS_LOG").unwrap_or_else(|_| default_filter.into()),
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::env::var_os("NO_COLOR").is_none())
@@ -213,10 +231,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let g = cli.global;
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => serve(args).await,
-            Command::Admin { data_dir, command } => run_admin(data_dir, command).await,
+            Command::Serve(args) => serve(connect::data_dir(&g)?, args).await,
+            Command::Admin { command } => run_admin(connect::data_dir(&g)?, command).await,
+            Command::Login(args) => account::login(&g, &args).await,
+            Command::Logout => account::logout(&g),
+            Command::Whoami { json } => account::whoami(&g, json).await,
+            Command::Profiles(cmd) => account::profiles(&cmd),
+            Command::Samples(cmd) => samples::run(&connect::connect(&g).await?, cmd).await,
+            Command::Upload(args) => samples::upload(&connect::connect(&g).await?, args).await,
             Command::SubsetReads(args) => {
                 let report = tokio::task::spawn_blocking(move || subset::run_local(&args)).await??;
                 subset::print_report(&report);

@@ -298,3 +298,144 @@ fn subset_reads_works_offline_like_onecodex() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.starts_with("error:"), "{err}");
 }
+
+/// `mgds` with its own configuration and data folders.
+fn mgds(cfg: &Path, data: &Path) -> Command {
+    let mut c = Command::new(MGDS);
+    c.env("MGDS_CONFIG_DIR", cfg).env("MGDS_DATA_DIR", data).env("NO_COLOR", "1");
+    c.env_remove("MGDS_API_KEY").env_remove("MGDS_BASE_URL").env_remove("MGDS_PROFILE");
+    c
+}
+
+fn ok(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn the_local_profile_uploads_and_lists_with_no_account() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let reads = dir.path().join("gut 1.fastq");
+    std::fs::write(&reads, "@r1\nACGTACGT\n+\nIIIIIIII\n@r2\nACGTAC\n+\nIIIIII\n").unwrap();
+    let bad = dir.path().join("notes.fastq");
+    std::fs::write(&bad, "these are my notes\n").unwrap();
+
+    let out = mgds(&cfg, &data).args(["upload", "--tag", "run1", "--metadata", "site=A"]).arg(&reads).output().unwrap();
+    let id = ok(&out).trim().to_string();
+    assert_eq!(id.len(), 16, "stdout is the new sample id: {id:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 reads") && err.contains("uploaded 1 of 1"), "{err}");
+
+    // A bad file is explained and nothing is sent.
+    let out = mgds(&cfg, &data).arg("upload").arg(&reads).arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing was uploaded") && err.contains("notes.fastq"), "{err}");
+
+    let list: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 1, "the bad batch sent nothing: {list:?}");
+    assert_eq!(list[0]["filename"], json!("gut_1.fastq"));
+    assert_eq!(list[0]["tags"].as_array().unwrap().len(), 1);
+    let csv = ok(&mgds(&cfg, &data).args(["samples", "list", "--csv", "--filename", "GUT"]).output().unwrap());
+    assert!(csv.starts_with("id,filename,size,visibility,project,created\n") && csv.contains(&id), "{csv}");
+    let none = ok(&mgds(&cfg, &data).args(["samples", "list", "--json", "--filename", "soil"]).output().unwrap());
+    assert_eq!(serde_json::from_str::<Value>(&none).unwrap(), json!([]));
+    let shown: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "show", &id]).output().unwrap())).unwrap();
+    assert_eq!(shown["$uri"], json!(format!("/api/v1/samples/{id}")));
+    let updated: Value =
+        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "update", &id, "--visibility", "public"]).output().unwrap())).unwrap();
+    assert_eq!(updated["visibility"], json!("public"));
+    assert_eq!(ok(&mgds(&cfg, &data).arg("whoami").output().unwrap()).trim(), "me@local.mgds");
+    ok(&mgds(&cfg, &data).args(["samples", "delete", &id]).output().unwrap());
+    let out = mgds(&cfg, &data).args(["samples", "show", &id]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error:"));
+}
+
+#[test]
+fn login_without_a_keychain_needs_consent_to_keep_the_key_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let serve = Serve::start(&data, &[]);
+    let key = create_user(&data, "lab@example.org");
+    // No Secret Service reachable: the keychain is unavailable.
+    let no_keychain = |c: &mut Command| {
+        c.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus");
+    };
+    let mut c = mgds(&cfg, &dir.path().join("unused"));
+    no_keychain(&mut c);
+    let out = c.args(["login", "--profile", "lab", "--base-url", &serve.url, "--api-key", &key]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("keychain") && err.contains("--store-key-in-file"), "{err}");
+    assert!(!cfg.join("keys").exists(), "no key file without consent");
+
+    let mut c = mgds(&cfg, &dir.path().join("unused"));
+    no_keychain(&mut c);
+    let out = c.args(["login", "--profile", "lab", "--base-url", &serve.url, "--api-key", &key, "--store-key-in-file"]).output().unwrap();
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only you can read"));
+    let config = std::fs::read_to_string(cfg.join("config.toml")).unwrap();
+    assert!(!config.contains(&key), "the key never lands in the config file");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(cfg.join("keys/lab.key")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let mut c = mgds(&cfg, &dir.path().join("unused"));
+    no_keychain(&mut c);
+    assert_eq!(ok(&c.arg("whoami").output().unwrap()).trim(), "lab@example.org");
+    let profiles = ok(&mgds(&cfg, &data).args(["profiles", "list"]).output().unwrap());
+    assert!(profiles.contains(&format!("*\tlab\t{}", serve.url)), "{profiles}");
+
+    // A wrong key is refused before anything is stored.
+    let mut c = mgds(&cfg, &dir.path().join("unused"));
+    no_keychain(&mut c);
+    let out = c.args(["login", "--profile", "other", "--base-url", &serve.url, "--api-key", "wrong", "--store-key-in-file"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(!cfg.join("keys/other.key").exists());
+
+    let mut c = mgds(&cfg, &dir.path().join("unused"));
+    no_keychain(&mut c);
+    ok(&c.arg("logout").output().unwrap());
+    assert!(!cfg.join("keys/lab.key").exists());
+    let mut c = mgds(&cfg, &dir.path().join("unused"));
+    no_keychain(&mut c);
+    let out = c.arg("whoami").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mgds login --profile lab"));
+    // Scripts can always pass the key and address themselves.
+    let out = mgds(&cfg, &dir.path().join("unused"))
+        .args(["whoami", "--base-url", &serve.url])
+        .env("MGDS_API_KEY", &key)
+        .output()
+        .unwrap();
+    assert_eq!(ok(&out).trim(), "lab@example.org");
+}
+
+/// Run by `test.sh` inside a D-Bus session with an unlocked gnome-keyring (MGDS_TEST_KEYCHAIN=1):
+/// the key goes to the real Secret Service.
+#[test]
+fn login_keeps_the_key_in_the_os_keychain() {
+    if std::env::var_os("MGDS_TEST_KEYCHAIN").is_none() {
+        eprintln!("MGDS_TEST_KEYCHAIN is not set: this run has no Secret Service; test.sh provides one");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let serve = Serve::start(&data, &[]);
+    let key = create_user(&data, "lab@example.org");
+    let profile = format!("kc{}", std::process::id());
+    let out = mgds(&cfg, &data).args(["login", "--profile", &profile, "--base-url", &serve.url, "--api-key", &key]).output().unwrap();
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("OS keychain"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!cfg.join("keys").exists(), "no key file when there is a keychain");
+    let config = std::fs::read_to_string(cfg.join("config.toml")).unwrap();
+    assert!(!config.contains(&key));
+    assert_eq!(ok(&mgds(&cfg, &data).arg("whoami").output().unwrap()).trim(), "lab@example.org");
+    ok(&mgds(&cfg, &data).arg("logout").output().unwrap());
+    let out = mgds(&cfg, &data).arg("whoami").output().unwrap();
+    assert!(!out.status.success(), "the key left the keychain");
+}

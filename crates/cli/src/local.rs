@@ -1,0 +1,51 @@
+//! The embedded local service: started in-process on 127.0.0.1 over the local data folder when
+//! the `local` profile is used, with a local user whose API key is kept in the OS keychain.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use mgds_server::{Config, admin};
+
+/// The e-mail address of the local user of an embedded service.
+pub const LOCAL_USER: &str = "me@local.mgds";
+
+/// A running embedded service.
+pub struct Local {
+    /// Its base address.
+    pub url: String,
+    /// The local user's API key.
+    pub key: String,
+}
+
+/// The keychain entry name for the local user of `data_dir`, shared with the desktop app.
+pub fn keychain_name(data_dir: &Path) -> String {
+    let canonical = data_dir.canonicalize().unwrap_or_else(|_| data_dir.to_path_buf());
+    format!("local:{}", canonical.display())
+}
+
+/// Starts the embedded service over `data_dir` and returns its address and the local user's key.
+///
+/// The key comes from the keychain. When there is none (first start, or no keychain on this
+/// system), a new key is made through the data folder itself, which only this OS user can open;
+/// it is kept in the keychain when there is one, and otherwise only in memory for this run.
+pub async fn start(data_dir: PathBuf, config_dir: &Path) -> Result<Local> {
+    let config = Config::new(&data_dir);
+    let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?)
+        .await
+        .with_context(|| format!("cannot start the local service over {}", data_dir.display()))?;
+    let entry = keychain_name(&data_dir);
+    if let Some((key, _)) = crate::profile::load_key(config_dir, &entry)?
+        && mgds_server::auth::user_for_key(&state.db, &key).await.ok().flatten().is_some()
+    {
+        return Ok(Local { url, key });
+    }
+    let key = match admin::create_user(&state.db, LOCAL_USER, None, true).await {
+        Ok(user) => user.api_key,
+        Err(admin::AdminError::UserExists(_)) => admin::rotate_key(&state.db, LOCAL_USER).await?,
+        Err(e) => return Err(e.into()),
+    };
+    if crate::profile::keychain_status().is_ok() {
+        crate::profile::store_key(config_dir, &entry, &key, false)?;
+    }
+    Ok(Local { url, key })
+}

@@ -242,11 +242,7 @@ fn main() -> ExitCode {
             Command::Profiles(cmd) => account::profiles(&cmd),
             Command::Samples(cmd) => samples::run(&connect::connect(&g).await?, cmd).await,
             Command::Upload(args) => samples::upload(&connect::connect(&g).await?, args).await,
-            Command::SubsetReads(args) => {
-                let report = tokio::task::spawn_blocking(move || subset::run_local(&args)).await??;
-                subset::print_report(&report);
-                Ok(())
-            }
+            Command::SubsetReads(args) => subset::run(&g, args).await,
         }
     });
     match result {

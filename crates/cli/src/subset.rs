@@ -14,11 +14,15 @@ pub struct SubsetArgs {
     /// The read-2 file of an R1/R2 pair.
     pub reads_r2: Option<PathBuf>,
     /// The read-level results (gzipped TSV) of the classification of these reads.
-    #[arg(long)]
-    pub readlevel: PathBuf,
+    #[arg(long, required_unless_present = "classification")]
+    pub readlevel: Option<PathBuf>,
     /// The classification results JSON, whose tree gives the descendants for --with-children.
     #[arg(long)]
     pub results: Option<PathBuf>,
+    /// Fetch the read-level results and the results tree of this classification from the
+    /// service instead of --readlevel and --results.
+    #[arg(long, conflicts_with_all = ["readlevel", "results"])]
+    pub classification: Option<String>,
     /// A taxonomy id whose reads to keep (or exclude); repeat for several.
     #[arg(short = 't', long = "tax-id", required = true)]
     pub tax_ids: Vec<String>,
@@ -48,9 +52,33 @@ pub struct SubsetArgs {
     pub out: PathBuf,
 }
 
+/// `mgds subset-reads`: with `--classification`, first downloads the read-level results and the
+/// results table into a temporary folder; then subsets the local files.
+pub async fn run(g: &crate::connect::Global, mut args: SubsetArgs) -> Result<()> {
+    let _downloads = match args.classification.clone() {
+        Some(id) => {
+            let ctx = crate::connect::connect(g).await?;
+            let dir = tempfile::tempdir()?;
+            let classifications = ctx.client.classifications();
+            let readlevel = dir.path().join("readlevel.tsv.gz");
+            classifications.download_readlevel(id.as_str(), &readlevel).await?;
+            let results = dir.path().join("results.json");
+            std::fs::write(&results, serde_json::to_vec(&classifications.results(id.as_str()).await?)?)?;
+            args.readlevel = Some(readlevel);
+            args.results = Some(results);
+            Some(dir)
+        }
+        None => None,
+    };
+    let report = tokio::task::spawn_blocking(move || run_local(&args)).await??;
+    print_report(&report);
+    Ok(())
+}
+
 /// Runs the subset on local files. Returns the report for printing.
 pub fn run_local(args: &SubsetArgs) -> Result<mgds_formats::SubsetReport> {
-    let (readlevel, results) = (&args.readlevel, args.results.as_deref());
+    let readlevel = args.readlevel.as_deref().context("--readlevel is required")?;
+    let results = args.results.as_deref();
     let mut ids = Vec::new();
     for t in &args.tax_ids {
         ids.push(parse_tax_id(t).with_context(|| format!("{t:?} is not a taxonomy id (a whole number such as 562)"))?);
@@ -58,7 +86,7 @@ pub fn run_local(args: &SubsetArgs) -> Result<mgds_formats::SubsetReport> {
     let mut options = SubsetOptions::new(ids);
     if args.with_children {
         let Some(results) = results else {
-            bail!("--with-children needs the classification tree: pass --results RESULTS_JSON");
+            bail!("--with-children needs the classification tree: pass --results RESULTS_JSON or --classification ID");
         };
         let file = std::fs::File::open(results).with_context(|| format!("cannot open {}", results.display()))?;
         let parsed: mgds_api::ClassificationResults = serde_json::from_reader(std::io::BufReader::new(file))

@@ -439,3 +439,59 @@ fn login_keeps_the_key_in_the_os_keychain() {
     let out = mgds(&cfg, &data).arg("whoami").output().unwrap();
     assert!(!out.status.success(), "the key left the keychain");
 }
+
+#[test]
+fn subset_reads_fetches_a_classification_from_the_service() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (url, state) = rt
+        .block_on(mgds_server::spawn(mgds_server::Config::new(dir.path().join("data")), "127.0.0.1:0".parse().unwrap()))
+        .unwrap();
+    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, false)).unwrap().api_key;
+    let reads = dir.path().join("s.fastq");
+    std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n").unwrap();
+    let http = Http::new();
+    // A sample, a classification job run on it, and the results an engine would store.
+    let (s, init) = http.json("POST", &format!("{url}/api/v1/samples/init_upload"), &key, Some(json!({"filename": "s.fastq", "size": 32})));
+    assert_eq!(s, 200, "{init}");
+    assert_eq!(http.upload(init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &std::fs::read(&reads).unwrap()), 201);
+    let sample = init["sample_id"].as_str().unwrap().to_string();
+    http.json("POST", &format!("{url}/api/v1/samples/confirm_upload"), &key, Some(json!({"sample_id": sample})));
+    let job = rt
+        .block_on(mgds_server::routes::register_job(
+            &state,
+            &mgds_server::routes::JobSpec {
+                name: "classify".into(),
+                analysis_type: "classification".into(),
+                job_args_schema: json!({}),
+                public: true,
+                draft: false,
+                creator_id: None,
+                engine: String::new(),
+                engine_version: String::new(),
+                reference: String::new(),
+            },
+        ))
+        .unwrap();
+    let (_, run) = http.json("POST", &format!("{url}/api/v1/jobs/{job}/run"), &key, Some(json!({"sample": {"$ref": format!("/api/v1/samples/{sample}")}, "job_args": {}})));
+    let analysis = run["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(b"Tax ID\tSeq Len\n83333\t4\n1423\t4\n").unwrap();
+    let row = |id: &str, parent: &str| json!({"tax_id": id, "name": id, "rank": "species", "parent_tax_id": parent, "readcount": 1, "readcount_w_children": 1, "abundance": null});
+    let results = json!({"n_reads": 2, "host_tax_ids": [], "table": [row("562", "561"), row("83333", "562"), row("1423", "1386")]});
+    rt.block_on(mgds_server::routes::store_results(&state, &analysis, Ok((results, Some(gz.finish().unwrap().into()))))).unwrap();
+
+    let out_dir = dir.path().join("out");
+    let out = Command::new(MGDS)
+        .arg("subset-reads")
+        .arg(&reads)
+        .args(["--classification", &analysis, "-t", "562", "--with-children", "--base-url", &url, "-o"])
+        .arg(&out_dir)
+        .env("MGDS_API_KEY", &key)
+        .env("MGDS_CONFIG_DIR", dir.path().join("cfg"))
+        .output()
+        .unwrap();
+    ok(&out);
+    assert_eq!(std::fs::read_to_string(out_dir.join("s.filtered.fastq")).unwrap(), "@r1\nACGT\n+\nIIII\n");
+}

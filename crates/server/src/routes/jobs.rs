@@ -138,22 +138,7 @@ async fn run_job(
         )));
     }
     let sample_id = ref_id("sample", &req.sample, "samples")?.to_string();
-    let sample = super::samples::visible_sample(&state, &caller, &sample_id)
-        .await?
-        .ok_or_else(|| ApiError::BadRequest(format!("sample {sample_id} does not exist or you do not have access to it")))?;
-    if sample.owner_id != user.id {
-        let may = match &sample.project_id {
-            Some(p) => super::samples::project_permissions(&state, user, p)
-                .await?
-                .is_some_and(|perms| perms.iter().any(|x| x == "can_add_files")),
-            None => false,
-        };
-        if !may {
-            return Err(ApiError::Forbidden(
-                "only the sample's owner, or project members with can_add_files, may run jobs on it".into(),
-            ));
-        }
-    }
+    super::samples::sample_for(&state, &caller, &sample_id, "can_add_files", "run jobs on it").await?;
     let schema: Value = serde_json::from_str(&job.job_args_schema).unwrap_or_else(|_| Value::Object(Map::new()));
     if req.populate_default_arguments.unwrap_or(false) {
         populate_defaults(&schema, &mut req.job_args);

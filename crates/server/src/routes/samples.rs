@@ -185,6 +185,38 @@ async fn project_to_add_to(state: &AppState, user: &User, r: &mgds_api::RefOrId)
     Ok(id.to_string())
 }
 
+/// The sample `id` named in a request body, which the caller must see (else 400) and own or
+/// hold `permission` on through its project (else 403, saying that `doing` needs it).
+pub(crate) async fn sample_for(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    permission: &str,
+    doing: &str,
+) -> ApiResult<SampleRow> {
+    let user = caller.require()?;
+    let sample = visible_sample(state, caller, id)
+        .await?
+        .ok_or_else(|| ApiError::BadRequest(format!("sample {id} does not exist or you do not have access to it")))?;
+    may_act(state, user, &sample, permission, doing).await?;
+    Ok(sample)
+}
+
+/// The caller owns `sample` or holds `permission` in its project; else 403.
+async fn may_act(state: &AppState, user: &User, sample: &SampleRow, permission: &str, doing: &str) -> ApiResult<()> {
+    if sample.owner_id == user.id {
+        return Ok(());
+    }
+    if let Some(p) = &sample.project_id
+        && project_permissions(state, user, p).await?.is_some_and(|perms| perms.iter().any(|x| x == permission))
+    {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!(
+        "only the sample's owner, or project members with {permission}, may {doing}"
+    )))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Metadata rules
 
@@ -989,18 +1021,7 @@ async fn update_metadata(
     let user = caller.require()?;
     let row = visible_metadata(&state, &caller, &id).await?;
     let sample = visible_sample(&state, &caller, &row.sample_id).await?.ok_or_else(|| ApiError::not_found("metadata"))?;
-    let may_edit = sample.owner_id == user.id
-        || match &sample.project_id {
-            Some(p) => project_permissions(&state, user, p)
-                .await?
-                .is_some_and(|perms| perms.iter().any(|x| x == "can_edit_metadata")),
-            None => false,
-        };
-    if !may_edit {
-        return Err(ApiError::Forbidden(
-            "only the sample's owner, or project members with can_edit_metadata, may change its metadata".into(),
-        ));
-    }
+    may_act(&state, user, &sample, "can_edit_metadata", "change its metadata").await?;
     if let Some(s) = &req.sample
         && ref_id("sample", s, "samples")? != row.sample_id
     {

@@ -67,22 +67,7 @@ async fn create_tag(State(state): State<AppState>, caller: Caller, Json(req): Js
         return Err(ApiError::BadRequest(format!("name must be 1 to {MAX_TAG_NAME_CHARS} characters")));
     }
     let sample_id = ref_id("sample", &req.sample, "samples")?;
-    let sample = super::samples::visible_sample(&state, &caller, sample_id)
-        .await?
-        .ok_or_else(|| ApiError::BadRequest(format!("sample {sample_id} does not exist or you do not have access to it")))?;
-    if sample.owner_id != user.id {
-        let may = match &sample.project_id {
-            Some(p) => super::samples::project_permissions(&state, user, p)
-                .await?
-                .is_some_and(|perms| perms.iter().any(|x| x == "can_edit_metadata")),
-            None => false,
-        };
-        if !may {
-            return Err(ApiError::Forbidden(
-                "only the sample's owner, or project members with can_edit_metadata, may tag it".into(),
-            ));
-        }
-    }
+    super::samples::sample_for(&state, &caller, sample_id, "can_edit_metadata", "tag it").await?;
     let mut tx = begin_write(&state.db).await?;
     let tag_id = super::samples::tag_by_name(&mut tx, &user.id, name).await?;
     sqlx::query("INSERT OR IGNORE INTO sample_tags (sample_id, tag_id) VALUES (?, ?)")

@@ -17,6 +17,7 @@ mod connect;
 mod local;
 mod output;
 mod profile;
+mod resources;
 mod samples;
 mod subset;
 
@@ -59,6 +60,34 @@ enum Command {
     Samples(samples::SamplesCommand),
     /// Upload FASTQ/FASTA files (or folders of them) as samples.
     Upload(samples::UploadArgs),
+    /// Create a sample awaiting data (to upload its file later) and print its id.
+    Preupload(resources::PreuploadArgs),
+    /// Upload, list, download, share and delete documents (files of any type).
+    #[command(subcommand)]
+    Documents(resources::DocumentsCommand),
+    /// Create, list and show projects, and manage their members.
+    #[command(subcommand)]
+    Projects(resources::ProjectsCommand),
+    /// Tag samples and list tags.
+    #[command(subcommand)]
+    Tags(resources::TagsCommand),
+    /// List and show jobs, and run them on samples.
+    #[command(subcommand)]
+    Jobs(resources::JobsCommand),
+    /// List and show analyses, and print their results.
+    #[command(subcommand)]
+    Analyses(resources::AnalysesCommand),
+    /// Download the read-level results of classifications.
+    #[command(subcommand)]
+    Readlevel(resources::ReadlevelCommand),
+    /// List and show sequencing batches.
+    #[command(subcommand)]
+    Batches(resources::BatchesCommand),
+    /// Print the service's JSON schema, or one collection's (e.g. `samples`).
+    Schema {
+        /// The collection, e.g. samples, documents or sequencing/batches.
+        resource: Option<String>,
+    },
 }
 
 #[derive(clap::Args)]
@@ -243,6 +272,15 @@ fn main() -> ExitCode {
             Command::Samples(cmd) => samples::run(&connect::connect(&g).await?, cmd).await,
             Command::Upload(args) => samples::upload(&connect::connect(&g).await?, args).await,
             Command::SubsetReads(args) => subset::run(&g, args).await,
+            Command::Preupload(args) => resources::run_preupload(&connect::connect(&g).await?, args).await,
+            Command::Documents(cmd) => resources::run_documents(&connect::connect(&g).await?, cmd).await,
+            Command::Projects(cmd) => resources::run_projects(&connect::connect(&g).await?, cmd).await,
+            Command::Tags(cmd) => resources::run_tags(&connect::connect(&g).await?, cmd).await,
+            Command::Jobs(cmd) => resources::run_jobs(&connect::connect(&g).await?, cmd).await,
+            Command::Analyses(cmd) => resources::run_analyses(&connect::connect(&g).await?, cmd).await,
+            Command::Readlevel(cmd) => resources::run_readlevel(&connect::connect(&g).await?, cmd).await,
+            Command::Batches(cmd) => resources::run_batches(&connect::connect(&g).await?, cmd).await,
+            Command::Schema { resource } => resources::run_schema(&connect::connect(&g).await?, resource).await,
         }
     });
     match result {

@@ -495,3 +495,206 @@ fn subset_reads_fetches_a_classification_from_the_service() {
     ok(&out);
     assert_eq!(std::fs::read_to_string(out_dir.join("s.filtered.fastq")).unwrap(), "@r1\nACGT\n+\nIIII\n");
 }
+
+fn json_out(out: &std::process::Output) -> Value {
+    let text = ok(out);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {text:?}"))
+}
+
+fn id_of(v: &Value) -> String {
+    v["$uri"].as_str().unwrap_or_else(|| panic!("no $uri in {v}")).rsplit('/').next().unwrap().to_string()
+}
+
+#[test]
+fn the_local_profile_manages_documents_projects_tags_and_preuploads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let run = |args: &[&str]| mgds(&cfg, &data).args(args).current_dir(dir.path()).output().unwrap();
+
+    // Documents: upload, list, download byte-identical, delete.
+    let file = dir.path().join("protocol v2.bin");
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    std::fs::write(&file, &bytes).unwrap();
+    let doc = json_out(&mgds(&cfg, &data).args(["documents", "upload"]).arg(&file).output().unwrap());
+    assert_eq!((doc["filename"].clone(), doc["size"].clone()), (json!("protocol_v2.bin"), json!(70_000)));
+    let doc_id = id_of(&doc);
+    let table = ok(&run(&["documents", "list"]));
+    assert!(table.contains("filename") && table.contains(&doc_id) && table.contains("protocol_v2.bin"), "{table}");
+    let list = json_out(&run(&["documents", "list", "--json"]));
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    let csv = ok(&run(&["documents", "list", "--csv"]));
+    assert!(csv.starts_with("id,filename,size,") && csv.contains(&doc_id), "{csv}");
+    let dest = dir.path().join("copy.bin");
+    let out = mgds(&cfg, &data).args(["documents", "download", &doc_id, "-o"]).arg(&dest).output().unwrap();
+    ok(&out);
+    assert_eq!(std::fs::read(&dest).unwrap(), bytes, "the download is byte-identical");
+    // Without -o it goes to the document's own name in the current folder, never over a file.
+    ok(&run(&["documents", "download", &doc_id]));
+    assert_eq!(std::fs::read(dir.path().join("protocol_v2.bin")).unwrap(), bytes);
+    let out = run(&["documents", "download", &doc_id]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists; pass -o"));
+    ok(&run(&["documents", "delete", &doc_id]));
+    assert_eq!(json_out(&run(&["documents", "list", "--json"])), json!([]));
+
+    // Projects: create, list, show; a bad short name is explained.
+    let p = json_out(&run(&["projects", "create", "gut_study", "--name", "Gut study", "--description", "pilot"]));
+    assert_eq!((p["project_name"].clone(), p["name"].clone(), p["public"].clone()), (json!("gut_study"), json!("Gut study"), json!(false)));
+    let project_id = id_of(&p);
+    let table = ok(&run(&["projects", "list"]));
+    assert!(table.contains("gut_study") && table.contains(&project_id), "{table}");
+    let shown = json_out(&run(&["projects", "show", &project_id]));
+    assert_eq!(shown["description"], json!("pilot"));
+    let out = run(&["projects", "create", "x"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: cannot create project \"x\""));
+
+    // Pre-upload: a sample awaiting data, in the project.
+    let out = run(&["preupload", "--external-sample-id", "LAB-7", "--tag", "pilot", "--project", &project_id]);
+    let sample = ok(&out).trim().to_string();
+    assert_eq!(sample.len(), 16, "stdout is the new sample id: {sample:?}");
+    let table = ok(&run(&["samples", "list"]));
+    assert!(table.contains(&sample) && table.contains("awaiting data"), "{table}");
+
+    // Tags: create on the sample, list.
+    let tag = json_out(&run(&["tags", "create", "gut", "--sample", &sample]));
+    assert_eq!(tag["name"], json!("gut"));
+    let tags = json_out(&run(&["tags", "list", "--json"]));
+    let names: Vec<&str> = tags.as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert!(names.contains(&"gut") && names.contains(&"pilot"), "{tags}");
+    assert!(ok(&run(&["tags", "list"])).contains("gut"));
+
+    // Jobs: none here; running a missing one says what to do.
+    let table = ok(&run(&["jobs", "list"]));
+    assert!(table.contains("analysis_type") && !table.contains("classification"), "{table}");
+    assert_eq!(json_out(&run(&["jobs", "list", "--json"])), json!([]));
+    let out = run(&["jobs", "run", "0123456789abcdef", "--sample", &sample, "--arg", "confidence=0.5"]);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot run job 0123456789abcdef") && err.contains("mgds jobs list") && err.contains("not found"), "{err}");
+    let out = run(&["jobs", "run", "j", "--sample", &sample, "--arg", "novalue"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
+
+    // Analyses, batches and the schema.
+    assert_eq!(json_out(&run(&["analyses", "list", "--json", "--sample", &sample, "--type", "classification"])), json!([]));
+    let out = run(&["analyses", "list", "--type", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2), "a bad --type is a command-line error");
+    assert_eq!(json_out(&run(&["batches", "list", "--json"])), json!([]));
+    let schema = json_out(&run(&["schema"]));
+    assert!(schema.to_string().contains("samples"), "{schema}");
+    let samples_schema = json_out(&run(&["schema", "samples"]));
+    assert!(samples_schema["properties"].get("filename").is_some(), "{samples_schema}");
+}
+
+#[test]
+fn jobs_run_waits_for_the_analysis_and_results_print_species() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (url, state) = rt
+        .block_on(mgds_server::spawn(mgds_server::Config::new(dir.path().join("data")), "127.0.0.1:0".parse().unwrap()))
+        .unwrap();
+    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, false)).unwrap().api_key;
+    let cli = || {
+        let mut c = Command::new(MGDS);
+        c.args(["--base-url", &url]).env("MGDS_API_KEY", &key).env("MGDS_CONFIG_DIR", dir.path().join("cfg")).env("NO_COLOR", "1");
+        c.env_remove("MGDS_PROFILE").env_remove("MGDS_DATA_DIR");
+        c
+    };
+    let reads = dir.path().join("s.fastq");
+    std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n").unwrap();
+    let sample = ok(&cli().arg("upload").arg(&reads).output().unwrap()).trim().to_string();
+    let job = rt
+        .block_on(mgds_server::routes::register_job(
+            &state,
+            &mgds_server::routes::JobSpec {
+                name: "classify".into(),
+                analysis_type: "classification".into(),
+                job_args_schema: json!({"type": "object", "properties": {"confidence": {"type": "number"}}, "additionalProperties": false}),
+                public: true,
+                draft: false,
+                creator_id: None,
+                engine: String::new(),
+                engine_version: String::new(),
+                reference: String::new(),
+            },
+        ))
+        .unwrap();
+    let table = ok(&cli().args(["jobs", "list"]).output().unwrap());
+    assert!(table.contains(&job) && table.contains("classify"), "{table}");
+    let shown: Value = serde_json::from_str(&ok(&cli().args(["jobs", "show", &job]).output().unwrap())).unwrap();
+    assert!(shown["job_args_schema"].is_object(), "{shown}");
+
+    // Arguments are checked against the job's schema before anything runs.
+    let out = cli().args(["jobs", "run", &job, "--sample", &sample, "--arg", "confidence=high"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("job_args_schema"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // --wait: the command waits until an engine stores the results, then prints the analysis.
+    let child = cli()
+        .args(["jobs", "run", &job, "--sample", &sample, "--arg", "confidence=0.5", "--description", "first", "--wait", "--timeout", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let analysis = {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let list: Value = serde_json::from_str(&ok(&cli().args(["analyses", "list", "--json", "--sample", &sample]).output().unwrap())).unwrap();
+            if let Some(a) = list.as_array().unwrap().first() {
+                assert_eq!(a["job_args"], json!({"confidence": 0.5}));
+                break id_of(a);
+            }
+            assert!(Instant::now() < deadline, "the run never created an analysis");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let out = cli().args(["analyses", "results", &analysis]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has not finished yet"));
+    let row = |id: &str, name: &str, rank: &str, reads: u64, ab: Option<f64>| {
+        json!({"tax_id": id, "name": name, "rank": rank, "parent_tax_id": "1", "readcount": reads, "readcount_w_children": reads, "abundance": ab})
+    };
+    let results = json!({"n_reads": 2, "host_tax_ids": [], "table": [
+        row("561", "Escherichia", "genus", 2, None),
+        row("562", "Escherichia coli", "species", 1, Some(0.25)),
+        row("1423", "Bacillus subtilis", "species", 1, Some(0.75)),
+    ]});
+    rt.block_on(mgds_server::routes::store_results(&state, &analysis, Ok((results, None)))).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let done: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!((done["complete"].clone(), done["success"].clone()), (json!(true), json!(true)));
+
+    let table = ok(&cli().args(["analyses", "results", &analysis]).output().unwrap());
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].contains("tax_id") && lines[0].contains("abundance"), "{table}");
+    assert!(lines[1].contains("Bacillus subtilis") && lines[2].contains("Escherichia coli") && lines.len() == 3, "species by abundance: {table}");
+    let raw: Value = serde_json::from_str(&ok(&cli().args(["analyses", "results", &analysis, "--json"]).output().unwrap())).unwrap();
+    assert_eq!(raw["table"].as_array().unwrap().len(), 3);
+    let shown: Value = serde_json::from_str(&ok(&cli().args(["analyses", "show", &analysis]).output().unwrap())).unwrap();
+    assert_eq!(shown["description"], json!("first"));
+    let listed = ok(&cli().args(["analyses", "list", "--type", "classification", "--csv"]).output().unwrap());
+    assert!(listed.starts_with("id,type,sample,job,") && listed.contains(&analysis), "{listed}");
+
+    // A failed analysis makes --wait exit non-zero after printing it.
+    let child = cli().args(["jobs", "run", &job, "--sample", &sample, "--wait", "--timeout", "60"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let second = {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let list: Value = serde_json::from_str(&ok(&cli().args(["analyses", "list", "--json"]).output().unwrap())).unwrap();
+            if let Some(a) = list.as_array().unwrap().iter().find(|a| id_of(a) != analysis) {
+                break id_of(a);
+            }
+            assert!(Instant::now() < deadline, "the second run never created an analysis");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    rt.block_on(mgds_server::routes::store_results(&state, &second, Err("the reference database is missing".into()))).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(printed["success"], json!(false));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("analysis {second} failed: the reference database is missing")), "{err}");
+}

@@ -1,6 +1,6 @@
 //! `mgds samples ...` and `mgds upload`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -178,9 +178,29 @@ pub struct UploadArgs {
     /// Give the file to the pre-uploaded sample with this external id (one file only).
     #[arg(long)]
     pub external_sample_id: Option<String>,
+    /// Upload each R1/R2 pair (recognised by file name or read headers) as one sample, its reads
+    /// interleaved into one gzipped FASTQ.
+    #[arg(long)]
+    pub interleave: bool,
     /// Print the samples as JSON at the end.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The sample file name for an interleaved pair: the R1 name without its mate marker.
+fn interleaved_name(r1: &Path) -> String {
+    let name = r1.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "reads".into());
+    let lower = name.to_ascii_lowercase();
+    let cut = [".fastq.gz", ".fq.gz", ".fastq.gzip", ".fq.gzip", ".fastq", ".fq"]
+        .iter()
+        .find_map(|ext| lower.strip_suffix(ext).map(|stem| stem.len()))
+        .unwrap_or(name.len());
+    let stem = &name[..cut];
+    let stem = ["_R1_", "_R1", "_1"]
+        .iter()
+        .find_map(|m| stem.rfind(m).map(|i| format!("{}{}", &stem[..i], if *m == "_R1_" { "_" } else { "" }) + &stem[i + m.len()..]))
+        .unwrap_or_else(|| stem.to_string());
+    format!("{stem}_interleaved.fastq.gz")
 }
 
 /// The sequence files under `paths` (folders are searched, hidden files skipped), sorted.
@@ -260,6 +280,37 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     if !problems.is_empty() {
         bail!("nothing was uploaded; fix these files first:\n  {}", problems.join("\n  "));
     }
+    // What to send: each file, or with --interleave each pair as one interleaved file.
+    let workdir = tempfile::tempdir()?;
+    let mut sends: Vec<(PathBuf, Option<String>, bool)> = Vec::new();
+    for group in mgds_formats::group_paths(&files) {
+        match group {
+            mgds_formats::FileGroup::Pair { r1, r2, .. } if a.interleave => {
+                let name = interleaved_name(&r1);
+                let out = workdir.path().join(&name);
+                eprintln!("interleaving {} and {} into {name}", r1.display(), r2.display());
+                let (r1c, r2c, outc) = (r1.clone(), r2.clone(), out.clone());
+                tokio::task::spawn_blocking(move || {
+                    mgds_formats::interleave(&r1c, &r2c, &outc, mgds_formats::OutputCompression::GZIP).map_err(Box::new)
+                })
+                .await?
+                .with_context(|| format!("cannot interleave {} and {}", r1.display(), r2.display()))?;
+                total_bytes += std::fs::metadata(&out)?.len();
+                total_bytes -= std::fs::metadata(&r1)?.len() + std::fs::metadata(&r2)?.len();
+                sends.push((out, Some(name), true));
+            }
+            mgds_formats::FileGroup::Pair { r1, r2, .. } => {
+                eprintln!(
+                    "hint: {} and {} look like the two reads of a pair; pass --interleave to upload them as one sample",
+                    r1.display(),
+                    r2.display()
+                );
+                sends.push((r1, None, false));
+                sends.push((r2, None, false));
+            }
+            mgds_formats::FileGroup::Single { path, .. } => sends.push((path, None, false)),
+        }
+    }
     let multi = MultiProgress::with_draw_target(if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::ProgressDrawTarget::stderr()
     } else {
@@ -270,8 +321,8 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     let mut done = Vec::new();
     let mut failed = Vec::new();
     let mut before = 0;
-    for f in &files {
-        let name = f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+    for (f, upload_name, interleaved) in &sends {
+        let name = upload_name.clone().unwrap_or_else(|| f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
         let bar = multi.insert_before(&total, ProgressBar::new(0).with_style(bar_style()).with_prefix(name.clone()));
         let (b, t, base) = (bar.clone(), total.clone(), before);
         let mut req = ctx.client.samples().upload(f.clone()).progress(move |sent, size| {
@@ -290,6 +341,9 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
         }
         if let Some(e) = &a.external_sample_id {
             req = req.external_sample_id(e.clone());
+        }
+        if let Some(n) = upload_name {
+            req = req.filename(n.clone()).interleaved(*interleaved);
         }
         match req.send().await {
             Ok(sample) => {
@@ -316,7 +370,7 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     eprintln!(
         "uploaded {} of {} files ({:.1} MB in {secs:.1} s)",
         done.len(),
-        files.len(),
+        sends.len(),
         before as f64 / 1e6
     );
     if !failed.is_empty() {

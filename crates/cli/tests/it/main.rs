@@ -698,3 +698,29 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&format!("analysis {second} failed: the reference database is missing")), "{err}");
 }
+
+#[test]
+fn upload_interleaves_a_read_pair_into_one_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let runs = dir.path().join("run7");
+    std::fs::create_dir_all(&runs).unwrap();
+    std::fs::write(runs.join("gut_S1_L001_R1_001.fastq"), "@a 1:N:0:1\nACGT\n+\nIIII\n@b 1:N:0:1\nGGCC\n+\nIIII\n").unwrap();
+    std::fs::write(runs.join("gut_S1_L001_R2_001.fastq"), "@a 2:N:0:1\nTTTT\n+\nIIII\n@b 2:N:0:1\nCCCC\n+\nIIII\n").unwrap();
+    let out = mgds(&cfg, &data).arg("upload").arg(&runs).output().unwrap();
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--interleave"), "a pair uploaded apart gets a hint");
+    let out = mgds(&cfg, &data).args(["upload", "--interleave", "--json"]).arg(&runs).output().unwrap();
+    let uploaded: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let uploaded = uploaded.as_array().unwrap();
+    assert_eq!(uploaded.len(), 1, "one sample for the pair");
+    assert_eq!(uploaded[0]["filename"], json!("gut_S1_L001_001_interleaved.fastq.gz"));
+    let list: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 3);
+    // Mates that do not match are refused before anything is sent.
+    std::fs::write(runs.join("gut_S1_L001_R2_001.fastq"), "@a 2:N:0:1\nTTTT\n+\nIIII\n").unwrap();
+    let out = mgds(&cfg, &data).args(["upload", "--interleave"]).arg(&runs).output().unwrap();
+    assert!(!out.status.success());
+    let list: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 3);
+}

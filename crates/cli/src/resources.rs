@@ -33,7 +33,7 @@ pub struct ListArgs {
 }
 
 /// Fetches the page (or every page) the options ask for; notes the paging on stderr.
-async fn fetch<T: DeserializeOwned + Send + 'static>(req: ListRequest<T>, a: &ListArgs, noun: &str) -> Result<Vec<T>> {
+pub(crate) async fn fetch<T: DeserializeOwned + Send + 'static>(req: ListRequest<T>, a: &ListArgs, noun: &str) -> Result<Vec<T>> {
     let req = req.per_page(a.per_page).page(a.page);
     if a.all {
         return Ok(req.all().await?);

@@ -9,7 +9,7 @@ use mgds_api::{MetadataInput, Ref, Visibility};
 use mgds_client::{Filter, Sort};
 
 use crate::connect::Ctx;
-use crate::output::{Column, OutputArgs, print_list, print_one};
+use crate::output::{Column, print_list, print_one};
 
 const COLUMNS: &[Column] = &[
     ("id", "id"),
@@ -22,7 +22,7 @@ const COLUMNS: &[Column] = &[
 
 /// Options of `mgds samples list`.
 #[derive(clap::Args, Debug)]
-pub struct ListArgs {
+pub struct SampleListArgs {
     /// A raw `where` filter (JSON), combined with the options below.
     #[arg(long = "where")]
     pub filter: Option<String>,
@@ -44,24 +44,15 @@ pub struct ListArgs {
     /// Sort field; prefix with `-` for descending (e.g. `-created_at`).
     #[arg(long, allow_hyphen_values = true)]
     pub sort: Option<String>,
-    /// Page number.
-    #[arg(long, default_value_t = 1)]
-    pub page: u32,
-    /// Records per page (at most 1000).
-    #[arg(long, default_value_t = 50)]
-    pub per_page: u32,
-    /// Every page.
-    #[arg(long)]
-    pub all: bool,
     #[command(flatten)]
-    pub out: OutputArgs,
+    pub list: crate::resources::ListArgs,
 }
 
 /// `mgds samples ...`.
 #[derive(clap::Subcommand, Debug)]
 pub enum SamplesCommand {
     /// List samples.
-    List(ListArgs),
+    List(SampleListArgs),
     /// Show one sample as JSON.
     Show {
         /// The sample id.
@@ -88,7 +79,7 @@ pub enum SamplesCommand {
     },
 }
 
-fn build_filter(a: &ListArgs) -> Result<Filter> {
+fn build_filter(a: &SampleListArgs) -> Result<Filter> {
     let mut f = match &a.filter {
         Some(raw) => {
             let v: serde_json::Value = serde_json::from_str(raw).context("--where is not valid JSON")?;
@@ -120,23 +111,15 @@ pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
     let samples = ctx.client.samples();
     match cmd {
         SamplesCommand::List(a) => {
-            let mut req = samples.list().filter(build_filter(&a)?).per_page(a.per_page).page(a.page);
+            let mut req = samples.list().filter(build_filter(&a)?);
             if let Some(s) = &a.sort {
                 req = req.sort(match s.strip_prefix('-') {
                     Some(field) => Sort::desc(field),
                     None => Sort::asc(s),
                 });
             }
-            let items = if a.all {
-                req.all().await?
-            } else {
-                let page = req.send().await?;
-                if let Some(total) = page.total {
-                    eprintln!("page {} of {} ({total} samples)", page.page, total.div_ceil(u64::from(page.per_page)).max(1));
-                }
-                page.items
-            };
-            print_list(&a.out, &items, COLUMNS)
+            let items = crate::resources::fetch(req, &a.list, "samples").await?;
+            print_list(&a.list.out, &items, COLUMNS)
         }
         SamplesCommand::Show { id } => print_one(&samples.get(id.as_str()).await?),
         SamplesCommand::Update { id, visibility, project, no_project } => {

@@ -37,12 +37,7 @@ impl AnalysisKind {
 
     /// The `analysis_type` value.
     pub fn analysis_type(self) -> &'static str {
-        match self {
-            AnalysisKind::Classification => "classification",
-            AnalysisKind::Panel => "panel",
-            AnalysisKind::Alignment => "alignment",
-            AnalysisKind::FunctionalProfile => "functional_profile",
-        }
+        ANALYSIS_TYPES[self as usize]
     }
 
     /// The collection name.
@@ -81,6 +76,9 @@ pub(super) fn router() -> Router<AppState> {
     r.route("/classifications/{id}/readlevel", get(readlevel))
 }
 
+/// The `analysis_type` values, one per [`AnalysisKind`].
+pub(crate) const ANALYSIS_TYPES: [&str; 4] = ["classification", "panel", "alignment", "functional_profile"];
+
 pub(crate) const ANALYSIS_FIELDS: &[Field] = &[
     Field { name: "$uri", column: "a.id", kind: FieldKind::Uri { collection: "analyses" }, sortable: true },
     Field { name: "created_at", column: "a.created_at", kind: FieldKind::DateTime, sortable: true },
@@ -88,7 +86,7 @@ pub(crate) const ANALYSIS_FIELDS: &[Field] = &[
     Field {
         name: "analysis_type",
         column: "a.analysis_type",
-        kind: FieldKind::Enum(&["classification", "panel", "alignment", "functional_profile"]),
+        kind: FieldKind::Enum(&ANALYSIS_TYPES),
         sortable: true,
     },
     Field { name: "complete", column: "a.complete", kind: FieldKind::Bool, sortable: true },

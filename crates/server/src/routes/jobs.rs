@@ -27,7 +27,7 @@ pub(crate) const JOB_FIELDS: &[Field] = &[
     Field {
         name: "analysis_type",
         column: "j.analysis_type",
-        kind: FieldKind::Enum(&["classification", "panel", "alignment", "functional_profile"]),
+        kind: FieldKind::Enum(&super::analyses::ANALYSIS_TYPES),
         sortable: true,
     },
     Field { name: "created_at", column: "j.created_at", kind: FieldKind::DateTime, sortable: true },

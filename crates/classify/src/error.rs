@@ -1,0 +1,191 @@
+//! The crate's one error type.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use mgds_formats::{Compression, ParseError};
+
+/// Everything that can go wrong while building a database or classifying reads.
+///
+/// Messages name the file (and the line or record where there is one) and say what to do next;
+/// the underlying cause, where there is one, is the error's `source()`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A problem with a reads or reference sequence file (missing, not FASTA/FASTQ, malformed
+    /// record, truncated or damaged gzip), as reported by `mgds_formats`.
+    // Boxed: the formats error is large and every Result of this crate would carry its size.
+    #[error(transparent)]
+    Sequences(Box<mgds_formats::Error>),
+
+    /// A file could not be opened or read.
+    #[error("could not read {}; check that the file exists and that you are allowed to read it", .path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// An output could not be written.
+    #[error("could not write {}; check that the folder exists, that you may write to it and that the disk is not full", .path.display())]
+    Write {
+        /// The file (or a description of the output stream).
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+
+    /// A line of a taxonomy dump (`nodes.dmp`, `names.dmp`) or of the sequence-to-taxon map is
+    /// malformed or refers to something unknown.
+    #[error("{}, line {line}: {message}", .path.display())]
+    Table {
+        /// The file.
+        path: PathBuf,
+        /// The line, 1-based.
+        line: u64,
+        /// What is wrong and what to do.
+        message: String,
+    },
+
+    /// The taxonomy as a whole is unusable (no root, a taxon that never reaches the root, a
+    /// taxon without a scientific name).
+    #[error("the taxonomy in {} is unusable: {message}", .path.display())]
+    Taxonomy {
+        /// The `nodes.dmp` file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+
+    /// A reference sequence has no entry in the sequence-to-taxon map.
+    #[error("reference sequence `{seq_id}` ({}, record {record}) has no tax id in {}; add a line `{seq_id}<TAB>tax_id` to the map", .path.display(), .map.display())]
+    UnmappedSequence {
+        /// The FASTA file.
+        path: PathBuf,
+        /// The record, 1-based.
+        record: u64,
+        /// The sequence's identifier.
+        seq_id: String,
+        /// The sequence-to-taxon map.
+        map: PathBuf,
+    },
+
+    /// The references hold no k-mer at all (no sequence, or all shorter than k).
+    #[error(
+        "the reference sequences hold no usable k-mers (every sequence is missing, shorter than {k} bases or made of N); check the FASTA files given"
+    )]
+    NoKmers {
+        /// The k-mer length.
+        k: u32,
+    },
+
+    /// A file given as a database is not one (wrong magic bytes).
+    #[error("{} is not an MGDS classification database; choose the `.mgdsdb` file written by the database build", .path.display())]
+    NotDatabase {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// A database written by another (newer or older) format version.
+    #[error("{} is a classification database of format version {found}, but this program reads version {expected}; rebuild the database with this version of MGDS", .path.display())]
+    DatabaseVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The version this crate reads.
+        expected: u32,
+    },
+
+    /// A database whose content is cut short or inconsistent.
+    #[error("{} is damaged or incomplete ({what}); copy or build the database again", .path.display())]
+    DatabaseCorrupt {
+        /// The file.
+        path: PathBuf,
+        /// What was found wrong.
+        what: String,
+    },
+
+    /// The reads file holds no records.
+    #[error("{} holds no reads (no FASTA or FASTQ records); choose a file with reads", .path.display())]
+    NoReads {
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The options are out of range.
+    #[error("invalid classification option: {0}")]
+    Options(String),
+}
+
+impl From<mgds_formats::Error> for Error {
+    fn from(err: mgds_formats::Error) -> Self {
+        Error::Sequences(Box::new(err))
+    }
+}
+
+impl Error {
+    /// The `mgds_formats` error inside, for a problem with a sequence file.
+    pub fn sequence_error(&self) -> Option<&mgds_formats::Error> {
+        match self {
+            Error::Sequences(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Maps an I/O error met while reading a sequence file the way `mgds_formats` does: a
+    /// wrapped [`ParseError`] becomes a parse error naming the line and record, a gzip stream
+    /// that stops early a truncation, a damaged one a corruption.
+    pub(crate) fn reading(
+        path: &Path,
+        compression: Compression,
+        line: u64,
+        err: io::Error,
+    ) -> Error {
+        use mgds_formats::Error as F;
+        if let Some(pe) = err.get_ref().and_then(|e| e.downcast_ref::<ParseError>()) {
+            let pe = pe.clone();
+            return Error::from(match pe.kind {
+                mgds_formats::ParseErrorKind::NotSequence { found } => F::NotSequence {
+                    path: path.to_owned(),
+                    found,
+                },
+                kind => F::Parse {
+                    path: path.to_owned(),
+                    line: pe.line,
+                    record: pe.record,
+                    id: pe.id,
+                    kind,
+                },
+            });
+        }
+        let path = path.to_owned();
+        Error::from(match (compression, err.kind()) {
+            (Compression::None, _) => F::Io { path, source: err },
+            (_, io::ErrorKind::UnexpectedEof) => F::Truncated {
+                path,
+                compression,
+                line,
+                source: err,
+            },
+            (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => F::Corrupt {
+                path,
+                compression,
+                line,
+                source: err,
+            },
+            _ => F::Io { path, source: err },
+        })
+    }
+
+    pub(crate) fn table(path: &Path, line: u64, message: impl Into<String>) -> Error {
+        Error::Table {
+            path: path.to_owned(),
+            line,
+            message: message.into(),
+        }
+    }
+}

@@ -17,6 +17,16 @@ pub struct Local {
     pub key: String,
 }
 
+static RUNNING: std::sync::OnceLock<mgds_server::AppState> = std::sync::OnceLock::new();
+
+/// Gives the analyses the embedded service was running back to the queue, without counting an
+/// attempt, so the next command (or `mgds serve`, or the desktop app) runs them.
+pub async fn stop() {
+    if let Some(state) = RUNNING.get() {
+        let _ = mgds_server::worker::release(state).await;
+    }
+}
+
 /// The keychain entry name for the local user of `data_dir`, shared with the desktop app.
 pub fn keychain_name(data_dir: &Path) -> String {
     let canonical = data_dir.canonicalize().unwrap_or_else(|_| data_dir.to_path_buf());
@@ -29,10 +39,15 @@ pub fn keychain_name(data_dir: &Path) -> String {
 /// system), a new key is made through the data folder itself, which only this OS user can open;
 /// it is kept in the keychain when there is one, and otherwise only in memory for this run.
 pub async fn start(data_dir: PathBuf, config_dir: &Path) -> Result<Local> {
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create the data folder {}", data_dir.display()))?;
+    crate::install_demo_if_new(&data_dir).await?;
     let config = Config::new(&data_dir);
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?)
         .await
         .with_context(|| format!("cannot start the local service over {}", data_dir.display()))?;
+    // The embedded service's worker runs analyses while the command runs; what it has not
+    // finished when the command ends goes back to the queue (see `stop`).
+    let _ = RUNNING.set(state.clone());
     let entry = keychain_name(&data_dir);
     if let Some((key, _)) = crate::profile::load_key(config_dir, &entry)?
         && mgds_server::auth::user_for_key(&state.db, &key).await.ok().flatten().is_some()

@@ -17,6 +17,7 @@ mod connect;
 mod local;
 mod output;
 mod profile;
+mod references;
 mod resources;
 mod samples;
 mod subset;
@@ -35,6 +36,11 @@ struct Cli {
 enum Command {
     /// Run the MGDS service (API v1) on this machine.
     Serve(ServeArgs),
+    /// Run analyses from the job queue of a data folder, as a process of its own.
+    Worker(references::WorkerArgs),
+    /// Reference data of the local service: install the demo, build a classification database.
+    #[command(subcommand)]
+    Db(references::DbCommand),
     /// Write the reads assigned to chosen taxa (like `onecodex scripts subset_reads`).
     SubsetReads(subset::SubsetArgs),
     /// Manage users, API keys and sequencing batches of a local service (--data-dir).
@@ -105,6 +111,19 @@ struct ServeArgs {
     /// https://mgds.lab.example.org
     #[arg(long, env = "MGDS_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Analyses run at once by the service (0: none; run `mgds worker` processes instead).
+    #[arg(long, default_value_t = 1, env = "MGDS_WORKERS")]
+    workers: usize,
+    /// Threads per analysis (default: every core).
+    #[arg(long, env = "MGDS_THREADS")]
+    threads: Option<usize>,
+    /// Seconds a worker's claim on an analysis holds without renewal; after that (a worker
+    /// that died), another worker runs it again.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    job_lease: u64,
+    /// Do not install the demo references on a data folder that has none.
+    #[arg(long)]
+    no_demo: bool,
 }
 
 #[derive(Subcommand)]
@@ -171,8 +190,44 @@ fn parse_status(s: &str) -> Result<BatchStatus, String> {
 }
 
 async fn open(dir: PathBuf) -> Result<AppState> {
-    let config = Config::new(&dir);
+    open_with(Config::new(&dir)).await
+}
+
+async fn open_with(config: Config) -> Result<AppState> {
+    let dir = config.data_dir.clone();
     AppState::open(&config).await.with_context(|| format!("cannot open the MGDS data folder {}", dir.display()))
+}
+
+/// Resolves on Ctrl-C or (on Unix) SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(t) => t,
+            Err(_) => return std::mem::drop(ctrl_c.await),
+        };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// Installs the demo references into a data folder that has never had any, so that a new
+/// service classifies uploads with no other step.
+pub(crate) async fn install_demo_if_new(dir: &std::path::Path) -> Result<()> {
+    if dir.join(mgds_server::references::DATABASES_DIR).exists() {
+        return Ok(());
+    }
+    eprintln!("installing the demo reference data (first start; `mgds db list` shows it)...");
+    let d = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || mgds_server::references::install_demo(&d))
+        .await?
+        .context("cannot install the demo reference data")?;
+    Ok(())
 }
 
 async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
@@ -182,25 +237,22 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     };
     let bound = mgds_server::bind(args.listen, tls.as_ref()).await?;
     let url = args.public_url.unwrap_or_else(|| bound.url());
-    let state = open(dir.clone()).await?.with_public_url(&url);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create the data folder {}", dir.display()))?;
+    if !args.no_demo {
+        install_demo_if_new(&dir).await?;
+    }
+    let mut config = Config::new(&dir);
+    config.runner.workers = args.workers;
+    config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
+    if let Some(t) = args.threads {
+        config.runner.threads = t.max(1);
+    }
+    let state = open_with(config).await?.with_public_url(&url);
     eprintln!("MGDS service: data in {}", dir.display());
     // The one line on stdout, once the service accepts connections: scripts wait for it.
     println!("listening on {}", bound.url());
     let shutdown = async {
-        let ctrl_c = tokio::signal::ctrl_c();
-        #[cfg(unix)]
-        {
-            let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(t) => t,
-                Err(_) => return std::mem::drop(ctrl_c.await),
-            };
-            tokio::select! {
-                _ = ctrl_c => {},
-                _ = term.recv() => {},
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = ctrl_c.await;
+        shutdown_signal().await;
         eprintln!("stopping: finishing requests in flight");
     };
     mgds_server::serve(bound, state, shutdown).await.context("the service stopped")
@@ -264,6 +316,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => serve(connect::data_dir(&g)?, args).await,
+            Command::Worker(args) => references::run_worker(connect::data_dir(&g)?, args).await,
+            Command::Db(cmd) => references::run_db(connect::data_dir(&g)?, cmd).await,
             Command::Admin { command } => run_admin(connect::data_dir(&g)?, command).await,
             Command::Login(args) => account::login(&g, &args).await,
             Command::Logout => account::logout(&g),
@@ -283,6 +337,7 @@ fn main() -> ExitCode {
             Command::Schema { resource } => resources::run_schema(&connect::connect(&g).await?, resource).await,
         }
     });
+    runtime.block_on(local::stop());
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -4,6 +4,8 @@
 //! data folder ([`Config`]): a SQLite database (see [`db`]) and an object store (see
 //! [`storage`]). [`serve`] runs it on an address, over TLS when given a certificate. [`admin`]
 //! holds the operator's actions (users, keys, sequencing batches) that have no HTTP route.
+//! [`references`] manages the reference data installed in the data folder and the jobs they
+//! provide; [`worker`] runs those jobs from the durable queue.
 
 pub mod access;
 pub mod admin;
@@ -11,10 +13,12 @@ pub mod auth;
 pub mod db;
 pub mod error;
 pub mod listing;
+pub mod references;
 pub mod routes;
 pub mod schema;
 pub mod signing;
 pub mod storage;
+pub mod worker;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -41,6 +45,8 @@ pub struct Config {
     pub auth_failure_limit: u32,
     /// The window for `auth_failure_limit`.
     pub auth_failure_window: Duration,
+    /// Job workers in this process, and threads per engine run.
+    pub runner: worker::RunnerConfig,
 }
 
 impl Config {
@@ -51,6 +57,7 @@ impl Config {
             public_url: None,
             auth_failure_limit: 20,
             auth_failure_window: Duration::from_secs(300),
+            runner: worker::RunnerConfig::default(),
         }
     }
 }
@@ -68,6 +75,8 @@ pub struct AppState {
     pub limiter: Arc<auth::FailureLimiter>,
     /// The base address clients reach the service at, e.g. `http://127.0.0.1:8080`.
     pub public_url: Arc<str>,
+    /// Installed reference data and the job workers.
+    pub runner: Arc<worker::Runner>,
 }
 
 impl AppState {
@@ -90,9 +99,19 @@ impl AppState {
             signer: signing::Signer::new(secret),
             limiter: Arc::new(auth::FailureLimiter::new(config.auth_failure_limit, config.auth_failure_window)),
             public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
+            runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner)),
         };
         routes::housekeeping(&state).await;
+        worker::sweep_work_dir(&config.data_dir);
+        state.reload_references(&config.data_dir).await.map_err(StartError::References)?;
         Ok(state)
+    }
+
+    /// Reads the installed reference data again and registers its jobs (after an install).
+    pub async fn reload_references(&self, data_dir: &Path) -> Result<(), ApiError> {
+        let refs = references::References::load(self, data_dir).await?;
+        self.runner.set_references(refs);
+        Ok(())
     }
 
     /// The same state answering at another public address.
@@ -117,6 +136,9 @@ pub enum StartError {
     /// The certificate or key could not be read.
     #[error("cannot load the TLS certificate {0} or its key")]
     Tls(PathBuf, #[source] std::io::Error),
+    /// The installed reference data could not be registered.
+    #[error("cannot register the jobs of the installed reference data")]
+    References(#[source] ApiError),
     /// A non-loopback address without TLS.
     #[error(
         "refusing to listen on {0} without TLS: API keys would cross the network in clear text; \
@@ -195,11 +217,12 @@ pub async fn serve(
             routes::housekeeping(&housekeeping_state).await;
         }
     });
+    let workers = worker::spawn_workers(&state, state.runner.config.workers);
     tokio::spawn(async move {
         shutdown.await;
         h.graceful_shutdown(Some(Duration::from_secs(10)));
     });
-    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
+    let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let served = match bound.tls {
         Some(tls) => {
             axum_server::from_tcp_rustls(bound.listener, tls)?
@@ -210,6 +233,13 @@ pub async fn serve(
         None => axum_server::from_tcp(bound.listener)?.handle(handle).serve(service).await,
     };
     housekeeping.abort();
+    // An analysis in progress is given back to the queue, to run again at the next start.
+    for w in workers {
+        w.abort();
+    }
+    if let Err(e) = worker::release(&state).await {
+        tracing::warn!(error = %e, "could not give back running analyses; they run again once their lease lapses");
+    }
     served
 }
 

@@ -179,6 +179,22 @@ impl Storage {
         }
     }
 
+    /// Where the object at `key` lives on disk, for engines that read files (local store only).
+    pub fn local_path(&self, key: &str) -> Option<PathBuf> {
+        let root = self.root.as_ref()?;
+        let path = ObjectPath::from(key);
+        Some(path.parts().fold(root.clone(), |p, part| p.join(part.as_ref())))
+    }
+
+    /// Streams the file at `path` into `key` (for engine outputs of any size).
+    pub async fn put_file(&self, key: &str, path: &Path) -> Result<Written, WriteError> {
+        let file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| WriteError::Source(format!("cannot read {}: {e}", path.display())))?;
+        let body = tokio_util::io::ReaderStream::with_capacity(file, 1 << 20);
+        self.write_stream(key, body, u64::MAX).await
+    }
+
     /// Removes an object; a missing object is not an error.
     pub async fn delete(&self, key: &str) -> object_store::Result<()> {
         match self.store.delete(&ObjectPath::from(key)).await {

@@ -100,7 +100,7 @@ pub(crate) const ANALYSIS_FIELDS: &[Field] = &[
 pub(crate) const ANALYSES: ListSpec = ListSpec {
     from: "analyses a",
     columns: "a.id, a.analysis_type, a.created_at, a.updated_at, a.complete, a.success, a.error_msg, a.job_id, \
-              a.sample_id, a.job_args, a.description, a.tax_id, \
+              a.sample_id, a.job_args, a.description, a.tax_id, a.readlevel_key, \
               (SELECT json_group_array(json_object('id', d.dependency_id, 'path', d.download_path)) \
                FROM analysis_dependencies d WHERE d.analysis_id = a.id) AS deps",
     fields: ANALYSIS_FIELDS,
@@ -122,12 +122,23 @@ pub(crate) struct AnalysisRow {
     job_args: Option<String>,
     description: Option<String>,
     tax_id: Option<String>,
+    readlevel_key: Option<String>,
     deps: String,
 }
 
 impl AnalysisRow {
     /// The record as the collection `kind` (or `/analyses` for `None`) shows it.
-    pub(crate) fn into_api(self, kind: Option<AnalysisKind>) -> Analysis {
+    pub(crate) fn into_api(self, state: &AppState, kind: Option<AnalysisKind>) -> Analysis {
+        // Alignments and functional profiles offer their file (the alignment, the profile table)
+        // at a pre-signed address; classifications offer theirs through `readlevel`.
+        let results_uri = match (AnalysisKind::from_type(&self.analysis_type), &self.readlevel_key) {
+            (Some(AnalysisKind::Alignment | AnalysisKind::FunctionalProfile), Some(key)) => {
+                let file = key.rsplit('/').next().unwrap_or("results");
+                let name = format!("{}.{}", self.id, file);
+                Some(super::storage_endpoint::download_url(state, key, &name, super::samples::DOWNLOAD_VALID_HOURS))
+            }
+            _ => None,
+        };
         let collection = kind.map_or("analyses", AnalysisKind::collection);
         // The spec: classifications and /analyses carry analysis_type; the other kinds do not.
         let show_type = matches!(kind, None | Some(AnalysisKind::Classification));
@@ -153,7 +164,7 @@ impl AnalysisRow {
                 .into_iter()
                 .filter_map(|d| Some(Dependency { analysis: Ref::new("analyses", &d.id?), download_path: d.path }))
                 .collect(),
-            results_uri: None,
+            results_uri,
             tax_id: if kind == Some(AnalysisKind::Alignment) || (kind.is_none() && self.analysis_type == "alignment") {
                 self.tax_id
             } else {
@@ -177,7 +188,7 @@ async fn list(
     let rows: Listed<AnalysisRow> =
         super::list(&state, &uri, &params, &ANALYSES, access::via_sample(&caller, "a", "sample_id"), of_kind(kind))
             .await?;
-    Ok(rows.map(|r| r.into_api(kind)))
+    Ok(rows.map(|r| r.into_api(&state, kind)))
 }
 
 async fn list_public(
@@ -189,7 +200,7 @@ async fn list_public(
     let rows: Listed<AnalysisRow> =
         super::list(&state, &uri, &params, &ANALYSES, access::via_sample(&Caller(None), "a", "sample_id"), of_kind(kind))
             .await?;
-    Ok(rows.map(|r| r.into_api(kind)))
+    Ok(rows.map(|r| r.into_api(&state, kind)))
 }
 
 /// The analysis `id` of `kind` if the caller may see it; an analysis of another kind answers
@@ -213,7 +224,7 @@ async fn get_one(
     Path(id): Path<String>,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<axum::Json<Analysis>> {
-    Ok(axum::Json(visible_analysis(&state, &caller, &id, kind).await?.into_api(kind)))
+    Ok(axum::Json(visible_analysis(&state, &caller, &id, kind).await?.into_api(&state, kind)))
 }
 
 /// Explains why a visible analysis has no results yet.
@@ -263,6 +274,16 @@ async fn readlevel(State(state): State<AppState>, caller: Caller, Path(id): Path
     }))
 }
 
+/// A file an engine produced beside its results: the read-level TSV.gz of a classification,
+/// the alignment file of an alignment, the downloadable table of a functional profile.
+#[derive(Debug, Clone)]
+pub enum Artifact {
+    /// Held in memory.
+    Bytes(Bytes),
+    /// A file on disk, streamed into the store.
+    File(std::path::PathBuf),
+}
+
 /// Stores what an engine produced for analysis `id` and marks it complete: the results JSON
 /// (served at `.../results`), the optional read-level TSV.gz (served through `readlevel`), and
 /// success or the error message (cut to 255 characters).
@@ -271,15 +292,33 @@ pub async fn store_results(
     id: &str,
     outcome: Result<(serde_json::Value, Option<Bytes>), String>,
 ) -> ApiResult<()> {
+    store_outcome(state, id, outcome.map(|(v, b)| (v, b.map(Artifact::Bytes)))).await
+}
+
+/// As [`store_results`], with the file given in memory or on disk.
+pub async fn store_outcome(
+    state: &AppState,
+    id: &str,
+    outcome: Result<(serde_json::Value, Option<Artifact>), String>,
+) -> ApiResult<()> {
     let now = db::now();
     match outcome {
-        Ok((results, readlevel)) => {
+        Ok((results, artifact)) => {
             let results_key = format!("analyses/{id}/results.json");
             state.storage.put(&results_key, Bytes::from(serde_json::to_vec(&results)?)).await?;
-            let readlevel_key = match readlevel {
-                Some(b) => {
-                    let k = format!("analyses/{id}/readlevel.tsv.gz");
-                    state.storage.put(&k, b).await?;
+            let artifact_key = match artifact {
+                Some(a) => {
+                    let name = match a {
+                        Artifact::File(ref p) => p.file_name().map_or("output".into(), |n| n.to_string_lossy().to_string()),
+                        Artifact::Bytes(_) => "readlevel.tsv.gz".into(),
+                    };
+                    let k = format!("analyses/{id}/{name}");
+                    match a {
+                        Artifact::Bytes(b) => state.storage.put(&k, b).await?,
+                        Artifact::File(p) => {
+                            state.storage.put_file(&k, &p).await.map_err(ApiError::internal)?;
+                        }
+                    }
                     Some(k)
                 }
                 None => None,
@@ -289,7 +328,7 @@ pub async fn store_results(
                  updated_at = ? WHERE id = ?",
             )
             .bind(&results_key)
-            .bind(&readlevel_key)
+            .bind(&artifact_key)
             .bind(&now)
             .bind(id)
             .execute(&state.db)

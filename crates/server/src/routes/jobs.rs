@@ -156,10 +156,14 @@ async fn run_job(
 
     let analysis_id = new_id();
     let now = db::now();
+    // An alignment is to the genome of the tax id its arguments name.
+    let tax_id = (job.analysis_type == "alignment")
+        .then(|| req.job_args.get("tax_id").and_then(Value::as_str).map(str::to_string))
+        .flatten();
     let mut tx = begin_write(&state.db).await?;
     sqlx::query(
-        "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, description, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, description, tax_id, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&analysis_id)
     .bind(&sample_id)
@@ -167,6 +171,7 @@ async fn run_job(
     .bind(&job.analysis_type)
     .bind(Value::Object(req.job_args.clone()).to_string())
     .bind(&req.description)
+    .bind(&tax_id)
     .bind(&now)
     .bind(&now)
     .execute(&mut *tx)
@@ -185,6 +190,7 @@ async fn run_job(
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
+    state.runner.wake();
     Ok(axum::Json(Ref::new("analyses", &analysis_id)))
 }
 

@@ -2,7 +2,7 @@
 //! share (body and query extractors that answer in the service's error shape, list answers with
 //! `X-Total-Count` and `Link`, reference resolution).
 
-mod analyses;
+pub(crate) mod analyses;
 mod documents;
 mod jobs;
 mod misc;
@@ -27,7 +27,7 @@ use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{self, Bind, Compiled, Field, Page};
 
-pub use analyses::{AnalysisKind, store_results};
+pub use analyses::{AnalysisKind, Artifact, store_outcome, store_results};
 
 /// The `where`/`sort` field tables of every list, for the schema.
 pub(crate) mod field_tables {

@@ -725,7 +725,13 @@ async fn confirm_upload(
         .bind(&up.id)
         .execute(&mut *tx)
         .await?;
+    // The default classification runs by itself on every new file, in the same transaction: a
+    // confirmed sample never misses it.
+    let queued = crate::worker::queue_default_classification(&mut tx, &sample_id).await?;
     tx.commit().await?;
+    if queued.is_some() {
+        state.runner.wake();
+    }
     Ok(confirmed(&sample_id))
 }
 

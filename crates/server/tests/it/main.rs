@@ -4,6 +4,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
+mod engines;
 mod lists;
 mod resources;
 mod schema;

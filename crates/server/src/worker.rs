@@ -1,0 +1,445 @@
+//! The job runner: workers that claim pending analyses from the durable queue, run the engine
+//! of the analysis's job, and store what it produced.
+//!
+//! A claim is one SQL statement: it takes the oldest waiting analysis of a job this runner can
+//! run (or one whose previous claim has lapsed), sets a lease, and counts the attempt. While the
+//! engine works, the worker renews the lease; a worker that dies (a killed process, a power cut)
+//! stops renewing, so another worker (or this service after a restart) claims the analysis again
+//! once the lease expires. After [`MAX_ATTEMPTS`] claims the analysis fails with a message
+//! instead of being tried forever. An engine's own refusal (a file that is not sequence data, a
+//! missing reference genome) fails the analysis at once: trying again would not change it.
+//!
+//! Workers run inside `mgds serve` (and the embedded service), and as separate `mgds worker`
+//! processes against the same data folder.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::Notify;
+
+use crate::AppState;
+use crate::db;
+use crate::references::{Installed, ReferenceKind, References};
+use crate::routes::analyses::{Artifact, store_outcome};
+
+/// Claims of one analysis before it fails for good.
+pub const MAX_ATTEMPTS: i64 = 3;
+/// Name of the folder, inside the data folder, where engines write their outputs.
+pub const WORK_DIR: &str = "work";
+
+/// How many workers run, and how many threads each engine run may use.
+#[derive(Debug, Clone, Copy)]
+pub struct RunnerConfig {
+    /// Analyses run at once by this process (0: none; another process runs them).
+    pub workers: usize,
+    /// Threads one engine run may use.
+    pub threads: usize,
+    /// How often an idle worker looks at the queue when nothing wakes it.
+    pub poll: Duration,
+    /// How long a claim holds before another worker may take the analysis over; the running
+    /// worker renews it four times per period.
+    pub lease: Duration,
+}
+
+impl Default for RunnerConfig {
+    fn default() -> Self {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        RunnerConfig { workers: 1, threads, poll: Duration::from_secs(2), lease: Duration::from_secs(60) }
+    }
+}
+
+/// The runner's shared state: installed references, a wake-up signal for new work, and the
+/// classification databases loaded so far.
+#[derive(Debug)]
+pub struct Runner {
+    /// Settings.
+    pub config: RunnerConfig,
+    refs: RwLock<Arc<References>>,
+    wake: Notify,
+    loaded: Mutex<Vec<(String, Arc<mgds_classify::Database>)>>,
+    data_dir: PathBuf,
+    /// Names this process's workers in the queue (`<instance>-<n>`).
+    instance: String,
+    /// When the references folder last changed, as last seen.
+    seen: Mutex<Option<std::time::SystemTime>>,
+}
+
+impl Runner {
+    /// A runner over `data_dir` with nothing installed yet.
+    pub fn new(data_dir: &Path, config: RunnerConfig) -> Runner {
+        Runner {
+            config,
+            refs: RwLock::new(Arc::new(References::default())),
+            wake: Notify::new(),
+            loaded: Mutex::new(Vec::new()),
+            data_dir: data_dir.to_path_buf(),
+            instance: format!("{}-{}", std::process::id(), db::new_id()),
+            seen: Mutex::new(None),
+        }
+    }
+
+    /// Whether references were installed or removed since the last look (the folder's
+    /// modification time moves when an install renames its folder in).
+    fn references_changed(&self) -> bool {
+        let now = std::fs::metadata(self.data_dir.join(crate::references::DATABASES_DIR)).and_then(|m| m.modified()).ok();
+        let Ok(mut seen) = self.seen.lock() else { return false };
+        let first = seen.is_none();
+        let changed = *seen != now;
+        *seen = now;
+        changed && !first
+    }
+
+    /// The installed references.
+    pub fn references(&self) -> Arc<References> {
+        self.refs.read().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Replaces the installed references (after an install).
+    pub fn set_references(&self, refs: References) {
+        if let Ok(mut r) = self.refs.write() {
+            *r = Arc::new(refs);
+        }
+        self.wake.notify_waiters();
+    }
+
+    /// Tells idle workers that an analysis was queued.
+    pub fn wake(&self) {
+        self.wake.notify_waiters();
+    }
+
+    /// The classification database of `reference`, loaded once and kept.
+    fn database(&self, reference: &Installed) -> Result<Arc<mgds_classify::Database>, String> {
+        let mut loaded = self.loaded.lock().map_err(|_| "the database cache is unusable".to_string())?;
+        if let Some((_, db)) = loaded.iter().find(|(job, _)| *job == reference.job_id) {
+            return Ok(db.clone());
+        }
+        let db = mgds_classify::Database::open(&reference.path())
+            .map_err(|e| format!("the reference database {} could not be opened: {e}", reference.manifest.name))?;
+        if db.digest() != reference.manifest.digest {
+            return Err(format!(
+                "the reference database {} changed since it was installed; install it again under a new name",
+                reference.manifest.name
+            ));
+        }
+        let db = Arc::new(db);
+        loaded.push((reference.job_id.clone(), db.clone()));
+        Ok(db)
+    }
+}
+
+/// Removes the outputs of engine runs that a crash interrupted more than a day ago (their
+/// analyses were claimed again). Younger folders may belong to a worker process still running.
+pub fn sweep_work_dir(data_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(data_dir.join(WORK_DIR)) else { return };
+    let day = Duration::from_secs(24 * 3600);
+    for e in entries.filter_map(Result::ok) {
+        let old = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > day);
+        if old {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Starts `n` workers (the service starts `config.workers`); they stop when the returned
+/// handles are aborted or the runtime ends.
+pub fn spawn_workers(state: &AppState, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..n)
+        .map(|i| {
+            let state = state.clone();
+            let name = format!("{}-{i}", state.runner.instance);
+            tokio::spawn(async move { work(state, name).await })
+        })
+        .collect()
+}
+
+async fn work(state: AppState, name: String) {
+    state.runner.references_changed();
+    loop {
+        let wake = state.runner.wake.notified();
+        // References installed by `mgds db` while the service runs become runnable here.
+        if state.runner.references_changed()
+            && let Err(e) = state.reload_references(&state.runner.data_dir).await
+        {
+            tracing::warn!(error = %e, "could not register newly installed reference data");
+        }
+        match claim(&state, &name).await {
+            Ok(Some((id, attempts))) => {
+                run_claimed(&state, &name, &id, attempts).await;
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "could not read the job queue"),
+        }
+        let _ = tokio::time::timeout(state.runner.config.poll, wake).await;
+    }
+}
+
+/// Gives back the analyses this process's workers hold, without counting the attempt: for a
+/// clean stop (Ctrl-C, the end of a command that ran the embedded service), so that another
+/// worker takes them at once instead of after the lease.
+pub async fn release(state: &AppState) -> Result<u64, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE job_queue SET lease_until = NULL, worker = NULL, attempts = MAX(attempts - 1, 0) \
+         WHERE worker LIKE ? || '-%'",
+    )
+    .bind(&state.runner.instance)
+    .execute(&state.db)
+    .await?;
+    Ok(r.rows_affected())
+}
+
+/// Claims the oldest runnable analysis: waiting, or held by a lapsed lease. Returns its id and
+/// how many times it has now been claimed.
+pub async fn claim(state: &AppState, worker: &str) -> Result<Option<(String, i64)>, sqlx::Error> {
+    let jobs = state.runner.references().job_ids();
+    if jobs.is_empty() {
+        return Ok(None);
+    }
+    let now = chrono::Utc::now();
+    let until = db::ts(now + chrono::Duration::from_std(state.runner.config.lease).unwrap_or_default());
+    let marks = vec!["?"; jobs.len()].join(", ");
+    let sql = format!(
+        "UPDATE job_queue SET lease_until = ?, worker = ?, attempts = attempts + 1 \
+         WHERE analysis_id = (SELECT q.analysis_id FROM job_queue q JOIN analyses a ON a.id = q.analysis_id \
+           WHERE a.job_id IN ({marks}) AND (q.lease_until IS NULL OR q.lease_until < ?) \
+           ORDER BY q.enqueued_at, q.analysis_id LIMIT 1) \
+         RETURNING analysis_id, attempts"
+    );
+    // Only placeholders are formatted into the statement; every value is bound.
+    let mut q = sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker);
+    for j in &jobs {
+        q = q.bind(j);
+    }
+    q.bind(db::ts(now)).fetch_optional(&state.db).await
+}
+
+async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
+    let outcome = if attempts > MAX_ATTEMPTS {
+        tracing::warn!(analysis = %id, attempts, "an analysis kept stopping its worker; failing it");
+        Err(format!(
+            "the analysis stopped before finishing {MAX_ATTEMPTS} times (its worker was interrupted each time); \
+             run it again, and if it fails again, report it with the sample"
+        ))
+    } else {
+        tracing::info!(analysis = %id, attempt = attempts, "running analysis");
+        let heartbeat = {
+            let (state, id, worker) = (state.clone(), id.to_string(), worker.to_string());
+            tokio::spawn(async move {
+                let lease = state.runner.config.lease;
+                let mut every = tokio::time::interval(lease / 4);
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    let until = db::ts(chrono::Utc::now() + chrono::Duration::from_std(lease).unwrap_or_default());
+                    let _ = sqlx::query("UPDATE job_queue SET lease_until = ? WHERE analysis_id = ? AND worker = ?")
+                        .bind(until)
+                        .bind(&id)
+                        .bind(&worker)
+                        .execute(&state.db)
+                        .await;
+                }
+            })
+        };
+        let started = std::time::Instant::now();
+        let outcome = run(state, id).await;
+        heartbeat.abort();
+        match &outcome {
+            Ok(_) => tracing::info!(analysis = %id, seconds = started.elapsed().as_secs_f64(), "analysis complete"),
+            Err(e) => tracing::info!(analysis = %id, error = %e, "analysis failed"),
+        }
+        outcome
+    };
+    let (result, workdir) = match outcome {
+        Ok((v, artifact, dir)) => (Ok((v, artifact)), Some(dir)),
+        Err(e) => (Err(e), None),
+    };
+    if let Err(e) = store_outcome(state, id, result).await {
+        // The lease lapses and the analysis is tried again.
+        tracing::error!(analysis = %id, error = %e, "could not store the results of an analysis");
+    }
+    drop(workdir);
+}
+
+/// What an engine run leaves: results JSON, an optional file, and the folder holding it.
+type Produced = (Value, Option<Artifact>, tempfile::TempDir);
+
+async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
+    let row: Option<(String, Option<String>, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT a.job_id, a.job_args, s.object_key, s.filename FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(&state.db)
+    .await
+    .map_err(|e| format!("the service could not read the analysis: {e}"))?;
+    let Some((job_id, job_args, object_key, filename)) = row else {
+        return Err("the analysis or its sample was deleted".into());
+    };
+    let reference = state
+        .runner
+        .references()
+        .for_job(&job_id)
+        .ok_or_else(|| "this service no longer has the reference data of this job; run the job's newest version".to_string())?;
+    let key = object_key.ok_or_else(|| "the sample has no file yet; upload its reads first".to_string())?;
+    let reads = state
+        .storage
+        .local_path(&key)
+        .ok_or_else(|| "the sample's file is not in a local store this worker can read".to_string())?;
+    let args: Map<String, Value> = job_args.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
+    let work_root = state.runner.data_dir.join(WORK_DIR);
+    std::fs::create_dir_all(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
+    let workdir = tempfile::tempdir_in(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
+    let runner = state.runner.clone();
+    let threads = runner.config.threads;
+    let dir = workdir.path().to_path_buf();
+    let name = filename.unwrap_or_else(|| "the sample".into());
+    let produced = tokio::task::spawn_blocking(move || {
+        run_engine(&runner, &reference, &reads, &name, &args, threads, &dir)
+    })
+    .await
+    .map_err(|e| format!("the engine stopped unexpectedly: {e}"))??;
+    Ok((produced.0, produced.1, workdir))
+}
+
+/// Runs the engine of `reference` on `reads`, writing any output file into `dir`.
+fn run_engine(
+    runner: &Runner,
+    reference: &Installed,
+    reads: &Path,
+    name: &str,
+    args: &Map<String, Value>,
+    threads: usize,
+    dir: &Path,
+) -> Result<(Value, Option<Artifact>), String> {
+    // Engine errors name the file they read; the stored copy's name means nothing to a person.
+    let explain = |e: &dyn std::fmt::Display| e.to_string().replace(&reads.display().to_string(), name);
+    let create = |p: &Path| std::fs::File::create(p).map_err(|e| format!("the service cannot write {}: {e}", p.display()));
+    match reference.manifest.kind {
+        ReferenceKind::Classification => {
+            let db = runner.database(reference)?;
+            let mut opts = mgds_classify::ClassifyOptions { threads, ..Default::default() };
+            if let Some(c) = args.get("confidence").and_then(Value::as_f64) {
+                opts.confidence = c;
+            }
+            if let Some(m) = args.get("min_hits").and_then(Value::as_u64) {
+                opts.min_hits = u32::try_from(m).unwrap_or(u32::MAX);
+            }
+            let path = dir.join("readlevel.tsv.gz");
+            let mut out = std::io::BufWriter::new(create(&path)?);
+            let results = mgds_classify::classify(&db, reads, &opts, &mut out).map_err(|e| explain(&e))?;
+            out.flush().map_err(|e| format!("the service cannot write the read-level results: {e}"))?;
+            let v = serde_json::to_value(results).map_err(|e| e.to_string())?;
+            Ok((v, Some(Artifact::File(path))))
+        }
+        ReferenceKind::Panel => {
+            let panel = mgds_panel::Panel::load(&reference.path()).map_err(|e| explain(&e))?;
+            let results = mgds_panel::detect(&panel, reads, &mgds_panel::DetectOptions { threads }).map_err(|e| explain(&e))?;
+            Ok((serde_json::to_value(results).map_err(|e| e.to_string())?, None))
+        }
+        ReferenceKind::Genomes => {
+            let tax_id = args.get("tax_id").and_then(Value::as_str).ok_or("the job needs a tax_id argument")?;
+            let fasta = dir.join("reference.fa");
+            genome_for(reference, tax_id, &fasta)?;
+            let path = dir.join("alignment.sam.gz");
+            let mut gz = flate2::write::GzEncoder::new(std::io::BufWriter::new(create(&path)?), flate2::Compression::fast());
+            let opts = mgds_align::AlignOptions { threads, ..Default::default() };
+            let results = mgds_align::align(&fasta, reads, &opts, &mut gz).map_err(|e| explain(&e))?;
+            gz.finish()
+                .and_then(|mut w| w.flush())
+                .map_err(|e| format!("the service cannot write the alignment file: {e}"))?;
+            Ok((serde_json::to_value(results).map_err(|e| e.to_string())?, Some(Artifact::File(path))))
+        }
+        ReferenceKind::GeneCatalogue => {
+            let cat = mgds_align::Catalogue::load(&reference.path()).map_err(|e| explain(&e))?;
+            let profile = mgds_align::profile(&cat, reads, &mgds_align::ProfileOptions { threads }).map_err(|e| explain(&e))?;
+            let path = dir.join("functional_profile.tsv");
+            std::fs::write(&path, profile.to_tsv()).map_err(|e| format!("the service cannot write the profile: {e}"))?;
+            Ok((serde_json::to_value(profile).map_err(|e| e.to_string())?, Some(Artifact::File(path))))
+        }
+    }
+}
+
+/// Writes into `out` the genome records of `tax_id` from a genomes reference (records mapped to
+/// that taxon exactly; the best available reference is the taxon's own genome).
+fn genome_for(reference: &Installed, tax_id: &str, out: &Path) -> Result<(), String> {
+    let map_file = reference
+        .manifest
+        .seqid2taxid
+        .as_ref()
+        .map(|m| reference.dir.join(m))
+        .ok_or("the genomes reference has no sequence-to-taxon map")?;
+    let map = std::fs::read_to_string(&map_file).map_err(|e| format!("cannot read {}: {e}", map_file.display()))?;
+    // `seq_id<TAB>tax_id[<TAB>genome]`, with `#` comments.
+    let rows: Vec<(&str, &str)> = map
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            Some((f.next()?.trim(), f.next()?.trim()))
+        })
+        .collect();
+    let wanted: std::collections::HashSet<&str> = rows.iter().filter(|(_, t)| *t == tax_id).map(|(s, _)| *s).collect();
+    if wanted.is_empty() {
+        let mut available: Vec<&str> = rows.iter().map(|(_, t)| *t).collect();
+        available.sort_unstable();
+        available.dedup();
+        return Err(format!(
+            "{} has no reference genome for tax id {tax_id}; it has genomes for tax ids {}",
+            reference.manifest.name,
+            available.join(", ")
+        ));
+    }
+    let (_, input) = mgds_formats::open(reference.path()).map_err(|e| e.to_string())?;
+    let mut reader = mgds_formats::Reader::new(input);
+    let mut rec = mgds_formats::Record::default();
+    let mut w = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| e.to_string())?);
+    while reader.read_record(&mut rec).map_err(|e| e.to_string())? > 0 {
+        if wanted.contains(String::from_utf8_lossy(rec.id()).as_ref()) {
+            w.write_all(rec.raw()).map_err(|e| e.to_string())?;
+            if !rec.ends_with_newline() {
+                w.write_all(b"\n").map_err(|e| e.to_string())?;
+            }
+        }
+    }
+    w.flush().map_err(|e| e.to_string())
+}
+
+/// Queues the default classification of a newly confirmed sample inside the confirming
+/// transaction, and makes it the sample's primary classification. Does nothing when no
+/// classification database is installed.
+pub async fn queue_default_classification(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    sample_id: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    let job: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+        .bind(crate::references::DEFAULT_CLASSIFICATION_KEY)
+        .fetch_optional(&mut **tx)
+        .await?;
+    let Some(job) = job else { return Ok(None) };
+    let id = db::new_id();
+    let now = db::now();
+    sqlx::query(
+        "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, created_at, updated_at) \
+         VALUES (?, ?, ?, 'classification', '{}', ?, ?)",
+    )
+    .bind(&id)
+    .bind(sample_id)
+    .bind(&job)
+    .bind(&now)
+    .bind(&now)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES (?, ?)")
+        .bind(&id)
+        .bind(&now)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("UPDATE samples SET primary_classification_id = ? WHERE id = ?")
+        .bind(&id)
+        .bind(sample_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(Some(id))
+}

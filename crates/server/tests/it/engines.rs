@@ -1,0 +1,258 @@
+//! The job runner with the real engines over the demo references: uploads classified by
+//! themselves, panel, alignment and functional-profile jobs, determinism, and what happens
+//! when a worker dies mid-job.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use mgds_server::{Config, references, worker};
+use serde_json::{Value, json};
+
+use crate::{Service, TestUser};
+
+/// The demo references, built once per test run and copied into each service's data folder.
+fn demo_databases() -> &'static Path {
+    static DEMO: OnceLock<PathBuf> = OnceLock::new();
+    DEMO.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("temp dir").keep();
+        references::install_demo(&dir).expect("demo installs");
+        dir.join(references::DATABASES_DIR)
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+async fn start_with_demo(adjust: impl FnOnce(&mut Config)) -> Service {
+    let src = tokio::task::spawn_blocking(demo_databases).await.unwrap();
+    Service::start_with(move |c| {
+        copy_dir(src, &c.data_dir.join(references::DATABASES_DIR));
+        c.runner.poll = Duration::from_millis(200);
+        adjust(c);
+    })
+    .await
+}
+
+fn demo_reads() -> Vec<u8> {
+    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz")).expect("demo reads")
+}
+
+/// Waits for analysis `id` to complete; returns it.
+async fn finished(svc: &Service, user: &TestUser, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (s, a) = svc.get(Some(user), &format!("/api/v1/analyses/{id}")).await;
+        assert_eq!(s, 200, "{a}");
+        if a["complete"] == json!(true) {
+            return a;
+        }
+        assert!(Instant::now() < deadline, "analysis {id} did not finish: {a}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn job_id(svc: &Service, user: &TestUser, analysis_type: &str) -> String {
+    let (s, jobs) = svc.get(Some(user), "/api/v1/jobs?per_page=100").await;
+    assert_eq!(s, 200);
+    let job = jobs.as_array().unwrap().iter().find(|j| j["analysis_type"] == json!(analysis_type)).expect("job of that type");
+    job["$uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
+}
+
+async fn run(svc: &Service, user: &TestUser, job: &str, sample: &str, args: Value) -> String {
+    let (s, r) = svc
+        .post(Some(user), &format!("/api/v1/jobs/{job}/run"), json!({"sample": {"$ref": format!("/api/v1/samples/{sample}")}, "job_args": args}))
+        .await;
+    assert_eq!(s, 200, "{r}");
+    r["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
+}
+
+async fn download(svc: &Service, url: &str) -> Vec<u8> {
+    let r = svc.http.get(url).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    r.bytes().await.unwrap().to_vec()
+}
+
+fn gunzip(bytes: &[u8]) -> String {
+    let mut s = String::new();
+    flate2::read::MultiGzDecoder::new(bytes).read_to_string(&mut s).unwrap();
+    s
+}
+
+#[tokio::test]
+async fn an_upload_is_classified_by_itself_with_results_and_read_level_rows() {
+    let svc = start_with_demo(|_| {}).await;
+    let u = svc.user("lab@example.org").await;
+    let reads = demo_reads();
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &reads, json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    let primary = s["primary_classification"]["$ref"].as_str().expect("primary classification set at confirm");
+    let id = primary.rsplit('/').next().unwrap();
+    let a = finished(&svc, &u, id).await;
+    assert_eq!((a["success"].clone(), a["error_msg"].clone()), (json!(true), json!("")), "{a}");
+
+    let (st, results) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}/results")).await;
+    assert_eq!(st, 200);
+    let table = results["table"].as_array().unwrap();
+    let n_reads = results["n_reads"].as_u64().unwrap();
+    let truth = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/truth.tsv")).unwrap();
+    let expected = truth.lines().filter(|l| !l.is_empty() && !l.starts_with("read")).count() as u64;
+    assert_eq!(n_reads, expected, "every demo read counted");
+    // Consistency: readcounts sum to the classified reads; the root's subtree holds them all.
+    let total: u64 = table.iter().map(|r| r["readcount"].as_u64().unwrap()).sum();
+    let root = table.iter().find(|r| r["parent_tax_id"].is_null()).expect("root row");
+    assert_eq!(root["readcount_w_children"].as_u64().unwrap(), total);
+    assert!(total > n_reads * 8 / 10, "most demo reads classify: {total} of {n_reads}");
+    let abundance: f64 = table.iter().filter_map(|r| r["abundance"].as_f64()).sum();
+    assert!((abundance - 1.0).abs() < 1e-6, "species abundances sum to 1: {abundance}");
+    assert!(table.iter().any(|r| r["tax_id"] == json!("562") && r["rank"] == json!("species")), "E. coli found");
+
+    let (st, rl) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}/readlevel")).await;
+    assert_eq!(st, 200);
+    let tsv = gunzip(&download(&svc, rl["url"].as_str().unwrap()).await);
+    let mut lines = tsv.lines();
+    let header = lines.next().unwrap();
+    assert!(header.contains("Tax ID") && header.contains("Passed Filter"), "{header}");
+    assert_eq!(lines.count() as u64, n_reads, "one row per read");
+}
+
+#[tokio::test]
+async fn jobs_are_versioned_by_engine_and_reference_and_the_same_input_gives_the_same_output() {
+    let svc = start_with_demo(|_| {}).await;
+    let u = svc.user("lab@example.org").await;
+    let (_, jobs) = svc.get(Some(&u), "/api/v1/jobs?per_page=100").await;
+    let types: Vec<&str> = jobs.as_array().unwrap().iter().map(|j| j["analysis_type"].as_str().unwrap()).collect();
+    for t in ["classification", "panel", "alignment", "functional_profile"] {
+        assert!(types.contains(&t), "a {t} job is registered: {types:?}");
+    }
+    let job = job_id(&svc, &u, "classification").await;
+    let (_, j) = svc.get(Some(&u), &format!("/api/v1/jobs/{job}")).await;
+    assert!(j["job_args_schema"]["properties"]["confidence"].is_object(), "{j}");
+    // Arguments are checked against the schema before anything is queued.
+    let (s, e) = svc
+        .post(Some(&u), &format!("/api/v1/jobs/{job}/run"), json!({"sample": {"$ref": "/api/v1/samples/0123456789abcdef"}, "job_args": {"confidence": 3}}))
+        .await;
+    assert!(s == 400 || s == 404, "{s} {e}");
+
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let first = run(&svc, &u, &job, &sample, json!({"confidence": 0.1})).await;
+    let second = run(&svc, &u, &job, &sample, json!({"confidence": 0.1})).await;
+    let (a, b) = (finished(&svc, &u, &first).await, finished(&svc, &u, &second).await);
+    assert_eq!(a["job_args"], json!({"confidence": 0.1}), "the arguments are kept on the analysis");
+    assert_eq!(b["success"], json!(true));
+    let (_, ra) = svc.get(Some(&u), &format!("/api/v1/classifications/{first}/results")).await;
+    let (_, rb) = svc.get(Some(&u), &format!("/api/v1/classifications/{second}/results")).await;
+    assert_eq!(ra, rb, "same input, same results");
+    let (_, la) = svc.get(Some(&u), &format!("/api/v1/classifications/{first}/readlevel")).await;
+    let (_, lb) = svc.get(Some(&u), &format!("/api/v1/classifications/{second}/readlevel")).await;
+    let (da, db) = (download(&svc, la["url"].as_str().unwrap()).await, download(&svc, lb["url"].as_str().unwrap()).await);
+    assert!(da == db, "same input, byte-identical read-level file");
+
+    // Reinstalling the same data registers no new job.
+    svc.state.reload_references(&svc.data_dir()).await.unwrap();
+    let (_, again) = svc.get(Some(&u), "/api/v1/jobs?per_page=100").await;
+    assert_eq!(again.as_array().unwrap().len(), jobs.as_array().unwrap().len());
+}
+
+#[tokio::test]
+async fn panel_alignment_and_functional_profile_jobs_produce_their_results() {
+    let svc = start_with_demo(|_| {}).await;
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+
+    let panel = run(&svc, &u, &job_id(&svc, &u, "panel").await, &sample, json!({})).await;
+    let a = finished(&svc, &u, &panel).await;
+    assert_eq!(a["success"], json!(true), "{a}");
+    let (s, r) = svc.get(Some(&u), &format!("/api/v1/panels/{panel}/results")).await;
+    assert_eq!(s, 200);
+    assert!(r["panel_name"].is_string() && r["panel_results"].as_object().is_some_and(|m| !m.is_empty()), "{r}");
+
+    let align_job = job_id(&svc, &u, "alignment").await;
+    let al = run(&svc, &u, &align_job, &sample, json!({"tax_id": "562"})).await;
+    let a = finished(&svc, &u, &al).await;
+    assert_eq!(a["success"], json!(true), "{a}");
+    let (_, shown) = svc.get(Some(&u), &format!("/api/v1/alignments/{al}")).await;
+    assert_eq!(shown["tax_id"], json!("562"));
+    let (s, stats) = svc.get(Some(&u), &format!("/api/v1/analyses/{al}/results")).await;
+    assert_eq!(s, 200);
+    assert!(stats["n_mapped_reads"].as_u64().unwrap() > 0, "{stats}");
+    let sam = gunzip(&download(&svc, shown["results_uri"].as_str().expect("alignment file")).await);
+    assert!(sam.starts_with("@"), "a SAM header first");
+
+    // A tax id without a genome fails with words that say which ones exist.
+    let missing = run(&svc, &u, &align_job, &sample, json!({"tax_id": "9606"})).await;
+    let a = finished(&svc, &u, &missing).await;
+    assert_eq!(a["success"], json!(false));
+    assert!(a["error_msg"].as_str().unwrap().contains("no reference genome for tax id 9606"), "{a}");
+
+    let fp = run(&svc, &u, &job_id(&svc, &u, "functional_profile").await, &sample, json!({})).await;
+    let a = finished(&svc, &u, &fp).await;
+    assert_eq!(a["success"], json!(true), "{a}");
+    let (_, shown) = svc.get(Some(&u), &format!("/api/v1/functional_profiles/{fp}")).await;
+    let tsv = String::from_utf8(download(&svc, shown["results_uri"].as_str().expect("results_uri")).await).unwrap();
+    assert!(tsv.lines().count() >= 1, "{tsv}");
+    assert_eq!(shown["job_args"], json!({}));
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_sequence_data_fails_its_classification_with_a_message() {
+    let svc = start_with_demo(|_| {}).await;
+    let u = svc.user("lab@example.org").await;
+    // The service stores what it is given; the engine is what reads it.
+    let sample = svc.upload_sample(&u, "notes.fastq", b"this is not a FASTQ file\n", json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    let id = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let a = finished(&svc, &u, &id).await;
+    assert_eq!(a["success"], json!(false));
+    let msg = a["error_msg"].as_str().unwrap();
+    assert!(!msg.is_empty() && msg.len() <= 255, "{msg}");
+    assert!(!msg.contains("/objects/"), "the message names the sample's file, not the store's path: {msg}");
+}
+
+#[tokio::test]
+async fn a_dead_workers_claim_lapses_and_retries_are_bounded() {
+    let svc = start_with_demo(|c| {
+        c.runner.workers = 0;
+        c.runner.lease = Duration::from_secs(1);
+    })
+    .await;
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    // A worker claims the analysis and dies: nobody renews its lease.
+    let (id, attempts) = worker::claim(&svc.state, "dead-worker-0").await.unwrap().expect("queued");
+    assert_eq!(attempts, 1);
+    assert!(worker::claim(&svc.state, "other-0").await.unwrap().is_none(), "held while the lease runs");
+    let workers = worker::spawn_workers(&svc.state, 1);
+    let a = finished(&svc, &u, &id).await;
+    assert_eq!(a["success"], json!(true), "taken over once the lease lapsed: {a}");
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    assert!(s["primary_classification"]["$ref"].as_str().unwrap().ends_with(&id));
+
+    // An analysis whose workers keep dying fails for good, with a message.
+    for w in workers {
+        w.abort();
+    }
+    let second = svc.upload_sample(&u, "again.fastq.gz", &demo_reads(), json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{second}")).await;
+    let id2 = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    sqlx::query("UPDATE job_queue SET attempts = ?, worker = 'dead-worker-1', lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = ?")
+        .bind(worker::MAX_ATTEMPTS)
+        .bind(&id2)
+        .execute(&svc.state.db)
+        .await
+        .unwrap();
+    let _workers = worker::spawn_workers(&svc.state, 1);
+    let a = finished(&svc, &u, &id2).await;
+    assert_eq!(a["success"], json!(false));
+    assert!(a["error_msg"].as_str().unwrap().contains("stopped before finishing"), "{a}");
+}

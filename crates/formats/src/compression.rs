@@ -66,13 +66,126 @@ impl fmt::Display for Compression {
 /// Opens `path` and returns its compression and a reader of its decompressed bytes.
 ///
 /// Fails with [`Error::UnsupportedCompression`] for bzip2, zstd and xz.
+///
+/// A gzip file is decompressed on a thread of its own, a few chunks ahead of the reader, so that
+/// parsing and decompression run side by side (and two files read together, such as reads and
+/// their read-level results, decompress in parallel).
 pub fn open(path: impl AsRef<Path>) -> Result<(Compression, Box<dyn BufRead + Send>), Error> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| Error::Io {
+    let mut file = File::open(path).map_err(|source| Error::Io {
         path: path.to_owned(),
         source,
     })?;
-    decompress(file, path)
+    let mut magic = [0u8; 6];
+    let n = read_up_to(&mut file, &mut magic).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let compression = Compression::detect(&magic[..n]);
+    let whole = Cursor::new(magic).take(n as u64).chain(file);
+    match compression {
+        Compression::Gzip => Ok((
+            compression,
+            Box::new(Prefetch::spawn(MultiGzDecoder::new(BufReader::with_capacity(
+                BUF_SIZE, whole,
+            )))),
+        )),
+        _ => decompress(whole, path),
+    }
+}
+
+/// Chunks read ahead by [`Prefetch`]'s thread.
+const PREFETCH_CHUNKS: usize = 4;
+const CHUNK_SIZE: usize = 1 << 20;
+
+/// A reader whose source is read on a background thread, in chunks, a few chunks ahead.
+///
+/// Errors of the source arrive in order, after the bytes before them. Dropping the reader stops
+/// the thread at its next chunk.
+struct Prefetch {
+    chunks: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    spare: std::sync::mpsc::SyncSender<Vec<u8>>,
+    current: Vec<u8>,
+    pos: usize,
+    done: bool,
+}
+
+impl Prefetch {
+    fn spawn<R: Read + Send + 'static>(mut source: R) -> Prefetch {
+        let (tx, chunks) = std::sync::mpsc::sync_channel::<io::Result<Vec<u8>>>(PREFETCH_CHUNKS);
+        let (spare, recycled) = std::sync::mpsc::sync_channel::<Vec<u8>>(PREFETCH_CHUNKS + 2);
+        std::thread::spawn(move || {
+            loop {
+                let mut buf = recycled.try_recv().unwrap_or_default();
+                buf.resize(CHUNK_SIZE, 0);
+                let mut filled = 0;
+                let result = loop {
+                    match source.read(&mut buf[filled..]) {
+                        Ok(0) => break Ok(()),
+                        Ok(k) => {
+                            filled += k;
+                            if filled == buf.len() {
+                                break Ok(());
+                            }
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => break Err(e),
+                    }
+                };
+                buf.truncate(filled);
+                let end = filled == 0;
+                if filled > 0 && tx.send(Ok(buf)).is_err() {
+                    return;
+                }
+                if let Err(e) = result {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+                if end {
+                    return;
+                }
+            }
+        });
+        Prefetch { chunks, spare, current: Vec::new(), pos: 0, done: false }
+    }
+}
+
+impl Read for Prefetch {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let available = self.fill_buf()?;
+            let n = available.len().min(out.len());
+            out[..n].copy_from_slice(&available[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Prefetch {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.pos == self.current.len() && !self.done {
+            match self.chunks.recv() {
+                Ok(Ok(next)) => {
+                    let used = std::mem::replace(&mut self.current, next);
+                    let _ = self.spare.try_send(used);
+                    self.pos = 0;
+                }
+                Ok(Err(e)) => {
+                    self.done = true;
+                    return Err(e);
+                }
+                // The thread finished: the source has ended.
+                Err(_) => self.done = true,
+            }
+        }
+        Ok(&self.current[self.pos..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.current.len());
+    }
 }
 
 /// Detects the compression of `reader` from its first bytes and returns a reader of the

@@ -1,7 +1,7 @@
 //! Read-level classification results: a (gzipped) TSV with one row per read, columns found by
 //! header name.
 
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead};
 use std::path::{Path, PathBuf};
 
 use crate::compression::{Compression, open};
@@ -284,7 +284,36 @@ impl<R: BufRead> ReadLevelReader<R> {
     /// Replaces `buf` with the next line; returns its length, 0 at the end.
     fn read_line(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
         buf.clear();
-        let n = (&mut self.inner).take(MAX_ROW_LEN).read_until(b'\n', buf)?;
+        // By hand rather than `read_until` through `take`: one scan of the buffer per row, which
+        // is most of the cost of a file of short rows.
+        loop {
+            let available = match self.inner.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if available.is_empty() {
+                break;
+            }
+            let room = (MAX_ROW_LEN as usize).saturating_sub(buf.len());
+            let window = &available[..available.len().min(room)];
+            match window.iter().position(|&b| b == b'\n') {
+                Some(i) => {
+                    buf.extend_from_slice(&window[..=i]);
+                    self.inner.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let n = window.len();
+                    buf.extend_from_slice(window);
+                    self.inner.consume(n);
+                    if buf.len() as u64 >= MAX_ROW_LEN {
+                        break;
+                    }
+                }
+            }
+        }
+        let n = buf.len();
         if n > 0 {
             self.line += 1;
         }

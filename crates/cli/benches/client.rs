@@ -1,0 +1,565 @@
+//! Client benchmark: one run on generated data, printing a table of our figures beside their
+//! anchors measured in the same run.
+//!
+//! - upload: `mgds_client`'s streamed 3-step upload against `curl -F` posting the same file to the
+//!   same kind of `upload_url` of a real `mgds serve`, and the client's peak memory (VmHWM of a
+//!   process that does nothing but the upload);
+//! - read-level parsing: `ReadLevelReader` over a gzipped TSV against `zcat FILE > /dev/null`;
+//! - subset reads: `mgds subset-reads` against the Python `onecodex` package's `subset_reads`
+//!   (installed from PyPI into a virtualenv) and against plain decompression of the same FASTQ.gz.
+//!
+//! Run: `cargo bench -p mgds-cli --bench client`. Sizes: `MGDS_BENCH_UPLOAD_MB` (default 2000),
+//! `MGDS_BENCH_READS` (default 2,000,000 reads for subset), `MGDS_BENCH_ROWS` (default
+//! 10,000,000 read-level rows). Data goes to `MGDS_BENCH_DIR` (default `target/bench-data`) and
+//! is reused across runs.
+
+#![allow(missing_docs)]
+
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+const MGDS: &str = env!("CARGO_BIN_EXE_mgds");
+const ONECODEX_VERSION: &str = "1.2.0";
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // The upload measured on its own: this same binary, re-executed, does only the upload.
+    if args.get(1).map(String::as_str) == Some("child-upload") {
+        child_upload(&args[2], &args[3], Path::new(&args[4]));
+        return;
+    }
+    let dir = std::env::var_os("MGDS_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data"));
+    std::fs::create_dir_all(&dir).expect("bench data folder");
+    let upload_mb = env_num("MGDS_BENCH_UPLOAD_MB", 2000);
+    let reads = env_num("MGDS_BENCH_READS", 2_000_000);
+    let rows = env_num("MGDS_BENCH_ROWS", 10_000_000);
+
+    let mut table = Table::default();
+    upload_bench(&dir, upload_mb, &mut table);
+    readlevel_bench(&dir, rows, &mut table);
+    subset_bench(&dir, reads, &mut table);
+    table.print();
+}
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.replace('_', "").parse().ok()).unwrap_or(default)
+}
+
+/// Rows of the final table: what, ours, anchor, ratio, target, verdict.
+#[derive(Default)]
+struct Table {
+    rows: Vec<[String; 6]>,
+}
+
+impl Table {
+    fn add(&mut self, what: &str, ours: String, anchor: String, ratio: String, target: &str, ok: Option<bool>) {
+        let verdict = match ok {
+            Some(true) => "met",
+            Some(false) => "NOT MET",
+            None => "-",
+        };
+        self.rows.push([what.into(), ours, anchor, ratio, target.into(), verdict.into()]);
+    }
+
+    fn print(&self) {
+        let head = ["measure", "mgds", "anchor", "ratio", "target", "verdict"];
+        let mut w = head.map(str::len);
+        for r in &self.rows {
+            for (i, c) in r.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let line = |cells: &[&str]| {
+            let parts: Vec<String> = cells.iter().enumerate().map(|(i, c)| format!("{c:<width$}", width = w[i])).collect();
+            println!("| {} |", parts.join(" | "));
+        };
+        println!();
+        line(&head);
+        let dashes: Vec<String> = w.iter().map(|n| "-".repeat(*n)).collect();
+        println!("|-{}-|", dashes.join("-|-"));
+        for r in &self.rows {
+            line(&r.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+    }
+}
+
+/// A small, fast, deterministic generator for bench data (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// Writes one 150 bp FASTQ record named `r{i}` into `out`.
+fn fastq_record(out: &mut Vec<u8>, rng: &mut Rng, i: u64) {
+    const BASES: &[u8; 4] = b"ACGT";
+    write!(out, "@r{i} sample=bench\n").ok();
+    let mut x = rng.next();
+    for k in 0..150 {
+        if k % 32 == 0 {
+            x = rng.next();
+        }
+        out.push(BASES[(x & 3) as usize]);
+        x >>= 2;
+    }
+    out.extend_from_slice(b"\n+\n");
+    for k in 0..150u64 {
+        out.push(b'5' + ((i + k) % 10) as u8);
+    }
+    out.push(b'\n');
+}
+
+/// Wall time of `f`, best of `n` runs.
+fn best_of<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best: Option<(Duration, T)> = None;
+    for _ in 0..n {
+        let t = Instant::now();
+        let v = f();
+        let d = t.elapsed();
+        if best.as_ref().is_none_or(|(b, _)| d < *b) {
+            best = Some((d, v));
+        }
+    }
+    best.expect("at least one run")
+}
+
+fn rate(units: f64, d: Duration) -> f64 {
+    units / d.as_secs_f64()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upload
+
+/// A running `mgds serve` on a fresh data folder, stopped when dropped.
+struct Serve {
+    child: Child,
+    url: String,
+    key: String,
+    _data: tempfile::TempDir,
+}
+
+impl Serve {
+    fn start(near: &Path) -> Serve {
+        let data = tempfile::tempdir_in(near).expect("data folder");
+        let mut child = Command::new(MGDS)
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data.path())
+            .env("NO_COLOR", "1")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("mgds serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("first line");
+        let url = line.trim().strip_prefix("listening on ").expect("listening on URL").to_string();
+        let out = Command::new(MGDS)
+            .args(["admin", "--data-dir"])
+            .arg(data.path())
+            .args(["user", "create", "bench@lab.example.org"])
+            .output()
+            .expect("mgds admin");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let key = String::from_utf8(out.stdout).expect("key").trim().to_string();
+        Serve { child, url, key, _data: data }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime")
+}
+
+fn client(url: &str, key: &str) -> mgds_client::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    mgds_client::Client::new(url, key.to_string()).expect("client")
+}
+
+fn child_upload(url: &str, key: &str, file: &Path) {
+    let c = client(url, key);
+    runtime().block_on(async { c.samples().upload(file.to_path_buf()).send().await }).expect("upload");
+}
+
+/// Peak resident memory (VmHWM) of a running process, in bytes; `None` once it has exited.
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// Runs `cmd` to the end, sampling its peak memory; returns the wall time and the peak.
+fn run_measured(cmd: &mut Command) -> (Duration, u64) {
+    let t = Instant::now();
+    let mut child = cmd.stdout(Stdio::null()).spawn().expect("spawn");
+    let mut peak = 0;
+    loop {
+        // VmHWM only grows, so the last reading before exit is the peak (to within 5 ms).
+        if let Some(m) = vm_hwm(child.id()) {
+            peak = peak.max(m);
+        }
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert!(status.success(), "{cmd:?} failed: {status}");
+            return (t.elapsed(), peak);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn make_fastq(path: &Path, bytes: u64) {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() >= bytes) {
+        return;
+    }
+    eprintln!("writing {} ({} MB)...", path.display(), bytes / 1_000_000);
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("create"));
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut written = 0;
+    let mut i = 0;
+    while written < bytes {
+        buf.clear();
+        for _ in 0..256 {
+            fastq_record(&mut buf, &mut rng, i);
+            i += 1;
+        }
+        out.write_all(&buf).expect("write");
+        written += buf.len() as u64;
+    }
+    out.flush().expect("flush");
+}
+
+fn upload_bench(dir: &Path, mb: u64, table: &mut Table) {
+    let file = dir.join(format!("upload-{mb}MB.fastq"));
+    make_fastq(&file, mb * 1_000_000);
+    let size = std::fs::metadata(&file).expect("size").len();
+    let serve = Serve::start(dir);
+    let c = client(&serve.url, &serve.key);
+    let rt = runtime();
+    let have_curl = Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
+
+    eprintln!("upload: {} MB, curl vs mgds_client, 3 runs each...", size / 1_000_000);
+    let mut curl_best: Option<Duration> = None;
+    let mut ours_best: Option<Duration> = None;
+    let mut peak = 0;
+    for _ in 0..3 {
+        if have_curl {
+            // The same service and the same kind of signed form: init, POST with curl, cancel.
+            let init = rt
+                .block_on(c.samples().init_upload(&mgds_api::InitUploadRequest {
+                    filename: "curl.fastq".into(),
+                    size,
+                    ..Default::default()
+                }))
+                .expect("init_upload");
+            let mut cmd = Command::new("curl");
+            cmd.args(["-sS", "--fail", "-o", "/dev/null"]);
+            for (k, v) in &init.additional_fields {
+                cmd.arg("-F").arg(format!("{k}={}", v.as_str().unwrap_or_default()));
+            }
+            cmd.arg("-F").arg(format!("file=@{}", file.display())).arg(&init.upload_url);
+            let (d, _) = run_measured(&mut cmd);
+            curl_best = Some(curl_best.map_or(d, |b| b.min(d)));
+            let sample = init.sample_id.expect("sample id");
+            rt.block_on(c.samples().cancel_upload(&sample)).expect("cancel");
+        }
+        let exe = std::env::current_exe().expect("own path");
+        let (d, p) = run_measured(Command::new(exe).arg("child-upload").arg(&serve.url).arg(&serve.key).arg(&file));
+        ours_best = Some(ours_best.map_or(d, |b| b.min(d)));
+        peak = peak.max(p);
+    }
+    let mbps = |d: Duration| rate(size as f64 / 1e6, d);
+    let ours = mbps(ours_best.expect("ran"));
+    match curl_best {
+        Some(cd) => {
+            let anchor = mbps(cd);
+            table.add(
+                "upload throughput (MB/s)",
+                format!("{ours:.0}"),
+                format!("{anchor:.0} (curl -F)"),
+                format!("{:.2}x", ours / anchor),
+                ">= 0.90x curl",
+                Some(ours >= 0.9 * anchor),
+            );
+        }
+        None => table.add("upload throughput (MB/s)", format!("{ours:.0}"), "curl not installed".into(), "-".into(), ">= 0.90x curl", None),
+    }
+    let peak_mb = peak as f64 / 1e6;
+    table.add(
+        &format!("upload peak memory, {} MB file", size / 1_000_000),
+        format!("{peak_mb:.1} MB"),
+        "-".into(),
+        "-".into(),
+        "< 64 MB",
+        Some(peak_mb < 64.0),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read-level parsing
+
+fn make_readlevel(path: &Path, rows: u64) {
+    if path.exists() {
+        return;
+    }
+    eprintln!("writing {} ({rows} rows)...", path.display());
+    let tmp = path.with_extension("tmp");
+    let mut gz = GzEncoder::new(BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).expect("create")), Compression::default());
+    gz.write_all(b"Tax ID\tN Hits\tSeq Len\tPassed Filter\n").expect("write");
+    let taxa = [0u64, 562, 561, 1280, 1279, 573, 28901, 1423, 287, 1351];
+    let mut rng = Rng(42);
+    let mut buf = Vec::with_capacity(1 << 16);
+    for i in 0..rows {
+        let x = rng.next();
+        let tax = taxa[(x % taxa.len() as u64) as usize];
+        let hits = if tax == 0 { 0 } else { (x >> 8) % 120 };
+        let passed = if tax == 0 || hits > 3 { 'T' } else { 'F' };
+        writeln!(buf, "{tax}\t{hits}\t{}\t{passed}", 100 + (x >> 20) % 51).ok();
+        if buf.len() > 60_000 || i + 1 == rows {
+            gz.write_all(&buf).expect("write");
+            buf.clear();
+        }
+    }
+    gz.finish().expect("finish").flush().expect("flush");
+    std::fs::rename(&tmp, path).expect("rename");
+}
+
+fn zcat(path: &Path) -> Duration {
+    let (d, _) = best_of(3, || {
+        let st = Command::new("sh")
+            .arg("-c")
+            .arg("zcat \"$1\" > /dev/null")
+            .arg("zcat")
+            .arg(path)
+            .status()
+            .expect("zcat");
+        assert!(st.success());
+    });
+    d
+}
+
+fn readlevel_bench(dir: &Path, rows: u64, table: &mut Table) {
+    let path = dir.join(format!("readlevel-{rows}.tsv.gz"));
+    make_readlevel(&path, rows);
+    eprintln!("read-level parsing: {rows} rows...");
+    let anchor = zcat(&path);
+    let (ours, n) = best_of(3, || {
+        let mut r = mgds_formats::ReadLevelReader::open(&path).expect("open");
+        let mut rec = mgds_formats::ReadLevelRecord::default();
+        let mut classified = 0u64;
+        while r.read_record(&mut rec).expect("row") > 0 {
+            classified += u64::from(rec.tax_id() != 0 && rec.passed_filter().unwrap_or(true));
+        }
+        (r.row_count(), classified)
+    });
+    assert_eq!(n.0, rows, "every row parsed");
+    let speedup = anchor.as_secs_f64() / ours.as_secs_f64();
+    table.add(
+        &format!("read-level parse, {}M rows (rows/s)", rows / 1_000_000),
+        format!("{:.1}M/s ({:.2} s)", rate(rows as f64, ours) / 1e6, ours.as_secs_f64()),
+        format!("{:.1}M/s ({:.2} s, zcat)", rate(rows as f64, anchor) / 1e6, anchor.as_secs_f64()),
+        format!("{speedup:.2}x faster"),
+        ">= 2x faster than zcat",
+        Some(speedup >= 2.0),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subset reads
+
+/// The subset inputs: `reads.fastq.gz`, its read-level TSV and a results table with a small
+/// tree, so `--with-children` has something to expand.
+fn make_subset_inputs(dir: &Path, reads: u64) -> (PathBuf, PathBuf, PathBuf) {
+    let sub = dir.join(format!("subset-{reads}"));
+    let fq = sub.join("reads.fastq.gz");
+    let tsv = sub.join("readlevel.tsv.gz");
+    let results = sub.join("results.json");
+    if results.exists() {
+        return (fq, tsv, results);
+    }
+    std::fs::create_dir_all(&sub).expect("folder");
+    eprintln!("writing subset inputs ({reads} reads)...");
+    let mut fq_gz = GzEncoder::new(BufWriter::new(std::fs::File::create(&fq).expect("fq")), Compression::default());
+    let mut tsv_gz = GzEncoder::new(BufWriter::new(std::fs::File::create(&tsv).expect("tsv")), Compression::default());
+    tsv_gz.write_all(b"Tax ID\tN Hits\tSeq Len\tPassed Filter\n").expect("write");
+    // 562 E. coli (strain 83333 below it), 1280 S. aureus, 0 unclassified.
+    let taxa = [562u64, 83333, 1280, 0, 1280, 562];
+    let mut rng = Rng(7);
+    let (mut fb, mut tb) = (Vec::with_capacity(1 << 16), Vec::with_capacity(1 << 12));
+    for i in 0..reads {
+        fastq_record(&mut fb, &mut rng, i);
+        let x = rng.next();
+        let tax = taxa[(x % taxa.len() as u64) as usize];
+        let passed = if tax != 0 && (x >> 16) % 10 == 0 { 'F' } else { 'T' };
+        writeln!(tb, "{tax}\t{}\t150\t{passed}", (x >> 24) % 100).ok();
+        if fb.len() > 60_000 {
+            fq_gz.write_all(&fb).expect("write");
+            tsv_gz.write_all(&tb).expect("write");
+            fb.clear();
+            tb.clear();
+        }
+    }
+    fq_gz.write_all(&fb).expect("write");
+    tsv_gz.write_all(&tb).expect("write");
+    fq_gz.finish().expect("fq").flush().expect("flush");
+    tsv_gz.finish().expect("tsv").flush().expect("flush");
+    let table = serde_json::json!({
+        "n_reads": reads,
+        "host_tax_ids": [],
+        "table": [
+            {"tax_id": "1", "name": "root", "rank": "no rank", "parent_tax_id": null, "readcount": 0, "readcount_w_children": 0, "abundance": null},
+            {"tax_id": "562", "name": "Escherichia coli", "rank": "species", "parent_tax_id": "1", "readcount": 0, "readcount_w_children": 0, "abundance": null},
+            {"tax_id": "83333", "name": "Escherichia coli K-12", "rank": "strain", "parent_tax_id": "562", "readcount": 0, "readcount_w_children": 0, "abundance": null},
+            {"tax_id": "1280", "name": "Staphylococcus aureus", "rank": "species", "parent_tax_id": "1", "readcount": 0, "readcount_w_children": 0, "abundance": null}
+        ]
+    });
+    std::fs::write(&results, serde_json::to_vec(&table).expect("json")).expect("results");
+    (fq, tsv, results)
+}
+
+/// The Python anchor: onecodex's `subset_reads` command body, called on local files (the
+/// classification object it asks the API for is replaced by one that reads `results.json`, and
+/// the read-level file is already where the command looks for its download).
+const PY_DRIVER: &str = r#"
+import inspect, json, os, sys, time
+from onecodex.scripts import subset_reads as sr
+
+fq, tsv, results, out = sys.argv[1:5]
+
+class Classification:
+    def results(self):
+        with open(results) as f:
+            return json.load(f)
+    def _readlevel(self):
+        return {"url": "http://localhost/" + os.path.basename(tsv)}
+
+class Classifications:
+    @staticmethod
+    def get(_id):
+        return Classification()
+
+class Ctx:
+    info_name = "subset_reads"
+    obj = {"API": type("Api", (), {"Classifications": Classifications})}
+
+os.chdir(os.path.dirname(tsv))
+body = inspect.unwrap(sr.cli.callback)
+t = time.perf_counter()
+body(Ctx(), "bench", fq, None, ("562",), True, False, False, False, out, False, False, 9)
+print(time.perf_counter() - t)
+"#;
+
+fn python_anchor(dir: &Path) -> Result<PathBuf, String> {
+    let venv = dir.join(format!("venv-onecodex-{ONECODEX_VERSION}"));
+    let py = venv.join("bin/python");
+    if !py.exists() {
+        eprintln!("installing onecodex {ONECODEX_VERSION} from PyPI into {}...", venv.display());
+        let ok = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().map_err(|e| format!("python3: {e}"))?;
+        if !ok.success() {
+            return Err("python3 -m venv failed (Debian: apt-get install python3-venv)".into());
+        }
+        let ok = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", &format!("onecodex=={ONECODEX_VERSION}")])
+            .status()
+            .map_err(|e| format!("pip: {e}"))?;
+        if !ok.success() {
+            let _ = std::fs::remove_dir_all(&venv);
+            return Err(format!("pip install onecodex=={ONECODEX_VERSION} failed"));
+        }
+    }
+    Ok(py)
+}
+
+/// Plain decompression of the FASTQ.gz, as `mgds` reads it: the physical floor of a subset.
+fn decompress_only(path: &Path) -> u64 {
+    let mut r = flate2::read::MultiGzDecoder::new(std::fs::File::open(path).expect("open"));
+    let mut buf = vec![0u8; 1 << 17];
+    let mut n = 0;
+    loop {
+        match r.read(&mut buf).expect("read") {
+            0 => return n,
+            k => n += k as u64,
+        }
+    }
+}
+
+fn subset_bench(dir: &Path, reads: u64, table: &mut Table) {
+    let (fq, tsv, results) = make_subset_inputs(dir, reads);
+    eprintln!("subset reads: {reads} reads...");
+    let (floor, _) = best_of(3, || decompress_only(&fq));
+    let out_ours = dir.join("subset-out-mgds");
+    std::fs::create_dir_all(&out_ours).expect("out");
+    let (ours, _) = best_of(3, || {
+        let st = Command::new(MGDS)
+            .arg("subset-reads")
+            .arg(&fq)
+            .arg("--readlevel")
+            .arg(&tsv)
+            .arg("--results")
+            .arg(&results)
+            .args(["-t", "562", "--with-children", "-o"])
+            .arg(&out_ours)
+            .stderr(Stdio::null())
+            .status()
+            .expect("mgds subset-reads");
+        assert!(st.success());
+    });
+    let per_s = |d: Duration| rate(reads as f64, d) / 1e3;
+    let vs_floor = ours.as_secs_f64() / floor.as_secs_f64();
+    table.add(
+        &format!("subset reads, {}k reads (reads/s)", reads / 1000),
+        format!("{:.0}k/s ({:.2} s)", per_s(ours), ours.as_secs_f64()),
+        format!("{:.0}k/s ({:.2} s, decompression only)", per_s(floor), floor.as_secs_f64()),
+        format!("{vs_floor:.2}x the time"),
+        "<= 1.3x decompression",
+        Some(vs_floor <= 1.3),
+    );
+    match python_anchor(dir) {
+        Ok(py) => {
+            let out_py = dir.join("subset-out-python");
+            std::fs::create_dir_all(&out_py).expect("out");
+            let run = Command::new(&py)
+                .arg("-c")
+                .arg(PY_DRIVER)
+                .arg(&fq)
+                .arg(&tsv)
+                .arg(&results)
+                .arg(&out_py)
+                .stderr(Stdio::null())
+                .output()
+                .expect("python");
+            assert!(run.status.success(), "python anchor failed: {}", String::from_utf8_lossy(&run.stdout));
+            let secs: f64 = String::from_utf8_lossy(&run.stdout).trim().lines().last().and_then(|l| l.parse().ok()).expect("seconds");
+            let py_d = Duration::from_secs_f64(secs);
+            // Same selection, byte for byte.
+            let ours_file = std::fs::read(out_ours.join("reads.filtered.fastq")).expect("ours");
+            let py_file = std::fs::read(out_py.join("reads.filtered.fastq")).expect("python's");
+            assert!(ours_file == py_file, "mgds and onecodex wrote different subsets");
+            let speedup = secs / ours.as_secs_f64();
+            table.add(
+                &format!("subset reads vs onecodex {ONECODEX_VERSION}"),
+                format!("{:.0}k/s", per_s(ours)),
+                format!("{:.0}k/s (Python)", per_s(py_d)),
+                format!("{speedup:.1}x faster"),
+                ">= 8x faster",
+                Some(speedup >= 8.0),
+            );
+        }
+        Err(e) => table.add("subset reads vs onecodex", format!("{:.0}k/s", per_s(ours)), format!("not run: {e}"), "-".into(), ">= 8x faster", None),
+    }
+}

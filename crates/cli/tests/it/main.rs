@@ -2,6 +2,8 @@
 
 #![allow(missing_docs)]
 
+mod engines;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};

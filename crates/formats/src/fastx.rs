@@ -452,7 +452,7 @@ impl<R: BufRead> Reader<R> {
             if available.is_empty() {
                 break;
             }
-            let (done, used) = match available.iter().position(|&b| b == b'\n') {
+            let (done, used) = match memchr::memchr(b'\n', available) {
                 Some(i) => (true, i + 1),
                 None => (false, available.len()),
             };

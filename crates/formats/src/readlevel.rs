@@ -126,11 +126,9 @@ impl ReadLevelRecord {
         self.fields.clear();
         let line = trim_eol(&self.buf);
         let mut start = 0;
-        for (i, &b) in line.iter().enumerate() {
-            if b == b'\t' {
-                self.fields.push((start, i));
-                start = i + 1;
-            }
+        for i in memchr::memchr_iter(b'\t', line) {
+            self.fields.push((start, i));
+            start = i + 1;
         }
         self.fields.push((start, line.len()));
     }
@@ -297,7 +295,7 @@ impl<R: BufRead> ReadLevelReader<R> {
             }
             let room = (MAX_ROW_LEN as usize).saturating_sub(buf.len());
             let window = &available[..available.len().min(room)];
-            match window.iter().position(|&b| b == b'\n') {
+            match memchr::memchr(b'\n', window) {
                 Some(i) => {
                     buf.extend_from_slice(&window[..=i]);
                     self.inner.consume(i + 1);

@@ -388,6 +388,12 @@ fn run() -> Res<()> {
     }
     let mut rows = Vec::new();
     rows.push(Row::info(
+        "spaced seed (minimizer positions ignored; Kraken 2's --minimizer-spaces)",
+        report.spaces as f64,
+        kraken2.then_some(7.0),
+        0,
+    ));
+    rows.push(Row::info(
         "database build time (s, 1 thread)",
         report.seconds,
         k2_build.as_ref().map(|b| b.seconds),
@@ -471,7 +477,8 @@ fn run() -> Res<()> {
 
     if let Some((b, run, acc0, acc01)) = &unspaced {
         println!(
-            "\nAgainst Kraken 2 built with `--minimizer-spaces 0` (no spaced seed, so the same exact 31-mer minimizers as mgds; 2 threads):\n"
+            "\nAgainst Kraken 2 built with `--minimizer-spaces 0` (no spaced seed: exact 31-mer minimizers; mgds with its spaced seed of {} spaces; 2 threads):\n",
+            report.spaces
         );
         let mut rows = vec![
             Row::info(
@@ -1329,8 +1336,11 @@ fn print_inputs(
     };
     println!("# mgds-classify vs Kraken 2\n");
     println!(
-        "- mgds-classify {} (release build), k = 35, l = 31, no spaced seed, default confidence 0.1, min hits 2",
-        mgds_classify::ENGINE_VERSION
+        "- mgds-classify {} (release build), k = {}, l = {}, spaced seed of {} spaces (Kraken 2's mask), default confidence 0.1, min hits 2",
+        mgds_classify::ENGINE_VERSION,
+        report.k,
+        report.l,
+        report.spaces
     );
     if kraken2 {
         println!(

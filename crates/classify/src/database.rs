@@ -3,7 +3,7 @@
 //! File layout (all integers little-endian):
 //!
 //! ```text
-//! magic "MGDSKDB\0" | version u32 | k u32 | l u32
+//! magic "MGDSKDB\0" | version u32 | k u32 | l u32 | spaces u32 (spaced-seed positions, see kmer)
 //! taxa u32, then per taxon (flat order, parents first):
 //!     tax_id u64 | parent index u32 | genome length u64 | rank (u16 length + UTF-8) | name (u16 length + UTF-8)
 //! slots u64 | minimizers u64 | keys [u64; slots] | values [u32; slots]
@@ -22,13 +22,16 @@ use sha2::{Digest, Sha256};
 
 use crate::error::Error;
 use crate::index::{EMPTY, KmerTable};
-use crate::kmer::{DEFAULT_K, DEFAULT_L, MAX_WINDOW, Minimizers};
+use crate::kmer::{DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, MAX_WINDOW, Minimizers, max_spaces};
 use crate::taxonomy::Taxonomy;
 
 const MAGIC: &[u8; 8] = b"MGDSKDB\0";
 const END: &[u8; 8] = b"MGDSEND\0";
 /// The database file format version this crate writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// 2: the header records the spaced seed (its number of spaces), and the stored keys are masked
+/// minimizers. Version 1 files (exact minimizers) are refused with a request to rebuild.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// What a database is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +46,31 @@ pub struct BuildInput {
     pub nodes: PathBuf,
     /// NCBI `names.dmp`.
     pub names: PathBuf,
+}
+
+/// How a database is built. The parameters are recorded in the file, and classification uses
+/// the same ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BuildOptions {
+    /// Spaced-seed positions ignored in each minimizer (Kraken 2's `--minimizer-spaces`); 0
+    /// for exact minimizers. At most `l / 4` (7 for the default `l` = 31).
+    pub spaces: u32,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            spaces: DEFAULT_SPACES,
+        }
+    }
+}
+
+impl BuildOptions {
+    /// The default options with `spaces` spaced-seed positions.
+    pub fn with_spaces(spaces: u32) -> BuildOptions {
+        BuildOptions { spaces }
+    }
 }
 
 /// What a build produced.
@@ -62,6 +90,8 @@ pub struct BuildReport {
     pub k: u32,
     /// Minimizer length.
     pub l: u32,
+    /// Spaced-seed positions ignored in each minimizer.
+    pub spaces: u32,
     /// Hex SHA-256 of the file (the same as [`Database::digest`]).
     pub digest: String,
     /// Wall-clock build time in seconds.
@@ -74,8 +104,26 @@ pub struct BuildReport {
 /// Each minimizer maps to the lowest common ancestor of all taxa whose references contain it.
 /// The taxonomy is reduced to the mapped taxa and their ancestors. The genome length stored for
 /// a taxon is the mean length of the reference genomes in its subtree (used for abundance).
+///
+/// Uses the default [`BuildOptions`] (Kraken 2's default spaced seed); see [`build_with`].
 pub fn build(input: &BuildInput, out: &Path) -> Result<BuildReport, Error> {
+    build_with(input, &BuildOptions::default(), out)
+}
+
+/// [`build`] with the given options.
+pub fn build_with(
+    input: &BuildInput,
+    options: &BuildOptions,
+    out: &Path,
+) -> Result<BuildReport, Error> {
     let started = Instant::now();
+    if options.spaces > max_spaces(DEFAULT_L) {
+        return Err(Error::Options(format!(
+            "a spaced seed of {} spaces is more than minimizers of {DEFAULT_L} bases allow (at most {})",
+            options.spaces,
+            max_spaces(DEFAULT_L)
+        )));
+    }
     let full = Taxonomy::from_dmp(&input.nodes, &input.names)?;
     let map = read_seqid_map(&input.seqid2taxid, &full)?;
     let mut mapped: Vec<TaxId> = map.values().map(|e| e.0).collect();
@@ -84,7 +132,7 @@ pub fn build(input: &BuildInput, out: &Path) -> Result<BuildReport, Error> {
     let taxonomy = full.pruned(mapped);
     drop(full);
 
-    let scanner = Minimizers::new(DEFAULT_K, DEFAULT_L);
+    let scanner = Minimizers::spaced(DEFAULT_K, DEFAULT_L, options.spaces);
     let mut kmers: HashMap<u64, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
     // Genome id -> (taxon index, total length). Iteration order does not matter: only sums
     // and LCAs (both order-free) are taken from it.
@@ -143,7 +191,7 @@ pub fn build(input: &BuildInput, out: &Path) -> Result<BuildReport, Error> {
     let genome_len = genome_lengths(&taxonomy, genomes.values().copied());
 
     let bytes = write_atomically(out, |w| {
-        write_database(w, DEFAULT_K, DEFAULT_L, &taxonomy, &genome_len, &table)
+        write_database(w, &scanner, &taxonomy, &genome_len, &table)
     })?;
     let digest = file_digest(out)?;
     Ok(BuildReport {
@@ -154,6 +202,7 @@ pub fn build(input: &BuildInput, out: &Path) -> Result<BuildReport, Error> {
         bases,
         k: DEFAULT_K,
         l: DEFAULT_L,
+        spaces: options.spaces,
         digest,
         seconds: started.elapsed().as_secs_f64(),
     })
@@ -244,14 +293,20 @@ fn read_seqid_map(
 
 fn write_database(
     w: &mut dyn Write,
-    k: u32,
-    l: u32,
+    scanner: &Minimizers,
     taxonomy: &Taxonomy,
     genome_len: &[u64],
     table: &KmerTable,
 ) -> io::Result<()> {
     w.write_all(MAGIC)?;
-    for x in [FORMAT_VERSION, k, l, taxonomy.len() as u32] {
+    let header = [
+        FORMAT_VERSION,
+        scanner.k(),
+        scanner.l(),
+        scanner.spaces(),
+        taxonomy.len() as u32,
+    ];
+    for x in header {
         w.write_all(&x.to_le_bytes())?;
     }
     for i in 0..taxonomy.len() as u32 {
@@ -389,7 +444,12 @@ impl Database {
         let short = || corrupt("the file ends early");
         let k = c.u32().ok_or_else(short)?;
         let l = c.u32().ok_or_else(short)?;
-        if !((1..=31).contains(&l) && k >= l && (k - l + 1) as usize <= MAX_WINDOW) {
+        let spaces = c.u32().ok_or_else(short)?;
+        if !((1..=31).contains(&l)
+            && k >= l
+            && (k - l + 1) as usize <= MAX_WINDOW
+            && spaces <= max_spaces(l))
+        {
             return Err(corrupt("the k-mer parameters are out of range"));
         }
         let n_taxa = c.u32().ok_or_else(short)? as usize;
@@ -426,7 +486,7 @@ impl Database {
         Ok(Database {
             path: path.to_owned(),
             digest,
-            scanner: Minimizers::new(k, l),
+            scanner: Minimizers::spaced(k, l, spaces),
             taxonomy,
             genome_len,
             table,
@@ -456,6 +516,11 @@ impl Database {
     /// Minimizer length (bases): the length of the stored keys.
     pub fn l(&self) -> u32 {
         self.scanner.l()
+    }
+
+    /// Spaced-seed positions ignored in each minimizer (0: exact minimizers).
+    pub fn spaces(&self) -> u32 {
+        self.scanner.spaces()
     }
 
     /// Distinct minimizers stored.
@@ -541,11 +606,64 @@ mod tests {
         v.extend_from_slice(&9u32.to_le_bytes());
         let e = Database::from_bytes(&v, p).unwrap_err();
         assert!(matches!(e, Error::DatabaseVersion { found: 9, .. }), "{e}");
+        assert!(e.to_string().contains("newer"), "{e}");
         let mut v = MAGIC.to_vec();
         v.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         v.extend_from_slice(&35u32.to_le_bytes());
         let e = Database::from_bytes(&v, p).unwrap_err();
         assert!(e.to_string().contains("ends early"), "{e}");
+    }
+
+    #[test]
+    fn a_version_1_file_asks_for_a_rebuild() {
+        // The version 1 header: magic, version, k, l, then the taxa (no spaced seed).
+        let mut v = MAGIC.to_vec();
+        for x in [1u32, 35, 31, 1] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        let p = Path::new("/data/old.mgdsdb");
+        let e = Database::from_bytes(&v, p).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::DatabaseVersion {
+                    found: 1,
+                    expected: FORMAT_VERSION,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let message = e.to_string();
+        for part in [
+            "/data/old.mgdsdb",
+            "version 1",
+            "older",
+            "rebuild",
+            "mgds db build",
+            "mgds db install --demo",
+        ] {
+            assert!(message.contains(part), "{part:?} missing in: {message}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_spaces_are_refused() {
+        let mut v = MAGIC.to_vec();
+        for x in [FORMAT_VERSION, 35, 31, 8, 1] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        let e = Database::from_bytes(&v, Path::new("x.mgdsdb")).unwrap_err();
+        assert!(e.to_string().contains("out of range"), "{e}");
+        let input = BuildInput {
+            references: vec![],
+            seqid2taxid: PathBuf::from("missing.tsv"),
+            nodes: PathBuf::from("missing-nodes.dmp"),
+            names: PathBuf::from("missing-names.dmp"),
+        };
+        let e =
+            build_with(&input, &BuildOptions::with_spaces(8), Path::new("x.mgdsdb")).unwrap_err();
+        assert!(matches!(e, Error::Options(_)), "{e}");
     }
 
     #[test]

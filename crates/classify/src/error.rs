@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use mgds_formats::{Compression, ParseError};
 
+const REBUILD_HINT: &str = "rebuild the database with this version (`mgds db build` for your own references, `mgds db install --demo` for the demo database)";
+
 /// Everything that can go wrong while building a database or classifying reads.
 ///
 /// Messages name the file (and the line or record where there is one) and say what to do next;
@@ -90,7 +92,7 @@ pub enum Error {
     },
 
     /// A database written by another (newer or older) format version.
-    #[error("{} is a classification database of format version {found}, but this program reads version {expected}; rebuild the database with this version of MGDS", .path.display())]
+    #[error("{} is a classification database of format version {found}, written by {} version of MGDS, but this program reads format version {expected}; {}", .path.display(), if found < expected { "an older" } else { "a newer" }, REBUILD_HINT)]
     DatabaseVersion {
         /// The file.
         path: PathBuf,

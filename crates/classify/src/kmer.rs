@@ -12,11 +12,23 @@
 //! long enough to be almost always unique to one genome in bacterial references, so the stored
 //! key keeps the specificity of a 31-mer index; sensitivity to a strain at 1-2% divergence stays
 //! good because only one 31-mer per window has to match.
+//!
+//! Spaced seed (Kraken 2's `--minimizer-spaces`, default 7): after canonicalisation, some base
+//! positions of each `l`-mer are zeroed, and the masked `l`-mer is both the minimizer's order
+//! key and the stored key. A substitution at a masked position then leaves the minimizer
+//! unchanged, so a read of a divergent strain still hits where an exact 31-mer would miss. The
+//! mask is Kraken 2's seed template, `1` repeated `l - 2s` times then `01` repeated `s` times,
+//! read with its last character on the `l`-mer's last base: every other base of the last `2s`
+//! bases is ignored (7 of the last 14 for the default). The key keeps the specificity of a
+//! 24-mer, still almost always unique in bacterial references.
 
 /// Length of the window each minimizer represents (bases).
 pub const DEFAULT_K: u32 = 35;
 /// Length of the minimizer, the stored key (bases, at most 31).
 pub const DEFAULT_L: u32 = 31;
+/// Spaced-seed positions ignored in each minimizer (Kraken 2's `--minimizer-spaces` default for
+/// nucleotide databases).
+pub const DEFAULT_SPACES: u32 = 7;
 /// The largest `k - l + 1` supported (l-mers per window).
 pub const MAX_WINDOW: usize = 64;
 
@@ -83,25 +95,69 @@ pub fn canonical(kmer: u64, k: u32) -> u64 {
     kmer.min(reverse_complement(kmer, k))
 }
 
+/// The most spaces a minimizer of `l` bases can have (Kraken 2's limit, `l / 4`).
+pub const fn max_spaces(l: u32) -> u32 {
+    l / 4
+}
+
+/// The spaced-seed mask of packed `l`-mers with `spaces` ignored positions: two bits per base,
+/// `11` for a base that counts and `00` for an ignored one. The base `i` places from the end
+/// of the `l`-mer is ignored when `i` is odd and below `2 * spaces`, as in Kraken 2's seed
+/// template. With no spaces the mask keeps all `l` bases.
+///
+/// # Panics
+/// If `l` is 0 or above 31, or `spaces > max_spaces(l)`.
+pub const fn spaced_seed_mask(l: u32, spaces: u32) -> u64 {
+    assert!(matches!(l, 1..=31), "unsupported l");
+    assert!(spaces <= max_spaces(l), "too many spaces for l");
+    let mut mask = (1u64 << (2 * l)) - 1;
+    let mut i = 0;
+    while i < spaces {
+        mask &= !(3u64 << (2 * (2 * i + 1)));
+        i += 1;
+    }
+    mask
+}
+
 /// Computes the minimizer of every window of a sequence. Holds only the parameters; scanning
 /// allocates nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Minimizers {
     k: u32,
     l: u32,
+    spaces: u32,
+    mask: u64,
 }
 
 impl Minimizers {
-    /// A scanner for windows of `k` bases and minimizers of `l` bases.
+    /// A scanner for windows of `k` bases and minimizers of `l` bases, without a spaced seed
+    /// (every base of the minimizer counts).
     ///
     /// # Panics
     /// If `l` is 0 or above 31, or `k < l`, or `k - l + 1 > MAX_WINDOW`.
     pub fn new(k: u32, l: u32) -> Minimizers {
+        Minimizers::spaced(k, l, 0)
+    }
+
+    /// A scanner for windows of `k` bases and minimizers of `l` bases with `spaces` ignored
+    /// positions ([`spaced_seed_mask`]).
+    ///
+    /// # Panics
+    /// As [`Minimizers::new`], and if `spaces > max_spaces(l)`.
+    pub fn spaced(k: u32, l: u32, spaces: u32) -> Minimizers {
         assert!(
-            (1..=31).contains(&l) && k >= l && (k - l + 1) as usize <= MAX_WINDOW,
-            "unsupported k = {k}, l = {l}"
+            (1..=31).contains(&l)
+                && k >= l
+                && (k - l + 1) as usize <= MAX_WINDOW
+                && spaces <= max_spaces(l),
+            "unsupported k = {k}, l = {l}, spaces = {spaces}"
         );
-        Minimizers { k, l }
+        Minimizers {
+            k,
+            l,
+            spaces,
+            mask: spaced_seed_mask(l, spaces),
+        }
     }
 
     /// Window length.
@@ -114,19 +170,26 @@ impl Minimizers {
         self.l
     }
 
+    /// Spaced-seed positions ignored in each minimizer (0: none).
+    pub fn spaces(&self) -> u32 {
+        self.spaces
+    }
+
+    /// The spaced-seed mask applied to each canonical `l`-mer ([`spaced_seed_mask`]).
+    pub fn mask(&self) -> u64 {
+        self.mask
+    }
+
     /// Calls `f(minimizer)` for every window of `k` valid bases in `seq`, in order; returns the
     /// number of windows. A window that contains a base other than A, C, G, T is skipped.
-    /// The minimizer is a canonical packed `l`-mer, so the reverse complement of `seq` yields
-    /// the same minimizers in reverse order.
+    /// The minimizer is a canonical packed `l`-mer with the spaced-seed positions zeroed, so
+    /// the reverse complement of `seq` yields the same minimizers in reverse order.
     #[inline]
     pub fn scan(&self, seq: &[u8], mut f: impl FnMut(u64)) -> u32 {
         let l = self.l as usize;
         let w = (self.k - self.l + 1) as usize;
-        let lmask = if l == 32 {
-            u64::MAX
-        } else {
-            (1u64 << (2 * l)) - 1
-        };
+        let lmask = (1u64 << (2 * l)) - 1;
+        let seed = self.mask;
         let shift = 2 * (l as u32 - 1);
         let mut hashes = [0u64; MAX_WINDOW];
         let mut keys = [0u64; MAX_WINDOW];
@@ -152,7 +215,9 @@ impl Minimizers {
             if valid < l {
                 continue;
             }
-            let key = fwd.min(rev);
+            // Masked after canonicalisation (as Kraken 2 does): both strands choose the same
+            // l-mer, then its ignored positions are cleared for ordering and storage alike.
+            let key = fwd.min(rev) & seed;
             let h = mix64(key ^ ORDER_SEED);
             hashes[slot] = h;
             keys[slot] = key;
@@ -261,6 +326,126 @@ mod tests {
         assert_eq!(fwd, rev);
         fwd.sort_unstable();
         assert!(!fwd.is_empty());
+    }
+
+    /// Kraken 2's mask: the seed template string read as a binary number, each bit widened to
+    /// a base's two bits (its `ExpandSpacedSeedMask`).
+    fn kraken2_mask(l: u32, spaces: u32) -> u64 {
+        let template = "1".repeat((l - 2 * spaces) as usize) + &"01".repeat(spaces as usize);
+        template
+            .bytes()
+            .fold(0u64, |acc, b| (acc << 2) | if b == b'1' { 3 } else { 0 })
+    }
+
+    #[test]
+    fn spaced_seed_mask_is_kraken2_template() {
+        assert_eq!(spaced_seed_mask(31, 0), (1 << 62) - 1);
+        for spaces in 0..=max_spaces(31) {
+            assert_eq!(
+                spaced_seed_mask(31, spaces),
+                kraken2_mask(31, spaces),
+                "{spaces}"
+            );
+        }
+        assert_eq!(max_spaces(31), 7);
+        // The default ignores every other base of the last 14.
+        let m = spaced_seed_mask(DEFAULT_L, DEFAULT_SPACES);
+        assert_eq!(m.count_ones(), 2 * (31 - 7));
+        assert_eq!(m & 0x3fff_ffff, 0x3333_3333);
+        assert_eq!(spaced_seed_mask(8, 2), 0b11_11_11_11_00_11_00_11);
+    }
+
+    #[test]
+    fn a_substitution_at_a_masked_position_leaves_the_minimizer_unchanged() {
+        // k = l: one l-mer per window, so the minimizer is that l-mer, canonical and masked.
+        let m = Minimizers::spaced(31, 31, DEFAULT_SPACES);
+        let mask = spaced_seed_mask(31, DEFAULT_SPACES);
+        let one = |s: &[u8]| {
+            let got = all(&m, s);
+            assert_eq!(got.len(), 1);
+            got[0]
+        };
+        for seed in 0..20 {
+            let mut seq = pseudo_random_seq(31, seed);
+            // Forward strand canonical: starts with A, ends with A (its reverse complement
+            // starts with T), whatever happens in between.
+            seq[0] = b'A';
+            seq[30] = b'A';
+            let base = one(&seq);
+            assert_eq!(base, pack(&seq).unwrap() & mask);
+            for i in 0..31 {
+                let masked = i % 2 == 1 && i < 2 * DEFAULT_SPACES as usize;
+                for sub in *b"ACGT" {
+                    let pos = 30 - i;
+                    if sub == seq[pos] || pos == 0 || pos == 30 {
+                        continue;
+                    }
+                    let mut mutant = seq.clone();
+                    mutant[pos] = sub;
+                    assert_eq!(
+                        one(&mutant) == base,
+                        masked,
+                        "seed {seed}, base {i} from the end"
+                    );
+                    // The read's strand does not matter.
+                    assert_eq!(one(&revcomp(&mutant)), one(&mutant));
+                }
+            }
+            // Reverse strand canonical: the masked bases are counted from the start of `seq`.
+            let rc = revcomp(&seq);
+            assert_eq!(one(&rc), base);
+            for i in (1..2 * DEFAULT_SPACES as usize).step_by(2) {
+                let mut mutant = rc.clone();
+                mutant[i] = if rc[i] == b'C' { b'G' } else { b'C' };
+                assert_eq!(
+                    one(&mutant),
+                    base,
+                    "seed {seed}, base {i} of the reverse strand"
+                );
+            }
+        }
+        // Without the mask every substitution changes the minimizer.
+        let exact = Minimizers::new(31, 31);
+        let seq = pseudo_random_seq(31, 5);
+        let mut mutant = seq.clone();
+        mutant[29] = if seq[29] == b'C' { b'G' } else { b'C' };
+        assert_ne!(all(&exact, &seq), all(&exact, &mutant));
+    }
+
+    #[test]
+    fn spaced_minimizers_are_the_smallest_hash_of_each_masked_window() {
+        let m = Minimizers::spaced(DEFAULT_K, DEFAULT_L, DEFAULT_SPACES);
+        assert_eq!((m.spaces(), m.mask()), (7, spaced_seed_mask(31, 7)));
+        let seq = pseudo_random_seq(400, 13);
+        let got = all(&m, &seq);
+        assert_eq!(got.len(), 400 - 35 + 1);
+        for (i, &g) in got.iter().enumerate() {
+            let expected = (i..i + 5)
+                .map(|j| canonical(pack(&seq[j..j + 31]).unwrap(), 31) & m.mask())
+                .min_by_key(|&x| mix64(x ^ ORDER_SEED))
+                .unwrap();
+            assert_eq!(g, expected, "window {i}");
+            assert_eq!(g & !m.mask(), 0);
+        }
+    }
+
+    #[test]
+    fn reverse_complement_gives_the_same_spaced_minimizers() {
+        let m = Minimizers::spaced(DEFAULT_K, DEFAULT_L, DEFAULT_SPACES);
+        for seed in [11, 17, 23] {
+            let seq = pseudo_random_seq(300, seed);
+            let fwd = all(&m, &seq);
+            let mut rev = all(&m, &revcomp(&seq));
+            rev.reverse();
+            assert_eq!(fwd, rev);
+            assert_eq!(fwd.len(), 266);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "spaces = 8")]
+    fn too_many_spaces_are_refused() {
+        Minimizers::spaced(35, 31, 8);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! `mgds_api::ClassificationResults` table.
 //!
 //! [`build`] writes a database deterministically (the same inputs give the same bytes) from a
-//! [`BuildInput`]; [`Database::open`] loads it and [`Database::digest`] identifies it. The
+//! [`BuildInput`] (with Kraken 2's default spaced seed; [`build_with`] takes [`BuildOptions`]); [`Database::open`] loads it and [`Database::digest`] identifies it. The
 //! [`demo`] module carries the small synthetic demo reference data.
 
 mod classify;
@@ -23,10 +23,13 @@ pub use classify::{
     ClassifyOptions, DEFAULT_CONFIDENCE, DEFAULT_MIN_HITS, Hits, Pairing, READLEVEL_HEADER,
     classify, count_hits, resolve, resolve_index,
 };
-pub use database::{BuildInput, BuildReport, Database, FORMAT_VERSION, build};
+pub use database::{
+    BuildInput, BuildOptions, BuildReport, Database, FORMAT_VERSION, build, build_with,
+};
 pub use error::Error;
 pub use kmer::{
-    DEFAULT_K, DEFAULT_L, Minimizers, canonical, encode, mix64, pack, reverse_complement,
+    DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, Minimizers, canonical, encode, max_spaces, mix64, pack,
+    reverse_complement, spaced_seed_mask,
 };
 pub use mgds_formats::TaxId;
 pub use taxonomy::{ROOT_TAX_ID, Taxonomy};

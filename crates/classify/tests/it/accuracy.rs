@@ -86,8 +86,9 @@ fn species_precision_and_recall_on_demo_reads() {
         "held-out precision {}",
         held_out.precision()
     );
+    // Measured: 0.980 with the spaced seed (0.952 with exact minimizers).
     assert!(
-        held_out.recall() >= 0.80,
+        held_out.recall() >= 0.97,
         "held-out recall {}",
         held_out.recall()
     );
@@ -194,7 +195,7 @@ fn abundances_match_the_simulated_proportions() {
         worst = worst.max((got - expected).abs() / expected);
     }
     eprintln!("largest relative abundance error {worst:.3}");
-    // Measured: 2.5% (reads placed above species, at genus or family, are not counted).
+    // Measured: 2.6% (reads placed above species, at genus or family, are not counted).
     assert!(worst < 0.05, "largest relative error {worst}");
 }
 

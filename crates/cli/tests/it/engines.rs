@@ -104,3 +104,62 @@ fn a_service_killed_during_a_classification_finishes_it_after_a_restart() {
     let (_, results) = c.json("GET", &format!("{}/api/v1/classifications/{id}/results", serve.url), &key, None);
     assert_eq!(results["n_reads"], json!(240_000), "every read of the whole file");
 }
+
+#[test]
+fn db_build_installs_a_new_versioned_job_and_a_separate_worker_runs_analyses() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo");
+    let db = |args: &[&str]| Command::new(MGDS).args(["--data-dir"]).arg(&data).arg("db").args(args).env("NO_COLOR", "1").output().unwrap();
+    ok(&db(&["install", "--demo"]));
+    // A database of one genome of the demo (the same genomes as the demo would be the same
+    // database, and so the same job).
+    let mut all = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(std::fs::File::open(demo.join("genomes.fa.gz")).unwrap()), &mut all).unwrap();
+    let first = &all[..all[1..].find('>').map_or(all.len(), |i| i + 1)];
+    let id = first[1..].split_whitespace().next().unwrap();
+    let map = std::fs::read_to_string(demo.join("seqid2taxid.tsv")).unwrap();
+    let row = map.lines().find(|l| l.split('\t').next() == Some(id)).unwrap();
+    let (fasta, seqmap) = (dir.path().join("one.fa"), dir.path().join("one.tsv"));
+    std::fs::write(&fasta, first).unwrap();
+    std::fs::write(&seqmap, format!("{row}\n")).unwrap();
+    let build = |name: &str| {
+        db(&[
+            "build",
+            "--name",
+            name,
+            "--fasta",
+            fasta.to_str().unwrap(),
+            "--seqid2taxid",
+            seqmap.to_str().unwrap(),
+            "--taxonomy",
+            demo.join("taxonomy").to_str().unwrap(),
+        ])
+    };
+    ok(&build("lab-genomes"));
+    let list = ok(&db(&["list"]));
+    assert!(list.lines().any(|l| l.starts_with("lab-genomes\tclassification\tlab-genomes\t")), "{list}");
+    assert!(list.lines().any(|l| l.starts_with("demo-bacteria\t") && l.ends_with("default")), "{list}");
+    // The same name twice is refused with what to do.
+    let again = build("lab-genomes");
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("installed already"), "{}", String::from_utf8_lossy(&again.stderr));
+
+    // A service without workers, and a worker process beside it.
+    let serve = Serve::start(&data, &["--workers", "0"]);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    let (_, jobs) = c.json("GET", &format!("{}/api/v1/jobs?per_page=100", serve.url), &key, None);
+    let classification_jobs = jobs.as_array().unwrap().iter().filter(|j| j["analysis_type"] == json!("classification")).count();
+    assert_eq!(classification_jobs, 2, "one job per installed database: {jobs}");
+    let reads = dir.path().join("reads.fastq.gz");
+    std::fs::write(&reads, demo_reads()).unwrap();
+    ok(&Command::new(MGDS).args(["--base-url", &serve.url, "--api-key", &key, "upload"]).arg(&reads).output().unwrap());
+    let mut worker = Command::new(MGDS).args(["--data-dir"]).arg(&data).args(["worker", "--threads", "1"]).spawn().unwrap();
+    let (_, a) = finished_primary(&c, &serve.url, &key);
+    assert_eq!(a["success"], json!(true), "{a}");
+    // SIGTERM stops the worker cleanly.
+    Command::new("kill").arg("-TERM").arg(worker.id().to_string()).status().unwrap();
+    let status = worker.wait().unwrap();
+    assert!(status.success(), "the worker exits 0 on SIGTERM: {status}");
+}

@@ -2,24 +2,53 @@
 # Runs every test of the workspace on a Debian machine with Rust (cargo and a C compiler).
 # The keychain tests need a real Secret Service: this installs gnome-keyring (Debian package) when
 # it is missing and runs the tests inside a private D-Bus session with an unlocked keyring.
+# The desktop app needs WebKitGTK and its end-to-end tests Xvfb and WebKitWebDriver: the Debian
+# packages are installed when missing, Node.js too (for the UI in ui/), and tauri-driver is built
+# into the target folder. Order: UI unit tests and build, Rust tests, then the end-to-end tests of
+# the real app window (screenshots in target/e2e-screenshots/).
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d ../shared/reference/fixtures ]; then
     echo "error: ../shared/reference/fixtures not found; the fixture tests need shared/ beside the repository" >&2
     exit 1
 fi
-if ! command -v gnome-keyring-daemon >/dev/null || ! command -v dbus-run-session >/dev/null; then
+packages=(gnome-keyring dbus
+    build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
+    xvfb xauth webkit2gtk-driver fonts-dejavu-core)
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -q
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends gnome-keyring dbus
+    echo "installing Debian packages: ${missing[*]}" >&2
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# The UI: its unit tests, then the build the desktop app embeds (ui/dist).
+(cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+# The end-to-end tests drive the real app through tauri-driver (from crates.io) and WebKitWebDriver.
+if [ ! -x "$target_dir/tools/bin/tauri-driver" ]; then
+    cargo install tauri-driver --locked --quiet --root "$target_dir/tools"
+fi
+cargo build --locked --quiet -p mgds-desktop
 if cargo nextest --version >/dev/null 2>&1; then
-    run_tests='cargo nextest run --workspace --locked --no-fail-fast'
+    run_tests='cargo nextest run --workspace --exclude mgds-e2e --locked --no-fail-fast'
 else
-    run_tests='cargo test --workspace --locked --no-fail-fast'
+    run_tests='cargo test --workspace --exclude mgds-e2e --locked --no-fail-fast'
 fi
+# The app in a virtual display, bounded in time: without a display the app cannot start while
+# the WebDriver session would wait for it.
+export MGDS_DESKTOP_BIN="$target_dir/debug/mgds-desktop" TAURI_DRIVER="$target_dir/tools/bin/tauri-driver"
+export MGDS_E2E_SCREENSHOTS="$target_dir/e2e-screenshots"
+run_e2e='timeout --signal=TERM --kill-after=30 900 xvfb-run -a -s "-screen 0 1440x900x24" cargo test --locked -p mgds-e2e -- --nocapture'
 # A throwaway keyring for this run only, unlocked with a throwaway password.
 export XDG_DATA_HOME; XDG_DATA_HOME="$(mktemp -d)"
 exec dbus-run-session -- bash -c '
     printf "mgds-test" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-    MGDS_TEST_KEYCHAIN=1 '"$run_tests"
+    status=0
+    MGDS_TEST_KEYCHAIN=1 '"$run_tests"' || status=$?
+    '"$run_e2e"' || status=$?
+    exit $status'

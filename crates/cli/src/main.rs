@@ -14,13 +14,14 @@ use mgds_server::{AppState, Config, Tls, admin};
 
 mod account;
 mod connect;
-mod local;
 mod output;
-mod profile;
 mod references;
 mod resources;
 mod samples;
 mod subset;
+mod watch;
+
+use mgds_profiles::{local, profile};
 
 /// MGDS: microbial genomics data service and tools.
 #[derive(Parser)]
@@ -89,6 +90,9 @@ enum Command {
     /// List and show sequencing batches.
     #[command(subcommand)]
     Batches(resources::BatchesCommand),
+    /// Watched folders: sequencer runs and FASTQ files become samples by themselves.
+    #[command(subcommand)]
+    Watch(watch::WatchCommand),
     /// Print the service's JSON schema, or one collection's (e.g. `samples`).
     Schema {
         /// The collection, e.g. samples, documents or sequencing/batches.
@@ -216,20 +220,6 @@ pub(crate) async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-/// Installs the demo references into a data folder that has never had any, so that a new
-/// service classifies uploads with no other step.
-pub(crate) async fn install_demo_if_new(dir: &std::path::Path) -> Result<()> {
-    if dir.join(mgds_server::references::DATABASES_DIR).exists() {
-        return Ok(());
-    }
-    eprintln!("installing the demo reference data (first start; `mgds db list` shows it)...");
-    let d = dir.to_path_buf();
-    tokio::task::spawn_blocking(move || mgds_server::references::install_demo(&d))
-        .await?
-        .context("cannot install the demo reference data")?;
-    Ok(())
-}
-
 async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     let tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(Tls { cert, key }),
@@ -239,7 +229,7 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     let url = args.public_url.unwrap_or_else(|| bound.url());
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create the data folder {}", dir.display()))?;
     if !args.no_demo {
-        install_demo_if_new(&dir).await?;
+        local::install_demo_if_new(&dir).await?;
     }
     let mut config = Config::new(&dir);
     config.runner.workers = args.workers;
@@ -334,6 +324,7 @@ fn main() -> ExitCode {
             Command::Analyses(cmd) => resources::run_analyses(&connect::connect(&g).await?, cmd).await,
             Command::Readlevel(cmd) => resources::run_readlevel(&connect::connect(&g).await?, cmd).await,
             Command::Batches(cmd) => resources::run_batches(&connect::connect(&g).await?, cmd).await,
+            Command::Watch(cmd) => watch::run(&g, cmd).await,
             Command::Schema { resource } => resources::run_schema(&connect::connect(&g).await?, resource).await,
         }
     });

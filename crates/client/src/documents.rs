@@ -182,7 +182,7 @@ impl DocumentUpload {
         let init = docs.init_upload(&DocumentInitUploadRequest { filename: filename.clone(), size }).await?;
         let id = init.document_id.clone().ok_or_else(|| missing("documents/init_upload", "document_id"))?;
         let form =
-            UploadForm { url: &init.upload_url, fields: &init.additional_fields, path: &self.path, filename: &filename, size };
+            UploadForm { url: &init.upload_url, fields: &init.additional_fields, path: &self.path, filename: &filename, size, bandwidth: None };
         transfer::post_file(&self.client, &form, self.progress.as_ref(), &self.cancel).await?;
         let confirmed = docs.confirm_upload(&id).await?;
         let id = confirmed.document.as_ref().map_or(id.as_str(), |r| r.id());

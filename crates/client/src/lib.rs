@@ -44,7 +44,7 @@ pub use misc::{Batches, MetadataRecords, MetadataUpdate, Tags, Users};
 pub use projects::{ProjectCreateRequest, ProjectUpdateRequest, Projects};
 pub use retry::RetryPolicy;
 pub use samples::{Preupload, SampleUpdateRequest, SampleUpload, Samples};
-pub use transfer::Progress;
+pub use transfer::{Bandwidth, Progress};
 
 /// Re-exported so callers need not depend on `tokio-util` to cancel an upload.
 pub use tokio_util::sync::CancellationToken;

@@ -11,7 +11,7 @@ use reqwest::Method;
 use tokio_util::sync::CancellationToken;
 
 use crate::retry::Idempotency;
-use crate::transfer::{self, Progress, UploadForm};
+use crate::transfer::{self, Bandwidth, Progress, UploadForm};
 use crate::{Client, Error, ListRequest, ResourceId, Result, reference};
 
 /// The samples of the service (`client.samples()`).
@@ -86,6 +86,7 @@ impl Samples {
             body: InitUploadRequest::default(),
             progress: None,
             cancel: CancellationToken::new(),
+            bandwidth: None,
         }
     }
 
@@ -199,6 +200,7 @@ pub struct SampleUpload {
     body: InitUploadRequest,
     progress: Option<Progress>,
     cancel: CancellationToken,
+    bandwidth: Option<Bandwidth>,
 }
 
 impl std::fmt::Debug for SampleUpload {
@@ -264,6 +266,12 @@ impl SampleUpload {
         self
     }
 
+    /// Keeps the file transfer under this speed limit (shared with every upload given a clone).
+    pub fn bandwidth(mut self, limit: Bandwidth) -> Self {
+        self.bandwidth = Some(limit);
+        self
+    }
+
     /// Runs the upload; answers the new (or pre-uploaded) sample.
     pub async fn send(mut self) -> Result<Sample> {
         let size = file_size(&self.path).await?;
@@ -285,6 +293,7 @@ impl SampleUpload {
             path: &self.path,
             filename: &self.body.filename,
             size,
+            bandwidth: self.bandwidth.as_ref(),
         };
         let sent = match self.cancel.is_cancelled() {
             true => Err(Error::Cancelled),

@@ -28,6 +28,59 @@ pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 /// Size of the pieces read from disk: memory use stays flat whatever the file size.
 const CHUNK: usize = 64 * 1024;
 
+/// A limit on upload speed in bytes per second, shared by every upload given a clone of it
+/// (the uploads together stay under it). The limit can change while uploads run; 0 means none.
+#[derive(Clone, Debug, Default)]
+pub struct Bandwidth {
+    limit: Arc<AtomicU64>,
+    next_free: Arc<std::sync::Mutex<Option<Instant>>>,
+}
+
+impl Bandwidth {
+    /// A limit of `bytes_per_sec` (0: unlimited).
+    pub fn new(bytes_per_sec: u64) -> Self {
+        let b = Bandwidth::default();
+        b.set_limit(bytes_per_sec);
+        b
+    }
+
+    /// Changes the limit (0: unlimited); uploads under way follow from their next piece.
+    pub fn set_limit(&self, bytes_per_sec: u64) {
+        self.limit.store(bytes_per_sec, Ordering::Relaxed);
+    }
+
+    /// The limit in bytes per second (0: unlimited).
+    pub fn limit(&self) -> u64 {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// How much to read at once: small enough that a piece waits at most about 1/8 s, so the
+    /// stall detector keeps seeing movement and the pace stays smooth.
+    fn piece(&self, max: usize) -> usize {
+        match self.limit() {
+            0 => max,
+            l => usize::try_from(l / 8).unwrap_or(max).clamp(1024, max),
+        }
+    }
+
+    /// Waits for the slot of `n` bytes: slots are handed out back to back at the limit's pace.
+    async fn take(&self, n: u64) {
+        let limit = self.limit();
+        if limit == 0 {
+            return;
+        }
+        let start = {
+            let mut next = self.next_free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let now = Instant::now();
+            // An idle limiter does not bank unused time: a burst after a pause still keeps pace.
+            let start = next.map_or(now, |t| t.max(now));
+            *next = Some(start + Duration::from_secs_f64(n as f64 / limit as f64));
+            start
+        };
+        tokio::time::sleep_until(start.into()).await;
+    }
+}
+
 /// Watches a transfer's progress: the time of the last byte moved.
 #[derive(Clone)]
 struct Activity {
@@ -74,6 +127,8 @@ pub(crate) struct UploadForm<'a> {
     pub path: &'a Path,
     pub filename: &'a str,
     pub size: u64,
+    /// A speed limit to keep to, if any.
+    pub bandwidth: Option<&'a Bandwidth>,
 }
 
 /// POSTs `form` with the file streamed from disk as the last part, named `file`. A failed
@@ -161,10 +216,12 @@ async fn post_once(
         let progress = progress.cloned();
         let cancel = cancel.clone();
         let activity = activity.clone();
+        let bandwidth = form.bandwidth.cloned();
         stream::unfold((file, 0u64, false), move |(mut file, sent, failed)| {
             let progress = progress.clone();
             let cancel = cancel.clone();
             let activity = activity.clone();
+            let bandwidth = bandwidth.clone();
             async move {
                 if failed || sent >= total {
                     return None;
@@ -172,7 +229,13 @@ async fn post_once(
                 if cancel.is_cancelled() {
                     return Some((Err(io::Error::other("the upload was cancelled")), (file, sent, true)));
                 }
-                let want = usize::try_from(total - sent).unwrap_or(CHUNK).min(CHUNK);
+                let chunk = bandwidth.as_ref().map_or(CHUNK, |b| b.piece(CHUNK));
+                let want = usize::try_from(total - sent).unwrap_or(chunk).min(chunk);
+                if let Some(b) = &bandwidth {
+                    b.take(want as u64).await;
+                    // Waiting for the limit is not a stall.
+                    activity.touch();
+                }
                 let mut buf = BytesMut::with_capacity(want);
                 match (&mut file).take(want as u64).read_buf(&mut buf).await {
                     Ok(0) => Some((

@@ -3,6 +3,7 @@
 #![allow(missing_docs)]
 
 mod engines;
+mod watch;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

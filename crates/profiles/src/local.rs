@@ -33,6 +33,20 @@ pub fn keychain_name(data_dir: &Path) -> String {
     format!("local:{}", canonical.display())
 }
 
+/// Installs the demo reference data into `data_dir` unless reference data is already there, so
+/// a new local service can classify uploads at once.
+pub async fn install_demo_if_new(dir: &Path) -> Result<()> {
+    if dir.join(mgds_server::references::DATABASES_DIR).exists() {
+        return Ok(());
+    }
+    eprintln!("installing the demo reference data (first start; `mgds db list` shows it)...");
+    let d = dir.to_path_buf();
+    tokio::task::spawn_blocking(move || mgds_server::references::install_demo(&d))
+        .await?
+        .context("cannot install the demo reference data")?;
+    Ok(())
+}
+
 /// Starts the embedded service over `data_dir` and returns its address and the local user's key.
 ///
 /// The key comes from the keychain. When there is none (first start, or no keychain on this
@@ -40,7 +54,7 @@ pub fn keychain_name(data_dir: &Path) -> String {
 /// it is kept in the keychain when there is one, and otherwise only in memory for this run.
 pub async fn start(data_dir: PathBuf, config_dir: &Path) -> Result<Local> {
     std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create the data folder {}", data_dir.display()))?;
-    crate::install_demo_if_new(&data_dir).await?;
+    install_demo_if_new(&data_dir).await?;
     let config = Config::new(&data_dir);
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?)
         .await

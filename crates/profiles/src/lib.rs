@@ -1,0 +1,7 @@
+//! Which MGDS service to talk to, shared by the `mgds` command and the desktop app so both see
+//! the same profiles and keys: [`profile::Config`] (profiles in the OS configuration folder),
+//! API keys in the OS keychain ([`profile::store_key`], [`profile::load_key`]), and
+//! [`local::start`], the embedded local service used when no remote profile is chosen.
+
+pub mod local;
+pub mod profile;

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs MGDS Desktop on a Debian machine with Rust (cargo and a C compiler): installs the Debian
+# packages the window needs (WebKitGTK) and Node.js when missing, builds the UI, then the app.
+# Extra arguments go to the app. MGDS_DATA_DIR points the local service at another data folder.
+set -euo pipefail
+cd "$(dirname "$0")"
+packages=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "installing Debian packages: ${missing[*]}" >&2
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+    (cd ui && npm ci --no-audit --no-fund --loglevel=error)
+fi
+(cd ui && npm run build --silent)
+cargo build --release --locked -p mgds-desktop
+if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
+    cat >&2 <<'MSG'
+error: there is no display to open the MGDS window on (neither DISPLAY nor WAYLAND_DISPLAY is set).
+hint: run ./run.sh from a desktop session (or over `ssh -X`); on a headless machine try it in a
+      virtual display with `xvfb-run -a ./run.sh` (install the Debian package xvfb), or run the
+      service alone for the command line and other computers with
+      `cargo run --release --locked --bin mgds -- serve`.
+MSG
+    exit 1
+fi
+exec cargo run --release --locked -p mgds-desktop -- "$@"

@@ -1,0 +1,199 @@
+//! The commands the UI invokes: each a few lines over the crates, errors as `{code, message}`.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use tauri::{AppHandle, Emitter, State};
+use tauri_plugin_dialog::DialogExt;
+
+use crate::error::{CmdError, CmdResult};
+use crate::results::{PanelView, ResultsCache, Watcher};
+use crate::samples::{self, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage};
+use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
+use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
+
+/// The connection in use, connecting (and on first start, starting the local service) if needed.
+#[tauri::command]
+pub async fn connection(session: State<'_, Session>) -> CmdResult<ConnectionView> {
+    let c = session.connected().await?;
+    let email = c.client.account().await?.email;
+    Ok(ConnectionView {
+        profile: c.profile,
+        base_url: c.base_url,
+        local: c.local,
+        email,
+        data_dir: session.paths().data_dir.display().to_string(),
+    })
+}
+
+/// The profiles screen.
+#[tauri::command]
+pub async fn profiles(session: State<'_, Session>) -> CmdResult<ProfilesView> {
+    let current = session.connected().await.ok().map(|c| c.profile);
+    session.profiles(current.as_deref())
+}
+
+/// Adds a remote profile after checking its key, and switches to it.
+#[tauri::command]
+pub async fn add_profile(session: State<'_, Session>, profile: NewProfile) -> CmdResult<ProfilesView> {
+    let c = session.add(profile).await?;
+    session.profiles(Some(&c.profile))
+}
+
+/// Switches to another profile.
+#[tauri::command]
+pub async fn switch_profile(session: State<'_, Session>, name: String) -> CmdResult<ProfilesView> {
+    let c = session.switch(&name).await?;
+    session.profiles(Some(&c.profile))
+}
+
+/// Forgets a remote profile and its key.
+#[tauri::command]
+pub async fn remove_profile(session: State<'_, Session>, name: String) -> CmdResult<ProfilesView> {
+    session.remove(&name).await?;
+    let current = session.connected().await.ok().map(|c| c.profile);
+    session.profiles(current.as_deref())
+}
+
+/// One page of the samples table.
+#[tauri::command]
+pub async fn list_samples(session: State<'_, Session>, query: SampleQuery) -> CmdResult<SamplesPage> {
+    samples::list(&session.connected().await?.client, &query).await
+}
+
+/// The tags and projects, for filters and pickers.
+#[tauri::command]
+pub async fn lookups(session: State<'_, Session>) -> CmdResult<Lookups> {
+    samples::lookups(&session.connected().await?.client).await
+}
+
+/// The sample page; its analyses are then watched and sent in `analyses-changed` events.
+#[tauri::command]
+pub async fn sample(app: AppHandle, session: State<'_, Session>, watcher: State<'_, Watcher>, id: String) -> CmdResult<SampleDetail> {
+    let client = session.connected().await?.client;
+    let detail = samples::detail(&client, &id).await?;
+    watcher.watch(client, id, move |e| {
+        let _ = app.emit("analyses-changed", e);
+    });
+    Ok(detail)
+}
+
+/// Stops watching the sample page's analyses.
+#[tauri::command]
+pub fn leave_sample(watcher: State<'_, Watcher>) {
+    watcher.stop();
+}
+
+/// Changes a sample (visibility, project, tags, metadata).
+#[tauri::command]
+pub async fn update_sample(session: State<'_, Session>, id: String, change: SampleChange) -> CmdResult<SampleDetail> {
+    samples::change(&session.connected().await?.client, &id, change).await
+}
+
+/// Checks dropped or picked files before anything is sent. The drop handler calls this with
+/// the paths of Tauri's drag-and-drop event.
+#[tauri::command]
+pub async fn check_files(paths: Vec<PathBuf>) -> CmdResult<Vec<FileCheck>> {
+    Ok(uploads::check_all(paths).await)
+}
+
+/// Opens the native dialog to pick sequence files (or a folder); answers the chosen paths.
+#[tauri::command]
+pub async fn pick_files(app: AppHandle, folder: bool) -> CmdResult<Vec<PathBuf>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let dialog = app.dialog().file().set_title(if folder { "Choose a folder of reads" } else { "Choose read files" });
+    if folder {
+        dialog.pick_folder(move |p| {
+            let _ = tx.send(p.into_iter().collect::<Vec<_>>());
+        });
+    } else {
+        dialog.add_filter("Reads (FASTQ, FASTA)", &["fastq", "fq", "fasta", "fa", "fna", "gz", "bz2", "xz", "zst"]).pick_files(
+            move |p| {
+                let _ = tx.send(p.unwrap_or_default());
+            },
+        );
+    }
+    let picked = rx.await.unwrap_or_default();
+    Ok(picked.into_iter().filter_map(|p| p.into_path().ok()).collect())
+}
+
+/// Starts uploads; progress arrives in `upload-progress` events.
+#[tauri::command]
+pub async fn start_uploads(app: AppHandle, session: State<'_, Session>, uploads: State<'_, Uploads>, batch: UploadBatch) -> CmdResult<()> {
+    let client = session.connected().await?.client;
+    uploads.start(client, batch, move |p| {
+        let _ = app.emit("upload-progress", p);
+    });
+    Ok(())
+}
+
+/// Cancels an upload.
+#[tauri::command]
+pub fn cancel_upload(uploads: State<'_, Uploads>, id: String) -> bool {
+    uploads.cancel(&id)
+}
+
+/// A classification's table, for the taxa table.
+#[derive(Debug, Serialize)]
+pub struct ClassificationView {
+    /// Reads in the sample.
+    pub n_reads: u64,
+    /// One row per taxon.
+    pub table: Vec<mgds_api::TaxonRow>,
+}
+
+/// The results of a classification.
+#[tauri::command]
+pub async fn classification(session: State<'_, Session>, cache: State<'_, ResultsCache>, id: String) -> CmdResult<ClassificationView> {
+    let c = session.connected().await?;
+    let r = cache.classification(&c.client, &c.base_url, &id).await?;
+    Ok(ClassificationView { n_reads: r.n_reads, table: r.table.clone() })
+}
+
+/// The results of a panel analysis.
+#[tauri::command]
+pub async fn panel(session: State<'_, Session>, id: String) -> CmdResult<PanelView> {
+    crate::results::panel(&session.connected().await?.client, &id).await
+}
+
+/// Asks where to save, with the native dialog; `None` when the user cancelled.
+pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter: (&str, &[&str])) -> Option<PathBuf> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, filter.1).save_file(move |p| {
+        let _ = tx.send(p);
+    });
+    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
+}
+
+/// Saves text the UI made (the taxa table as CSV) where the user chooses. Answers the path, or
+/// `None` when the user cancelled.
+#[tauri::command]
+pub async fn save_csv(app: AppHandle, file_name: String, text: String) -> CmdResult<Option<String>> {
+    let Some(path) = ask_save_path(&app, "Save the table", &file_name, ("CSV table", &["csv"])).await else {
+        return Ok(None);
+    };
+    write_file(&path, text.as_bytes())?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Downloads a classification's read-level TSV where the user chooses.
+#[tauri::command]
+pub async fn download_readlevel(app: AppHandle, session: State<'_, Session>, id: String, file_name: String) -> CmdResult<Option<String>> {
+    let client = session.connected().await?.client;
+    let Some(path) = ask_save_path(&app, "Save the read-level results", &file_name, ("Read-level TSV (gzipped)", &["gz", "tsv"])).await
+    else {
+        return Ok(None);
+    };
+    client.classifications().download_readlevel(&id, &path).await?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Writes a whole file, with an error in plain words.
+pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> CmdResult<()> {
+    std::fs::write(path, bytes).map_err(|e| {
+        CmdError::new(
+            "file",
+            format!("Could not save {}: {e}. Choose a folder you may write to, and check the disk is not full.", path.display()),
+        )
+    })
+}

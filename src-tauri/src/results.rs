@@ -1,0 +1,126 @@
+//! Analysis results for the UI: classification tables (cached, since the chart controls ask for
+//! the same results again), panels, and the live state of a sample's analyses.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mgds_api::{ClassificationResults, Marker};
+use mgds_client::{CancellationToken, Client};
+use serde::Serialize;
+
+use crate::error::{CmdError, CmdResult};
+use crate::samples::{self, AnalysisRow};
+
+/// The last classification fetched (managed state).
+#[derive(Default)]
+pub struct ResultsCache {
+    last: Mutex<Option<(String, Arc<ClassificationResults>)>>,
+}
+
+impl ResultsCache {
+    /// The results of classification `id`, from the cache or the service.
+    pub async fn classification(&self, client: &Client, base_url: &str, id: &str) -> CmdResult<Arc<ClassificationResults>> {
+        let key = format!("{base_url} {id}");
+        if let Some((k, r)) = &*self.last.lock().unwrap_or_else(|e| e.into_inner())
+            && *k == key
+        {
+            return Ok(r.clone());
+        }
+        let r = Arc::new(client.classifications().results(id).await?);
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some((key, r.clone()));
+        Ok(r)
+    }
+}
+
+/// One sub-panel for the panels view.
+#[derive(Debug, Clone, Serialize)]
+pub struct SubPanelView {
+    /// Its name.
+    pub name: String,
+    /// What it detects.
+    pub description: String,
+    /// Its markers.
+    pub markers: Vec<Marker>,
+    /// Markers found (present or probable).
+    pub found: usize,
+}
+
+/// The panels view.
+#[derive(Debug, Clone, Serialize)]
+pub struct PanelView {
+    /// The panel's name.
+    pub panel_name: String,
+    /// Its sub-panels.
+    pub sub_panels: Vec<SubPanelView>,
+}
+
+/// The results of panel analysis `id`.
+pub async fn panel(client: &Client, id: &str) -> CmdResult<PanelView> {
+    let r = client.panels().results(id).await?;
+    let mut sub_panels = Vec::new();
+    for s in mgds_formats::sub_panels(&r) {
+        let (name, s) = s.map_err(|e| CmdError::new("bad_results", crate::error::sentence(&e.to_string())))?;
+        let found = s.markers.iter().filter(|m| m.status != mgds_api::MarkerStatus::Absent).count();
+        sub_panels.push(SubPanelView { name: name.to_string(), description: s.description, markers: s.markers, found });
+    }
+    Ok(PanelView { panel_name: r.panel_name, sub_panels })
+}
+
+/// The analyses of one sample, as sent in `analyses-changed` events.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnalysesChanged {
+    /// The sample.
+    pub sample_id: String,
+    /// Its analyses.
+    pub analyses: Vec<AnalysisRow>,
+}
+
+/// Watches the analyses of the sample on screen (managed state): one at a time.
+#[derive(Default)]
+pub struct Watcher {
+    current: Mutex<Option<CancellationToken>>,
+}
+
+/// How long a sample is watched before the page must be reopened.
+const WATCH_FOR: Duration = Duration::from_secs(30 * 60);
+
+impl Watcher {
+    /// Watches sample `id`, calling `emit` whenever its analyses change, until they are all
+    /// finished, another sample is watched, or [`Watcher::stop`].
+    pub fn watch(&self, client: Client, id: String, emit: impl Fn(AnalysesChanged) + Send + 'static) {
+        let token = CancellationToken::new();
+        if let Some(old) = self.current.lock().unwrap_or_else(|e| e.into_inner()).replace(token.clone()) {
+            old.cancel();
+        }
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let mut last: Option<Vec<AnalysisRow>> = None;
+            let mut interval = Duration::from_millis(500);
+            while started.elapsed() < WATCH_FOR {
+                if let Ok(now) = samples::analyses(&client, &id).await {
+                    let settled = !now.is_empty() && now.iter().all(|a| a.state != "running");
+                    if last.as_ref() != Some(&now) {
+                        emit(AnalysesChanged { sample_id: id.clone(), analyses: now.clone() });
+                        last = Some(now);
+                        interval = Duration::from_millis(500);
+                    }
+                    if settled {
+                        return;
+                    }
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(interval) => {}
+                    () = token.cancelled() => return,
+                }
+                interval = (interval * 3 / 2).min(Duration::from_secs(5));
+            }
+        });
+    }
+
+    /// Stops watching.
+    pub fn stop(&self) {
+        if let Some(t) = self.current.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            t.cancel();
+        }
+    }
+}

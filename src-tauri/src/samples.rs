@@ -1,0 +1,391 @@
+//! The samples table and the sample page: list queries built from the UI's table state, and
+//! the records the UI shows.
+
+use mgds_api::{Analysis, Metadata, Ref, Sample};
+use mgds_client::{Client, Filter, Sort};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CmdError, CmdResult};
+
+/// The table's state as the UI sends it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct SampleQuery {
+    /// Page number, from 1.
+    pub page: u32,
+    /// Rows per page.
+    pub per_page: u32,
+    /// Column to sort by: `created_at`, `filename`, `size`, `visibility`.
+    #[serde(default)]
+    pub sort: Option<String>,
+    /// Descending order.
+    #[serde(default)]
+    pub desc: bool,
+    /// The file name contains this (any case).
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// Carries this tag (id).
+    #[serde(default)]
+    pub tag: Option<String>,
+    /// In this project (id).
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Uploaded on or after this day (`YYYY-MM-DD`).
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Uploaded on or before this day (`YYYY-MM-DD`).
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Visibility: `public`, `shared` or `private`.
+    #[serde(default)]
+    pub visibility: Option<String>,
+}
+
+const SORTABLE: &[&str] = &["created_at", "filename", "size", "visibility"];
+/// The largest page the UI may ask for.
+pub const MAX_PER_PAGE: u32 = 200;
+
+fn non_empty(s: &Option<String>) -> Option<&str> {
+    s.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+impl SampleQuery {
+    /// The `where` clause.
+    pub fn filter(&self) -> CmdResult<Filter> {
+        let mut f = Filter::new();
+        if let Some(text) = non_empty(&self.filename) {
+            f = f.icontains("filename", text);
+        }
+        if let Some(tag) = non_empty(&self.tag) {
+            f = f.contains_any("tags", [&Ref::new("tags", tag)]);
+        }
+        if let Some(project) = non_empty(&self.project) {
+            f = f.eq_ref("project", &Ref::new("projects", project));
+        }
+        if let Some(v) = non_empty(&self.visibility) {
+            f = f.eq("visibility", v);
+        }
+        if let Some(day) = non_empty(&self.from) {
+            f = f.gte("created_at", format!("{}T00:00:00Z", check_day(day)?));
+        }
+        if let Some(day) = non_empty(&self.to) {
+            f = f.lte("created_at", format!("{}T23:59:59.999999Z", check_day(day)?));
+        }
+        Ok(f)
+    }
+
+    /// The `sort` clause: newest first unless a known column is chosen.
+    pub fn sort(&self) -> Sort {
+        let field = self.sort.as_deref().filter(|f| SORTABLE.contains(f)).unwrap_or("created_at");
+        let sort = if self.desc { Sort::desc(field) } else { Sort::asc(field) };
+        // A stable order across pages when the column has ties.
+        if field == "created_at" { sort } else { sort.then_desc("created_at") }
+    }
+
+    /// The page and page size, kept within bounds.
+    pub fn paging(&self) -> (u32, u32) {
+        (self.page.max(1), self.per_page.clamp(1, MAX_PER_PAGE))
+    }
+}
+
+fn check_day(day: &str) -> CmdResult<&str> {
+    let b = day.as_bytes();
+    let ok = b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit());
+    if ok { Ok(day) } else { Err(CmdError::new("invalid", format!("“{day}” is not a date; use the date picker."))) }
+}
+
+/// One row of the samples table.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleRow {
+    /// Sample id.
+    pub id: String,
+    /// File name (none while awaiting data).
+    pub filename: Option<String>,
+    /// File size in bytes.
+    pub size: Option<u64>,
+    /// Upload time (RFC 3339).
+    pub created_at: String,
+    /// `public`, `shared`, `private`, ...
+    pub visibility: String,
+    /// Project id.
+    pub project: Option<String>,
+    /// Tag ids.
+    pub tags: Vec<String>,
+    /// The primary classification's id, once there is one.
+    pub classification: Option<String>,
+}
+
+impl From<Sample> for SampleRow {
+    fn from(s: Sample) -> Self {
+        SampleRow {
+            id: id_of(&s.uri),
+            filename: s.filename,
+            size: s.size,
+            created_at: s.created_at,
+            visibility: serde_json::to_value(s.visibility).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            project: s.project.map(|r| r.id().to_string()),
+            tags: s.tags.iter().map(|r| r.id().to_string()).collect(),
+            classification: s.primary_classification.map(|r| r.id().to_string()),
+        }
+    }
+}
+
+/// The last segment of a resource address.
+pub fn id_of(uri: &str) -> String {
+    uri.trim_end_matches('/').rsplit('/').next().unwrap_or_default().to_string()
+}
+
+/// One page of the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct SamplesPage {
+    /// The rows.
+    pub rows: Vec<SampleRow>,
+    /// Samples matching the filters on all pages.
+    pub total: u64,
+    /// This page's number.
+    pub page: u32,
+    /// Rows per page.
+    pub per_page: u32,
+}
+
+/// Fetches one page of the table.
+pub async fn list(client: &Client, q: &SampleQuery) -> CmdResult<SamplesPage> {
+    let (page, per_page) = q.paging();
+    let mut req = client.samples().list().sort(q.sort()).page(page).per_page(per_page);
+    let filter = q.filter()?;
+    if !filter.is_empty() {
+        req = req.filter(filter);
+    }
+    let p = req.send().await?;
+    let total = p.total.unwrap_or(((page - 1) * per_page) as u64 + p.items.len() as u64);
+    Ok(SamplesPage { rows: p.items.into_iter().map(SampleRow::from).collect(), total, page, per_page })
+}
+
+/// A tag or project, for pickers and for showing names in the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Named {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+}
+
+/// The tags and projects the user can see.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lookups {
+    /// Tags.
+    pub tags: Vec<Named>,
+    /// Projects.
+    pub projects: Vec<Named>,
+    /// The sequencing platforms the metadata accepts.
+    pub platforms: Vec<&'static str>,
+    /// The library types the metadata accepts.
+    pub library_types: Vec<&'static str>,
+    /// The sample types the metadata accepts.
+    pub sample_types: Vec<&'static str>,
+}
+
+/// Fetches all tags and projects (small lists; fetched once per screen).
+pub async fn lookups(client: &Client) -> CmdResult<Lookups> {
+    let (tags, projects) =
+        tokio::try_join!(client.tags().list().per_page(200).all(), client.projects().list().per_page(200).all())?;
+    let mut tags: Vec<Named> =
+        tags.into_iter().map(|t| Named { id: id_of(&t.uri), name: t.name.unwrap_or_else(|| "(unnamed)".into()) }).collect();
+    let mut projects: Vec<Named> = projects
+        .into_iter()
+        .map(|p| Named { id: id_of(&p.uri), name: p.project_name.unwrap_or_else(|| "(unnamed)".into()) })
+        .collect();
+    tags.sort_by_key(|t| t.name.to_lowercase());
+    projects.sort_by_key(|p| p.name.to_lowercase());
+    Ok(Lookups {
+        tags,
+        projects,
+        platforms: mgds_api::PLATFORMS.to_vec(),
+        library_types: mgds_api::LIBRARY_TYPES.to_vec(),
+        sample_types: mgds_api::SAMPLE_TYPES.to_vec(),
+    })
+}
+
+/// One analysis of a sample, for the sample page.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnalysisRow {
+    /// Analysis id.
+    pub id: String,
+    /// `classification`, `panel`, ...
+    pub kind: String,
+    /// `pending`/`running` (not complete), `complete`, or `failed`.
+    pub state: &'static str,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// When it was created.
+    pub created_at: String,
+    /// The job's id.
+    pub job: String,
+}
+
+impl From<&Analysis> for AnalysisRow {
+    fn from(a: &Analysis) -> Self {
+        let state = match (a.complete, a.success) {
+            (false, _) => "running",
+            (true, true) => "complete",
+            (true, false) => "failed",
+        };
+        AnalysisRow {
+            id: id_of(&a.uri),
+            kind: a.analysis_type.clone().unwrap_or_else(|| "analysis".into()),
+            state,
+            error: a.error_msg.clone().filter(|m| !m.trim().is_empty()),
+            created_at: a.created_at.clone(),
+            job: a.job.id().to_string(),
+        }
+    }
+}
+
+/// The analyses of sample `id`, newest first.
+pub async fn analyses(client: &Client, id: &str) -> CmdResult<Vec<AnalysisRow>> {
+    let list = client
+        .analyses()
+        .list()
+        .filter(Filter::new().eq_ref("sample", &Ref::new("samples", id)))
+        .sort(Sort::desc("created_at"))
+        .per_page(100)
+        .all()
+        .await?;
+    Ok(list.iter().map(AnalysisRow::from).collect())
+}
+
+/// The sample page.
+#[derive(Debug, Clone, Serialize)]
+pub struct SampleDetail {
+    /// The sample.
+    pub sample: SampleRow,
+    /// Its metadata record.
+    pub metadata: Option<Metadata>,
+    /// Its analyses.
+    pub analyses: Vec<AnalysisRow>,
+    /// Whether the signed-in user owns it (and so may edit it).
+    pub editable: bool,
+}
+
+/// Fetches the sample page.
+pub async fn detail(client: &Client, id: &str) -> CmdResult<SampleDetail> {
+    let sample = client.samples().get(id).await?;
+    let owner = sample.owner.id().to_string();
+    let metadata_ref = sample.metadata.clone();
+    let (account, metadata, analyses) = tokio::join!(
+        client.account(),
+        async {
+            match &metadata_ref {
+                Some(r) => client.metadata().get(r.id()).await.map(Some),
+                None => Ok(None),
+            }
+        },
+        analyses(client, id)
+    );
+    let editable = account.map(|a| a.user.id() == owner).unwrap_or(false);
+    Ok(SampleDetail { sample: sample.into(), metadata: metadata?, analyses: analyses?, editable })
+}
+
+/// A change to a sample from its page.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct SampleChange {
+    /// New visibility.
+    #[serde(default)]
+    pub visibility: Option<mgds_api::Visibility>,
+    /// New project id; an empty string takes it out of its project.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// New tag ids (replacing the old ones).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Names of new tags to create and attach.
+    #[serde(default)]
+    pub new_tags: Vec<String>,
+    /// New metadata fields.
+    #[serde(default)]
+    pub metadata: Option<mgds_api::MetadataInput>,
+}
+
+/// Applies a change and answers the sample page as it now is.
+pub async fn change(client: &Client, id: &str, change: SampleChange) -> CmdResult<SampleDetail> {
+    let mut tags = change.tags.clone();
+    for name in change.new_tags.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let tag = client.tags().create(name, id).await?;
+        tags.get_or_insert_with(Vec::new).push(id_of(&tag.uri));
+    }
+    if change.visibility.is_some() || change.project.is_some() || tags.is_some() {
+        let mut u = client.samples().update(id);
+        if let Some(v) = change.visibility {
+            u = u.visibility(v);
+        }
+        match change.project.as_deref() {
+            Some("") => u = u.no_project(),
+            Some(p) => u = u.project(p),
+            None => {}
+        }
+        if let Some(t) = &tags {
+            u = u.tags(t.clone());
+        }
+        u.send().await?;
+    }
+    if let Some(m) = change.metadata {
+        let sample = client.samples().get(id).await?;
+        let r = sample.metadata.ok_or_else(|| CmdError::new("not_found", "This sample has no metadata record to edit."))?;
+        client.metadata().update(r.id()).fields(m).send().await?;
+    }
+    detail(client, id).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q() -> SampleQuery {
+        SampleQuery { page: 1, per_page: 50, ..Default::default() }
+    }
+
+    #[test]
+    fn an_empty_query_is_newest_first_without_a_filter() {
+        let q = SampleQuery { desc: true, ..q() };
+        assert!(q.filter().unwrap().is_empty());
+        assert_eq!(q.sort().to_json(), r#"{"created_at":true}"#);
+    }
+
+    #[test]
+    fn filters_combine_into_one_clause() {
+        let q = SampleQuery {
+            filename: Some(" run42 ".into()),
+            tag: Some("00000000000000aa".into()),
+            project: Some("00000000000000bb".into()),
+            visibility: Some("private".into()),
+            from: Some("2026-01-01".into()),
+            to: Some("2026-01-31".into()),
+            ..q()
+        };
+        let v = q.filter().unwrap().to_value();
+        assert_eq!(v["filename"]["$icontains"], "run42");
+        assert_eq!(v["tags"]["$containsany"][0]["$ref"], "/api/v1/tags/00000000000000aa");
+        assert_eq!(v["project"]["$ref"], "/api/v1/projects/00000000000000bb");
+        assert_eq!(v["visibility"], "private");
+        assert_eq!(v["created_at"]["$gte"], "2026-01-01T00:00:00Z");
+        assert_eq!(v["created_at"]["$lte"], "2026-01-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn a_bad_date_is_explained_and_unknown_sorts_fall_back() {
+        let bad = SampleQuery { from: Some("01/02/2026".into()), ..q() };
+        assert_eq!(bad.filter().unwrap_err().code, "invalid");
+        let s = SampleQuery { sort: Some("owner; drop".into()), ..q() };
+        assert_eq!(s.sort().to_json(), r#"{"created_at":false}"#);
+        let s = SampleQuery { sort: Some("filename".into()), ..q() };
+        assert_eq!(s.sort().to_json(), r#"{"filename":false,"created_at":true}"#);
+    }
+
+    #[test]
+    fn paging_is_bounded() {
+        let p = SampleQuery { page: 0, per_page: 100_000, ..Default::default() };
+        assert_eq!(p.paging(), (1, MAX_PER_PAGE));
+    }
+}

@@ -1,0 +1,193 @@
+//! A small WebDriver client and the `tauri-driver` process, for the end-to-end tests of MGDS
+//! Desktop ([`Driver`] starts `tauri-driver`, [`Session`] drives one app window).
+//!
+//! Only the WebDriver commands the tests need are here: find, click, type, run a script, take a
+//! screenshot. Every wait polls a condition until a deadline ([`Session::wait_for`]).
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// The element key of the W3C WebDriver protocol.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// Polls `f` every 100 ms until it answers `Some`, or fails with `what` after `timeout`.
+pub async fn poll<T, F, Fut>(what: &str, timeout: Duration, mut f: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    let mut last_error = None;
+    loop {
+        match f().await {
+            Ok(Some(v)) => return Ok(v),
+            Ok(None) => {}
+            Err(e) => last_error = Some(e),
+        }
+        if Instant::now() >= deadline {
+            return Err(match last_error {
+                Some(e) => e.context(format!("timed out after {timeout:?} waiting for {what}")),
+                None => anyhow!("timed out after {timeout:?} waiting for {what}"),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A running `tauri-driver` (which runs `WebKitWebDriver`), stopped with SIGTERM on drop so it
+/// can close the app it started.
+pub struct Driver {
+    child: Child,
+    /// The WebDriver address.
+    pub url: String,
+}
+
+impl Driver {
+    /// Starts `tauri-driver` with the app's environment, and waits until both it and the
+    /// native `WebKitWebDriver` behind it accept connections.
+    pub async fn start(tauri_driver: &Path, env: &[(&str, &Path)]) -> Result<Driver> {
+        let (port, native) = (free_port()?, free_port()?);
+        let mut cmd = Command::new(tauri_driver);
+        cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().with_context(|| format!("cannot start {}", tauri_driver.display()))?;
+        let driver = Driver { child, url: format!("http://127.0.0.1:{port}") };
+        // tauri-driver listens before WebKitWebDriver does: wait for both.
+        for p in [port, native] {
+            poll(&format!("port {p} to accept connections"), Duration::from_secs(30), || async move {
+                Ok(TcpStream::connect(("127.0.0.1", p)).ok().map(|_| ()))
+            })
+            .await?;
+        }
+        Ok(driver)
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // SIGTERM, not SIGKILL: tauri-driver then stops WebKitWebDriver and the app.
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One WebDriver session: one app window.
+pub struct Session {
+    http: reqwest::Client,
+    base: String,
+    screenshots: PathBuf,
+}
+
+/// An element found in the page.
+#[derive(Debug, Clone)]
+pub struct Element(String);
+
+impl Session {
+    /// Starts the app `application` through the driver; screenshots go to `screenshots`.
+    pub async fn new(driver: &Driver, application: &Path, screenshots: PathBuf) -> Result<Session> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(90)).build()?;
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "tauri:options": {"application": application}
+        }}});
+        let v = send(http.post(format!("{}/session", driver.url)).json(&caps)).await.context("cannot start the app")?;
+        let id = v["sessionId"].as_str().context("no sessionId in the driver's answer")?;
+        std::fs::create_dir_all(&screenshots)?;
+        Ok(Session { http, base: format!("{}/session/{id}", driver.url), screenshots })
+    }
+
+    async fn post(&self, path: &str, body: Value) -> Result<Value> {
+        send(self.http.post(format!("{}{path}", self.base)).json(&body)).await
+    }
+
+    async fn get(&self, path: &str) -> Result<Value> {
+        send(self.http.get(format!("{}{path}", self.base))).await
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in the page and answers its value.
+    pub async fn script(&self, script: &str, args: Value) -> Result<Value> {
+        self.post("/execute/sync", json!({"script": script, "args": args})).await
+    }
+
+    /// The first element matching the CSS `selector`, if any.
+    pub async fn find(&self, selector: &str) -> Result<Option<Element>> {
+        let v = self.post("/elements", json!({"using": "css selector", "value": selector})).await?;
+        Ok(v.as_array().and_then(|a| a.first()).and_then(|e| e[ELEMENT].as_str()).map(|s| Element(s.to_string())))
+    }
+
+    /// Waits until an element matches `selector`.
+    pub async fn wait_for(&self, selector: &str, timeout: Duration) -> Result<Element> {
+        poll(&format!("an element matching {selector:?}"), timeout, || self.find(selector)).await
+    }
+
+    /// Waits until the text of the element matching `selector` contains `text`; answers the text.
+    pub async fn wait_for_text(&self, selector: &str, text: &str, timeout: Duration) -> Result<String> {
+        poll(&format!("{selector:?} to contain {text:?}"), timeout, || async {
+            let v = self.script("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", json!([selector])).await?;
+            Ok(v.as_str().filter(|t| t.contains(text)).map(str::to_string))
+        })
+        .await
+    }
+
+    /// Clicks an element.
+    pub async fn click(&self, e: &Element) -> Result<()> {
+        self.post(&format!("/element/{}/click", e.0), json!({})).await.map(|_| ())
+    }
+
+    /// Types `text` into an element.
+    pub async fn type_text(&self, e: &Element, text: &str) -> Result<()> {
+        self.post(&format!("/element/{}/value", e.0), json!({"text": text})).await.map(|_| ())
+    }
+
+    /// Saves a screenshot of the window as `<name>.png` in the screenshots folder.
+    pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
+        // Let the page paint what the test just waited for: two animation frames.
+        self.script("return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));", json!([]))
+            .await?;
+        let v = self.get("/screenshot").await?;
+        let png = base64::engine::general_purpose::STANDARD.decode(v.as_str().context("no screenshot data")?)?;
+        let path = self.screenshots.join(format!("{name}.png"));
+        std::fs::write(&path, png)?;
+        Ok(path)
+    }
+
+    /// Ends the session (the driver closes the app).
+    pub async fn close(self) -> Result<()> {
+        send(self.http.delete(&self.base)).await.map(|_| ())
+    }
+}
+
+async fn send(req: reqwest::RequestBuilder) -> Result<Value> {
+    let resp = req.send().await?;
+    let status = resp.status();
+    let body: Value = resp.json().await.unwrap_or(Value::Null);
+    if !status.is_success() {
+        let v = &body["value"];
+        bail!("WebDriver answered {status}: {} {}", v["error"].as_str().unwrap_or_default(), v["message"].as_str().unwrap_or_default());
+    }
+    Ok(body["value"].clone())
+}

@@ -1,0 +1,142 @@
+//! The real `mgds-desktop` binary in a real WebKitGTK window, driven through `tauri-driver` and
+//! `WebKitWebDriver` under Xvfb (see `test.sh`): first start on the embedded service, a FASTQ
+//! dropped and uploaded, its sample opened with its abundance chart, a bad file explained, and a
+//! remote profile with a wrong key refused. Screenshots go to `target/e2e-screenshots/`.
+//!
+//! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
+//! provides all three.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use mgds_e2e::{Driver, Session};
+use serde_json::json;
+
+fn env_path(name: &str) -> Result<PathBuf> {
+    let p = std::env::var_os(name)
+        .map(PathBuf::from)
+        .with_context(|| format!("{name} is not set; run the end-to-end tests through ./test.sh"))?;
+    ensure!(p.exists(), "{name}={} does not exist; run ./test.sh", p.display());
+    Ok(p)
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+/// Emits Tauri's drag-and-drop event with `paths`, as a native drop does (WebDriver cannot drop
+/// files from outside the window): the app's own drop handler takes it from there.
+async fn drop_files(s: &Session, paths: &[&Path]) -> Result<()> {
+    let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    s.script(
+        "return window.__TAURI_INTERNALS__.invoke('plugin:event|emit', \
+         {event: 'tauri://drag-drop', payload: {paths: arguments[0], position: {x: 200, y: 200}}}).then(() => true);",
+        json!([paths]),
+    )
+    .await?;
+    Ok(())
+}
+
+const LONG: Duration = Duration::from_secs(120);
+const SHORT: Duration = Duration::from_secs(30);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn desktop_app_end_to_end() -> Result<()> {
+    std::env::var_os("DISPLAY").context("no DISPLAY: run the end-to-end tests through ./test.sh (it starts Xvfb)")?;
+    let app = env_path("MGDS_DESKTOP_BIN")?;
+    let tauri_driver = env_path("TAURI_DRIVER")?;
+    let root = workspace_root();
+    let screenshots = std::env::var_os("MGDS_E2E_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/e2e-screenshots"));
+
+    // A first start: empty data, configuration, home and XDG folders.
+    let tmp = tempfile::tempdir()?;
+    let dirs = ["data", "config", "home", "xdg-config", "xdg-cache"].map(|d| {
+        let p = tmp.path().join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    });
+    let env = [
+        ("MGDS_DATA_DIR", dirs[0].as_path()),
+        ("MGDS_CONFIG_DIR", dirs[1].as_path()),
+        ("HOME", dirs[2].as_path()),
+        ("XDG_CONFIG_HOME", dirs[3].as_path()),
+        ("XDG_CACHE_HOME", dirs[4].as_path()),
+    ];
+    let driver = Driver::start(&tauri_driver, &env).await?;
+    let started = Instant::now();
+    let s = Session::new(&driver, &app, screenshots).await?;
+    let outcome = scenario(&s, &root, tmp.path(), &dirs[1], started).await;
+    if let Err(e) = &outcome {
+        // What the window showed when it went wrong, for the log and the artifacts.
+        let _ = s.screenshot("failure").await;
+        let text = s.script("return document.body.innerText;", json!([])).await;
+        eprintln!("error: {e:#}\nthe window showed:\n{}", text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default());
+    }
+    let closed = s.close().await;
+    drop(driver);
+    outcome?;
+    closed
+}
+
+async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, started: Instant) -> Result<()> {
+    // 1. First start: the embedded service comes up and the empty samples table is shown.
+    s.wait_for("[data-testid=empty]", LONG).await.context("the first start never showed the empty samples screen")?;
+    eprintln!("first start to the empty samples screen: {:.1} s", started.elapsed().as_secs_f64());
+    s.wait_for_text("[data-testid=connection]", "Local service", SHORT).await?;
+    s.screenshot("01-first-start").await?;
+
+    // 2. A FASTQ dropped on the window is checked, then uploaded.
+    let reads = root.join("assets/demo/reads.fastq.gz");
+    drop_files(s, &[&reads]).await?;
+    s.wait_for("[data-testid=upload-item][data-state=checked]", LONG).await.context("the dropped FASTQ was not checked")?;
+    let facts = s.wait_for_text("[data-testid=upload-item]", "reads", SHORT).await?;
+    ensure!(facts.contains("FASTQ") && facts.contains("gzip"), "the check should name the format and compression: {facts}");
+    s.screenshot("02-dropped-and-checked").await?;
+    let start = s.wait_for("[data-testid=upload-start]", SHORT).await?;
+    s.click(&start).await?;
+    s.wait_for("[data-testid=upload-item][data-state=done]", LONG).await.context("the upload did not finish")?;
+    s.screenshot("03-uploaded").await?;
+
+    // 3. The new sample is in the table; open it and wait for its abundance chart.
+    s.wait_for_text("[data-testid=samples-table] tbody", "reads.fastq.gz", SHORT).await?;
+    s.wait_for_text("[data-testid=total]", "1 sample", SHORT).await?;
+    s.screenshot("04-samples-table").await?;
+    let row = s.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", SHORT).await?;
+    s.click(&row).await?;
+    s.wait_for_text("[data-testid=sample-title]", "reads", SHORT).await?;
+    s.wait_for("[data-testid=chart] svg rect.bar", LONG).await.context("the abundance chart never appeared")?;
+    s.wait_for_text("[data-testid=analysis-state]", "Complete", SHORT).await?;
+    let bars = s.script("return document.querySelectorAll('[data-testid=chart] svg rect.bar').length;", json!([])).await?;
+    ensure!(bars.as_u64().unwrap_or(0) >= 1, "the chart has no bars: {bars}");
+    s.wait_for("[data-testid=taxa-table] tbody tr", SHORT).await?;
+    s.screenshot("05-sample-with-chart").await?;
+
+    // 4. A file that is not reads is explained, and cannot be sent.
+    let bad = tmp.join("run42_notes.fastq");
+    std::fs::write(&bad, "Sample sheet for run 42\nplate A, wells 1-12\n")?;
+    drop_files(s, &[&bad]).await?;
+    let why = s.wait_for_text("[data-testid=upload-item][data-state=invalid] [data-testid=problem]", "run42_notes.fastq", LONG).await?;
+    ensure!(why.to_lowercase().contains("fast"), "the explanation should say what the file is not: {why}");
+    s.screenshot("06-invalid-file-explained").await?;
+
+    // 5. A remote profile with a wrong key is refused, and not saved.
+    let nav = s.wait_for("nav[aria-label=Main] button:nth-child(2)", SHORT).await?;
+    s.click(&nav).await?;
+    let url_text = s.wait_for_text("[data-testid=local-url]", "http://127.0.0.1:", SHORT).await?;
+    let url = url_text.split_whitespace().next().context("no local address shown")?.to_string();
+    s.type_text(&s.wait_for("[data-testid=profile-name]", SHORT).await?, "lab").await?;
+    s.type_text(&s.wait_for("[data-testid=profile-url]", SHORT).await?, &url).await?;
+    s.type_text(&s.wait_for("[data-testid=profile-key]", SHORT).await?, "not-a-real-key-0000").await?;
+    s.click(&s.wait_for("[data-testid=profile-save]", SHORT).await?).await?;
+    let refused = s.wait_for_text("[data-testid=profile-error]", "did not accept this API key", LONG).await?;
+    ensure!(refused.contains(&url), "the message should name the service: {refused}");
+    let listed = s.script("return document.querySelector('[data-testid=profiles]').innerText;", json!([])).await?;
+    ensure!(!listed.as_str().unwrap_or_default().contains("lab"), "a refused profile must not be saved: {listed}");
+    let config = config_dir.join("config.toml");
+    ensure!(!config.exists() || !std::fs::read_to_string(&config)?.contains("lab"), "a refused profile must not be saved");
+    s.screenshot("07-wrong-key-refused").await?;
+    Ok(())
+}

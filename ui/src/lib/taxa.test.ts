@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { filterTaxa, ranksOf, taxaCsv, toggleTaxaSort, type TaxonRow } from "./taxa";
+
+const row = (name: string, rank: string, readcount: number, abundance: number | null): TaxonRow => ({
+  tax_id: String(readcount),
+  name,
+  rank,
+  parent_tax_id: null,
+  readcount,
+  readcount_w_children: readcount * 2,
+  abundance,
+});
+
+const rows = [row("Escherichia coli", "species", 50, 0.5), row("Escherichia", "genus", 10, null), row("Bacillus, sp.", "species", 80, 0.3)];
+
+describe("taxa table", () => {
+  it("filters by text and rank and sorts with blanks last", () => {
+    const v = { text: "esch", rank: "", sort: "abundance" as const, desc: true };
+    expect(filterTaxa(rows, v).map((r) => r.name)).toEqual(["Escherichia coli", "Escherichia"]);
+    expect(filterTaxa(rows, { ...v, text: "", rank: "species" }).map((r) => r.name)).toEqual(["Escherichia coli", "Bacillus, sp."]);
+    expect(filterTaxa(rows, { ...v, text: "", desc: false }).map((r) => r.name)).toEqual(["Bacillus, sp.", "Escherichia coli", "Escherichia"]);
+  });
+  it("sort toggles and ranks in taxonomic order", () => {
+    const v = toggleTaxaSort({ text: "", rank: "", sort: "abundance", desc: true }, "readcount");
+    expect([v.sort, v.desc]).toEqual(["readcount", true]);
+    expect(toggleTaxaSort(v, "readcount").desc).toBe(false);
+    expect(ranksOf(rows)).toEqual(["genus", "species"]);
+  });
+  it("CSV quotes what needs quoting", () => {
+    const csv = taxaCsv([rows[2]]);
+    expect(csv).toBe('tax_id,name,rank,readcount,readcount_w_children,abundance\n80,"Bacillus, sp.",species,80,160,0.3\n');
+  });
+});

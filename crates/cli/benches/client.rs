@@ -105,7 +105,7 @@ impl Rng {
 /// Writes one 150 bp FASTQ record named `r{i}` into `out`.
 fn fastq_record(out: &mut Vec<u8>, rng: &mut Rng, i: u64) {
     const BASES: &[u8; 4] = b"ACGT";
-    write!(out, "@r{i} sample=bench\n").ok();
+    writeln!(out, "@r{i} sample=bench").ok();
     let mut x = rng.next();
     for k in 0..150 {
         if k % 32 == 0 {
@@ -405,7 +405,7 @@ fn make_subset_inputs(dir: &Path, reads: u64) -> (PathBuf, PathBuf, PathBuf) {
         fastq_record(&mut fb, &mut rng, i);
         let x = rng.next();
         let tax = taxa[(x % taxa.len() as u64) as usize];
-        let passed = if tax != 0 && (x >> 16) % 10 == 0 { 'F' } else { 'T' };
+        let passed = if tax != 0 && (x >> 16).is_multiple_of(10) { 'F' } else { 'T' };
         writeln!(tb, "{tax}\t{}\t150\t{passed}", (x >> 24) % 100).ok();
         if fb.len() > 60_000 {
             fq_gz.write_all(&fb).expect("write");

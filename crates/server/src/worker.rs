@@ -116,7 +116,7 @@ impl Runner {
         if let Some((_, db)) = loaded.iter().find(|(job, _)| *job == reference.job_id) {
             return Ok(db.clone());
         }
-        let db = mgds_classify::Database::open(&reference.path())
+        let db = mgds_classify::Database::open(reference.path())
             .map_err(|e| format!("the reference database {} could not be opened: {e}", reference.manifest.name))?;
         if db.digest() != reference.manifest.digest {
             return Err(format!(
@@ -267,7 +267,9 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
 type Produced = (Value, Option<Artifact>, tempfile::TempDir);
 
 async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
-    let row: Option<(String, Option<String>, Option<String>, Option<String>)> = sqlx::query_as(
+    // job id, job arguments, the sample's object key and file name.
+    type Row = (String, Option<String>, Option<String>, Option<String>);
+    let row: Option<Row> = sqlx::query_as(
         "SELECT a.job_id, a.job_args, s.object_key, s.filename FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = ?",
     )
     .bind(id)
@@ -334,7 +336,7 @@ fn run_engine(
             Ok((v, Some(Artifact::File(path))))
         }
         ReferenceKind::Panel => {
-            let panel = mgds_panel::Panel::load(&reference.path()).map_err(|e| explain(&e))?;
+            let panel = mgds_panel::Panel::load(reference.path()).map_err(|e| explain(&e))?;
             let results = mgds_panel::detect(&panel, reads, &mgds_panel::DetectOptions { threads }).map_err(|e| explain(&e))?;
             Ok((serde_json::to_value(results).map_err(|e| e.to_string())?, None))
         }

@@ -72,7 +72,8 @@ pub struct Row {
 pub fn run(reads: &Path, opts: &ClassifyOptions) -> (ClassificationResults, Vec<u8>, Vec<Row>) {
     let mut gz = Vec::new();
     let results = classify(demo_db(), reads, opts, &mut gz).expect("classify");
-    let file = scratch("readlevel").join(format!("{:?}.tsv.gz", std::thread::current().id()));
+    // Tests run in parallel processes (nextest) as well as threads: both go into the name.
+    let file = scratch("readlevel").join(format!("{}-{:?}.tsv.gz", std::process::id(), std::thread::current().id()));
     std::fs::write(&file, &gz).unwrap();
     let mut reader = ReadLevelReader::open(&file).expect("our read-level reader accepts it");
     let mut rec = ReadLevelRecord::default();

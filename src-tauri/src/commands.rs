@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, State};
+use tauri::{AppHandle, Emitter, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 
 use crate::error::{CmdError, CmdResult};
@@ -11,6 +11,7 @@ use crate::results::{PanelView, ResultsCache, Watcher};
 use crate::samples::{self, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage};
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
+use crate::watching::{self, NewFolder, WatchView, Watching};
 
 /// The connection in use, connecting (and on first start, starting the local service) if needed.
 #[tauri::command]
@@ -35,22 +36,25 @@ pub async fn profiles(session: State<'_, Session>) -> CmdResult<ProfilesView> {
 
 /// Adds a remote profile after checking its key, and switches to it.
 #[tauri::command]
-pub async fn add_profile(session: State<'_, Session>, profile: NewProfile) -> CmdResult<ProfilesView> {
+pub async fn add_profile(app: AppHandle, session: State<'_, Session>, profile: NewProfile) -> CmdResult<ProfilesView> {
     let c = session.add(profile).await?;
+    app.state::<Watching>().restart(&app).await;
     session.profiles(Some(&c.profile))
 }
 
 /// Switches to another profile.
 #[tauri::command]
-pub async fn switch_profile(session: State<'_, Session>, name: String) -> CmdResult<ProfilesView> {
+pub async fn switch_profile(app: AppHandle, session: State<'_, Session>, name: String) -> CmdResult<ProfilesView> {
     let c = session.switch(&name).await?;
+    app.state::<Watching>().restart(&app).await;
     session.profiles(Some(&c.profile))
 }
 
 /// Forgets a remote profile and its key.
 #[tauri::command]
-pub async fn remove_profile(session: State<'_, Session>, name: String) -> CmdResult<ProfilesView> {
+pub async fn remove_profile(app: AppHandle, session: State<'_, Session>, name: String) -> CmdResult<ProfilesView> {
     session.remove(&name).await?;
+    app.state::<Watching>().restart(&app).await;
     let current = session.connected().await.ok().map(|c| c.profile);
     session.profiles(current.as_deref())
 }
@@ -69,7 +73,12 @@ pub async fn lookups(session: State<'_, Session>) -> CmdResult<Lookups> {
 
 /// The sample page; its analyses are then watched and sent in `analyses-changed` events.
 #[tauri::command]
-pub async fn sample(app: AppHandle, session: State<'_, Session>, watcher: State<'_, Watcher>, id: String) -> CmdResult<SampleDetail> {
+pub async fn sample(
+    app: AppHandle,
+    session: State<'_, Session>,
+    watcher: State<'_, Watcher>,
+    id: String,
+) -> CmdResult<SampleDetail> {
     let client = session.connected().await?.client;
     let detail = samples::detail(&client, &id).await?;
     watcher.watch(client, id, move |e| {
@@ -107,11 +116,11 @@ pub async fn pick_files(app: AppHandle, folder: bool) -> CmdResult<Vec<PathBuf>>
             let _ = tx.send(p.into_iter().collect::<Vec<_>>());
         });
     } else {
-        dialog.add_filter("Reads (FASTQ, FASTA)", &["fastq", "fq", "fasta", "fa", "fna", "gz", "bz2", "xz", "zst"]).pick_files(
-            move |p| {
+        dialog
+            .add_filter("Reads (FASTQ, FASTA)", &["fastq", "fq", "fasta", "fa", "fna", "gz", "bz2", "xz", "zst"])
+            .pick_files(move |p| {
                 let _ = tx.send(p.unwrap_or_default());
-            },
-        );
+            });
     }
     let picked = rx.await.unwrap_or_default();
     Ok(picked.into_iter().filter_map(|p| p.into_path().ok()).collect())
@@ -119,7 +128,12 @@ pub async fn pick_files(app: AppHandle, folder: bool) -> CmdResult<Vec<PathBuf>>
 
 /// Starts uploads; progress arrives in `upload-progress` events.
 #[tauri::command]
-pub async fn start_uploads(app: AppHandle, session: State<'_, Session>, uploads: State<'_, Uploads>, batch: UploadBatch) -> CmdResult<()> {
+pub async fn start_uploads(
+    app: AppHandle,
+    session: State<'_, Session>,
+    uploads: State<'_, Uploads>,
+    batch: UploadBatch,
+) -> CmdResult<()> {
     let client = session.connected().await?.client;
     uploads.start(client, batch, move |p| {
         let _ = app.emit("upload-progress", p);
@@ -144,7 +158,11 @@ pub struct ClassificationView {
 
 /// The results of a classification.
 #[tauri::command]
-pub async fn classification(session: State<'_, Session>, cache: State<'_, ResultsCache>, id: String) -> CmdResult<ClassificationView> {
+pub async fn classification(
+    session: State<'_, Session>,
+    cache: State<'_, ResultsCache>,
+    id: String,
+) -> CmdResult<ClassificationView> {
     let c = session.connected().await?;
     let r = cache.classification(&c.client, &c.base_url, &id).await?;
     Ok(ClassificationView { n_reads: r.n_reads, table: r.table.clone() })
@@ -178,9 +196,16 @@ pub async fn save_csv(app: AppHandle, file_name: String, text: String) -> CmdRes
 
 /// Downloads a classification's read-level TSV where the user chooses.
 #[tauri::command]
-pub async fn download_readlevel(app: AppHandle, session: State<'_, Session>, id: String, file_name: String) -> CmdResult<Option<String>> {
+pub async fn download_readlevel(
+    app: AppHandle,
+    session: State<'_, Session>,
+    id: String,
+    file_name: String,
+) -> CmdResult<Option<String>> {
     let client = session.connected().await?.client;
-    let Some(path) = ask_save_path(&app, "Save the read-level results", &file_name, ("Read-level TSV (gzipped)", &["gz", "tsv"])).await
+    let Some(path) =
+        ask_save_path(&app, "Save the read-level results", &file_name, ("Read-level TSV (gzipped)", &["gz", "tsv"]))
+            .await
     else {
         return Ok(None);
     };
@@ -193,7 +218,44 @@ pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> CmdResult<()> {
     std::fs::write(path, bytes).map_err(|e| {
         CmdError::new(
             "file",
-            format!("Could not save {}: {e}. Choose a folder you may write to, and check the disk is not full.", path.display()),
+            format!(
+                "Could not save {}: {e}. Choose a folder you may write to, and check the disk is not full.",
+                path.display()
+            ),
         )
     })
+}
+
+/// The "Watched folders" screen; changes arrive in `watch-changed` events.
+#[tauri::command]
+pub async fn watch_view(session: State<'_, Session>, watching: State<'_, Watching>) -> CmdResult<WatchView> {
+    watching.view(&session).await
+}
+
+/// Opens the native dialog to choose a folder to watch.
+#[tauri::command]
+pub async fn pick_watch_folder(app: AppHandle) -> CmdResult<Option<PathBuf>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title("Choose a folder to watch").pick_folder(move |p| {
+        let _ = tx.send(p);
+    });
+    Ok(rx.await.ok().flatten().and_then(|p| p.into_path().ok()))
+}
+
+/// Saves a folder to watch and starts watching it.
+#[tauri::command]
+pub async fn add_watch_folder(app: AppHandle, folder: NewFolder) -> CmdResult<()> {
+    watching::add(&app, folder).await
+}
+
+/// Stops watching a folder (what was uploaded stays).
+#[tauri::command]
+pub async fn remove_watch_folder(app: AppHandle, path: PathBuf) -> CmdResult<()> {
+    watching::remove(&app, &path).await
+}
+
+/// Pauses or resumes the watcher's uploads.
+#[tauri::command]
+pub async fn pause_watching(session: State<'_, Session>, watching: State<'_, Watching>, paused: bool) -> CmdResult<()> {
+    watching.set_paused(&session.paths().data_dir, paused).await
 }

@@ -2,7 +2,8 @@
 //!
 //! [`run`] builds the app: the [`session::Session`] (which service, through `mgds-profiles`, the
 //! embedded local service when no remote profile is chosen), [`uploads::Uploads`],
-//! [`results::Watcher`] and [`results::ResultsCache`] as managed state, and the thin
+//! [`results::Watcher`], [`results::ResultsCache`] and [`watching::Watching`] (the watched
+//! folders) as managed state, and the thin
 //! [`commands`] the web UI in `ui/` invokes. Errors reach the UI as [`error::CmdError`]
 //! (`{code, message}`); upload progress and analysis state arrive as events.
 
@@ -13,6 +14,7 @@ pub mod results;
 pub mod samples;
 pub mod session;
 pub mod uploads;
+pub mod watching;
 
 use tauri::Manager;
 
@@ -41,10 +43,18 @@ pub fn run() {
         }))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_notification::init())
         .manage(session::Session::new(paths))
         .manage(uploads::Uploads::default())
         .manage(results::Watcher::default())
         .manage(results::ResultsCache::default())
+        .manage(watching::Watching::default())
+        .setup(|app| {
+            // Saved watched folders are watched from the start, uploading to the profile in use.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move { handle.state::<watching::Watching>().restart(&handle).await });
+            Ok(())
+        })
         .invoke_handler(tauri::generate_handler![
             commands::connection,
             commands::profiles,
@@ -66,19 +76,27 @@ pub fn run() {
             chart::export_chart,
             commands::save_csv,
             commands::download_readlevel,
+            commands::watch_view,
+            commands::pick_watch_folder,
+            commands::add_watch_folder,
+            commands::remove_watch_folder,
+            commands::pause_watching,
         ])
         .build(tauri::generate_context!());
     let app = match app {
         Ok(app) => app,
         Err(e) => {
             eprintln!("error: the MGDS window could not open: {e}");
-            eprintln!("hint: MGDS Desktop needs a graphical session; on a server run it under `xvfb-run`, or use `mgds serve`");
+            eprintln!(
+                "hint: MGDS Desktop needs a graphical session; on a server run it under `xvfb-run`, or use `mgds serve`"
+            );
             std::process::exit(1);
         }
     };
     app.run(|handle, event| {
         if let tauri::RunEvent::Exit = event {
             // Analyses the embedded service was running go back to its queue for the next start.
+            tauri::async_runtime::block_on(handle.state::<watching::Watching>().stop());
             let session = handle.state::<session::Session>();
             tauri::async_runtime::block_on(session.stop());
         }

@@ -1,20 +1,17 @@
 //! `mgds watch`: watched folders, headless. `run` watches in the foreground (one folder given
 //! on the command line, or every saved one) until Ctrl-C or SIGTERM; `add`, `list` and
-//! `remove` manage the saved folders (`watch.toml` in the configuration folder); `status`
-//! reads the queue; `pause` and `resume` flip the switch a running watcher looks for.
+//! `remove` manage the saved folders (`watch.toml` in the configuration folder, shared with
+//! the desktop app); `status` reads the queue; `pause` and `resume` flip the switch a running
+//! watcher looks for.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use mgds_watch::{Event, FolderConfig, Layout, NanoporeGrouping, Options, Queue, Watcher};
-use serde::{Deserialize, Serialize};
+use mgds_watch::{Event, FolderConfig, Layout, NanoporeGrouping, Options, PAUSE_FILE, Queue, SavedFolders, Watcher};
 
 use crate::connect::{self, Global};
 use crate::profile;
-
-/// The file whose presence pauses uploads, in the watcher's state folder.
-const PAUSE_FILE: &str = "watch.paused";
 
 /// Watched folders: sequencer output and FASTQ files become samples by themselves.
 #[derive(clap::Subcommand)]
@@ -141,35 +138,10 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
         Some('g' | 'G') => (&s[..s.len() - 1], 1_000_000_000),
         _ => (s, 1),
     };
-    num.trim().parse::<f64>().map(|n| (n * mult as f64) as u64).map_err(|_| format!("{s:?} is not a rate such as 500k or 10M"))
-}
-
-/// The saved folders.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct Saved {
-    #[serde(default, rename = "folder")]
-    folders: Vec<FolderConfig>,
-}
-
-const SAVED_FILE: &str = "watch.toml";
-
-impl Saved {
-    fn load(dir: &Path) -> Result<Saved> {
-        let path = dir.join(SAVED_FILE);
-        match std::fs::read_to_string(&path) {
-            Ok(t) => toml::from_str(&t).with_context(|| format!("cannot read the watched folders in {}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Saved::default()),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-        }
-    }
-
-    fn save(&self, dir: &Path) -> Result<()> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let path = dir.join(SAVED_FILE);
-        let tmp = dir.join(format!(".{SAVED_FILE}.tmp"));
-        std::fs::write(&tmp, toml::to_string_pretty(self)?).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, &path).with_context(|| format!("cannot write {}", path.display()))
-    }
+    num.trim()
+        .parse::<f64>()
+        .map(|n| (n * mult as f64) as u64)
+        .map_err(|_| format!("{s:?} is not a rate such as 500k or 10M"))
 }
 
 fn state_dir(g: &Global, given: Option<PathBuf>) -> Result<PathBuf> {
@@ -199,7 +171,9 @@ pub async fn run(g: &Global, cmd: WatchCommand) -> Result<()> {
             let p = state_dir(g, d)?.join(PAUSE_FILE);
             match std::fs::remove_file(&p) {
                 Ok(()) => eprintln!("uploads resumed"),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => eprintln!("uploads were not paused"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    eprintln!("uploads were not paused")
+                }
                 Err(e) => return Err(e).with_context(|| format!("cannot remove {}", p.display())),
             }
             Ok(())
@@ -209,17 +183,13 @@ pub async fn run(g: &Global, cmd: WatchCommand) -> Result<()> {
 
 fn add(a: AddArgs) -> Result<()> {
     let dir = profile::config_dir()?;
-    let mut saved = Saved::load(&dir)?;
-    let path = std::fs::canonicalize(&a.folder).with_context(|| format!("cannot open the folder {}", a.folder.display()))?;
-    if saved.folders.iter().any(|f| f.path == path) {
-        bail!("{} is already watched; `mgds watch remove` it first to change its settings", path.display());
-    }
+    let mut saved = SavedFolders::load(&dir)?;
     let mut metadata = serde_json::Map::new();
     for kv in &a.metadata {
         let (k, v) = kv.split_once('=').with_context(|| format!("--metadata {kv:?} is not KEY=VALUE"))?;
         metadata.insert(k.trim().to_string(), serde_json::Value::String(v.to_string()));
     }
-    let mut cfg = FolderConfig::new(&path);
+    let mut cfg = FolderConfig::new(&a.folder);
     cfg.layout = a.layout;
     cfg.recursive = !a.no_recursive;
     cfg.include = a.include;
@@ -231,14 +201,14 @@ fn add(a: AddArgs) -> Result<()> {
     cfg.illumina.pair = !a.no_pair;
     cfg.illumina.join_lanes = !a.no_join_lanes;
     cfg.nanopore = if a.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
-    saved.folders.push(cfg);
+    let path = saved.add(cfg)?;
     saved.save(&dir)?;
     eprintln!("watching {} (`mgds watch run` starts the watcher)", path.display());
     Ok(())
 }
 
 fn list(json: bool) -> Result<()> {
-    let saved = Saved::load(&profile::config_dir()?)?;
+    let saved = SavedFolders::load(&profile::config_dir()?)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&saved.folders)?);
         return Ok(());
@@ -261,11 +231,8 @@ fn list(json: bool) -> Result<()> {
 
 fn remove(folder: &Path) -> Result<()> {
     let dir = profile::config_dir()?;
-    let mut saved = Saved::load(&dir)?;
-    let canonical = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
-    let before = saved.folders.len();
-    saved.folders.retain(|f| f.path != canonical && f.path != folder);
-    if saved.folders.len() == before {
+    let mut saved = SavedFolders::load(&dir)?;
+    if !saved.remove(folder) {
         bail!("{} is not a watched folder (see `mgds watch list`)", folder.display());
     }
     saved.save(&dir)?;
@@ -313,7 +280,7 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
             vec![f]
         }
         None => {
-            let saved = Saved::load(&profile::config_dir()?)?;
+            let saved = SavedFolders::load(&profile::config_dir()?)?;
             if saved.folders.is_empty() {
                 bail!("no folder to watch: pass --folder PATH or save one with `mgds watch add PATH`");
             }
@@ -321,7 +288,10 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
         }
     };
     let secs = |s: f64, what: &str| -> Result<Duration> {
-        Duration::try_from_secs_f64(s).ok().filter(|d| !d.is_zero() || what == "min-age").with_context(|| format!("--{what} must be a positive number of seconds"))
+        Duration::try_from_secs_f64(s)
+            .ok()
+            .filter(|d| !d.is_zero() || what == "min-age")
+            .with_context(|| format!("--{what} must be a positive number of seconds"))
     };
     let dir = state_dir(g, a.state_dir.clone())?;
     let options = Options {
@@ -357,14 +327,24 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
 fn log(e: &Event) {
     match e {
         Event::FileSeen { .. } | Event::Uploading { sent: 1.., .. } => {}
-        Event::FileSettled { path, size } => eprintln!("settled    {} ({size} bytes)", path.display()),
-        Event::FileUnreadable { path, reason } => eprintln!("unreadable {}: {reason}", path.display()),
-        Event::RunWaiting { run_id, reason, .. } => eprintln!("run        {run_id}: waiting for {reason}"),
+        Event::FileSettled { path, size } => {
+            eprintln!("settled    {} ({size} bytes)", path.display())
+        }
+        Event::FileUnreadable { path, reason } => {
+            eprintln!("unreadable {}: {reason}", path.display())
+        }
+        Event::RunWaiting { run_id, reason, .. } => {
+            eprintln!("run        {run_id}: waiting for {reason}")
+        }
         Event::RunFailed { run_id, reason, .. } => {
             eprintln!("run        {run_id}: FAILED on the instrument ({reason}); it is not uploaded")
         }
-        Event::RunUploaded { run_id, samples, .. } => eprintln!("run        {run_id}: all {samples} sample(s) uploaded"),
-        Event::SampleQueued { name, files, .. } => eprintln!("queued     {name} ({} file(s))", files.len()),
+        Event::RunUploaded { run_id, samples, .. } => {
+            eprintln!("run        {run_id}: all {samples} sample(s) uploaded")
+        }
+        Event::SampleQueued { name, files, .. } => {
+            eprintln!("queued     {name} ({} file(s))", files.len())
+        }
         Event::Uploading { name, total, .. } => eprintln!("uploading  {name} ({total} bytes)"),
         Event::SampleConfirmed { name, sample_id, already_there, .. } => {
             let note = if *already_there { " (found already uploaded)" } else { "" };
@@ -376,7 +356,9 @@ fn log(e: &Event) {
         Event::SampleFailed { name, error, retry_in: None, .. } => {
             eprintln!("failed     {name}: {error}; tried again at the next start")
         }
-        Event::JobFailed { name, job, error } => eprintln!("job        {job} on {name} failed to start: {error}"),
+        Event::JobFailed { name, job, error } => {
+            eprintln!("job        {job} on {name} failed to start: {error}")
+        }
         Event::Paused => eprintln!("paused     uploads paused"),
         Event::Resumed => eprintln!("resumed    uploads resumed"),
         _ => {}

@@ -50,6 +50,20 @@ pub enum Error {
         /// The lock file.
         path: PathBuf,
     },
+    /// The saved folders file cannot be read or written.
+    #[error("the watched folders in {} cannot be read: {message}; fix or delete that file", path.display())]
+    Saved {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The folder is already watched.
+    #[error("{} is already watched; remove it first to change its settings", path.display())]
+    AlreadySaved {
+        /// The folder.
+        path: PathBuf,
+    },
     /// A watched folder does not exist or is not a folder.
     #[error("{} is not a folder", path.display())]
     NotAFolder {

@@ -7,6 +7,8 @@
 //! - [`Watcher::start`] runs the watcher over several folders at once and reports [`Event`]s
 //!   on a channel; [`Watcher::pause`], [`Watcher::set_bandwidth`] and [`Watcher::stop`] control
 //!   it.
+//! - [`SavedFolders`] are the folders saved in `watch.toml` (the command line and the app share
+//!   them).
 //! - [`Queue`] is the persistent record (`watch.sqlite3` in the data folder): every file's
 //!   fingerprint and [`State`] ([`FileRecord`]), every sample made ([`SampleRecord`]) and every
 //!   run seen ([`RunRecord`]). A status view reads it while a watcher runs.
@@ -25,6 +27,7 @@ pub mod illumina;
 pub mod nanopore;
 mod plan;
 mod queue;
+mod saved;
 mod scan;
 mod upload;
 mod watcher;
@@ -33,4 +36,5 @@ pub use config::{FolderConfig, IlluminaOptions, Layout, NanoporeGrouping, Option
 pub use error::Error;
 pub use plan::{Recipe, RunKind, RunState};
 pub use queue::{FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
+pub use saved::{PAUSE_FILE, SAVED_FILE, SavedFolders};
 pub use watcher::{Event, LOCK_FILE, Watcher, file_counts};

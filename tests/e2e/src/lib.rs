@@ -56,7 +56,7 @@ pub struct Driver {
 impl Driver {
     /// Starts `tauri-driver` with the app's environment, and waits until both it and the
     /// native `WebKitWebDriver` behind it accept connections.
-    pub async fn start(tauri_driver: &Path, env: &[(&str, &Path)]) -> Result<Driver> {
+    pub async fn start(tauri_driver: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<Driver> {
         let (port, native) = (free_port()?, free_port()?);
         let mut cmd = Command::new(tauri_driver);
         cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string()])
@@ -147,7 +147,12 @@ impl Session {
     /// Waits until the text of the element matching `selector` contains `text`; answers the text.
     pub async fn wait_for_text(&self, selector: &str, text: &str, timeout: Duration) -> Result<String> {
         poll(&format!("{selector:?} to contain {text:?}"), timeout, || async {
-            let v = self.script("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", json!([selector])).await?;
+            let v = self
+                .script(
+                    "const e = document.querySelector(arguments[0]); return e ? e.innerText : null;",
+                    json!([selector]),
+                )
+                .await?;
             Ok(v.as_str().filter(|t| t.contains(text)).map(str::to_string))
         })
         .await
@@ -166,8 +171,11 @@ impl Session {
     /// Saves a screenshot of the window as `<name>.png` in the screenshots folder.
     pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
         // Let the page paint what the test just waited for: two animation frames.
-        self.script("return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));", json!([]))
-            .await?;
+        self.script(
+            "return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));",
+            json!([]),
+        )
+        .await?;
         let v = self.get("/screenshot").await?;
         let png = base64::engine::general_purpose::STANDARD.decode(v.as_str().context("no screenshot data")?)?;
         let path = self.screenshots.join(format!("{name}.png"));
@@ -187,7 +195,11 @@ async fn send(req: reqwest::RequestBuilder) -> Result<Value> {
     let body: Value = resp.json().await.unwrap_or(Value::Null);
     if !status.is_success() {
         let v = &body["value"];
-        bail!("WebDriver answered {status}: {} {}", v["error"].as_str().unwrap_or_default(), v["message"].as_str().unwrap_or_default());
+        bail!(
+            "WebDriver answered {status}: {} {}",
+            v["error"].as_str().unwrap_or_default(),
+            v["message"].as_str().unwrap_or_default()
+        );
     }
     Ok(body["value"].clone())
 }

@@ -1,11 +1,13 @@
 //! The real `mgds-desktop` binary in a real WebKitGTK window, driven through `tauri-driver` and
 //! `WebKitWebDriver` under Xvfb (see `test.sh`): first start on the embedded service, a FASTQ
-//! dropped and uploaded, its sample opened with its abundance chart, a bad file explained, and a
-//! remote profile with a wrong key refused. Screenshots go to `target/e2e-screenshots/`.
+//! dropped and uploaded, its sample opened with its abundance chart, a bad file explained, a
+//! remote profile with a wrong key refused, and a watched folder whose new FASTQ becomes a
+//! sample. Screenshots go to `target/e2e-screenshots/`.
 //!
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -59,11 +61,14 @@ async fn desktop_app_end_to_end() -> Result<()> {
         p
     });
     let env = [
-        ("MGDS_DATA_DIR", dirs[0].as_path()),
-        ("MGDS_CONFIG_DIR", dirs[1].as_path()),
-        ("HOME", dirs[2].as_path()),
-        ("XDG_CONFIG_HOME", dirs[3].as_path()),
-        ("XDG_CACHE_HOME", dirs[4].as_path()),
+        ("MGDS_DATA_DIR", dirs[0].as_os_str()),
+        ("MGDS_CONFIG_DIR", dirs[1].as_os_str()),
+        ("HOME", dirs[2].as_os_str()),
+        ("XDG_CONFIG_HOME", dirs[3].as_os_str()),
+        ("XDG_CACHE_HOME", dirs[4].as_os_str()),
+        // Watched files settle within a second or two instead of the default 30 s.
+        ("MGDS_WATCH_POLL_SECS", OsStr::new("0.5")),
+        ("MGDS_WATCH_MIN_AGE_SECS", OsStr::new("0.5")),
     ];
     let driver = Driver::start(&tauri_driver, &env).await?;
     let started = Instant::now();
@@ -73,7 +78,10 @@ async fn desktop_app_end_to_end() -> Result<()> {
         // What the window showed when it went wrong, for the log and the artifacts.
         let _ = s.screenshot("failure").await;
         let text = s.script("return document.body.innerText;", json!([])).await;
-        eprintln!("error: {e:#}\nthe window showed:\n{}", text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default());
+        eprintln!(
+            "error: {e:#}\nthe window showed:\n{}",
+            text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default()
+        );
     }
     let closed = s.close().await;
     drop(driver);
@@ -91,9 +99,14 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     // 2. A FASTQ dropped on the window is checked, then uploaded.
     let reads = root.join("assets/demo/reads.fastq.gz");
     drop_files(s, &[&reads]).await?;
-    s.wait_for("[data-testid=upload-item][data-state=checked]", LONG).await.context("the dropped FASTQ was not checked")?;
+    s.wait_for("[data-testid=upload-item][data-state=checked]", LONG)
+        .await
+        .context("the dropped FASTQ was not checked")?;
     let facts = s.wait_for_text("[data-testid=upload-item]", "reads", SHORT).await?;
-    ensure!(facts.contains("FASTQ") && facts.contains("gzip"), "the check should name the format and compression: {facts}");
+    ensure!(
+        facts.contains("FASTQ") && facts.contains("gzip"),
+        "the check should name the format and compression: {facts}"
+    );
     s.screenshot("02-dropped-and-checked").await?;
     let start = s.wait_for("[data-testid=upload-start]", SHORT).await?;
     s.click(&start).await?;
@@ -109,7 +122,8 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.wait_for_text("[data-testid=sample-title]", "reads", SHORT).await?;
     s.wait_for("[data-testid=chart] svg rect.bar", LONG).await.context("the abundance chart never appeared")?;
     s.wait_for_text("[data-testid=analysis-state]", "Complete", SHORT).await?;
-    let bars = s.script("return document.querySelectorAll('[data-testid=chart] svg rect.bar').length;", json!([])).await?;
+    let bars =
+        s.script("return document.querySelectorAll('[data-testid=chart] svg rect.bar').length;", json!([])).await?;
     ensure!(bars.as_u64().unwrap_or(0) >= 1, "the chart has no bars: {bars}");
     s.wait_for("[data-testid=taxa-table] tbody tr", SHORT).await?;
     s.screenshot("05-sample-with-chart").await?;
@@ -118,12 +132,14 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     let bad = tmp.join("run42_notes.fastq");
     std::fs::write(&bad, "Sample sheet for run 42\nplate A, wells 1-12\n")?;
     drop_files(s, &[&bad]).await?;
-    let why = s.wait_for_text("[data-testid=upload-item][data-state=invalid] [data-testid=problem]", "run42_notes.fastq", LONG).await?;
+    let why = s
+        .wait_for_text("[data-testid=upload-item][data-state=invalid] [data-testid=problem]", "run42_notes.fastq", LONG)
+        .await?;
     ensure!(why.to_lowercase().contains("fast"), "the explanation should say what the file is not: {why}");
     s.screenshot("06-invalid-file-explained").await?;
 
     // 5. A remote profile with a wrong key is refused, and not saved.
-    let nav = s.wait_for("nav[aria-label=Main] button:nth-child(2)", SHORT).await?;
+    let nav = s.wait_for("[data-testid=nav-profiles]", SHORT).await?;
     s.click(&nav).await?;
     let url_text = s.wait_for_text("[data-testid=local-url]", "http://127.0.0.1:", SHORT).await?;
     let url = url_text.split_whitespace().next().context("no local address shown")?.to_string();
@@ -136,7 +152,55 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     let listed = s.script("return document.querySelector('[data-testid=profiles]').innerText;", json!([])).await?;
     ensure!(!listed.as_str().unwrap_or_default().contains("lab"), "a refused profile must not be saved: {listed}");
     let config = config_dir.join("config.toml");
-    ensure!(!config.exists() || !std::fs::read_to_string(&config)?.contains("lab"), "a refused profile must not be saved");
+    ensure!(
+        !config.exists() || !std::fs::read_to_string(&config)?.contains("lab"),
+        "a refused profile must not be saved"
+    );
     s.screenshot("07-wrong-key-refused").await?;
+
+    // 6. A watched folder: saved from its screen, a FASTQ written into it becomes a sample.
+    let watched = tmp.join("sequencer-output");
+    std::fs::create_dir_all(&watched)?;
+    s.click(&s.wait_for("[data-testid=nav-watch]", SHORT).await?).await?;
+    s.wait_for("[data-testid=watch-empty]", SHORT).await.context("the watched folders screen should start empty")?;
+    s.click(&s.wait_for("[data-testid=watch-add]", SHORT).await?).await?;
+    s.type_text(
+        &s.wait_for("[data-testid=watch-path]", SHORT).await?,
+        &tmp.join("no-such-folder").display().to_string(),
+    )
+    .await?;
+    s.click(&s.wait_for("[data-testid=watch-save]", SHORT).await?).await?;
+    let missing = s.wait_for_text("[data-testid=watch-form-error]", "no-such-folder", SHORT).await?;
+    ensure!(
+        missing.contains("No such file"),
+        "a folder that is not there should be named and refused with why: {missing}"
+    );
+    s.script(
+        "const i = document.querySelector('[data-testid=watch-path]'); i.value = ''; \
+         i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    s.type_text(&s.wait_for("[data-testid=watch-path]", SHORT).await?, &watched.display().to_string()).await?;
+    s.click(&s.wait_for("[data-testid=watch-save]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=watch-status]", "Watching 1 folder", LONG).await?;
+    ensure!(
+        std::fs::read_to_string(config_dir.join("watch.toml"))?.contains("sequencer-output"),
+        "the folder should be saved in watch.toml, shared with `mgds watch`"
+    );
+    // Written in two steps, as an instrument writes: it is sent only once it is whole.
+    let bytes = std::fs::read(&reads)?;
+    let target = watched.join("isolate-07.fastq.gz");
+    std::fs::write(&target, &bytes[..bytes.len() / 2])?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::fs::write(&target, &bytes)?;
+    s.wait_for("[data-testid=watch-sample][data-state=confirmed]", LONG)
+        .await
+        .context("the watched file never became a sample")?;
+    s.wait_for_text("[data-testid=watch-sample]", "isolate-07", SHORT).await?;
+    s.wait_for_text("[data-testid=watch-counts]", "1 uploaded", SHORT).await?;
+    s.screenshot("08-watched-folder").await?;
+    s.click(&s.wait_for("[data-testid=nav-samples]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=total]", "2 samples", LONG).await?;
     Ok(())
 }

@@ -3,6 +3,7 @@ import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { FileCheck, ProgressEvent } from "./uploads";
 import type { TaxonRow } from "./taxa";
+import type { Live, NewFolder, WatchView } from "./watch";
 
 export interface AppError {
   code: string;
@@ -150,6 +151,11 @@ export const api = {
   saveCsv: (fileName: string, text: string) => invoke<string | null>("save_csv", { fileName, text }),
   downloadReadlevel: (id: string, fileName: string) => invoke<string | null>("download_readlevel", { id, fileName }),
   panel: (id: string) => invoke<PanelView>("panel", { id }),
+  watchView: () => invoke<WatchView>("watch_view"),
+  pickWatchFolder: () => invoke<string | null>("pick_watch_folder"),
+  addWatchFolder: (folder: NewFolder) => invoke<void>("add_watch_folder", { folder }),
+  removeWatchFolder: (path: string) => invoke<void>("remove_watch_folder", { path }),
+  pauseWatching: (paused: boolean) => invoke<void>("pause_watching", { paused }),
 };
 
 export const events = {
@@ -157,6 +163,8 @@ export const events = {
     listen<ProgressEvent>("upload-progress", (e) => f(e.payload)),
   analysesChanged: (f: (e: { sample_id: string; analyses: AnalysisRow[] }) => void): Promise<UnlistenFn> =>
     listen<{ sample_id: string; analyses: AnalysisRow[] }>("analyses-changed", (e) => f(e.payload)),
+  watchChanged: (f: (e: { kind: "progress" | "changed"; key: string | null; live: Live | null }) => void): Promise<UnlistenFn> =>
+    listen<{ kind: "progress" | "changed"; key: string | null; live: Live | null }>("watch-changed", (e) => f(e.payload)),
   /** Files dropped anywhere on the window (Tauri's drag-and-drop events). */
   dragDrop: (onDrop: (paths: string[]) => void, onHover: (hovering: boolean) => void): Promise<UnlistenFn[]> =>
     Promise.all([

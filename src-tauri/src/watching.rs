@@ -1,0 +1,459 @@
+//! Watched folders in the app: the folders saved in `watch.toml` (shared with `mgds watch`) are
+//! watched while the app runs and upload to the service in use. The screen reads their runs and
+//! samples from the watcher's queue, live progress comes in `watch-changed` events, and a desktop
+//! notification says when a run is uploaded (or failed on the instrument).
+//!
+//! The queue lives in the app's data folder, the same one `mgds watch run` uses by default, so a
+//! file the command line uploaded is not sent again by the app and the other way round. When
+//! `mgds watch run` already watches with that data folder, the app does not start a second
+//! watcher: the screen shows the other one's progress from the shared queue.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mgds_watch::{
+    Event, FolderConfig, Layout, NanoporeGrouping, Options, PAUSE_FILE, QUEUE_FILE, Queue, RunRecord, SampleRecord,
+    SavedFolders, State, Watcher,
+};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, Emitter, Manager};
+use tauri_plugin_notification::NotificationExt;
+use tokio::sync::Mutex;
+
+use crate::error::{CmdError, CmdResult};
+use crate::session::Session;
+
+/// The most samples the screen lists (the newest); the counts cover all of them.
+const MAX_LISTED: usize = 500;
+
+/// Upload progress of one sample, as the watcher reports it.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Live {
+    /// Bytes sent.
+    pub sent: u64,
+    /// Bytes in all.
+    pub total: u64,
+    /// Bytes per second since the upload started.
+    pub rate: f64,
+    #[serde(skip)]
+    started: Instant,
+}
+
+/// The watcher the app runs (managed state).
+#[derive(Default)]
+pub struct Watching {
+    inner: Mutex<Inner>,
+    live: Arc<std::sync::Mutex<HashMap<String, Live>>>,
+}
+
+#[derive(Default)]
+struct Inner {
+    running: Option<Watcher>,
+    /// Bumped at every (re)start, so a forwarder of an old watcher does not touch a new one.
+    generation: u64,
+    /// Why nothing is being watched, or what went wrong; shown on the screen.
+    problem: Option<String>,
+    /// The queue, opened for reading once it exists.
+    queue: Option<Queue>,
+}
+
+/// What the UI sends to add a folder.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NewFolder {
+    /// The folder.
+    pub path: PathBuf,
+    /// `auto`, `illumina`, `nanopore` or `files`.
+    pub layout: Layout,
+    /// Look into subfolders.
+    pub recursive: bool,
+    /// Glob patterns a file must match (empty: all).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Glob patterns of files to leave alone.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// The project (id) for new samples.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Tags (names) for new samples.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Illumina: interleave R1 and R2 into one sample.
+    pub pair: bool,
+    /// Illumina: join lanes.
+    pub join_lanes: bool,
+    /// Nanopore: one sample per batch file instead of per barcode.
+    pub per_file: bool,
+}
+
+impl NewFolder {
+    fn into_config(self) -> FolderConfig {
+        let mut cfg = FolderConfig::new(self.path);
+        cfg.layout = self.layout;
+        cfg.recursive = self.recursive;
+        cfg.include = clean(self.include);
+        cfg.exclude = clean(self.exclude);
+        cfg.project = self.project.filter(|p| !p.is_empty());
+        cfg.tags = clean(self.tags);
+        cfg.illumina.pair = self.pair;
+        cfg.illumina.join_lanes = self.join_lanes;
+        cfg.nanopore = if self.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
+        cfg
+    }
+}
+
+fn clean(v: Vec<String>) -> Vec<String> {
+    v.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+}
+
+/// Files of a folder per state.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Counts {
+    /// Found, may still change.
+    pub seen: usize,
+    /// Complete, waiting for their run or sample.
+    pub settled: usize,
+    /// Being uploaded (or waiting to be).
+    pub uploading: usize,
+    /// On the service.
+    pub confirmed: usize,
+    /// Could not be uploaded.
+    pub failed: usize,
+}
+
+/// One saved folder on the screen.
+#[derive(Debug, Clone, Serialize)]
+pub struct FolderView {
+    /// Its settings.
+    #[serde(flatten)]
+    pub config: FolderConfig,
+    /// It is not there (an unmounted share, a removed disk): it is skipped until it is back.
+    pub missing: bool,
+    /// Its files per state.
+    pub files: Counts,
+}
+
+/// A sample made by the watcher, with its live progress.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchedSample {
+    /// What the queue knows.
+    #[serde(flatten)]
+    pub record: SampleRecord,
+    /// Upload progress, while it is being sent.
+    pub live: Option<Live>,
+}
+
+/// The "Watched folders" screen.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchView {
+    /// The saved folders.
+    pub folders: Vec<FolderView>,
+    /// The app's watcher is running.
+    pub running: bool,
+    /// Uploads are paused.
+    pub paused: bool,
+    /// Why nothing is watched, or what stopped the watcher.
+    pub problem: Option<String>,
+    /// Where the folders are saved (shared with `mgds watch`).
+    pub config_file: String,
+    /// Run folders seen.
+    pub runs: Vec<RunRecord>,
+    /// Samples made, newest first (at most 500).
+    pub samples: Vec<WatchedSample>,
+    /// Samples in the queue in all.
+    pub samples_total: usize,
+}
+
+/// What the UI hears as the watcher works.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchChanged {
+    /// `progress` (only `key`, `sent`, `total`, `rate` matter) or `changed` (reload the screen).
+    pub kind: &'static str,
+    /// The sample's key, for progress.
+    pub key: Option<String>,
+    /// Upload progress.
+    pub live: Option<Live>,
+}
+
+fn options(data_dir: &Path) -> Options {
+    // Operators can tune how quickly files settle (a slow copy onto a share needs longer).
+    let secs = |var: &str| {
+        std::env::var(var).ok().and_then(|v| v.parse::<f64>().ok()).and_then(|s| Duration::try_from_secs_f64(s).ok())
+    };
+    let d = Options::default();
+    Options {
+        poll_interval: secs("MGDS_WATCH_POLL_SECS").filter(|d| !d.is_zero()).unwrap_or(d.poll_interval),
+        min_age: secs("MGDS_WATCH_MIN_AGE_SECS").unwrap_or(d.min_age),
+        pause_file: Some(data_dir.join(PAUSE_FILE)),
+        ..d
+    }
+}
+
+impl Watching {
+    /// (Re)starts the watcher over the saved folders with the current connection; with no
+    /// folder saved, nothing runs. Problems are kept for the screen rather than returned.
+    pub async fn restart(&self, app: &AppHandle) {
+        let session = app.state::<Session>();
+        let paths = session.paths().clone();
+        let mut inner = self.inner.lock().await;
+        inner.generation += 1;
+        if let Some(w) = inner.running.take()
+            && let Err(e) = w.stop().await
+        {
+            tracing::warn!("the folder watcher stopped with an error: {e}");
+        }
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        inner.problem = None;
+        let saved = match SavedFolders::load(&paths.config_dir) {
+            Ok(s) => s,
+            Err(e) => {
+                inner.problem = Some(words(e));
+                return;
+            }
+        };
+        // A folder that is not there (an unmounted share) is skipped, not fatal for the others.
+        let folders: Vec<FolderConfig> = saved.folders.into_iter().filter(|f| f.path.is_dir()).collect();
+        if folders.is_empty() {
+            return;
+        }
+        let client = match session.connected().await {
+            Ok(c) => c.client,
+            Err(e) => {
+                inner.problem = Some(format!("Not watching: {}", e.message));
+                return;
+            }
+        };
+        match Watcher::start(folders, options(&paths.data_dir), client, &paths.data_dir).await {
+            Ok((watcher, rx)) => {
+                inner.running = Some(watcher);
+                let generation = inner.generation;
+                let app = app.clone();
+                let live = self.live.clone();
+                tauri::async_runtime::spawn(forward(app, rx, live, generation));
+            }
+            Err(mgds_watch::Error::Locked { .. }) => {
+                inner.problem = Some(
+                    "Another MGDS watcher (`mgds watch run`) is running on this computer with the same data folder: it uploads \
+                     these folders, and this screen shows its progress. Stop it to let the app watch instead."
+                        .into(),
+                );
+            }
+            Err(e) => inner.problem = Some(format!("Not watching: {}", words(e))),
+        }
+    }
+
+    /// Stops the watcher (the app is closing); an upload under way resumes at the next start.
+    pub async fn stop(&self) {
+        let mut inner = self.inner.lock().await;
+        inner.generation += 1;
+        if let Some(w) = inner.running.take() {
+            let _ = w.stop().await;
+        }
+        if let Some(q) = inner.queue.take() {
+            q.close().await;
+        }
+    }
+
+    /// The screen.
+    pub async fn view(&self, session: &Session) -> CmdResult<WatchView> {
+        let paths = session.paths();
+        let saved = SavedFolders::load(&paths.config_dir).map_err(queue_error)?;
+        let mut inner = self.inner.lock().await;
+        if inner.queue.is_none() && paths.data_dir.join(QUEUE_FILE).is_file() {
+            inner.queue = Some(Queue::open(&paths.data_dir).await.map_err(queue_error)?);
+        }
+        let (runs, mut samples, counts) = match &inner.queue {
+            Some(q) => (
+                q.runs().await.map_err(queue_error)?,
+                q.samples().await.map_err(queue_error)?,
+                mgds_watch::file_counts(q).await.map_err(queue_error)?,
+            ),
+            None => Default::default(),
+        };
+        let folders = saved
+            .folders
+            .into_iter()
+            .map(|config| {
+                let mut files = Counts::default();
+                for ((folder, state), n) in &counts {
+                    if *folder == config.path {
+                        match state {
+                            State::Seen => files.seen += n,
+                            State::Settled => files.settled += n,
+                            State::Uploading => files.uploading += n,
+                            State::Confirmed => files.confirmed += n,
+                            State::Failed => files.failed += n,
+                        }
+                    }
+                }
+                FolderView { missing: !config.path.is_dir(), config, files }
+            })
+            .collect();
+        let samples_total = samples.len();
+        samples.reverse();
+        samples.truncate(MAX_LISTED);
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let samples =
+            samples.into_iter().map(|record| WatchedSample { live: live.get(&record.key).copied(), record }).collect();
+        let paused = match &inner.running {
+            Some(w) => w.is_paused(),
+            None => paths.data_dir.join(PAUSE_FILE).exists(),
+        };
+        Ok(WatchView {
+            folders,
+            running: inner.running.is_some(),
+            paused,
+            problem: inner.problem.clone(),
+            config_file: paths.config_dir.join(mgds_watch::SAVED_FILE).display().to_string(),
+            runs,
+            samples,
+            samples_total,
+        })
+    }
+
+    /// Pauses or resumes uploads, for this app and any `mgds watch` on the same data folder.
+    pub async fn set_paused(&self, data_dir: &Path, paused: bool) -> CmdResult<()> {
+        let file = data_dir.join(PAUSE_FILE);
+        let written = if paused {
+            std::fs::create_dir_all(data_dir).and_then(|()| std::fs::write(&file, b"uploads paused in MGDS Desktop\n"))
+        } else {
+            match std::fs::remove_file(&file) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                r => r,
+            }
+        };
+        written.map_err(|e| CmdError::new("watch", format!("Could not change {}: {e}.", file.display())))?;
+        if let Some(w) = &self.inner.lock().await.running {
+            if paused { w.pause() } else { w.resume() }
+        }
+        Ok(())
+    }
+}
+
+/// The watcher's error with its causes ("cannot open the folder X: No such file or directory"),
+/// as a sentence.
+fn words(e: mgds_watch::Error) -> String {
+    crate::error::sentence(&format!("{:#}", anyhow::Error::from(e)))
+}
+
+fn queue_error(e: mgds_watch::Error) -> CmdError {
+    CmdError::new("watch", words(e))
+}
+
+/// Turns the watcher's events into UI events and notifications, until the watcher ends.
+async fn forward(
+    app: AppHandle,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<Event>,
+    live: Arc<std::sync::Mutex<HashMap<String, Live>>>,
+    generation: u64,
+) {
+    let changed = WatchChanged { kind: "changed", key: None, live: None };
+    while let Some(e) = rx.recv().await {
+        match e {
+            Event::Uploading { key, sent, total, .. } => {
+                let now = Instant::now();
+                let mut map = live.lock().unwrap_or_else(|p| p.into_inner());
+                let first = !map.contains_key(&key);
+                let entry = map.entry(key.clone()).or_insert(Live { sent: 0, total, rate: 0.0, started: now });
+                let secs = now.duration_since(entry.started).as_secs_f64();
+                entry.sent = sent;
+                entry.total = total;
+                entry.rate = if secs > 0.2 { sent as f64 / secs } else { 0.0 };
+                let l = *entry;
+                drop(map);
+                let _ = app.emit("watch-changed", WatchChanged { kind: "progress", key: Some(key), live: Some(l) });
+                if first {
+                    let _ = app.emit("watch-changed", changed.clone());
+                }
+                continue;
+            }
+            Event::SampleConfirmed { ref key, .. } | Event::SampleFailed { ref key, .. } => {
+                live.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+            }
+            Event::RunUploaded { ref run_id, samples, .. } => {
+                notify(
+                    &app,
+                    "Sequencing run uploaded",
+                    &format!("Run {run_id}: all {samples} sample(s) are uploaded."),
+                );
+            }
+            Event::RunFailed { ref run_id, ref reason, .. } => {
+                notify(
+                    &app,
+                    "Sequencing run not uploaded",
+                    &format!("Run {run_id} failed on the instrument ({reason})."),
+                );
+            }
+            Event::FileSeen { .. } => continue,
+            _ => {}
+        }
+        let _ = app.emit("watch-changed", changed.clone());
+    }
+    // The channel closed: the watcher was stopped, or it ended by itself on an error.
+    let watching = app.state::<Watching>();
+    let mut inner = watching.inner.lock().await;
+    if inner.generation == generation
+        && let Some(w) = inner.running.take()
+    {
+        let why = match w.wait().await {
+            Err(e) => words(e),
+            Ok(()) => "the watcher stopped.".into(),
+        };
+        inner.problem = Some(format!("Watching stopped: {why} Restart MGDS to try again."));
+        drop(inner);
+        let _ = app.emit("watch-changed", changed);
+    }
+}
+
+fn notify(app: &AppHandle, title: &str, body: &str) {
+    // A desktop without a notification service still has the screen; a failure is only logged.
+    if let Err(e) = app.notification().builder().title(title).body(body).show() {
+        tracing::info!("no desktop notification ({e}): {title}: {body}");
+    }
+}
+
+/// Saves a folder and restarts the watcher with it.
+pub async fn add(app: &AppHandle, folder: NewFolder) -> CmdResult<()> {
+    let dir = app.state::<Session>().paths().config_dir.clone();
+    let mut saved = SavedFolders::load(&dir).map_err(queue_error)?;
+    saved.add(folder.into_config()).map_err(|e| CmdError::new("watch_folder", words(e)))?;
+    saved.save(&dir).map_err(queue_error)?;
+    app.state::<Watching>().restart(app).await;
+    Ok(())
+}
+
+/// Forgets a folder (what it uploaded stays) and restarts the watcher without it.
+pub async fn remove(app: &AppHandle, path: &Path) -> CmdResult<()> {
+    let dir = app.state::<Session>().paths().config_dir.clone();
+    let mut saved = SavedFolders::load(&dir).map_err(queue_error)?;
+    if !saved.remove(path) {
+        return Err(CmdError::new("watch_folder", format!("{} is not a watched folder.", path.display())));
+    }
+    saved.save(&dir).map_err(queue_error)?;
+    app.state::<Watching>().restart(app).await;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_folder_from_the_form_becomes_a_clean_config() {
+        let f: NewFolder = serde_json::from_value(serde_json::json!({
+            "path": "/runs", "layout": "illumina", "recursive": true,
+            "include": ["", " *.fastq.gz "], "tags": ["miseq", "  "], "project": "",
+            "pair": false, "join_lanes": true, "per_file": true
+        }))
+        .unwrap();
+        let c = f.into_config();
+        assert_eq!(c.layout, Layout::Illumina);
+        assert_eq!(c.include, ["*.fastq.gz"]);
+        assert_eq!(c.tags, ["miseq"]);
+        assert_eq!(c.project, None);
+        assert!(!c.illumina.pair && c.illumina.join_lanes);
+        assert_eq!(c.nanopore, NanoporeGrouping::PerFile);
+    }
+}

@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import {
+  applyWatchProgress,
+  folderSummary,
+  groupFolder,
+  newFolder,
+  runStatus,
+  sampleStatus,
+  watcherStatus,
+  type WatchView,
+  type WatchedFolder,
+  type WatchedSample,
+} from "./watch";
+
+const sample = (over: Partial<WatchedSample>): WatchedSample => ({
+  key: "k",
+  folder: "/runs",
+  run: null,
+  run_id: null,
+  name: "S1",
+  external_id: "x",
+  state: "seen",
+  sample_id: null,
+  attempts: 0,
+  error: null,
+  live: null,
+  ...over,
+});
+
+const folder = (over: Partial<WatchedFolder> = {}): WatchedFolder => ({
+  ...newFolder("/runs"),
+  illumina: { pair: true, join_lanes: true },
+  nanopore: "per_barcode",
+  jobs: [],
+  missing: false,
+  files: { seen: 0, settled: 0, uploading: 0, confirmed: 0, failed: 0 },
+  ...over,
+});
+
+const view = (over: Partial<WatchView> = {}): WatchView => ({
+  folders: [folder()],
+  running: true,
+  paused: false,
+  problem: null,
+  config_file: "/c/watch.toml",
+  runs: [],
+  samples: [],
+  samples_total: 0,
+  ...over,
+});
+
+describe("watched folders", () => {
+  it("says where each sample stands, with progress, speed and time left while it uploads", () => {
+    expect(sampleStatus(sample({ state: "confirmed" })).tone).toBe("ok");
+    expect(sampleStatus(sample({ state: "seen" })).text).toMatch(/finish/);
+    const up = sampleStatus(sample({ state: "uploading", live: { sent: 50, total: 200, rate: 10 } }));
+    expect(up.text).toMatch(/^Uploading 25%/);
+    expect(up.text).toMatch(/left$/);
+    expect(sampleStatus(sample({ state: "uploading", error: "service unavailable" })).text).toBe(
+      "Retrying after: service unavailable",
+    );
+    const failed = sampleStatus(sample({ state: "failed", error: "the file is not FASTQ" }));
+    expect(failed.tone).toBe("bad");
+    expect(failed.text).toContain("the file is not FASTQ");
+  });
+
+  it("names run states, a failed run with the instrument's reason", () => {
+    const r = { path: "/runs/R1", folder: "/runs", kind: "illumina", run_id: "R1", state: "failed", detail: "RunStatus Failed" };
+    expect(runStatus(r).text).toBe("Failed on the instrument: RunStatus Failed; not uploaded");
+    expect(runStatus({ ...r, state: "waiting", detail: "CopyComplete.txt" }).text).toBe("Waiting for CopyComplete.txt");
+    expect(runStatus({ ...r, state: "uploaded" }).tone).toBe("ok");
+  });
+
+  it("groups samples under their run and keeps loose files last, per folder", () => {
+    const v = view({
+      runs: [{ path: "/runs/R1", folder: "/runs", kind: "illumina", run_id: "R1", state: "uploaded", detail: null }],
+      samples: [
+        sample({ key: "a2", run: "/runs/R1", run_id: "R1", name: "A2" }),
+        sample({ key: "b", name: "loose" }),
+        sample({ key: "a1", run: "/runs/R1", run_id: "R1", name: "A1" }),
+        sample({ key: "c", folder: "/other", name: "elsewhere" }),
+      ],
+    });
+    const g = groupFolder(v, "/runs");
+    expect(g.map((x) => x.run?.run_id ?? null)).toEqual(["R1", null]);
+    expect(g[0].samples.map((s) => s.name)).toEqual(["A1", "A2"]);
+    expect(g[1].samples.map((s) => s.name)).toEqual(["loose"]);
+  });
+
+  it("applies progress to one sample only", () => {
+    const v = view({ samples: [sample({ key: "a" }), sample({ key: "b" })] });
+    const next = applyWatchProgress(v, "b", { sent: 1, total: 2, rate: 0 });
+    expect(next.samples[0].live).toBeNull();
+    expect(next.samples[1].live?.sent).toBe(1);
+    expect(next.samples[1].state).toBe("uploading");
+  });
+
+  it("summarises settings and the watcher's state", () => {
+    expect(folderSummary(folder({ tags: ["miseq"], recursive: false }))).toBe(
+      "Recognise runs · this folder only · R1/R2 as one sample · tags miseq",
+    );
+    expect(folderSummary(folder({ layout: "nanopore", nanopore: "per_file" }))).toBe(
+      "Nanopore (MinKNOW) output · Nanopore: one sample per file",
+    );
+    expect(watcherStatus(view({ folders: [] })).text).toBe("No folder is watched yet");
+    expect(watcherStatus(view()).text).toBe("Watching 1 folder");
+    expect(watcherStatus(view({ paused: true })).text).toMatch(/paused/);
+    expect(watcherStatus(view({ problem: "Another watcher" })).tone).toBe("bad");
+  });
+});

@@ -1,0 +1,191 @@
+// The "Watched folders" screen's logic: what the watcher's queue says, in words, grouped the way
+// a lab thinks of it (folder, then run, then sample).
+import { formatBytes, formatDuration, formatSpeed } from "./format";
+
+export type Layout = "auto" | "illumina" | "nanopore" | "files";
+export type FileState = "seen" | "settled" | "uploading" | "confirmed" | "failed";
+
+export interface Counts {
+  seen: number;
+  settled: number;
+  uploading: number;
+  confirmed: number;
+  failed: number;
+}
+
+export interface WatchedFolder {
+  path: string;
+  recursive: boolean;
+  include: string[];
+  exclude: string[];
+  layout: Layout;
+  illumina: { pair: boolean; join_lanes: boolean };
+  nanopore: "per_barcode" | "per_file";
+  project: string | null;
+  tags: string[];
+  jobs: string[];
+  missing: boolean;
+  files: Counts;
+}
+
+export interface RunRecord {
+  path: string;
+  folder: string;
+  kind: string;
+  run_id: string;
+  state: "waiting" | "complete" | "uploaded" | "failed" | string;
+  detail: string | null;
+}
+
+export interface Live {
+  sent: number;
+  total: number;
+  rate: number;
+}
+
+export interface WatchedSample {
+  key: string;
+  folder: string;
+  run: string | null;
+  run_id: string | null;
+  name: string;
+  external_id: string;
+  state: FileState;
+  sample_id: string | null;
+  attempts: number;
+  error: string | null;
+  live: Live | null;
+}
+
+export interface WatchView {
+  folders: WatchedFolder[];
+  running: boolean;
+  paused: boolean;
+  problem: string | null;
+  config_file: string;
+  runs: RunRecord[];
+  samples: WatchedSample[];
+  samples_total: number;
+}
+
+export interface NewFolder {
+  path: string;
+  layout: Layout;
+  recursive: boolean;
+  include: string[];
+  exclude: string[];
+  project: string | null;
+  tags: string[];
+  pair: boolean;
+  join_lanes: boolean;
+  per_file: boolean;
+}
+
+export const LAYOUTS: { value: Layout; label: string; hint: string }[] = [
+  { value: "auto", label: "Recognise runs", hint: "Illumina and Nanopore run folders are recognised; any other FASTQ/FASTA file is one sample." },
+  { value: "illumina", label: "Illumina runs", hint: "Only Illumina run folders (with RunInfo.xml); samples named from the sample sheet." },
+  { value: "nanopore", label: "Nanopore (MinKNOW) output", hint: "Only MinKNOW output: fastq_pass, barcode folders, the final summary." },
+  { value: "files", label: "Plain files", hint: "Every finished FASTQ/FASTA file is one sample, as soon as it stops changing." },
+];
+
+export function newFolder(path = ""): NewFolder {
+  return { path, layout: "auto", recursive: true, include: [], exclude: [], project: null, tags: [], pair: true, join_lanes: true, per_file: false };
+}
+
+export type Tone = "ok" | "busy" | "wait" | "bad";
+
+/** A sample's state in words, with a tone for its badge. */
+export function sampleStatus(s: WatchedSample): { text: string; tone: Tone } {
+  switch (s.state) {
+    case "confirmed":
+      return { text: "Uploaded", tone: "ok" };
+    case "failed":
+      return { text: `Failed: ${s.error ?? "unknown error"}. It is tried again at the next start.`, tone: "bad" };
+    case "uploading":
+      if (s.live && s.live.total > 0) {
+        const pct = Math.min(100, Math.floor((100 * s.live.sent) / s.live.total));
+        const parts = [`Uploading ${pct}%`, `${formatBytes(s.live.sent)} of ${formatBytes(s.live.total)}`];
+        if (s.live.rate > 0) {
+          parts.push(formatSpeed(s.live.rate));
+          parts.push(`${formatDuration((s.live.total - s.live.sent) / s.live.rate)} left`);
+        }
+        return { text: parts.join(" · "), tone: "busy" };
+      }
+      if (s.error) return { text: `Retrying after: ${s.error}`, tone: "wait" };
+      return { text: "Waiting to upload", tone: "wait" };
+    case "settled":
+      return { text: "Ready", tone: "wait" };
+    default:
+      return { text: "Waiting for the files to finish", tone: "wait" };
+  }
+}
+
+/** A run's state in words. */
+export function runStatus(r: RunRecord): { text: string; tone: Tone } {
+  switch (r.state) {
+    case "uploaded":
+      return { text: "Uploaded", tone: "ok" };
+    case "complete":
+      return { text: "Complete; uploading its samples", tone: "busy" };
+    case "failed":
+      return { text: `Failed on the instrument${r.detail ? `: ${r.detail}` : ""}; not uploaded`, tone: "bad" };
+    default:
+      return { text: r.detail ? `Waiting for ${r.detail}` : "Sequencing", tone: "wait" };
+  }
+}
+
+export interface RunGroup {
+  /** The run, or null for samples made of loose files. */
+  run: RunRecord | null;
+  samples: WatchedSample[];
+}
+
+/** A folder's runs with their samples; loose files last. `view.samples` is newest first. */
+export function groupFolder(view: WatchView, folder: string): RunGroup[] {
+  const runs = view.runs.filter((r) => r.folder === folder);
+  const groups: RunGroup[] = runs.map((run) => ({ run, samples: [] }));
+  const byPath = new Map(groups.map((g) => [g.run!.path, g]));
+  const loose: RunGroup = { run: null, samples: [] };
+  for (const s of view.samples) {
+    if (s.folder !== folder) continue;
+    const g = (s.run && byPath.get(s.run)) || loose;
+    g.samples.push(s);
+  }
+  // A run's samples in the order they were made (the sample sheet's), loose files newest first.
+  for (const g of groups) g.samples.reverse();
+  return loose.samples.length ? [...groups, loose] : groups;
+}
+
+/** Applies a progress event to the view's samples without reloading it. */
+export function applyWatchProgress(view: WatchView, key: string, live: Live): WatchView {
+  return {
+    ...view,
+    samples: view.samples.map((s) => (s.key === key ? { ...s, state: "uploading", live } : s)),
+  };
+}
+
+/** The folder's settings in one line. */
+export function folderSummary(f: WatchedFolder): string {
+  const parts = [LAYOUTS.find((l) => l.value === f.layout)?.label ?? f.layout];
+  if (!f.recursive) parts.push("this folder only");
+  if (f.layout === "auto" || f.layout === "illumina") {
+    parts.push(f.illumina.pair ? "R1/R2 as one sample" : "R1 and R2 apart");
+    if (!f.illumina.join_lanes) parts.push("one sample per lane");
+  }
+  if ((f.layout === "auto" || f.layout === "nanopore") && f.nanopore === "per_file") parts.push("Nanopore: one sample per file");
+  if (f.tags.length) parts.push(`tags ${f.tags.join(", ")}`);
+  if (f.include.length) parts.push(`only ${f.include.join(", ")}`);
+  if (f.exclude.length) parts.push(`not ${f.exclude.join(", ")}`);
+  return parts.join(" · ");
+}
+
+/** The watcher's overall state in words. */
+export function watcherStatus(v: WatchView): { text: string; tone: Tone } {
+  if (v.folders.length === 0) return { text: "No folder is watched yet", tone: "wait" };
+  if (v.problem) return { text: v.problem, tone: "bad" };
+  if (!v.running) return { text: "Not watching", tone: "wait" };
+  const watched = v.folders.filter((f) => !f.missing).length;
+  const n = `${watched} folder${watched === 1 ? "" : "s"}`;
+  if (v.paused) return { text: `Uploads paused; still watching ${n}`, tone: "wait" };
+  return { text: `Watching ${n}`, tone: "ok" };
+}

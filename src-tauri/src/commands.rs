@@ -8,7 +8,7 @@ use tauri_plugin_dialog::DialogExt;
 
 use crate::error::{CmdError, CmdResult};
 use crate::results::{PanelView, ResultsCache, Watcher};
-use crate::samples::{self, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage};
+use crate::samples::{self, BulkChange, BulkOutcome, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage};
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
 use crate::watching::{self, NewFolder, WatchView, Watching};
@@ -97,6 +97,12 @@ pub fn leave_sample(watcher: State<'_, Watcher>) {
 #[tauri::command]
 pub async fn update_sample(session: State<'_, Session>, id: String, change: SampleChange) -> CmdResult<SampleDetail> {
     samples::change(&session.connected().await?.client, &id, change).await
+}
+
+/// Changes (or deletes) the selected samples: tags added or taken off, project, visibility.
+#[tauri::command]
+pub async fn change_samples(session: State<'_, Session>, ids: Vec<String>, change: BulkChange) -> CmdResult<BulkOutcome> {
+    samples::bulk(&session.connected().await?.client, &ids, change).await
 }
 
 /// Checks dropped or picked files before anything is sent. The drop handler calls this with

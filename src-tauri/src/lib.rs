@@ -66,6 +66,7 @@ pub fn run() {
             commands::sample,
             commands::leave_sample,
             commands::update_sample,
+            commands::change_samples,
             commands::check_files,
             commands::pick_files,
             commands::start_uploads,

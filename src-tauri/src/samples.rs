@@ -1,6 +1,7 @@
 //! The samples table and the sample page: list queries built from the UI's table state, and
 //! the records the UI shows.
 
+use futures::StreamExt;
 use mgds_api::{Analysis, Metadata, Ref, Sample};
 use mgds_client::{Client, Filter, Sort};
 use serde::{Deserialize, Serialize};
@@ -338,9 +339,177 @@ pub async fn change(client: &Client, id: &str, change: SampleChange) -> CmdResul
     detail(client, id).await
 }
 
+/// A change to many samples at once, from the samples table's selection.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct BulkChange {
+    /// Tag ids to add (the samples keep their other tags).
+    #[serde(default)]
+    pub add_tags: Vec<String>,
+    /// Names of new tags to create and add.
+    #[serde(default)]
+    pub new_tags: Vec<String>,
+    /// Tag ids to take off.
+    #[serde(default)]
+    pub remove_tags: Vec<String>,
+    /// New project id; an empty string takes them out of their project.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// New visibility.
+    #[serde(default)]
+    pub visibility: Option<mgds_api::Visibility>,
+    /// Delete the samples instead.
+    #[serde(default)]
+    pub delete: bool,
+}
+
+/// What a bulk change did: the samples changed, and those that could not be, with why.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BulkOutcome {
+    /// Samples changed (or deleted).
+    pub done: usize,
+    /// Samples not changed, with the service's reason.
+    pub failed: Vec<BulkFailure>,
+}
+
+/// One sample a bulk change could not change.
+#[derive(Debug, Clone, Serialize)]
+pub struct BulkFailure {
+    /// The sample.
+    pub id: String,
+    /// Why, in words.
+    pub message: String,
+}
+
+/// How many samples a bulk change works on at once.
+const BULK_PARALLEL: usize = 4;
+
+/// Applies one change to every sample in `ids`; one sample's failure (not the owner, deleted
+/// meanwhile) does not stop the others, and is reported with its reason.
+pub async fn bulk(client: &Client, ids: &[String], change: BulkChange) -> CmdResult<BulkOutcome> {
+    if ids.is_empty() {
+        return Ok(BulkOutcome::default());
+    }
+    // New tags are made once, on the first sample, then added to all.
+    let mut add = change.add_tags.clone();
+    for name in change.new_tags.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let tag = client.tags().create(name, &ids[0]).await?;
+        add.push(id_of(&tag.uri));
+    }
+    let change = std::sync::Arc::new(BulkChange { add_tags: add, ..change });
+    let results = futures::stream::iter(ids.iter().cloned())
+        .map(|id| {
+            let (client, change) = (client.clone(), change.clone());
+            async move {
+                let r = bulk_one(&client, &id, &change).await;
+                (id, r)
+            }
+        })
+        .buffer_unordered(BULK_PARALLEL)
+        .collect::<Vec<_>>()
+        .await;
+    let mut out = BulkOutcome::default();
+    for (id, r) in results {
+        match r {
+            Ok(()) => out.done += 1,
+            Err(e) => out.failed.push(BulkFailure { id, message: e.message }),
+        }
+    }
+    Ok(out)
+}
+
+async fn bulk_one(client: &Client, id: &str, change: &BulkChange) -> CmdResult<()> {
+    if change.delete {
+        client.samples().delete(id).await?;
+        return Ok(());
+    }
+    let mut u = client.samples().update(id);
+    let mut any = false;
+    if !change.add_tags.is_empty() || !change.remove_tags.is_empty() {
+        let sample = client.samples().get(id).await?;
+        let mut tags: Vec<String> = sample.tags.iter().map(|r| r.id().to_string()).collect();
+        tags.retain(|t| !change.remove_tags.contains(t));
+        for t in &change.add_tags {
+            if !tags.contains(t) {
+                tags.push(t.clone());
+            }
+        }
+        u = u.tags(tags);
+        any = true;
+    }
+    if let Some(p) = change.project.as_deref() {
+        u = if p.is_empty() { u.no_project() } else { u.project(p) };
+        any = true;
+    }
+    if let Some(v) = change.visibility {
+        u = u.visibility(v);
+        any = true;
+    }
+    if any {
+        u.send().await?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Three samples on a real local service, changed together.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn bulk_changes_add_and_take_off_tags_change_visibility_and_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = mgds_server::Config::new(dir.path().join("data"));
+        config.runner.workers = 0;
+        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let mut ids = Vec::new();
+        for i in 0..3 {
+            let path = dir.path().join(format!("s{i}.fastq"));
+            std::fs::write(&path, format!("@r{i}\nACGTACGT{}\n+\nIIIIIIIII\n", "ACGT".chars().nth(i).unwrap())).unwrap();
+            ids.push(id_of(&client.samples().upload(&path).send().await.unwrap().uri));
+        }
+        let keep = id_of(&client.tags().create("keep", &ids[0]).await.unwrap().uri);
+        client.samples().update(&ids[0]).tags([keep.clone()]).send().await.unwrap();
+        let tags_of = |id: String| {
+            let client = client.clone();
+            async move {
+                let s = client.samples().get(&id).await.unwrap();
+                let mut t: Vec<String> = s.tags.iter().map(|r| r.id().to_string()).collect();
+                t.sort();
+                (t, s.visibility)
+            }
+        };
+
+        let change = BulkChange { new_tags: vec!["batch-7".into()], ..Default::default() };
+        let out = bulk(&client, &ids, change).await.unwrap();
+        assert_eq!((out.done, out.failed.len()), (3, 0));
+        let tags = client.tags().list().per_page(50).all().await.unwrap();
+        let batch = id_of(&tags.iter().find(|t| t.name.as_deref() == Some("batch-7")).expect("the new tag").uri);
+        let mut both = vec![keep.clone(), batch.clone()];
+        both.sort();
+        assert_eq!(tags_of(ids[0].clone()).await.0, both, "a sample keeps its other tags");
+        assert_eq!(tags_of(ids[2].clone()).await.0, vec![batch.clone()]);
+
+        let change = BulkChange {
+            remove_tags: vec![batch.clone()],
+            visibility: Some(mgds_api::Visibility::Public),
+            ..Default::default()
+        };
+        assert_eq!(bulk(&client, &ids, change).await.unwrap().done, 3);
+        assert_eq!(tags_of(ids[0].clone()).await, (vec![keep], mgds_api::Visibility::Public));
+        assert_eq!(tags_of(ids[1].clone()).await, (vec![], mgds_api::Visibility::Public));
+
+        // One sample that is not there: the others are deleted all the same, and it is named.
+        let mut with_missing = ids.clone();
+        with_missing.push("0000000000000000".into());
+        let out = bulk(&client, &with_missing, BulkChange { delete: true, ..Default::default() }).await.unwrap();
+        assert_eq!(out.done, 3);
+        assert_eq!(out.failed.len(), 1);
+        assert_eq!(out.failed[0].id, "0000000000000000");
+        assert!(!out.failed[0].message.is_empty());
+        assert_eq!(client.samples().list().per_page(10).send().await.unwrap().total, Some(0));
+    }
 
     fn q() -> SampleQuery {
         SampleQuery { page: 1, per_page: 50, ..Default::default() }

@@ -1,8 +1,8 @@
 //! The real `mgds-desktop` binary in a real WebKitGTK window, driven through `tauri-driver` and
 //! `WebKitWebDriver` under Xvfb (see `test.sh`): first start on the embedded service, a FASTQ
 //! dropped and uploaded, its sample opened with its abundance chart, a bad file explained, a
-//! remote profile with a wrong key refused, and a watched folder whose new FASTQ becomes a
-//! sample. Screenshots go to `target/e2e-screenshots/`.
+//! remote profile with a wrong key refused, a watched folder whose new FASTQ becomes a sample,
+//! and both samples tagged together from the table's selection. Screenshots go to `target/e2e-screenshots/`.
 //!
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
@@ -202,5 +202,20 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.screenshot("08-watched-folder").await?;
     s.click(&s.wait_for("[data-testid=nav-samples]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=total]", "2 samples", LONG).await?;
+
+    // 7. Both samples selected and tagged at once.
+    s.click(&s.wait_for("[data-testid=select-all]", SHORT).await?).await?;
+    s.type_text(&s.wait_for("[data-testid=bulk-tag]", SHORT).await?, "outbreak-7").await?;
+    s.click(&s.wait_for("[data-testid=bulk-tag-add]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=bulk-notice]", "Tagged 2 samples.", LONG).await?;
+    let tagged = s
+        .script(
+            "return [...document.querySelectorAll('[data-testid=samples-table] tbody tr')]\
+             .filter(r => r.innerText.includes('outbreak-7')).length;",
+            json!([]),
+        )
+        .await?;
+    ensure!(tagged.as_u64() == Some(2), "both rows should show the new tag: {tagged}");
+    s.screenshot("09-bulk-tagged").await?;
     Ok(())
 }

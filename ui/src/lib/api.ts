@@ -4,6 +4,7 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { FileCheck, ProgressEvent } from "./uploads";
 import type { TaxonRow } from "./taxa";
 import type { Live, NewFolder, WatchView } from "./watch";
+import type { BulkChange, BulkOutcome } from "./bulk";
 
 export interface AppError {
   code: string;
@@ -140,6 +141,7 @@ export const api = {
   sample: (id: string) => invoke<SampleDetail>("sample", { id }),
   leaveSample: () => invoke<void>("leave_sample"),
   updateSample: (id: string, change: unknown) => invoke<SampleDetail>("update_sample", { id, change }),
+  changeSamples: (ids: string[], change: BulkChange) => invoke<BulkOutcome>("change_samples", { ids, change }),
   checkFiles: (paths: string[]) => invoke<FileCheck[]>("check_files", { paths }),
   pickFiles: (folder: boolean) => invoke<string[]>("pick_files", { folder }),
   startUploads: (batch: unknown) => invoke<void>("start_uploads", { batch }),

@@ -1,0 +1,34 @@
+// Changes to the samples table's selection: what to send, and what to say afterwards.
+import type { Named } from "./api";
+import { plural } from "./format";
+
+export interface BulkChange {
+  add_tags?: string[];
+  new_tags?: string[];
+  remove_tags?: string[];
+  project?: string;
+  visibility?: string;
+  delete?: boolean;
+}
+
+export interface BulkOutcome {
+  done: number;
+  failed: { id: string; message: string }[];
+}
+
+/** A tag typed by name: an existing tag (matched without regard to case) is reused, any other is made. */
+export function tagChange(name: string, tags: Named[]): BulkChange | null {
+  const n = name.trim();
+  if (!n) return null;
+  const existing = tags.find((t) => t.name.toLowerCase() === n.toLowerCase());
+  return existing ? { add_tags: [existing.id] } : { new_tags: [n] };
+}
+
+/** The sentence shown once a change is done. */
+export function outcomeText(o: BulkOutcome, verb: string): string {
+  const done = o.done ? `${verb} ${plural(o.done, "sample")}.` : "";
+  if (o.failed.length === 0) return done || "Nothing to change.";
+  const why = o.failed[0].message;
+  const more = o.failed.length > 1 ? ` (and ${o.failed.length - 1} more)` : "";
+  return `${done ? done + " " : ""}${plural(o.failed.length, "sample")} could not be changed: ${why}${more}`.trim();
+}

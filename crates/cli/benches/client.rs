@@ -4,7 +4,8 @@
 //! - upload: `mgds_client`'s streamed 3-step upload against `curl -F` posting the same file to the
 //!   same kind of `upload_url` of a real `mgds serve`, and the client's peak memory (VmHWM of a
 //!   process that does nothing but the upload);
-//! - read-level parsing: `ReadLevelReader` over a gzipped TSV against `zcat FILE > /dev/null`;
+//! - read-level parsing: `ReadLevelReader::for_each_row` (the counting path: rows parsed where
+//!   they lie in the decompressed buffer) over a gzipped TSV against `zcat FILE > /dev/null`;
 //! - subset reads: `mgds subset-reads` against the Python `onecodex` package's `subset_reads`
 //!   (installed from PyPI into a virtualenv) and against plain decompression of the same FASTQ.gz.
 //!
@@ -77,7 +78,8 @@ impl Table {
             }
         }
         let line = |cells: &[&str]| {
-            let parts: Vec<String> = cells.iter().enumerate().map(|(i, c)| format!("{c:<width$}", width = w[i])).collect();
+            let parts: Vec<String> =
+                cells.iter().enumerate().map(|(i, c)| format!("{c:<width$}", width = w[i])).collect();
             println!("| {} |", parts.join(" | "));
         };
         println!();
@@ -297,7 +299,14 @@ fn upload_bench(dir: &Path, mb: u64, table: &mut Table) {
                 Some(ours >= 0.9 * anchor),
             );
         }
-        None => table.add("upload throughput (MB/s)", format!("{ours:.0}"), "curl not installed".into(), "-".into(), ">= 0.90x curl", None),
+        None => table.add(
+            "upload throughput (MB/s)",
+            format!("{ours:.0}"),
+            "curl not installed".into(),
+            "-".into(),
+            ">= 0.90x curl",
+            None,
+        ),
     }
     let peak_mb = peak as f64 / 1e6;
     table.add(
@@ -319,7 +328,10 @@ fn make_readlevel(path: &Path, rows: u64) {
     }
     eprintln!("writing {} ({rows} rows)...", path.display());
     let tmp = path.with_extension("tmp");
-    let mut gz = GzEncoder::new(BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).expect("create")), Compression::default());
+    let mut gz = GzEncoder::new(
+        BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp).expect("create")),
+        Compression::default(),
+    );
     gz.write_all(b"Tax ID\tN Hits\tSeq Len\tPassed Filter\n").expect("write");
     let taxa = [0u64, 562, 561, 1280, 1279, 573, 28901, 1423, 287, 1351];
     let mut rng = Rng(42);
@@ -341,13 +353,8 @@ fn make_readlevel(path: &Path, rows: u64) {
 
 fn zcat(path: &Path) -> Duration {
     let (d, _) = best_of(3, || {
-        let st = Command::new("sh")
-            .arg("-c")
-            .arg("zcat \"$1\" > /dev/null")
-            .arg("zcat")
-            .arg(path)
-            .status()
-            .expect("zcat");
+        let st =
+            Command::new("sh").arg("-c").arg("zcat \"$1\" > /dev/null").arg("zcat").arg(path).status().expect("zcat");
         assert!(st.success());
     });
     d
@@ -360,11 +367,12 @@ fn readlevel_bench(dir: &Path, rows: u64, table: &mut Table) {
     let anchor = zcat(&path);
     let (ours, n) = best_of(3, || {
         let mut r = mgds_formats::ReadLevelReader::open(&path).expect("open");
-        let mut rec = mgds_formats::ReadLevelRecord::default();
         let mut classified = 0u64;
-        while r.read_record(&mut rec).expect("row") > 0 {
-            classified += u64::from(rec.tax_id() != 0 && rec.passed_filter().unwrap_or(true));
-        }
+        r.for_each_row(|row| {
+            classified += u64::from(row.tax_id() != 0 && row.passed_filter().unwrap_or(true));
+            Ok(())
+        })
+        .expect("rows");
         (r.row_count(), classified)
     });
     assert_eq!(n.0, rows, "every row parsed");
@@ -469,7 +477,8 @@ fn python_anchor(dir: &Path) -> Result<PathBuf, String> {
     let py = venv.join("bin/python");
     if !py.exists() {
         eprintln!("installing onecodex {ONECODEX_VERSION} from PyPI into {}...", venv.display());
-        let ok = Command::new("python3").arg("-m").arg("venv").arg(&venv).status().map_err(|e| format!("python3: {e}"))?;
+        let ok =
+            Command::new("python3").arg("-m").arg("venv").arg(&venv).status().map_err(|e| format!("python3: {e}"))?;
         if !ok.success() {
             return Err("python3 -m venv failed (Debian: apt-get install python3-venv)".into());
         }
@@ -544,7 +553,12 @@ fn subset_bench(dir: &Path, reads: u64, table: &mut Table) {
                 .output()
                 .expect("python");
             assert!(run.status.success(), "python anchor failed: {}", String::from_utf8_lossy(&run.stdout));
-            let secs: f64 = String::from_utf8_lossy(&run.stdout).trim().lines().last().and_then(|l| l.parse().ok()).expect("seconds");
+            let secs: f64 = String::from_utf8_lossy(&run.stdout)
+                .trim()
+                .lines()
+                .last()
+                .and_then(|l| l.parse().ok())
+                .expect("seconds");
             let py_d = Duration::from_secs_f64(secs);
             // Same selection, byte for byte.
             let ours_file = std::fs::read(out_ours.join("reads.filtered.fastq")).expect("ours");
@@ -560,6 +574,13 @@ fn subset_bench(dir: &Path, reads: u64, table: &mut Table) {
                 Some(speedup >= 8.0),
             );
         }
-        Err(e) => table.add("subset reads vs onecodex", format!("{:.0}k/s", per_s(ours)), format!("not run: {e}"), "-".into(), ">= 8x faster", None),
+        Err(e) => table.add(
+            "subset reads vs onecodex",
+            format!("{:.0}k/s", per_s(ours)),
+            format!("not run: {e}"),
+            "-".into(),
+            ">= 8x faster",
+            None,
+        ),
     }
 }

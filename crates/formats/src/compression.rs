@@ -32,9 +32,7 @@ impl Compression {
     pub fn detect(magic: &[u8]) -> Compression {
         if magic.starts_with(&[0x1f, 0x8b]) {
             Compression::Gzip
-        } else if magic.starts_with(b"BZh")
-            && magic.get(3).is_none_or(|b| (b'1'..=b'9').contains(b))
-        {
+        } else if magic.starts_with(b"BZh") && magic.get(3).is_none_or(|b| (b'1'..=b'9').contains(b)) {
             Compression::Bzip2
         } else if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
             Compression::Zstd
@@ -72,24 +70,15 @@ impl fmt::Display for Compression {
 /// their read-level results, decompress in parallel).
 pub fn open(path: impl AsRef<Path>) -> Result<(Compression, Box<dyn BufRead + Send>), Error> {
     let path = path.as_ref();
-    let mut file = File::open(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let mut file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let mut magic = [0u8; 6];
-    let n = read_up_to(&mut file, &mut magic).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let n = read_up_to(&mut file, &mut magic).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let compression = Compression::detect(&magic[..n]);
     let whole = Cursor::new(magic).take(n as u64).chain(file);
     match compression {
-        Compression::Gzip => Ok((
-            compression,
-            Box::new(Prefetch::spawn(MultiGzDecoder::new(BufReader::with_capacity(
-                BUF_SIZE, whole,
-            )))),
-        )),
+        Compression::Gzip => {
+            Ok((compression, Box::new(Prefetch::spawn(MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, whole))))))
+        }
         _ => decompress(whole, path),
     }
 }
@@ -195,24 +184,17 @@ pub fn decompress<'a, R: Read + Send + 'a>(
     name: &Path,
 ) -> Result<(Compression, Box<dyn BufRead + Send + 'a>), Error> {
     let mut magic = [0u8; 6];
-    let n = read_up_to(&mut reader, &mut magic).map_err(|source| Error::Io {
-        path: name.to_owned(),
-        source,
-    })?;
+    let n = read_up_to(&mut reader, &mut magic).map_err(|source| Error::Io { path: name.to_owned(), source })?;
     let compression = Compression::detect(&magic[..n]);
     // The peeked bytes go back in front of the rest of the stream.
     let whole = Cursor::new(magic).take(n as u64).chain(reader);
     let out: Box<dyn BufRead + Send + 'a> = match compression {
         Compression::None => Box::new(BufReader::with_capacity(BUF_SIZE, whole)),
-        Compression::Gzip => Box::new(BufReader::with_capacity(
-            BUF_SIZE,
-            MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, whole)),
-        )),
+        Compression::Gzip => {
+            Box::new(BufReader::with_capacity(BUF_SIZE, MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, whole))))
+        }
         _ => {
-            return Err(Error::UnsupportedCompression {
-                path: name.to_owned(),
-                compression,
-            });
+            return Err(Error::UnsupportedCompression { path: name.to_owned(), compression });
         }
     };
     Ok((compression, out))
@@ -237,22 +219,10 @@ pub(crate) fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<u
 pub(crate) fn describe_content(start: &[u8]) -> String {
     const KNOWN: &[(&[u8], &str)] = &[
         (b"%PDF", "a PDF document"),
-        (
-            b"PK\x03\x04",
-            "a ZIP archive (unzip it and choose the reads inside)",
-        ),
-        (
-            b"BAM\x01",
-            "a BAM alignment file (convert it to FASTQ first, for example with `samtools fastq`)",
-        ),
-        (
-            b"CRAM",
-            "a CRAM alignment file (convert it to FASTQ first, for example with `samtools fastq`)",
-        ),
-        (
-            b"\x89HDF\r\n\x1a\n",
-            "an HDF5 file, such as Nanopore FAST5 (basecall it to FASTQ first)",
-        ),
+        (b"PK\x03\x04", "a ZIP archive (unzip it and choose the reads inside)"),
+        (b"BAM\x01", "a BAM alignment file (convert it to FASTQ first, for example with `samtools fastq`)"),
+        (b"CRAM", "a CRAM alignment file (convert it to FASTQ first, for example with `samtools fastq`)"),
+        (b"\x89HDF\r\n\x1a\n", "an HDF5 file, such as Nanopore FAST5 (basecall it to FASTQ first)"),
         (b"\x89PNG", "a PNG image"),
         (b"\xff\xd8\xff", "a JPEG image"),
         (b"GIF8", "a GIF image"),
@@ -260,10 +230,7 @@ pub(crate) fn describe_content(start: &[u8]) -> String {
         (b"\xd0\xcf\x11\xe0", "a Microsoft Office document"),
         (b"{\\rtf", "an RTF document"),
         (b"##fileformat=VCF", "a VCF variants file"),
-        (
-            b"\x1f\x8b",
-            "gzip data inside gzip (the file was compressed twice; decompress it once)",
-        ),
+        (b"\x1f\x8b", "gzip data inside gzip (the file was compressed twice; decompress it once)"),
         (b"BZh", "bzip2 data inside gzip"),
     ];
     for (magic, what) in KNOWN {
@@ -288,23 +255,16 @@ pub(crate) fn describe_content(start: &[u8]) -> String {
         Some(b'{' | b'[') => "a JSON document".to_owned(),
         None => "blank text".to_owned(),
         Some(_) => {
-            let line = text
-                .split(|&b| b == b'\n')
-                .find(|l| !crate::error::trim_eol(l).is_empty());
-            format!(
-                "text starting `{}`",
-                crate::error::excerpt(line.unwrap_or_default())
-            )
+            let line = text.split(|&b| b == b'\n').find(|l| !crate::error::trim_eol(l).is_empty());
+            format!("text starting `{}`", crate::error::excerpt(line.unwrap_or_default()))
         }
     }
 }
 
 /// Whether bytes look like binary rather than text: a NUL, or many control characters.
 pub(crate) fn is_binary(bytes: &[u8]) -> bool {
-    let control = bytes
-        .iter()
-        .filter(|&&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')) || b == 0x7f)
-        .count();
+    let control =
+        bytes.iter().filter(|&&b| b == 0 || (b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t')) || b == 0x7f).count();
     bytes.contains(&0) || control * 20 > bytes.len().max(1)
 }
 
@@ -316,14 +276,8 @@ mod tests {
     fn detects_by_magic() {
         assert_eq!(Compression::detect(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
         assert_eq!(Compression::detect(b"BZh91AY"), Compression::Bzip2);
-        assert_eq!(
-            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0]),
-            Compression::Zstd
-        );
-        assert_eq!(
-            Compression::detect(&[0xfd, b'7', b'z', b'X', b'Z', 0]),
-            Compression::Xz
-        );
+        assert_eq!(Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0]), Compression::Zstd);
+        assert_eq!(Compression::detect(&[0xfd, b'7', b'z', b'X', b'Z', 0]), Compression::Xz);
         assert_eq!(Compression::detect(b"@r1\nACGT"), Compression::None);
         assert_eq!(Compression::detect(b"BZhello"), Compression::None);
         assert_eq!(Compression::detect(b""), Compression::None);
@@ -345,16 +299,8 @@ mod tests {
 
     #[test]
     fn decompress_rejects_bzip2_with_its_name() {
-        let err = decompress(&b"BZh91AY&SY"[..], Path::new("a.fq.bz2"))
-            .err()
-            .unwrap();
-        assert!(matches!(
-            err,
-            Error::UnsupportedCompression {
-                compression: Compression::Bzip2,
-                ..
-            }
-        ));
+        let err = decompress(&b"BZh91AY&SY"[..], Path::new("a.fq.bz2")).err().unwrap();
+        assert!(matches!(err, Error::UnsupportedCompression { compression: Compression::Bzip2, .. }));
     }
 
     #[test]
@@ -363,10 +309,7 @@ mod tests {
         assert!(describe_content(b"PK\x03\x04\x14\0").starts_with("a ZIP archive"));
         assert!(describe_content(b"@HD\tVN:1.6\tSO:coordinate\n").starts_with("a SAM"));
         assert_eq!(describe_content(b"\x00\x01\x02\x03junk"), "binary data");
-        assert_eq!(
-            describe_content(b"sample,reads\nA,1\n"),
-            "text starting `sample,reads`"
-        );
+        assert_eq!(describe_content(b"sample,reads\nA,1\n"), "text starting `sample,reads`");
         assert_eq!(describe_content(b"  \n"), "blank text");
     }
 }

@@ -278,13 +278,7 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {}, {}: {}",
-            self.line,
-            record_label(self.record, self.id.as_deref()),
-            self.kind
-        )
+        write!(f, "line {}, {}: {}", self.line, record_label(self.record, self.id.as_deref()), self.kind)
     }
 }
 
@@ -432,53 +426,27 @@ impl Error {
     /// Turns an I/O error met while reading `path` into the matching variant: a wrapped
     /// [`ParseError`] becomes [`Error::Parse`] (or [`Error::NotSequence`]), a decompressor's
     /// early end [`Error::Truncated`], a decompressor's complaint [`Error::Corrupt`].
-    pub(crate) fn reading(
-        path: &Path,
-        compression: Compression,
-        line: u64,
-        err: io::Error,
-    ) -> Error {
+    pub(crate) fn reading(path: &Path, compression: Compression, line: u64, err: io::Error) -> Error {
         if let Some(pe) = err.get_ref().and_then(|e| e.downcast_ref::<ParseError>()) {
             return Error::from_parse(path, pe.clone());
         }
         match (compression, err.kind()) {
-            (Compression::None, _) => Error::Io {
-                path: path.to_owned(),
-                source: err,
-            },
-            (_, io::ErrorKind::UnexpectedEof) => Error::Truncated {
-                path: path.to_owned(),
-                compression,
-                line,
-                source: err,
-            },
-            (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => Error::Corrupt {
-                path: path.to_owned(),
-                compression,
-                line,
-                source: err,
-            },
-            _ => Error::Io {
-                path: path.to_owned(),
-                source: err,
-            },
+            (Compression::None, _) => Error::Io { path: path.to_owned(), source: err },
+            (_, io::ErrorKind::UnexpectedEof) => {
+                Error::Truncated { path: path.to_owned(), compression, line, source: err }
+            }
+            (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => {
+                Error::Corrupt { path: path.to_owned(), compression, line, source: err }
+            }
+            _ => Error::Io { path: path.to_owned(), source: err },
         }
     }
 
     /// [`Error::Parse`] for `path`, or [`Error::NotSequence`] when the file is not sequence data.
     pub(crate) fn from_parse(path: &Path, pe: ParseError) -> Error {
         match pe.kind {
-            ParseErrorKind::NotSequence { found } => Error::NotSequence {
-                path: path.to_owned(),
-                found,
-            },
-            kind => Error::Parse {
-                path: path.to_owned(),
-                line: pe.line,
-                record: pe.record,
-                id: pe.id,
-                kind,
-            },
+            ParseErrorKind::NotSequence { found } => Error::NotSequence { path: path.to_owned(), found },
+            kind => Error::Parse { path: path.to_owned(), line: pe.line, record: pe.record, id: pe.id, kind },
         }
     }
 }
@@ -491,19 +459,14 @@ fn record_label(record: u64, id: Option<&str>) -> String {
 }
 
 fn recompress_hint(compression: Compression, path: &Path) -> String {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tool = match compression {
         Compression::Bzip2 => "bzip2 -dc",
         Compression::Zstd => "zstd -dc",
         Compression::Xz => "xz -dc",
         _ => "cat",
     };
-    let stem = name
-        .rsplit_once('.')
-        .map_or(name.as_str(), |(stem, _)| stem);
+    let stem = name.rsplit_once('.').map_or(name.as_str(), |(stem, _)| stem);
     format!("{tool} {name} | gzip > {stem}.gz")
 }
 
@@ -522,17 +485,8 @@ fn show_byte(b: u8) -> String {
 pub(crate) fn excerpt(line: &[u8]) -> String {
     const MAX: usize = 40;
     let line = trim_eol(line);
-    let mut s: String = line
-        .iter()
-        .take(MAX)
-        .map(|&b| {
-            if (0x20..0x7f).contains(&b) {
-                b as char
-            } else {
-                '\u{FFFD}'
-            }
-        })
-        .collect();
+    let mut s: String =
+        line.iter().take(MAX).map(|&b| if (0x20..0x7f).contains(&b) { b as char } else { '\u{FFFD}' }).collect();
     if line.len() > MAX {
         s.push_str("...");
     }
@@ -556,28 +510,22 @@ mod tests {
             line: 8,
             record: 2,
             id: Some("r2".into()),
-            kind: ParseErrorKind::LengthMismatch {
-                sequence: 4,
-                quality: 3,
-                looks_like_header: true,
-            },
+            kind: ParseErrorKind::LengthMismatch { sequence: 4, quality: 3, looks_like_header: true },
         };
         let msg = e.to_string();
-        assert!(msg.starts_with("reads.fq, line 8, record 2 (`r2`): the quality line has 3 characters but the sequence has 4"), "{msg}");
+        assert!(
+            msg.starts_with(
+                "reads.fq, line 8, record 2 (`r2`): the quality line has 3 characters but the sequence has 4"
+            ),
+            "{msg}"
+        );
         assert!(msg.contains("quality line is probably missing"), "{msg}");
     }
 
     #[test]
     fn unsupported_compression_suggests_a_command() {
-        let e = Error::UnsupportedCompression {
-            path: "x/reads.fastq.bz2".into(),
-            compression: Compression::Bzip2,
-        };
-        assert!(
-            e.to_string()
-                .contains("`bzip2 -dc reads.fastq.bz2 | gzip > reads.fastq.gz`"),
-            "{e}"
-        );
+        let e = Error::UnsupportedCompression { path: "x/reads.fastq.bz2".into(), compression: Compression::Bzip2 };
+        assert!(e.to_string().contains("`bzip2 -dc reads.fastq.bz2 | gzip > reads.fastq.gz`"), "{e}");
     }
 
     #[test]

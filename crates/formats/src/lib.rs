@@ -9,7 +9,8 @@
 //!   [`PairReason`] they were paired for, and singles); [`check_pair`] and [`interleave`] stream a
 //!   pair in lockstep.
 //! - Read-level results: [`ReadLevelReader`] reads the classification's TSV by column name into a
-//!   reused [`ReadLevelRecord`].
+//!   reused [`ReadLevelRecord`], or lends each row as a [`ReadLevelRow`] without copying
+//!   ([`ReadLevelReader::for_each_row`]).
 //! - Subset reads: [`subset_reads`] writes the reads assigned to chosen taxa, with the semantics
 //!   of `onecodex scripts subset_reads` ([`SubsetOptions`], [`SubsetInput`], [`PairMode`]).
 //! - Panel results: [`read_panel_results`] and [`sub_panels`] over `mgds_api::PanelResults`.
@@ -35,16 +36,11 @@ pub use error::{Error, ParseError, ParseErrorKind};
 pub use fastx::{Format, MAX_LINE_LEN, Mate, Reader, Record, Records, base_id, mate_from_header};
 pub use output::OutputCompression;
 pub use pairs::{
-    FileGroup, NameMate, PairReason, PairSummary, SingleReason, check_pair, group_paths,
-    interleave, mate_from_file_name,
+    FileGroup, NameMate, PairReason, PairSummary, SingleReason, check_pair, group_paths, interleave,
+    mate_from_file_name,
 };
 pub use panel::{SubPanels, parse_panel_results, read_panel_results, sub_panels};
-pub use readlevel::{Columns, ReadLevelReader, ReadLevelRecord};
-pub use subset::{
-    PairMode, SubsetInput, SubsetOptions, SubsetOutput, SubsetReport, filtered_file_name,
-    subset_reads,
-};
+pub use readlevel::{Columns, ReadLevelReader, ReadLevelRecord, ReadLevelRow};
+pub use subset::{PairMode, SubsetInput, SubsetOptions, SubsetOutput, SubsetReport, filtered_file_name, subset_reads};
 pub use taxonomy::{TaxId, TaxTree, parse_tax_id, species_abundances};
-pub use validate::{
-    QualityEncoding, ReadPairing, Sniffed, Summary, sniff, validate, validate_reader,
-};
+pub use validate::{QualityEncoding, ReadPairing, Sniffed, Summary, sniff, validate, validate_reader};

@@ -1,8 +1,10 @@
 //! Output files written whole or not at all.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
+use std::thread::JoinHandle;
 
 use flate2::write::GzEncoder;
 use tempfile::TempPath;
@@ -29,9 +31,9 @@ impl OutputCompression {
 }
 
 enum Sink {
-    Plain(BufWriter<File>),
+    Plain(FileWriter),
     // Boxed: the encoder's state is much larger than a plain writer.
-    Gzip(Box<GzEncoder<BufWriter<File>>>),
+    Gzip(Box<GzEncoder<FileWriter>>),
 }
 
 /// A file being written: the bytes go to a temporary file beside `path`, which becomes `path`
@@ -45,22 +47,14 @@ pub(crate) struct Output {
     at_line_start: bool,
 }
 
-const BUF_SIZE: usize = 128 * 1024;
-
 impl Output {
     pub(crate) fn create(path: &Path, compression: OutputCompression) -> Result<Output, Error> {
-        let err = |source| Error::Write {
-            path: path.to_owned(),
-            source,
-        };
+        let err = |source| Error::Write { path: path.to_owned(), source };
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let prefix = format!(".{name}.");
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".part");
@@ -71,20 +65,14 @@ impl Output {
             builder.permissions(std::fs::Permissions::from_mode(0o644));
         }
         let (file, temp) = builder.tempfile_in(dir).map_err(err)?.into_parts();
-        let file = BufWriter::with_capacity(BUF_SIZE, file);
+        let file = FileWriter::spawn(file);
         let sink = match compression {
             OutputCompression::Plain => Sink::Plain(file),
-            OutputCompression::Gzip { level } => Sink::Gzip(Box::new(GzEncoder::new(
-                file,
-                flate2::Compression::new(level.min(9)),
-            ))),
+            OutputCompression::Gzip { level } => {
+                Sink::Gzip(Box::new(GzEncoder::new(file, flate2::Compression::new(level.min(9)))))
+            }
         };
-        Ok(Output {
-            sink,
-            temp,
-            path: path.to_owned(),
-            at_line_start: true,
-        })
+        Ok(Output { sink, temp, path: path.to_owned(), at_line_start: true })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -107,29 +95,163 @@ impl Output {
             Sink::Plain(w) => w.write_all(bytes),
             Sink::Gzip(w) => w.write_all(bytes),
         };
-        result.map_err(|source| Error::Write {
-            path: self.path.clone(),
-            source,
-        })
+        result.map_err(|source| Error::Write { path: self.path.clone(), source })
     }
 
     /// Flushes everything and moves the file into place.
     pub(crate) fn finish(self) -> Result<(), Error> {
         let path = self.path;
-        let err = |source: io::Error| Error::Write {
-            path: path.clone(),
-            source,
-        };
+        let err = |source: io::Error| Error::Write { path: path.clone(), source };
         let file = match self.sink {
-            Sink::Plain(w) => w.into_inner().map_err(|e| err(e.into_error()))?,
-            Sink::Gzip(w) => w
-                .finish()
-                .map_err(err)?
-                .into_inner()
-                .map_err(|e| err(e.into_error()))?,
+            Sink::Plain(w) => w.finish().map_err(err)?,
+            Sink::Gzip(w) => w.finish().map_err(err)?.finish().map_err(err)?,
         };
         file.sync_all().map_err(err)?;
         self.temp.persist(&path).map_err(|e| err(e.error))?;
         Ok(())
+    }
+}
+
+/// Bytes handed to the writing thread at a time: large, so a run of selected records goes out
+/// in few system calls.
+const CHUNK_SIZE: usize = 1 << 20;
+/// Chunks waiting for the writing thread; memory stays under a few of them.
+const CHUNKS_AHEAD: usize = 4;
+/// The writing thread asks the disk to catch up every this many bytes (see [`FileWriter`]).
+const SYNC_EVERY: u64 = 64 << 20;
+
+/// A buffered writer whose file is written on a thread of its own.
+///
+/// The caller (parsing and selecting records, on a machine whose other core is decompressing)
+/// only copies bytes into a chunk; the system calls happen on the thread. The thread also syncs
+/// the file's data every [`SYNC_EVERY`] bytes, so that the disk writes overlap the work and
+/// the final `sync_all` in [`Output::finish`] waits for the last few megabytes only, not for
+/// the whole file.
+struct FileWriter {
+    buf: Vec<u8>,
+    chunks: Option<SyncSender<Vec<u8>>>,
+    spare: Receiver<Vec<u8>>,
+    thread: Option<JoinHandle<io::Result<File>>>,
+}
+
+impl FileWriter {
+    fn spawn(mut file: File) -> FileWriter {
+        let (chunks, full) = sync_channel::<Vec<u8>>(CHUNKS_AHEAD);
+        let (recycle, spare) = sync_channel::<Vec<u8>>(CHUNKS_AHEAD + 1);
+        let thread = std::thread::spawn(move || {
+            let (mut written, mut synced) = (0u64, 0u64);
+            for mut chunk in full {
+                file.write_all(&chunk)?;
+                written += chunk.len() as u64;
+                if written - synced >= SYNC_EVERY {
+                    file.sync_data()?;
+                    synced = written;
+                }
+                chunk.clear();
+                let _ = recycle.try_send(chunk);
+            }
+            Ok(file)
+        });
+        FileWriter { buf: Vec::with_capacity(CHUNK_SIZE), chunks: Some(chunks), spare, thread: Some(thread) }
+    }
+
+    /// Hands the current chunk to the thread.
+    fn send(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let next = match self.spare.try_recv() {
+            Ok(b) => b,
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => Vec::with_capacity(CHUNK_SIZE),
+        };
+        let full = std::mem::replace(&mut self.buf, next);
+        let sent = self.chunks.as_ref().is_some_and(|c| c.send(full).is_ok());
+        if sent {
+            Ok(())
+        } else {
+            // The thread stopped at a write error: that error is the answer.
+            Err(self.join().err().unwrap_or_else(|| io::Error::other("the writing thread stopped")))
+        }
+    }
+
+    /// Stops the thread and returns its result.
+    fn join(&mut self) -> io::Result<File> {
+        self.chunks = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Err(io::Error::other("the writing thread already stopped")),
+        }
+    }
+
+    /// Writes what is left and returns the file.
+    fn finish(mut self) -> io::Result<File> {
+        self.send()?;
+        self.join()
+    }
+}
+
+impl Write for FileWriter {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let n = data.len().min(CHUNK_SIZE - self.buf.len());
+            self.buf.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if self.buf.len() == CHUNK_SIZE {
+                self.send()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.send()
+    }
+}
+
+impl Drop for FileWriter {
+    fn drop(&mut self) {
+        // Not finished (an error elsewhere): let the thread end; its result no longer matters.
+        if self.thread.is_some() {
+            let _ = self.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_outputs_arrive_whole_and_only_when_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        // Several chunks and a bit, in pieces of all sizes, the last without a line ending.
+        let mut expected = Vec::new();
+        let path = dir.path().join("out.fastq");
+        let mut out = Output::create(&path, OutputCompression::Plain).unwrap();
+        for i in 0..40_000usize {
+            let record = format!("@r{i}\n{}\n+\n{}\n", "A".repeat(i % 150), "I".repeat(i % 150));
+            out.write_record(record.as_bytes()).unwrap();
+            expected.extend_from_slice(record.as_bytes());
+        }
+        out.write_record(b"@last\nA\n+\nI").unwrap();
+        expected.extend_from_slice(b"@last\nA\n+\nI");
+        assert!(expected.len() > 2 * CHUNK_SIZE);
+        assert!(!path.exists());
+        out.finish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
+
+        // Dropped unfinished: nothing is left, not even the temporary file.
+        let other = dir.path().join("other.fastq");
+        let mut out = Output::create(&other, OutputCompression::GZIP).unwrap();
+        out.write_record(&expected).unwrap();
+        drop(out);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 1);
     }
 }

@@ -40,12 +40,7 @@ pub fn mate_from_file_name(name: &str) -> Option<NameMate> {
         if let Some((at, mate, token)) = found {
             // The key keeps which pattern matched, so `x_R1_.fq` never pairs with `x_2.fq`.
             let key = format!("{}\0{index}\0{}", &name[..at], &name[at + token.len()..]);
-            return Some(NameMate {
-                mate,
-                pattern: token,
-                key,
-                lane: lane(name),
-            });
+            return Some(NameMate { mate, pattern: token, key, lane: lane(name) });
         }
     }
     None
@@ -58,11 +53,7 @@ fn lane(name: &str) -> Option<u16> {
         let digits = bytes.get(i + 2..i + 5)?;
         let after = bytes.get(i + 5).copied();
         let ok = digits.iter().all(u8::is_ascii_digit) && matches!(after, Some(b'_' | b'.') | None);
-        ok.then(|| {
-            digits
-                .iter()
-                .fold(0u16, |n, d| n * 10 + u16::from(d - b'0'))
-        })
+        ok.then(|| digits.iter().fold(0u16, |n, d| n * 10 + u16::from(d - b'0')))
     })
 }
 
@@ -85,16 +76,12 @@ impl fmt::Display for PairReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PairReason::FileName { pattern } => {
-                let other = NAME_PATTERNS
-                    .iter()
-                    .find(|(a, _)| a == pattern)
-                    .map_or("", |(_, b)| b);
+                let other = NAME_PATTERNS.iter().find(|(a, _)| a == pattern).map_or("", |(_, b)| b);
                 write!(f, "the file names differ only in `{pattern}` / `{other}`")
             }
-            PairReason::ReadHeaders { read_id } => write!(
-                f,
-                "the first read of both files is `{read_id}`, marked read 1 in one and read 2 in the other"
-            ),
+            PairReason::ReadHeaders { read_id } => {
+                write!(f, "the first read of both files is `{read_id}`, marked read 1 in one and read 2 in the other")
+            }
         }
     }
 }
@@ -114,7 +101,9 @@ impl fmt::Display for SingleReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             SingleReason::NotPaired => "neither its name nor its reads mark it as one file of a pair",
-            SingleReason::MateNotFound => "its name marks it as one file of a pair, but its mate file is not among the files given",
+            SingleReason::MateNotFound => {
+                "its name marks it as one file of a pair, but its mate file is not among the files given"
+            }
             SingleReason::Ambiguous => "more than one file could be its mate",
         })
     }
@@ -160,10 +149,7 @@ pub fn group_paths<P: AsRef<Path>>(paths: &[P]) -> Vec<FileGroup> {
     let mut by_key: HashMap<(&Path, String), [Vec<usize>; 2]> = HashMap::new();
     let mut name_mates = Vec::with_capacity(paths.len());
     for (i, path) in paths.iter().enumerate() {
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default();
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
         let nm = mate_from_file_name(&name);
         if let Some(nm) = &nm {
             let slot = usize::from(nm.mate == Mate::R2);
@@ -204,10 +190,7 @@ pub fn group_paths<P: AsRef<Path>>(paths: &[P]) -> Vec<FileGroup> {
         if let Some(record) = first_record(path)
             && let Some(mate) = record.mate()
         {
-            by_read
-                .entry((parent(path), record.base_id().to_vec()))
-                .or_default()
-                .push((i, mate));
+            by_read.entry((parent(path), record.base_id().to_vec())).or_default().push((i, mate));
         }
     }
     for ((_, id), files) in by_read {
@@ -216,14 +199,7 @@ pub fn group_paths<P: AsRef<Path>>(paths: &[P]) -> Vec<FileGroup> {
         {
             let (one, two) = if ma == Mate::R1 { (a, b) } else { (b, a) };
             let read_id = String::from_utf8_lossy(&id).into_owned();
-            partner[one] = Some((
-                two,
-                Mate::R1,
-                PairReason::ReadHeaders {
-                    read_id: read_id.clone(),
-                },
-                None,
-            ));
+            partner[one] = Some((two, Mate::R1, PairReason::ReadHeaders { read_id: read_id.clone() }, None));
             partner[two] = Some((one, Mate::R2, PairReason::ReadHeaders { read_id }, None));
         }
     }
@@ -231,10 +207,7 @@ pub fn group_paths<P: AsRef<Path>>(paths: &[P]) -> Vec<FileGroup> {
     let mut groups = Vec::new();
     for (i, path) in paths.iter().enumerate() {
         match &partner[i] {
-            None => groups.push(FileGroup::Single {
-                path: path.to_path_buf(),
-                reason: reason[i].clone(),
-            }),
+            None => groups.push(FileGroup::Single { path: path.to_path_buf(), reason: reason[i].clone() }),
             // A pair is listed once, where its first file is.
             Some((j, _, _, _)) if *j < i => {}
             Some((j, mate, why, lane)) => {
@@ -296,9 +269,7 @@ pub fn interleave(
     let (r1, r2, out) = (r1.as_ref(), r2.as_ref(), out.as_ref());
     for input in [r1, r2] {
         if same_file(input, out) {
-            return Err(Error::OutputIsInput {
-                path: out.to_owned(),
-            });
+            return Err(Error::OutputIsInput { path: out.to_owned() });
         }
     }
     let mut output = Output::create(out, compression)?;
@@ -322,29 +293,17 @@ fn walk_pair(r1: &Path, r2: &Path, mut out: Option<&mut Output>) -> Result<PairS
     let (mut ra, mut rb) = (Record::default(), Record::default());
     let (mut sa, mut sb) = (SummaryBuilder::default(), SummaryBuilder::default());
     loop {
-        let na = a
-            .read_record(&mut ra)
-            .map_err(|e| Error::reading(r1, c1, a.line_number(), e))?;
-        let nb = b
-            .read_record(&mut rb)
-            .map_err(|e| Error::reading(r2, c2, b.line_number(), e))?;
+        let na = a.read_record(&mut ra).map_err(|e| Error::reading(r1, c1, a.line_number(), e))?;
+        let nb = b.read_record(&mut rb).map_err(|e| Error::reading(r2, c2, b.line_number(), e))?;
         let n = a.record_count();
         match (na, nb) {
             (0, 0) => break,
             (0, _) => {
-                return Err(Error::PairLengthMismatch {
-                    shorter: r1.to_owned(),
-                    longer: r2.to_owned(),
-                    records: n,
-                });
+                return Err(Error::PairLengthMismatch { shorter: r1.to_owned(), longer: r2.to_owned(), records: n });
             }
             (_, 0) => {
                 let records = b.record_count();
-                return Err(Error::PairLengthMismatch {
-                    shorter: r2.to_owned(),
-                    longer: r1.to_owned(),
-                    records,
-                });
+                return Err(Error::PairLengthMismatch { shorter: r2.to_owned(), longer: r1.to_owned(), records });
             }
             _ => {}
         }
@@ -360,13 +319,8 @@ fn walk_pair(r1: &Path, r2: &Path, mut out: Option<&mut Output>) -> Result<PairS
         }
     }
     match (a.format(), b.format()) {
-        (Some(fa), Some(fb)) => Ok(PairSummary {
-            r1: sa.finish(fa, c1),
-            r2: sb.finish(fb, c2),
-        }),
-        _ => Err(Error::Empty {
-            path: r1.to_owned(),
-        }),
+        (Some(fa), Some(fb)) => Ok(PairSummary { r1: sa.finish(fa, c1), r2: sb.finish(fb, c2) }),
+        _ => Err(Error::Empty { path: r1.to_owned() }),
     }
 }
 
@@ -375,12 +329,7 @@ pub(crate) fn check_first_mates(r1: &Path, a: &Record, r2: &Path, b: &Record) ->
     if let (Some(fa), Some(fb)) = (a.format(), b.format())
         && fa != fb
     {
-        return Err(Error::MixedFormats {
-            path: r1.to_owned(),
-            format: fa,
-            other: r2.to_owned(),
-            other_format: fb,
-        });
+        return Err(Error::MixedFormats { path: r1.to_owned(), format: fa, other: r2.to_owned(), other_format: fb });
     }
     if a.mate() == Some(Mate::R2) && b.mate() == Some(Mate::R1) {
         return Err(Error::NameMismatch {
@@ -396,13 +345,7 @@ pub(crate) fn check_first_mates(r1: &Path, a: &Record, r2: &Path, b: &Record) ->
 }
 
 /// Checks that record `n` of both files names the same read.
-pub(crate) fn check_mate_names(
-    r1: &Path,
-    a: &Record,
-    r2: &Path,
-    b: &Record,
-    n: u64,
-) -> Result<(), Error> {
+pub(crate) fn check_mate_names(r1: &Path, a: &Record, r2: &Path, b: &Record, n: u64) -> Result<(), Error> {
     if a.base_id() == b.base_id() {
         return Ok(());
     }
@@ -427,22 +370,13 @@ mod tests {
         let nm2 = mate_from_file_name("S1_L001_R2_001.fastq.gz").unwrap();
         assert_eq!(nm2.mate, Mate::R2);
         assert_eq!(nm.key, nm2.key);
-        assert_ne!(
-            nm.key,
-            mate_from_file_name("S1_L002_R2_001.fastq.gz").unwrap().key
-        );
+        assert_ne!(nm.key, mate_from_file_name("S1_L002_R2_001.fastq.gz").unwrap().key);
         assert_eq!(mate_from_file_name("x_R2.fq").unwrap().pattern, "_R2.");
-        assert_eq!(
-            mate_from_file_name("SRR9_2.fastq.gz").unwrap().mate,
-            Mate::R2
-        );
+        assert_eq!(mate_from_file_name("SRR9_2.fastq.gz").unwrap().mate, Mate::R2);
         assert_eq!(mate_from_file_name("sample.fastq.gz"), None);
         assert_eq!(mate_from_file_name("sample_R3_001.fastq"), None);
         // The last token counts: `_R1_` in the sample name, `_R2_` as the read.
-        assert_eq!(
-            mate_from_file_name("a_R1_b_R2_001.fq").unwrap().mate,
-            Mate::R2
-        );
+        assert_eq!(mate_from_file_name("a_R1_b_R2_001.fq").unwrap().mate, Mate::R2);
         assert_eq!(lane("S_L12_R1.fq"), None);
         assert_eq!(lane("S_L004.fq"), Some(4));
     }
@@ -468,14 +402,8 @@ mod tests {
                     reason: PairReason::FileName { pattern: "_R1_" },
                     lane: Some(1),
                 },
-                FileGroup::Single {
-                    path: "run/B_R1.fq".into(),
-                    reason: SingleReason::MateNotFound
-                },
-                FileGroup::Single {
-                    path: "run/C.fastq".into(),
-                    reason: SingleReason::NotPaired
-                },
+                FileGroup::Single { path: "run/B_R1.fq".into(), reason: SingleReason::MateNotFound },
+                FileGroup::Single { path: "run/C.fastq".into(), reason: SingleReason::NotPaired },
                 FileGroup::Pair {
                     r1: "run/D_1.fq".into(),
                     r2: "run/D_2.fq".into(),
@@ -495,12 +423,6 @@ mod tests {
     #[test]
     fn two_candidates_are_ambiguous() {
         let groups = group_paths(&["x_R1.fq", "x_R2.fq", "x_R2.fq"]);
-        assert!(groups.iter().all(|g| matches!(
-            g,
-            FileGroup::Single {
-                reason: SingleReason::Ambiguous,
-                ..
-            }
-        )));
+        assert!(groups.iter().all(|g| matches!(g, FileGroup::Single { reason: SingleReason::Ambiguous, .. })));
     }
 }

@@ -19,25 +19,15 @@ pub fn read_panel_results(path: impl AsRef<Path>) -> Result<PanelResults, Error>
 /// Parses panel results JSON from `reader`; `name` is used in messages.
 pub fn parse_panel_results<R: Read>(reader: R, name: &Path) -> Result<PanelResults, Error> {
     serde_json::from_reader(reader).map_err(|source| match source.classify() {
-        serde_json::error::Category::Io => Error::Io {
-            path: name.to_owned(),
-            source: source.into(),
-        },
-        _ => Error::Json {
-            path: name.to_owned(),
-            what: "panel results JSON",
-            source,
-        },
+        serde_json::error::Category::Io => Error::Io { path: name.to_owned(), source: source.into() },
+        _ => Error::Json { path: name.to_owned(), what: "panel results JSON", source },
     })
 }
 
 /// The sub-panels of `results` as typed [`SubPanel`]s, in the order of the JSON, each with its
 /// name.
 pub fn sub_panels(results: &PanelResults) -> SubPanels<'_> {
-    SubPanels {
-        panel: &results.panel_name,
-        inner: results.panel_results.iter(),
-    }
+    SubPanels { panel: &results.panel_name, inner: results.panel_results.iter() }
 }
 
 /// Iterator over the sub-panels of [`PanelResults`]; see [`sub_panels`]. A sub-panel that is
@@ -53,15 +43,11 @@ impl<'a> Iterator for SubPanels<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         let (name, value) = self.inner.next()?;
         // `&Value` is a deserializer itself, so the sub-panel is not cloned first.
-        Some(
-            SubPanel::deserialize(value)
-                .map(|sub| (name.as_str(), sub))
-                .map_err(|source| Error::SubPanel {
-                    panel: self.panel.to_owned(),
-                    name: name.clone(),
-                    source,
-                }),
-        )
+        Some(SubPanel::deserialize(value).map(|sub| (name.as_str(), sub)).map_err(|source| Error::SubPanel {
+            panel: self.panel.to_owned(),
+            name: name.clone(),
+            source,
+        }))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -122,11 +108,7 @@ mod tests {
         let results = parse_panel_results(&json[..], Path::new("p.json")).unwrap();
         let all: Vec<_> = sub_panels(&results).collect();
         let err = all[0].as_ref().unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("sub-panel `broken` of panel `p`"),
-            "{err}"
-        );
+        assert!(err.to_string().starts_with("sub-panel `broken` of panel `p`"), "{err}");
         let (name, fine) = all[1].as_ref().unwrap();
         assert_eq!((*name, fine.markers.len()), ("fine", 0));
     }
@@ -135,10 +117,6 @@ mod tests {
     fn not_json_is_an_error_naming_the_file() {
         let e = parse_panel_results(&b"%PDF-1.4"[..], Path::new("p.json")).unwrap_err();
         assert!(matches!(e, Error::Json { .. }));
-        assert!(
-            e.to_string()
-                .starts_with("p.json is not valid panel results JSON"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("p.json is not valid panel results JSON"), "{e}");
     }
 }

@@ -107,10 +107,7 @@ pub struct SubsetOptions {
 impl SubsetOptions {
     /// Options that keep the reads on `tax_ids`, with every other option at its default.
     pub fn new(tax_ids: impl IntoIterator<Item = TaxId>) -> Self {
-        SubsetOptions {
-            tax_ids: tax_ids.into_iter().collect(),
-            ..SubsetOptions::default()
-        }
+        SubsetOptions { tax_ids: tax_ids.into_iter().collect(), ..SubsetOptions::default() }
     }
 
     /// Adds the descendants of the chosen taxa in `tree` (`--with-children`: all strains of a
@@ -159,14 +156,9 @@ pub struct SubsetReport {
 /// The output file name for `input` (see the module notes): `<name>.filtered<ext>`, where
 /// `<name><ext>` is the file name without a compression suffix, plus `.gz` for gzip output.
 pub fn filtered_file_name(input: &Path, format: Format, output: OutputCompression) -> String {
-    const COMPRESSION: [&str; 8] = [
-        ".gz", ".gzip", ".bz", ".bz2", ".bzip", ".bzip2", ".zst", ".xz",
-    ];
+    const COMPRESSION: [&str; 8] = [".gz", ".gzip", ".bz", ".bz2", ".bzip", ".bzip2", ".zst", ".xz"];
     const SEQUENCE: [&str; 5] = [".fa", ".fna", ".fasta", ".fq", ".fastq"];
-    let name = input
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = input.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let has = |list: &[&str], ext: &str| list.iter().any(|e| e.eq_ignore_ascii_case(ext));
     let (mut stem, mut ext) = split_ext(&name);
     if has(&COMPRESSION, ext) {
@@ -223,11 +215,7 @@ pub fn subset_reads(
             Err(e) => return Err(e),
         };
         let target = out_dir.join(filtered_file_name(path, format, options.output));
-        if inputs
-            .iter()
-            .chain([&read_level])
-            .any(|i| same_file(i, &target))
-        {
+        if inputs.iter().chain([&read_level]).any(|i| same_file(i, &target)) {
             return Err(Error::OutputIsInput { path: target });
         }
         if outputs.iter().any(|o: &Output| o.path() == target) {
@@ -237,10 +225,8 @@ pub fn subset_reads(
     }
 
     let mut rows = ReadLevelReader::open(read_level)?;
-    let mut sources: Vec<Reads<Box<dyn BufRead + Send>>> = inputs
-        .iter()
-        .map(|p| Reads::open(p))
-        .collect::<Result<_, _>>()?;
+    let mut sources: Vec<Reads<Box<dyn BufRead + Send>>> =
+        inputs.iter().map(|p| Reads::open(p)).collect::<Result<_, _>>()?;
     let written = match (input, &mut sources[..], &mut outputs[..]) {
         (SubsetInput::Single(_), [reads], [out]) => {
             vec![subset_single(options, &mut rows, reads, out)?]
@@ -256,11 +242,7 @@ pub fn subset_reads(
         _ => unreachable!("one output per input"),
     };
     let records = sources.iter().map(|s| s.reader.record_count()).sum();
-    let mut report = SubsetReport {
-        outputs: Vec::new(),
-        records,
-        rows: rows.row_count(),
-    };
+    let mut report = SubsetReport { outputs: Vec::new(), records, rows: rows.row_count() };
     for (out, records) in outputs.into_iter().zip(written) {
         let path = out.path().to_owned();
         out.finish()?;
@@ -290,11 +272,7 @@ struct Reads<R> {
 impl Reads<Box<dyn BufRead + Send>> {
     fn open(path: &Path) -> Result<Self, Error> {
         let (compression, inner) = open(path)?;
-        Ok(Reads {
-            path: path.to_owned(),
-            compression,
-            reader: Reader::new(inner),
-        })
+        Ok(Reads { path: path.to_owned(), compression, reader: Reader::new(inner) })
     }
 }
 
@@ -302,12 +280,7 @@ impl<R: BufRead> Reads<R> {
     fn next(&mut self, record: &mut Record) -> Result<bool, Error> {
         match self.reader.read_record(record) {
             Ok(n) => Ok(n > 0),
-            Err(e) => Err(Error::reading(
-                &self.path,
-                self.compression,
-                self.reader.line_number(),
-                e,
-            )),
+            Err(e) => Err(Error::reading(&self.path, self.compression, self.reader.line_number(), e)),
         }
     }
 
@@ -352,10 +325,7 @@ fn row_for<T: BufRead, R: BufRead>(
 }
 
 /// At the end of the reads: the results must have ended too.
-fn expect_no_more_rows<T: BufRead, R: BufRead>(
-    rows: &mut ReadLevelReader<T>,
-    reads: &Reads<R>,
-) -> Result<(), Error> {
+fn expect_no_more_rows<T: BufRead, R: BufRead>(rows: &mut ReadLevelReader<T>, reads: &Reads<R>) -> Result<(), Error> {
     let mut row = ReadLevelRecord::default();
     match rows.read_record(&mut row) {
         Ok(0) => Ok(()),
@@ -400,10 +370,7 @@ fn subset_interleaved<T: BufRead, R: BufRead>(
     while reads.next(&mut one)? {
         row_for(rows, &mut row1, reads, &one)?;
         if !reads.next(&mut two)? {
-            return Err(Error::OddInterleaved {
-                path: reads.path.clone(),
-                records: reads.count(),
-            });
+            return Err(Error::OddInterleaved { path: reads.path.clone(), records: reads.count() });
         }
         if one.base_id() != two.base_id() {
             return Err(Error::NotInterleaved {
@@ -490,11 +457,7 @@ mod tests {
     }
 
     fn reads(name: &str, bytes: &'static [u8]) -> Reads<&'static [u8]> {
-        Reads {
-            path: name.into(),
-            compression: Compression::None,
-            reader: Reader::new(bytes),
-        }
+        Reads { path: name.into(), compression: Compression::None, reader: Reader::new(bytes) }
     }
 
     fn tsv(bytes: &'static [u8]) -> ReadLevelReader<&'static [u8]> {
@@ -507,12 +470,7 @@ mod tests {
 
     fn single(options: &SubsetOptions) -> Result<Vec<u8>, Error> {
         let mut out = Vec::new();
-        subset_single(
-            options,
-            &mut tsv(SINGLE_TSV),
-            &mut reads("r.fq", SINGLE),
-            &mut out,
-        )?;
+        subset_single(options, &mut tsv(SINGLE_TSV), &mut reads("r.fq", SINGLE), &mut out)?;
         Ok(out)
     }
 
@@ -520,22 +478,12 @@ mod tests {
     fn single_end_rules() {
         let keep = SubsetOptions::new([562]);
         assert_eq!(single(&keep).unwrap(), b"@a\nA\n+\nI\n");
-        let lowconf = SubsetOptions {
-            include_lowconf: true,
-            ..keep.clone()
-        };
+        let lowconf = SubsetOptions { include_lowconf: true, ..keep.clone() };
         assert_eq!(single(&lowconf).unwrap(), b"@a\nA\n+\nI\n@b\nC\n+\nI\n");
         // Excluding never writes the low-confidence read either, unless asked.
-        let exclude = SubsetOptions {
-            exclude: true,
-            ..keep.clone()
-        };
+        let exclude = SubsetOptions { exclude: true, ..keep.clone() };
         assert_eq!(single(&exclude).unwrap(), b"@c\nG\n+\nI\n@d\nT\n+\nI\n");
-        let both = SubsetOptions {
-            exclude: true,
-            include_lowconf: true,
-            ..keep
-        };
+        let both = SubsetOptions { exclude: true, include_lowconf: true, ..keep };
         assert_eq!(single(&both).unwrap(), b"@c\nG\n+\nI\n@d\nT\n+\nI\n");
     }
 
@@ -543,41 +491,19 @@ mod tests {
     fn no_passed_filter_column_means_all_pass() {
         let mut out = Vec::new();
         let mut rows = tsv(b"Tax ID\n562\n562\n1280\n0\n");
-        subset_single(
-            &SubsetOptions::new([562]),
-            &mut rows,
-            &mut reads("r.fq", SINGLE),
-            &mut out,
-        )
-        .unwrap();
+        subset_single(&SubsetOptions::new([562]), &mut rows, &mut reads("r.fq", SINGLE), &mut out).unwrap();
         assert_eq!(out, b"@a\nA\n+\nI\n@b\nC\n+\nI\n");
     }
 
     #[test]
     fn running_out_names_the_file_and_place() {
         let mut out = Vec::new();
-        let e = subset_single(
-            &SubsetOptions::new([1]),
-            &mut tsv(b"Tax ID\n1\n2\n"),
-            &mut reads("r.fq", SINGLE),
-            &mut out,
-        )
-        .unwrap_err();
+        let e =
+            subset_single(&SubsetOptions::new([1]), &mut tsv(b"Tax ID\n1\n2\n"), &mut reads("r.fq", SINGLE), &mut out)
+                .unwrap_err();
+        assert!(matches!(e, Error::MoreReadsThanRows { rows: 2, record: 3, .. }), "{e:?}");
         assert!(
-            matches!(
-                e,
-                Error::MoreReadsThanRows {
-                    rows: 2,
-                    record: 3,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
-        assert!(
-            e.to_string().starts_with(
-                "rl.tsv ends after 2 rows but r.fq has more records (record 3 has no row)"
-            ),
+            e.to_string().starts_with("rl.tsv ends after 2 rows but r.fq has more records (record 3 has no row)"),
             "{e}"
         );
         let e = subset_single(
@@ -587,24 +513,15 @@ mod tests {
             &mut out,
         )
         .unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("r.fq ends after 4 records but rl.tsv has more rows (line 6)"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("r.fq ends after 4 records but rl.tsv has more rows (line 6)"), "{e}");
     }
 
     #[test]
     fn header_column_must_name_the_read() {
         let mut out = Vec::new();
         let rows = b"Header\tTax ID\na\t1\nb\t1\nx\t1\nd\t1\n";
-        let e = subset_single(
-            &SubsetOptions::new([1]),
-            &mut tsv(rows),
-            &mut reads("r.fq", SINGLE),
-            &mut out,
-        )
-        .unwrap_err();
+        let e =
+            subset_single(&SubsetOptions::new([1]), &mut tsv(rows), &mut reads("r.fq", SINGLE), &mut out).unwrap_err();
         assert!(matches!(e, Error::NameMismatch { record: 3, .. }), "{e:?}");
     }
 
@@ -615,15 +532,8 @@ mod tests {
 
     fn paired(options: &SubsetOptions) -> (Vec<u8>, Vec<u8>) {
         let (mut o1, mut o2) = (Vec::new(), Vec::new());
-        subset_paired(
-            options,
-            &mut tsv(PAIR_TSV),
-            &mut reads("r1.fq", R1),
-            &mut reads("r2.fq", R2),
-            &mut o1,
-            &mut o2,
-        )
-        .unwrap();
+        subset_paired(options, &mut tsv(PAIR_TSV), &mut reads("r1.fq", R1), &mut reads("r2.fq", R2), &mut o1, &mut o2)
+            .unwrap();
         (o1, o2)
     }
 
@@ -633,25 +543,13 @@ mod tests {
         let keep = SubsetOptions::new([562]);
         assert_eq!(paired(&keep), p1);
         // Either mate not on 562 (and counting) writes the pair: p1 by its R2, p2 by its R2.
-        let exclude = SubsetOptions {
-            exclude: true,
-            ..keep.clone()
-        };
+        let exclude = SubsetOptions { exclude: true, ..keep.clone() };
         assert_eq!(paired(&exclude), (R1.to_vec(), R2.to_vec()));
-        let both = SubsetOptions {
-            pair_mode: PairMode::Both,
-            ..keep.clone()
-        };
+        let both = SubsetOptions { pair_mode: PairMode::Both, ..keep.clone() };
         assert_eq!(paired(&both), (vec![], vec![]));
-        let indep = SubsetOptions {
-            pair_mode: PairMode::Independent,
-            ..keep
-        };
+        let indep = SubsetOptions { pair_mode: PairMode::Independent, ..keep };
         assert_eq!(paired(&indep), (p1.0, vec![]));
-        let k1280 = SubsetOptions {
-            pair_mode: PairMode::Independent,
-            ..SubsetOptions::new([1280])
-        };
+        let k1280 = SubsetOptions { pair_mode: PairMode::Independent, ..SubsetOptions::new([1280]) };
         assert_eq!(paired(&k1280), (vec![], b"@p2/2\nT\n+\nI\n".to_vec()));
     }
 
@@ -677,50 +575,24 @@ mod tests {
     fn interleaved_applies_pair_rules() {
         let il: &'static [u8] = b"@p1/1\nA\n+\nI\n@p1/2\nG\n+\nI\n@p2/1\nC\n+\nI\n@p2/2\nT\n+\nI\n";
         let mut out = Vec::new();
-        subset_interleaved(
-            &SubsetOptions::new([562]),
-            &mut tsv(PAIR_TSV),
-            &mut reads("il.fq", il),
-            &mut out,
-        )
-        .unwrap();
+        subset_interleaved(&SubsetOptions::new([562]), &mut tsv(PAIR_TSV), &mut reads("il.fq", il), &mut out).unwrap();
         assert_eq!(out, b"@p1/1\nA\n+\nI\n@p1/2\nG\n+\nI\n");
         let odd: &'static [u8] = b"@p1/1\nA\n+\nI\n@p1/2\nG\n+\nI\n@p2/1\nC\n+\nI\n";
-        let e = subset_interleaved(
-            &SubsetOptions::new([562]),
-            &mut tsv(PAIR_TSV),
-            &mut reads("il.fq", odd),
-            &mut out,
-        )
-        .unwrap_err();
-        assert!(
-            matches!(e, Error::OddInterleaved { records: 3, .. }),
-            "{e:?}"
-        );
+        let e = subset_interleaved(&SubsetOptions::new([562]), &mut tsv(PAIR_TSV), &mut reads("il.fq", odd), &mut out)
+            .unwrap_err();
+        assert!(matches!(e, Error::OddInterleaved { records: 3, .. }), "{e:?}");
     }
 
     #[test]
     fn output_names_follow_onecodex() {
         let f = |name: &str, fmt, out| filtered_file_name(Path::new(name), fmt, out);
         let plain = OutputCompression::Plain;
-        assert_eq!(
-            f("dir/S1_R1_001.fastq.gz", Format::Fastq, plain),
-            "S1_R1_001.filtered.fastq"
-        );
+        assert_eq!(f("dir/S1_R1_001.fastq.gz", Format::Fastq, plain), "S1_R1_001.filtered.fastq");
         assert_eq!(f("reads.fq", Format::Fastq, plain), "reads.filtered.fq");
-        assert_eq!(
-            f("contigs.fa.bz2", Format::Fasta, plain),
-            "contigs.filtered.fa"
-        );
-        assert_eq!(
-            f("reads.fastq", Format::Fastq, OutputCompression::GZIP),
-            "reads.filtered.fastq.gz"
-        );
+        assert_eq!(f("contigs.fa.bz2", Format::Fasta, plain), "contigs.filtered.fa");
+        assert_eq!(f("reads.fastq", Format::Fastq, OutputCompression::GZIP), "reads.filtered.fastq.gz");
         assert_eq!(f("reads", Format::Fastq, plain), "reads.filtered.fastq");
-        assert_eq!(
-            f("reads.txt.gz", Format::Fasta, plain),
-            "reads.txt.filtered.fasta"
-        );
+        assert_eq!(f("reads.txt.gz", Format::Fasta, plain), "reads.txt.filtered.fasta");
         assert_eq!(f(".hidden", Format::Fastq, plain), ".hidden.filtered.fastq");
     }
 }

@@ -97,10 +97,7 @@ impl TaxTree {
 }
 
 fn row_tax_id(row: &TaxonRow, value: &str) -> Result<TaxId, Error> {
-    parse_tax_id(value).ok_or_else(|| Error::BadTaxId {
-        tax_id: value.to_owned(),
-        name: row.name.clone(),
-    })
+    parse_tax_id(value).ok_or_else(|| Error::BadTaxId { tax_id: value.to_owned(), name: row.name.clone() })
 }
 
 /// The species rows of a results table (rank `species`), most abundant first.
@@ -110,11 +107,7 @@ fn row_tax_id(row: &TaxonRow, value: &str) -> Result<TaxId, Error> {
 /// count means; `readcount` alone misses reads placed on strains), then by tax id so the order is
 /// stable.
 pub fn species_abundances(results: &ClassificationResults) -> Vec<&TaxonRow> {
-    let mut rows: Vec<&TaxonRow> = results
-        .table
-        .iter()
-        .filter(|r| r.rank == "species")
-        .collect();
+    let mut rows: Vec<&TaxonRow> = results.table.iter().filter(|r| r.rank == "species").collect();
     rows.sort_by(|a, b| {
         let by_abundance = match (a.abundance, b.abundance) {
             (Some(x), Some(y)) => y.total_cmp(&x),
@@ -156,11 +149,7 @@ mod tests {
     }
 
     fn results(table: Vec<TaxonRow>) -> ClassificationResults {
-        ClassificationResults {
-            table,
-            n_reads: 100,
-            host_tax_ids: vec![],
-        }
+        ClassificationResults { table, n_reads: 100, host_tax_ids: vec![] }
     }
 
     #[test]
@@ -175,10 +164,7 @@ mod tests {
         ]);
         let t = TaxTree::from_results(&r).unwrap();
         assert_eq!(t.descendants([561]), BTreeSet::from([561, 562, 83333]));
-        assert_eq!(
-            t.descendants([562, 1280]),
-            BTreeSet::from([562, 1280, 83333])
-        );
+        assert_eq!(t.descendants([562, 1280]), BTreeSet::from([562, 1280, 83333]));
         // Not in the table: kept as given, as `onecodex subset_reads --with-children` does.
         assert_eq!(t.descendants([9999]), BTreeSet::from([9999]));
         assert_eq!(t.children(2), &[561, 1280]);
@@ -188,10 +174,7 @@ mod tests {
 
     #[test]
     fn cycles_do_not_hang() {
-        let r = results(vec![
-            row("5", Some("6"), "x", 0, None),
-            row("6", Some("5"), "x", 0, None),
-        ]);
+        let r = results(vec![row("5", Some("6"), "x", 0, None), row("6", Some("5"), "x", 0, None)]);
         let t = TaxTree::from_results(&r).unwrap();
         assert_eq!(t.descendants([5]), BTreeSet::from([5, 6]));
         assert_eq!(t.lineage(5), vec![5, 6]);
@@ -201,10 +184,7 @@ mod tests {
     fn bad_tax_id_is_an_error() {
         let r = results(vec![row("abc", Some("1"), "species", 0, None)]);
         let e = TaxTree::from_results(&r).unwrap_err();
-        assert!(
-            e.to_string().contains("tax id `abc` (taxon `taxon abc`)"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("tax id `abc` (taxon `taxon abc`)"), "{e}");
     }
 
     #[test]
@@ -217,10 +197,7 @@ mod tests {
             row("14", Some("1"), "species", 60, None),
             row("9", Some("1"), "species", 50, None),
         ]);
-        let ids: Vec<&str> = species_abundances(&r)
-            .iter()
-            .map(|r| r.tax_id.as_str())
-            .collect();
+        let ids: Vec<&str> = species_abundances(&r).iter().map(|r| r.tax_id.as_str()).collect();
         assert_eq!(ids, ["13", "11", "14", "9", "10"]);
     }
 }

@@ -85,11 +85,7 @@ pub struct Summary {
 impl Summary {
     /// Mean sequence length (0 when there are no records).
     pub fn mean_len(&self) -> f64 {
-        if self.records == 0 {
-            0.0
-        } else {
-            self.bases as f64 / self.records as f64
-        }
+        if self.records == 0 { 0.0 } else { self.bases as f64 / self.records as f64 }
     }
 }
 
@@ -100,28 +96,16 @@ impl Summary {
 /// example "a PDF document") or [`Error::UnsupportedCompression`].
 pub fn sniff(path: impl AsRef<Path>) -> Result<Sniffed, Error> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let (compression, mut reader) = decompress(file, path)?;
     let mut start = vec![0u8; 8 * 1024];
-    let n =
-        read_up_to(&mut reader, &mut start).map_err(|e| Error::reading(path, compression, 0, e))?;
+    let n = read_up_to(&mut reader, &mut start).map_err(|e| Error::reading(path, compression, 0, e))?;
     start.truncate(n);
     match first_marker(&start) {
-        None => Err(Error::Empty {
-            path: path.to_owned(),
-        }),
+        None => Err(Error::Empty { path: path.to_owned() }),
         Some(b) => match Format::from_marker(b) {
-            Some(format) if !describe_content(&start).contains("SAM") => Ok(Sniffed {
-                compression,
-                format,
-            }),
-            _ => Err(Error::NotSequence {
-                path: path.to_owned(),
-                found: describe_content(&start),
-            }),
+            Some(format) if !describe_content(&start).contains("SAM") => Ok(Sniffed { compression, format }),
+            _ => Err(Error::NotSequence { path: path.to_owned(), found: describe_content(&start) }),
         },
     }
 }
@@ -129,10 +113,7 @@ pub fn sniff(path: impl AsRef<Path>) -> Result<Sniffed, Error> {
 /// The first byte that is not blank (after a byte-order mark), if any.
 fn first_marker(start: &[u8]) -> Option<u8> {
     let text = start.strip_prefix(b"\xef\xbb\xbf").unwrap_or(start);
-    text.split(|&b| b == b'\n')
-        .map(trim_eol)
-        .find(|l| !l.is_empty())
-        .map(|l| l[0])
+    text.split(|&b| b == b'\n').map(trim_eol).find(|l| !l.is_empty()).map(|l| l[0])
 }
 
 /// Reads the whole file once, checking every record, and summarises it.
@@ -142,10 +123,7 @@ fn first_marker(start: &[u8]) -> Option<u8> {
 /// [`Error::NotSequence`], [`Error::UnsupportedCompression`].
 pub fn validate(path: impl AsRef<Path>) -> Result<Summary, Error> {
     let path = path.as_ref();
-    let file = File::open(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     validate_reader(file, path)
 }
 
@@ -164,9 +142,7 @@ pub fn validate_reader<R: Read + Send>(reader: R, name: &Path) -> Result<Summary
     }
     match reader.format() {
         Some(format) if summary.records > 0 => Ok(summary.finish(format, compression)),
-        _ => Err(Error::Empty {
-            path: name.to_owned(),
-        }),
+        _ => Err(Error::Empty { path: name.to_owned() }),
     }
 }
 
@@ -238,15 +214,7 @@ struct PairingTracker {
 
 impl Default for PairingTracker {
     fn default() -> Self {
-        PairingTracker {
-            n: 0,
-            r1: 0,
-            r2: 0,
-            unmarked: 0,
-            interleaved: true,
-            prev_base: Vec::new(),
-            prev_mate: None,
-        }
+        PairingTracker { n: 0, r1: 0, r2: 0, unmarked: 0, interleaved: true, prev_base: Vec::new(), prev_mate: None }
     }
 }
 
@@ -264,10 +232,7 @@ impl PairingTracker {
                 self.prev_base.extend_from_slice(record.base_id());
                 self.prev_mate = mate;
             } else {
-                let marks_fit = matches!(
-                    (self.prev_mate, mate),
-                    (Some(Mate::R1), Some(Mate::R2)) | (None, None)
-                );
+                let marks_fit = matches!((self.prev_mate, mate), (Some(Mate::R1), Some(Mate::R2)) | (None, None));
                 self.interleaved = marks_fit && record.base_id() == self.prev_base.as_slice();
             }
         }
@@ -311,18 +276,9 @@ mod tests {
 
     #[test]
     fn quality_encodings() {
-        assert_eq!(
-            QualityEncoding::from_range(b'#', b'J'),
-            QualityEncoding::Phred33
-        );
-        assert_eq!(
-            QualityEncoding::from_range(b'B', b'h'),
-            QualityEncoding::Phred64
-        );
-        assert_eq!(
-            QualityEncoding::from_range(b'I', b'I'),
-            QualityEncoding::Unknown
-        );
+        assert_eq!(QualityEncoding::from_range(b'#', b'J'), QualityEncoding::Phred33);
+        assert_eq!(QualityEncoding::from_range(b'B', b'h'), QualityEncoding::Phred64);
+        assert_eq!(QualityEncoding::from_range(b'I', b'I'), QualityEncoding::Unknown);
         let s = summary(b"@a\nACG\n+\nBhh\n").unwrap();
         assert_eq!(s.quality, Some(QualityEncoding::Phred64));
         let s = summary(b">a\nACG\n").unwrap();
@@ -356,14 +312,8 @@ mod tests {
         assert!(matches!(summary(b""), Err(Error::Empty { .. })));
         assert!(matches!(summary(b"\n\n"), Err(Error::Empty { .. })));
         let e = summary(b"%PDF-1.5\n%\xb5\xed\xae\xfb\n").unwrap_err();
-        assert!(
-            matches!(e, Error::NotSequence { ref found, .. } if found == "a PDF document"),
-            "{e}"
-        );
+        assert!(matches!(e, Error::NotSequence { ref found, .. } if found == "a PDF document"), "{e}");
         let e = summary(&[0u8, 159, 146, 150, 1, 2, 3]).unwrap_err();
-        assert!(
-            matches!(e, Error::NotSequence { ref found, .. } if found == "binary data"),
-            "{e}"
-        );
+        assert!(matches!(e, Error::NotSequence { ref found, .. } if found == "binary data"), "{e}");
     }
 }

@@ -25,9 +25,7 @@ pub fn multi_gz(parts: &[&[u8]]) -> Vec<u8> {
 /// Decompress (possibly multi-member) gzip.
 pub fn gunzip(data: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    flate2::read::MultiGzDecoder::new(data)
-        .read_to_end(&mut out)
-        .unwrap();
+    flate2::read::MultiGzDecoder::new(data).read_to_end(&mut out).unwrap();
     out
 }
 
@@ -40,10 +38,8 @@ pub fn write(dir: &Path, name: &str, data: &[u8]) -> PathBuf {
 
 /// The file names in `dir`, sorted.
 pub fn listing(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut names: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();
     names
 }

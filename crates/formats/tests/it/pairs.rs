@@ -1,16 +1,14 @@
 //! Pairing files by name and by read headers, checking and interleaving pairs.
 
 use mgds_formats::{
-    Error, FileGroup, OutputCompression, PairReason, ReadPairing, SingleReason, check_pair,
-    group_paths, interleave, validate,
+    Error, FileGroup, OutputCompression, PairReason, ReadPairing, SingleReason, check_pair, group_paths, interleave,
+    validate,
 };
 
 use crate::{gunzip, gz, listing, write};
 
-const R1: &[u8] =
-    b"@M1:7:FC:1:1:10:20 1:N:0:ACGT\nACGT\n+\nIIII\n@M1:7:FC:1:1:10:21 1:N:0:ACGT\nGG\n+\nI#";
-const R2: &[u8] =
-    b"@M1:7:FC:1:1:10:20 2:N:0:ACGT\nTTTT\n+\n####\n@M1:7:FC:1:1:10:21 2:N:0:ACGT\nCC\n+\n#I\n";
+const R1: &[u8] = b"@M1:7:FC:1:1:10:20 1:N:0:ACGT\nACGT\n+\nIIII\n@M1:7:FC:1:1:10:21 1:N:0:ACGT\nGG\n+\nI#";
+const R2: &[u8] = b"@M1:7:FC:1:1:10:20 2:N:0:ACGT\nTTTT\n+\n####\n@M1:7:FC:1:1:10:21 2:N:0:ACGT\nCC\n+\n#I\n";
 
 #[test]
 fn pairs_by_read_headers_when_names_say_nothing() {
@@ -27,21 +25,11 @@ fn pairs_by_read_headers_when_names_say_nothing() {
             FileGroup::Pair {
                 r1: fwd.clone(),
                 r2: rev.clone(),
-                reason: PairReason::ReadHeaders {
-                    read_id: "M1:7:FC:1:1:10:20".into()
-                },
+                reason: PairReason::ReadHeaders { read_id: "M1:7:FC:1:1:10:20".into() },
                 lane: None,
             },
-            FileGroup::Single {
-                path: other,
-                reason: SingleReason::NotPaired
-            },
-            FileGroup::Pair {
-                r1: named1,
-                r2: named2,
-                reason: PairReason::FileName { pattern: "_R1_" },
-                lane: Some(2),
-            },
+            FileGroup::Single { path: other, reason: SingleReason::NotPaired },
+            FileGroup::Pair { r1: named1, r2: named2, reason: PairReason::FileName { pattern: "_R1_" }, lane: Some(2) },
         ]
     );
 }
@@ -52,22 +40,13 @@ fn check_pair_counts_and_names() {
     let r1 = write(dir.path(), "x_R1.fq", R1);
     let r2 = write(dir.path(), "x_R2.fq.gz", &gz(R2));
     let s = check_pair(&r1, &r2).unwrap();
-    assert_eq!(
-        (s.r1.records, s.r2.records, s.r1.bases, s.r2.bases),
-        (2, 2, 6, 6)
-    );
-    assert_eq!(
-        (s.r1.pairing, s.r2.pairing),
-        (ReadPairing::Mate1, ReadPairing::Mate2)
-    );
+    assert_eq!((s.r1.records, s.r2.records, s.r1.bases, s.r2.bases), (2, 2, 6, 6));
+    assert_eq!((s.r1.pairing, s.r2.pairing), (ReadPairing::Mate1, ReadPairing::Mate2));
 
     // R2 loses its last record.
     let short = write(dir.path(), "short_R2.fq", &R2[..R2.len() - 38]);
     let e = check_pair(&r1, &short).unwrap_err();
-    assert!(
-        matches!(e, Error::PairLengthMismatch { records: 1, .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, Error::PairLengthMismatch { records: 1, .. }), "{e:?}");
     assert!(
         e.to_string().starts_with(&format!(
             "{} ends after 1 records but its mate file {}",
@@ -85,10 +64,7 @@ fn check_pair_counts_and_names() {
 
     // R2 given first.
     let e = check_pair(&r2, &r1).unwrap_err();
-    assert!(
-        e.to_string().contains("give the read-1 (R1) file first"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("give the read-1 (R1) file first"), "{e}");
 }
 
 #[test]
@@ -108,10 +84,7 @@ fn interleave_writes_exact_bytes_plain_and_gzip() {
     let s = interleave(&r1, &r2, &out_gz, OutputCompression::GZIP).unwrap();
     assert_eq!(s.r1.records, 2);
     assert_eq!(gunzip(&std::fs::read(&out_gz).unwrap()), expected.to_vec());
-    assert_eq!(
-        listing(dir.path()),
-        ["x.fq", "x.fq.gz", "x_R1.fq", "x_R2.fq.gz"]
-    );
+    assert_eq!(listing(dir.path()), ["x.fq", "x.fq.gz", "x_R1.fq", "x_R2.fq.gz"]);
 }
 
 #[test]

@@ -31,34 +31,18 @@ fn fixture_becomes_a_species_abundance_table() {
     let rest = &species[576..];
     assert!(rest.iter().all(|r| r.abundance.is_none()));
     assert_eq!(rest[0].tax_id, "712469");
-    assert!(
-        rest.windows(2)
-            .all(|w| w[0].readcount_w_children >= w[1].readcount_w_children)
-    );
+    assert!(rest.windows(2).all(|w| w[0].readcount_w_children >= w[1].readcount_w_children));
 
     let small = fixture("0f4ee4ecb3a3412f");
-    let names: Vec<&str> = species_abundances(&small)
-        .iter()
-        .map(|r| r.name.as_str())
-        .collect();
-    assert_eq!(
-        names,
-        [
-            "Bacteroides uniformis",
-            "Roseburia faecis",
-            "Clostridium sp. AT4"
-        ]
-    );
+    let names: Vec<&str> = species_abundances(&small).iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["Bacteroides uniformis", "Roseburia faecis", "Clostridium sp. AT4"]);
 }
 
 #[test]
 fn fixture_tax_tree() {
     let results = fixture("b50c176668234fe7");
     let tree = TaxTree::from_results(&results).unwrap();
-    assert_eq!(
-        tree.lineage(562),
-        [562, 561, 543, 91347, 1236, 1224, 2, 131567, 1]
-    );
+    assert_eq!(tree.lineage(562), [562, 561, 543, 91347, 1236, 1224, 2, 131567, 1]);
     let e_coli = tree.descendants([562]);
     assert_eq!(e_coli.len(), 266);
     assert!(e_coli.contains(&1455601) && !e_coli.contains(&561));

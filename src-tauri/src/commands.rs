@@ -141,7 +141,8 @@ pub async fn start_uploads(
     batch: UploadBatch,
 ) -> CmdResult<()> {
     let client = session.connected().await?.client;
-    uploads.start(client, batch, move |p| {
+    let staging = session.paths().data_dir.join("upload-staging");
+    uploads.start(client, batch, &staging, move |p| {
         let _ = app.emit("upload-progress", p);
     });
     Ok(())

@@ -196,8 +196,11 @@ pub fn mark_pairs(checks: &mut [FileCheck]) {
 pub struct UploadFile {
     /// The UI's id for this upload (progress events carry it).
     pub id: String,
-    /// The file.
+    /// The file (read 1 of a pair that is joined).
     pub path: String,
+    /// Read 2 of a pair to join with `path` into one interleaved sample.
+    #[serde(default)]
+    pub mate: Option<String>,
 }
 
 /// What the UI sends to start uploads.
@@ -221,7 +224,7 @@ pub struct UploadBatch {
 pub struct UploadProgress {
     /// The UI's id for the upload.
     pub id: String,
-    /// `waiting`, `sending`, `done`, `failed` or `cancelled`.
+    /// `waiting`, `joining` (a pair being interleaved), `sending`, `done`, `failed` or `cancelled`.
     pub state: &'static str,
     /// Bytes sent.
     pub sent: u64,
@@ -248,15 +251,26 @@ impl Default for Uploads {
 
 impl Uploads {
     /// Starts every file of `batch`; `emit` is called with progress (throttled to ~8 a second
-    /// per upload, plus every change of state).
-    pub fn start(&self, client: Client, batch: UploadBatch, emit: impl Fn(UploadProgress) + Send + Sync + Clone + 'static) {
+    /// per upload, plus every change of state). A joined pair is first interleaved into a file in
+    /// `staging` (removed once the upload ends, however it ends).
+    pub fn start(
+        &self,
+        client: Client,
+        batch: UploadBatch,
+        staging: &Path,
+        emit: impl Fn(UploadProgress) + Send + Sync + Clone + 'static,
+    ) {
         for file in batch.files.clone() {
             let token = CancellationToken::new();
             self.tokens.lock().unwrap_or_else(|e| e.into_inner()).insert(file.id.clone(), token.clone());
             let (client, slots, emit, batch) = (client.clone(), self.slots.clone(), emit.clone(), batch.clone());
+            let staging = staging.join(&file.id);
             tokio::spawn(async move {
-                let total = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
-                let progress = |state, sent, sample_id, error| UploadProgress {
+                let mut total = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
+                if let Some(m) = &file.mate {
+                    total += std::fs::metadata(m).map(|m| m.len()).unwrap_or(0);
+                }
+                let progress = |state, sent, total, sample_id, error| UploadProgress {
                     id: file.id.clone(),
                     state,
                     sent,
@@ -264,15 +278,35 @@ impl Uploads {
                     sample_id,
                     error,
                 };
-                emit(progress("waiting", 0, None, None));
+                emit(progress("waiting", 0, total, None, None));
                 let _slot = tokio::select! {
                     s = slots.acquire_owned() => s,
-                    () = token.cancelled() => { emit(progress("cancelled", 0, None, None)); return; }
+                    () = token.cancelled() => { emit(progress("cancelled", 0, total, None, None)); return; }
                 };
-                emit(progress("sending", 0, None, None));
+                let path = match &file.mate {
+                    None => PathBuf::from(&file.path),
+                    Some(mate) => {
+                        emit(progress("joining", 0, total, None, None));
+                        match join_pair(Path::new(&file.path), Path::new(mate), &staging, &token).await {
+                            Ok(p) => p,
+                            Err(JoinError::Cancelled) => {
+                                let _ = std::fs::remove_dir_all(&staging);
+                                emit(progress("cancelled", 0, total, None, None));
+                                return;
+                            }
+                            Err(JoinError::Failed(message)) => {
+                                let _ = std::fs::remove_dir_all(&staging);
+                                emit(progress("failed", 0, total, None, Some(message)));
+                                return;
+                            }
+                        }
+                    }
+                };
+                let total = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(total);
+                emit(progress("sending", 0, total, None, None));
                 let last = Arc::new(Mutex::new(Instant::now()));
                 let (id, emit2) = (file.id.clone(), emit.clone());
-                let mut up = client.samples().upload(&file.path).cancel_token(token.clone()).progress(move |sent, total| {
+                let mut up = client.samples().upload(&path).cancel_token(token.clone()).progress(move |sent, total| {
                     let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
                     if last.elapsed() >= Duration::from_millis(120) || sent == total {
                         *last = Instant::now();
@@ -288,10 +322,14 @@ impl Uploads {
                 if let Some(m) = batch.metadata.clone() {
                     up = up.metadata(m);
                 }
-                match up.send().await {
-                    Ok(s) => emit(progress("done", total, Some(crate::samples::id_of(&s.uri)), None)),
-                    Err(mgds_client::Error::Cancelled) => emit(progress("cancelled", 0, None, None)),
-                    Err(e) => emit(progress("failed", 0, None, Some(CmdError::from(e).message))),
+                let result = up.send().await;
+                if file.mate.is_some() {
+                    let _ = std::fs::remove_dir_all(&staging);
+                }
+                match result {
+                    Ok(s) => emit(progress("done", total, total, Some(crate::samples::id_of(&s.uri)), None)),
+                    Err(mgds_client::Error::Cancelled) => emit(progress("cancelled", 0, total, None, None)),
+                    Err(e) => emit(progress("failed", 0, total, None, Some(CmdError::from(e).message))),
                 }
             });
         }
@@ -306,6 +344,36 @@ impl Uploads {
             }
             None => false,
         }
+    }
+}
+
+enum JoinError {
+    Cancelled,
+    Failed(String),
+}
+
+/// Interleaves read 1 and read 2 into one gzipped FASTQ in `dir`, named after read 1 (the
+/// sample's file name); checks the pair on the way (equal counts, matching read names).
+async fn join_pair(r1: &Path, r2: &Path, dir: &Path, token: &CancellationToken) -> Result<PathBuf, JoinError> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        JoinError::Failed(format!(
+            "Could not make room to join the pair in {}: {e}. Check the disk is not full.",
+            dir.display()
+        ))
+    })?;
+    let out = dir.join(mgds_formats::interleaved_name(r1));
+    let (a, b, o) = (r1.to_path_buf(), r2.to_path_buf(), out.clone());
+    let work = tokio::task::spawn_blocking(move || {
+        mgds_formats::interleave(&a, &b, &o, mgds_formats::OutputCompression::GZIP).map_err(|e| CmdError::from(e).message)
+    });
+    tokio::select! {
+        r = work => match r {
+            Ok(Ok(_)) => Ok(out),
+            Ok(Err(why)) => Err(JoinError::Failed(format!("These two files cannot be joined: {why}"))),
+            Err(e) => Err(JoinError::Failed(format!("Joining the pair stopped: {e}."))),
+        },
+        // The interleaving thread finishes on its own; its output is removed with the folder.
+        () = token.cancelled() => Err(JoinError::Cancelled),
     }
 }
 
@@ -344,6 +412,30 @@ mod tests {
         assert_eq!(checks[0].mate.as_deref(), Some(checks[1].path.as_str()));
         assert_eq!(checks[0].pairing.as_deref(), Some("read 1 of a pair"));
         assert_eq!(checks[0].reads, 1);
+    }
+
+    #[tokio::test]
+    async fn a_pair_is_joined_into_one_file_named_after_read_1_and_a_bad_pair_is_explained() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, mate: u8, n: usize| {
+            let mut f = std::fs::File::create(dir.path().join(name)).unwrap();
+            for i in 0..n {
+                writeln!(f, "@r{i} {mate}:N:0:1\nACGTACGT\n+\nIIIIIIII").unwrap();
+            }
+            dir.path().join(name)
+        };
+        let (r1, r2) = (write("s_R1_001.fastq", 1, 3), write("s_R2_001.fastq", 2, 3));
+        let token = CancellationToken::new();
+        let Ok(out) = join_pair(&r1, &r2, &dir.path().join("staging"), &token).await else { panic!("joined") };
+        assert_eq!(out.file_name().unwrap(), "s_001_interleaved.fastq.gz");
+        let summary = mgds_formats::validate(&out).unwrap();
+        assert_eq!(summary.records, 6);
+
+        let short = write("t_R2_001.fastq", 2, 2);
+        match join_pair(&r1, &short, &dir.path().join("staging2"), &token).await {
+            Err(JoinError::Failed(m)) => assert!(m.starts_with("These two files cannot be joined"), "{m}"),
+            _ => panic!("a pair with unequal counts must not be joined"),
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `mgds samples ...` and `mgds upload`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -170,22 +170,6 @@ pub struct UploadArgs {
     pub json: bool,
 }
 
-/// The sample file name for an interleaved pair: the R1 name without its mate marker.
-fn interleaved_name(r1: &Path) -> String {
-    let name = r1.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "reads".into());
-    let lower = name.to_ascii_lowercase();
-    let cut = [".fastq.gz", ".fq.gz", ".fastq.gzip", ".fq.gzip", ".fastq", ".fq"]
-        .iter()
-        .find_map(|ext| lower.strip_suffix(ext).map(|stem| stem.len()))
-        .unwrap_or(name.len());
-    let stem = &name[..cut];
-    let stem = ["_R1_", "_R1", "_1"]
-        .iter()
-        .find_map(|m| stem.rfind(m).map(|i| format!("{}{}", &stem[..i], if *m == "_R1_" { "_" } else { "" }) + &stem[i + m.len()..]))
-        .unwrap_or_else(|| stem.to_string());
-    format!("{stem}_interleaved.fastq.gz")
-}
-
 /// The sequence files under `paths` (folders are searched, hidden files skipped), sorted.
 fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
@@ -269,7 +253,7 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     for group in mgds_formats::group_paths(&files) {
         match group {
             mgds_formats::FileGroup::Pair { r1, r2, .. } if a.interleave => {
-                let name = interleaved_name(&r1);
+                let name = mgds_formats::interleaved_name(&r1);
                 let out = workdir.path().join(&name);
                 eprintln!("interleaving {} and {} into {name}", r1.display(), r2.display());
                 let (r1c, r2c, outc) = (r1.clone(), r2.clone(), out.clone());

@@ -278,6 +278,26 @@ pub fn interleave(
     Ok(summary)
 }
 
+/// The file name for a pair interleaved into one sample: the R1 file's name without its mate
+/// marker and extension, with `_interleaved.fastq.gz` (`S1_L001_R1_001.fastq.gz` gives
+/// `S1_L001_001_interleaved.fastq.gz`).
+pub fn interleaved_name(r1: &Path) -> String {
+    let name = r1.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "reads".into());
+    let lower = name.to_ascii_lowercase();
+    let cut = [".fastq.gz", ".fq.gz", ".fastq.gzip", ".fq.gzip", ".fastq", ".fq"]
+        .iter()
+        .find_map(|ext| lower.strip_suffix(ext).map(|stem| stem.len()))
+        .unwrap_or(name.len());
+    let stem = &name[..cut];
+    let stem = ["_R1_", "_R1", "_1"]
+        .iter()
+        .find_map(|m| {
+            stem.rfind(m).map(|i| format!("{}{}{}", &stem[..i], if *m == "_R1_" { "_" } else { "" }, &stem[i + m.len()..]))
+        })
+        .unwrap_or_else(|| stem.to_string());
+    format!("{stem}_interleaved.fastq.gz")
+}
+
 /// Whether two paths name the same existing file.
 pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
@@ -362,6 +382,14 @@ pub(crate) fn check_mate_names(r1: &Path, a: &Record, r2: &Path, b: &Record, n: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interleaved_names_drop_the_mate_marker() {
+        assert_eq!(interleaved_name(Path::new("/r/S1_L001_R1_001.fastq.gz")), "S1_L001_001_interleaved.fastq.gz");
+        assert_eq!(interleaved_name(Path::new("SRR9_1.fq")), "SRR9_interleaved.fastq.gz");
+        assert_eq!(interleaved_name(Path::new("iso_R1.FASTQ.GZ")), "iso_interleaved.fastq.gz");
+        assert_eq!(interleaved_name(Path::new("plain.fastq")), "plain_interleaved.fastq.gz");
+    }
 
     #[test]
     fn mate_tokens_in_names() {

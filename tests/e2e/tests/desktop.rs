@@ -2,7 +2,8 @@
 //! `WebKitWebDriver` under Xvfb (see `test.sh`): first start on the embedded service, a FASTQ
 //! dropped and uploaded, its sample opened with its abundance chart, a bad file explained, a
 //! remote profile with a wrong key refused, a watched folder whose new FASTQ becomes a sample,
-//! and both samples tagged together from the table's selection. Screenshots go to `target/e2e-screenshots/`.
+//! both samples tagged together from the table's selection, and an R1/R2 pair joined into one
+//! sample. Screenshots go to `target/e2e-screenshots/`.
 //!
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
@@ -217,5 +218,34 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         .await?;
     ensure!(tagged.as_u64() == Some(2), "both rows should show the new tag: {tagged}");
     s.screenshot("09-bulk-tagged").await?;
+
+    // 8. An R1/R2 pair dropped together is suggested as a pair, joined, and becomes one sample.
+    let (r1, r2) = (tmp.join("pairA_S1_L001_R1_001.fastq"), tmp.join("pairA_S1_L001_R2_001.fastq"));
+    write_pair(&r1, &r2, 300)?;
+    drop_files(s, &[&r1, &r2]).await?;
+    let join = s.wait_for("[data-testid=join-pair]", LONG).await.context("the pair was not suggested")?;
+    s.click(&join).await?;
+    s.wait_for("[data-testid=pair-joined]", SHORT).await?;
+    s.screenshot("10-pair-joined").await?;
+    s.click(&s.wait_for("[data-testid=upload-start]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=samples-table] tbody", "pairA_S1_L001_001_interleaved.fastq.gz", LONG)
+        .await
+        .context("the joined pair did not become one sample")?;
+    s.wait_for_text("[data-testid=total]", "3 samples", SHORT).await?;
+    s.screenshot("11-pair-uploaded").await?;
+    Ok(())
+}
+
+/// Writes `n` read pairs (Illumina-style names, `1:`/`2:` in the comment) as two FASTQ files.
+fn write_pair(r1: &Path, r2: &Path, n: usize) -> Result<()> {
+    let (mut a, mut b) = (String::new(), String::new());
+    for i in 0..n {
+        let seq = |k: usize| -> String { (0..100).map(|j| b"ACGT"[(i * 31 + j * 7 + k + j / 3) % 4] as char).collect() };
+        let q = "F".repeat(100);
+        a.push_str(&format!("@M0:1:FC:1:1:{i}:1 1:N:0:1\n{}\n+\n{q}\n", seq(0)));
+        b.push_str(&format!("@M0:1:FC:1:1:{i}:1 2:N:0:1\n{}\n+\n{q}\n", seq(1)));
+    }
+    std::fs::write(r1, a)?;
+    std::fs::write(r2, b)?;
     Ok(())
 }

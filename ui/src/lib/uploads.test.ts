@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   addChecked,
+  joinPair,
+  removeFinished,
+  splitPair,
+  uploadFiles,
   applyProgress,
   fraction,
   parseTags,
@@ -68,5 +72,44 @@ describe("upload queue", () => {
   });
   it("tags are split on commas", () => {
     expect(parseTags(" run42, lab A ,,run42")).toEqual(["run42", "lab A"]);
+  });
+});
+
+describe("read pairs", () => {
+  const pair = (): ReturnType<typeof addChecked> => {
+    const r1 = { ...check("/d/s_R1_001.fq"), name: "s_R1_001.fq", mate: "/d/s_R2_001.fq" };
+    const r2 = { ...check("/d/s_R2_001.fq"), name: "s_R2_001.fq", mate: "/d/s_R1_001.fq" };
+    return addChecked([], [r2, r1], ids);
+  };
+  it("joins a pair into one upload carried by read 1, whichever was clicked", () => {
+    const items = pair();
+    const joined = joinPair(items, items[0].id); // read 2 clicked
+    const r1 = joined.find((i) => i.check.name === "s_R1_001.fq")!;
+    const r2 = joined.find((i) => i.check.name === "s_R2_001.fq")!;
+    expect(r1.joinWith).toBe(r2.id);
+    expect(r2.state).toBe("joined");
+    expect(ready(joined).map((i) => i.id)).toEqual([r1.id]);
+    expect(uploadFiles(joined, ready(joined))).toEqual([{ id: r1.id, path: "/d/s_R1_001.fq", mate: "/d/s_R2_001.fq" }]);
+  });
+  it("splits a joined pair back into two samples", () => {
+    const items = pair();
+    expect(joinPair(items, "nope")).toBe(items);
+    const j = joinPair(items, items[1].id);
+    expect(j.some((i) => i.joinWith !== null)).toBe(true);
+    const split = splitPair(j, j[0].id);
+    expect(split.every((i) => i.state === "checked" && i.joinWith === null)).toBe(true);
+    expect(uploadFiles(split, ready(split)).every((f) => f.mate === null)).toBe(true);
+  });
+  it("clears read 2 of a joined pair once its upload is done", () => {
+    const items = pair();
+    const joined = joinPair(items, items[0].id);
+    expect(removeFinished(joined).length).toBe(2);
+    const r1 = joined.find((i) => i.joinWith !== null)!;
+    const done = joined.map((i) => (i.id === r1.id ? { ...i, state: "done" as const } : i));
+    expect(removeFinished(done)).toEqual([]);
+  });
+  it("does not join a file whose mate is not in the list", () => {
+    const lone = addChecked([], [{ ...check("/d/a_R1.fq"), mate: "/d/a_R2.fq" }], ids);
+    expect(joinPair(lone, lone[0].id)).toBe(lone);
   });
 });

@@ -15,7 +15,16 @@ export interface FileCheck {
   problem: string | null;
 }
 
-export type UploadState = "checked" | "invalid" | "waiting" | "sending" | "done" | "failed" | "cancelled";
+export type UploadState =
+  | "checked"
+  | "invalid"
+  | "joined"
+  | "waiting"
+  | "joining"
+  | "sending"
+  | "done"
+  | "failed"
+  | "cancelled";
 
 export interface UploadItem {
   id: string;
@@ -29,11 +38,13 @@ export interface UploadItem {
   samples: [number, number][];
   /** Whether it is included in the next "Upload" (invalid files never are). */
   include: boolean;
+  /** Read 1 of a joined pair: the id of its read 2 item (which is then `joined`). */
+  joinWith: string | null;
 }
 
 export interface ProgressEvent {
   id: string;
-  state: "waiting" | "sending" | "done" | "failed" | "cancelled";
+  state: "waiting" | "joining" | "sending" | "done" | "failed" | "cancelled";
   sent: number;
   total: number;
   sample_id: string | null;
@@ -61,6 +72,7 @@ export function addChecked(items: UploadItem[], checks: FileCheck[], makeId = ne
       error: null,
       samples: [],
       include: !c.problem,
+      joinWith: null,
     }));
   return [...items, ...added];
 }
@@ -127,16 +139,56 @@ export function markWaiting(items: UploadItem[], ids: string[]): UploadItem[] {
 }
 
 export function removeFinished(items: UploadItem[]): UploadItem[] {
-  return items.filter((i) => i.state !== "done" && i.state !== "invalid" && i.state !== "cancelled");
+  const finished = (i: UploadItem) => i.state === "done" || i.state === "invalid" || i.state === "cancelled";
+  const kept = items.filter((i) => !finished(i));
+  // Read 2 of a joined pair goes with its read 1.
+  return kept.filter((i) => i.state !== "joined" || kept.some((c) => c.joinWith === i.id));
 }
 
 export function summary(items: UploadItem[]): { active: number; done: number; failed: number; invalid: number } {
   return {
-    active: items.filter((i) => i.state === "waiting" || i.state === "sending").length,
+    active: items.filter((i) => i.state === "waiting" || i.state === "joining" || i.state === "sending").length,
     done: items.filter((i) => i.state === "done").length,
     failed: items.filter((i) => i.state === "failed").length,
     invalid: items.filter((i) => i.state === "invalid").length,
   };
+}
+
+/** The checked item this one's suggested mate is, if both are waiting to be sent. */
+export function mateOf(items: UploadItem[], item: UploadItem): UploadItem | null {
+  if (!item.check.mate || item.state !== "checked") return null;
+  return items.find((m) => m.check.path === item.check.mate && m.state === "checked" && m.check.mate === item.check.path) ?? null;
+}
+
+/** Joins a suggested pair into one sample: read 1 (the first by name: `_R1`/`_1` sort before
+ * `_R2`/`_2`) carries the upload, read 2 waits beside it as `joined`. */
+export function joinPair(items: UploadItem[], id: string): UploadItem[] {
+  const item = items.find((i) => i.id === id);
+  const mate = item && mateOf(items, item);
+  if (!item || !mate) return items;
+  const [r1, r2] = item.check.name <= mate.check.name ? [item, mate] : [mate, item];
+  return items.map((i) =>
+    i.id === r1.id ? { ...i, joinWith: r2.id, include: true } : i.id === r2.id ? { ...i, state: "joined" as const, include: false } : i,
+  );
+}
+
+/** Undoes [`joinPair`]: both files go back to being their own samples. */
+export function splitPair(items: UploadItem[], id: string): UploadItem[] {
+  const r1 = items.find((i) => i.joinWith !== null && (i.id === id || i.joinWith === id));
+  if (!r1 || !r1.joinWith || r1.state !== "checked") return items;
+  const r2 = r1.joinWith;
+  return items.map((i) =>
+    i.id === r1.id ? { ...i, joinWith: null } : i.id === r2 ? { ...i, state: "checked" as const, include: true } : i,
+  );
+}
+
+/** What the shell is sent for the items to upload: read 2's path beside read 1 for a joined pair. */
+export function uploadFiles(items: UploadItem[], list: UploadItem[]): { id: string; path: string; mate: string | null }[] {
+  return list.map((i) => ({
+    id: i.id,
+    path: i.check.path,
+    mate: i.joinWith ? (items.find((m) => m.id === i.joinWith)?.check.path ?? null) : null,
+  }));
 }
 
 /** Splits a comma-separated tag field into tag names. */

@@ -1,0 +1,209 @@
+//! MGDS Desktop with many samples: the real app (a release build) in a real WebKitGTK window,
+//! driven through WebDriver, over a local service holding 100 samples and then 10,000. Prints a
+//! table: start-up to a painted samples table, the table's interactions (next page, sort, filter,
+//! 200 rows a page), each timed inside the page from the click to the frame that shows the new
+//! rows, and the memory of the app's processes at rest. The 100-sample run is the anchor.
+//!
+//! Run it with `tests/e2e/bench.sh` (it builds the UI and the app in release, installs
+//! `tauri-driver`, and gives the bench a keyring and a virtual display).
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use futures::StreamExt;
+use mgds_e2e::{Driver, Session};
+use serde_json::json;
+
+const LONG: Duration = Duration::from_secs(300);
+
+/// One run's figures.
+struct Figures {
+    samples: usize,
+    populate_s: f64,
+    start_s: f64,
+    next_page_ms: f64,
+    sort_ms: f64,
+    filter_ms: f64,
+    per_page_ms: f64,
+    rss_mb: f64,
+    pss_mb: f64,
+}
+
+fn env_path(name: &str) -> Result<PathBuf> {
+    let p = std::env::var_os(name)
+        .map(PathBuf::from)
+        .with_context(|| format!("{name} is not set; run tests/e2e/bench.sh"))?;
+    ensure!(p.exists(), "{name}={} does not exist; run tests/e2e/bench.sh", p.display());
+    Ok(p)
+}
+
+/// Fills a new data folder with `n` samples through the real API (the local user the app will
+/// sign in as, no reference data, so no analyses run while the app is measured).
+async fn populate(data_dir: &Path, n: usize) -> Result<f64> {
+    let started = Instant::now();
+    let mut config = mgds_server::Config::new(data_dir);
+    config.runner.workers = 0;
+    let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?).await?;
+    let key = mgds_server::admin::create_user(&state.db, mgds_profiles::local::LOCAL_USER, None, true).await?.api_key;
+    let client = mgds_client::Client::builder(&url).api_key(&key).build()?;
+    let files = data_dir.join("bench-files");
+    std::fs::create_dir_all(&files)?;
+    let results = futures::stream::iter(0..n)
+        .map(|i| {
+            let (client, files) = (client.clone(), files.clone());
+            async move {
+                let path = files.join(format!("isolate-{i:05}_S{}_L001_R1_001.fastq", i % 96 + 1));
+                let seq: String = (0..60).map(|j| b"ACGT"[(i * 7 + j * 3 + j / 5) % 4] as char).collect();
+                std::fs::write(&path, format!("@read{i}\n{seq}\n+\n{}\n", "I".repeat(seq.len())))?;
+                client.samples().upload(&path).tag(format!("plate-{}", i % 20 + 1)).send().await?;
+                std::fs::remove_file(&path)?;
+                anyhow::Ok(())
+            }
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    for r in results {
+        r?;
+    }
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// Clicks (or types into) `target`, then answers the milliseconds until a frame is painted in
+/// which `expect` contains `text`, measured by the page's own clock.
+async fn timed(s: &Session, action: &str, target: &str, value: &str, expect: &str, text: &str) -> Result<f64> {
+    let v = s
+        .script(
+            "const [action, target, value, expect, text] = arguments;
+             const t0 = performance.now();
+             const el = document.querySelector(target);
+             if (action === 'click') el.click();
+             else { el.value = value; el.dispatchEvent(new Event(action, {bubbles: true})); }
+             return new Promise((done) => {
+               const check = () => {
+                 const e = document.querySelector(expect);
+                 if (e && e.innerText.includes(text)) requestAnimationFrame(() => done(performance.now() - t0));
+                 else requestAnimationFrame(check);
+               };
+               check();
+             });",
+            json!([action, target, value, expect, text]),
+        )
+        .await?;
+    v.as_f64().with_context(|| format!("no time for {target}: {v}"))
+}
+
+/// Resident and proportional memory (MB) of the app and the WebKit processes it started.
+fn memory() -> (f64, f64) {
+    let (mut rss, mut pss) = (0u64, 0u64);
+    let Ok(dir) = std::fs::read_dir("/proc") else { return (0.0, 0.0) };
+    for e in dir.flatten() {
+        let p = e.path();
+        let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+        let comm = comm.trim();
+        if comm != "mgds-desktop" && !comm.starts_with("WebKitWebProces") && !comm.starts_with("WebKitNetworkPr") {
+            continue;
+        }
+        let rollup = std::fs::read_to_string(p.join("smaps_rollup")).unwrap_or_default();
+        for line in rollup.lines() {
+            let kb = |l: &str| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            if line.starts_with("Rss:") {
+                rss += kb(line);
+            } else if line.starts_with("Pss:") {
+                pss += kb(line);
+            }
+        }
+    }
+    (rss as f64 / 1024.0, pss as f64 / 1024.0)
+}
+
+async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<Figures> {
+    let tmp = tempfile::tempdir()?;
+    let dirs = ["data", "config", "home", "xdg-config", "xdg-cache"].map(|d| {
+        let p = tmp.path().join(d);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    });
+    let populate_s = populate(&dirs[0], n).await?;
+    let env = [
+        ("MGDS_DATA_DIR", dirs[0].as_os_str()),
+        ("MGDS_CONFIG_DIR", dirs[1].as_os_str()),
+        ("HOME", dirs[2].as_os_str()),
+        ("XDG_CONFIG_HOME", dirs[3].as_os_str()),
+        ("XDG_CACHE_HOME", dirs[4].as_os_str()),
+        ("MGDS_LOG", OsStr::new("error")),
+    ];
+    let driver = Driver::start(tauri_driver, &env).await?;
+    let started = Instant::now();
+    let s = Session::new(&driver, app, shots.to_path_buf()).await?;
+    let total = format!("{} samples", fmt_count(n));
+    s.wait_for_text("[data-testid=total]", &total, LONG).await?;
+    s.wait_for("[data-testid=samples-table] tbody tr[data-id]", LONG).await?;
+    let start_s = started.elapsed().as_secs_f64();
+    // Each interaction waits for what only the new rows can show.
+    let next_page_ms = timed(&s, "click", "[data-testid=next-page]", "", "[data-testid=range]", "51–100").await?;
+    let sort_ms = timed(&s, "click", "[data-testid=sort-filename]", "", "[data-testid=range]", "1–50").await?;
+    let filter_ms =
+        timed(&s, "input", "[data-testid=filter-filename]", "isolate-00042", "[data-testid=range]", "1–1 of 1").await?;
+    s.script(
+        "const i = document.querySelector('[data-testid=filter-filename]'); i.value = '';
+         i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    s.wait_for_text("[data-testid=total]", &total, LONG).await?;
+    let per_page_ms =
+        timed(&s, "change", "[data-testid=per-page]", "200", "[data-testid=range]", &format!("1–{}", n.min(200)))
+            .await?;
+    s.screenshot(&format!("bench-{n}-samples")).await?;
+    // At rest: nothing happening for a few seconds.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (rss_mb, pss_mb) = memory();
+    s.close().await?;
+    drop(driver);
+    Ok(Figures { samples: n, populate_s, start_s, next_page_ms, sort_ms, filter_ms, per_page_ms, rss_mb, pss_mb })
+}
+
+fn fmt_count(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() -> Result<()> {
+    std::env::var_os("DISPLAY").context("no DISPLAY: run tests/e2e/bench.sh (it starts Xvfb)")?;
+    let app = env_path("MGDS_DESKTOP_BIN")?;
+    let tauri_driver = env_path("TAURI_DRIVER")?;
+    let shots = std::env::var_os("MGDS_E2E_SCREENSHOTS").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
+    let big: usize = std::env::var("MGDS_BENCH_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
+    eprintln!("app: {}", app.display());
+    let anchor = run(&app, &tauri_driver, 100, &shots).await?;
+    let many = run(&app, &tauri_driver, big, &shots).await?;
+    println!("\nMGDS Desktop with {} samples against {} (same run, same machine)\n", fmt_count(big), anchor.samples);
+    println!("| measure | {} samples | {} samples | ratio |", anchor.samples, fmt_count(many.samples));
+    println!("|---|---|---|---|");
+    let row = |name: &str, a: f64, b: f64, unit: &str| {
+        println!("| {name} ({unit}) | {a:.1} | {b:.1} | {:.2}x |", if a > 0.0 { b / a } else { 0.0 });
+    };
+    row("start to a painted samples table", anchor.start_s, many.start_s, "s");
+    row("next page", anchor.next_page_ms, many.next_page_ms, "ms");
+    row("sort by file name", anchor.sort_ms, many.sort_ms, "ms");
+    row("filter by file name (incl. 250 ms typing pause)", anchor.filter_ms, many.filter_ms, "ms");
+    row("200 rows a page", anchor.per_page_ms, many.per_page_ms, "ms");
+    row("memory at rest, RSS of app + WebKit", anchor.rss_mb, many.rss_mb, "MB");
+    row("memory at rest, PSS of app + WebKit", anchor.pss_mb, many.pss_mb, "MB");
+    println!(
+        "\n(populating through the API took {:.1} s and {:.1} s; it is not part of the figures)",
+        anchor.populate_s, many.populate_s
+    );
+    Ok(())
+}

@@ -338,6 +338,46 @@ impl<R: BufRead> Reader<R> {
         Ok(record.raw.len())
     }
 
+    /// Finds, in place, the FASTQ records that lie whole in the reader's buffer in the plain form
+    /// [`Reader::read_record`] reads quickly, and returns the buffer: record *i* ends at
+    /// `ends[i]` (offsets in the buffer; the first starts at 0). Nothing is consumed or counted
+    /// until [`Reader::consume_records`]. `ends` is left empty when the next record needs
+    /// [`Reader::read_record`]: the format is not known yet, the record is cut by the buffer's
+    /// end or is not in the plain form (its errors are worded there), or the input has ended.
+    ///
+    /// For callers that copy records byte for byte: runs of records go out as one slice of the
+    /// buffer, with no copy into a [`Record`].
+    pub(crate) fn whole_records(&mut self, ends: &mut Vec<usize>) -> io::Result<&[u8]> {
+        ends.clear();
+        if !(self.started && self.format == Some(Format::Fastq)) {
+            return Ok(&[]);
+        }
+        // An interrupted read is retried here, so that the buffer is borrowed only once below.
+        loop {
+            match self.inner.fill_buf() {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+                Ok(_) => break,
+            }
+        }
+        let buf = self.inner.fill_buf()?;
+        let mut pos = 0;
+        while let Some(spans) = scan_fastq(&buf[pos..], self.seq_len) {
+            self.seq_len = spans.seq.len();
+            pos += spans.len;
+            ends.push(pos);
+        }
+        Ok(buf)
+    }
+
+    /// Consumes the first `records` records that [`Reader::whole_records`] found, which take
+    /// `bytes` bytes, and counts them as read.
+    pub(crate) fn consume_records(&mut self, records: usize, bytes: usize) {
+        self.inner.consume(bytes);
+        self.records += records as u64;
+        self.line += 4 * records as u64;
+    }
+
     /// An iterator over the remaining records (each one a new `Record`).
     pub fn records(&mut self) -> Records<'_, R> {
         Records { reader: self }

@@ -5,7 +5,7 @@ use std::io::{self, BufRead};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::compression::{Compression, open};
+use crate::compression::{Compression, decompress, open};
 use crate::error::{Error, ParseError, ParseErrorKind, excerpt, trim_eol};
 use crate::taxonomy::TaxId;
 
@@ -239,6 +239,14 @@ impl ReadLevelReader<Box<dyn BufRead + Send>> {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let (compression, reader) = open(path)?;
+        Self::with_compression(reader, path, compression)
+    }
+
+    /// Like [`ReadLevelReader::open`], but decompressing on the calling thread: for a caller that
+    /// reads the rows on a thread of its own, where a second thread would only add hand-offs.
+    pub(crate) fn open_inline(path: &Path) -> Result<Self, Error> {
+        let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let (compression, reader) = decompress(file, path)?;
         Self::with_compression(reader, path, compression)
     }
 }

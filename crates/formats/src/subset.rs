@@ -46,6 +46,8 @@
 use std::collections::BTreeSet;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::thread::JoinHandle;
 
 use crate::compression::{Compression, open};
 use crate::error::Error;
@@ -119,8 +121,13 @@ impl SubsetOptions {
 
     /// Whether a row selects its read.
     fn selects(&self, row: &ReadLevelRecord) -> bool {
-        let counts = self.include_lowconf || row.passed_filter().unwrap_or(true);
-        counts && self.tax_ids.contains(&row.tax_id()) != self.exclude
+        self.selects_values(row.tax_id(), row.passed_filter())
+    }
+
+    /// Whether a row with these values selects its read.
+    fn selects_values(&self, tax_id: TaxId, passed_filter: Option<bool>) -> bool {
+        let counts = self.include_lowconf || passed_filter.unwrap_or(true);
+        counts && self.tax_ids.contains(&tax_id) != self.exclude
     }
 
     /// Whether to write read 1 and read 2 of a pair whose rows are selected as given.
@@ -224,25 +231,41 @@ pub fn subset_reads(
         outputs.push(Output::create(&target, options.output)?);
     }
 
-    let mut rows = ReadLevelReader::open(read_level)?;
+    // Single-end reads take the quick path (`subset_single_quick`) unless the results have a
+    // `Header` column, whose names are checked against the reads one by one. The quick path
+    // reads the results on a thread of its own, so they are opened without one more thread to
+    // decompress them.
+    let single = matches!(input, SubsetInput::Single(_));
+    let mut rows = if single { ReadLevelReader::open_inline(read_level)? } else { ReadLevelReader::open(read_level)? };
+    let quick = single && rows.columns().header.is_none();
+    if single && !quick {
+        rows = ReadLevelReader::open(read_level)?;
+    }
     let mut sources: Vec<Reads<Box<dyn BufRead + Send>>> =
         inputs.iter().map(|p| Reads::open(p)).collect::<Result<_, _>>()?;
-    let written = match (input, &mut sources[..], &mut outputs[..]) {
+    let (written, row_count) = match (input, &mut sources[..], &mut outputs[..]) {
+        (SubsetInput::Single(_), [reads], [out]) if quick => {
+            let mut selection = Selection::spawn(rows, options.clone(), &reads.path);
+            let n = subset_single_quick(&mut selection, reads, out)?;
+            (vec![n], selection.rows)
+        }
         (SubsetInput::Single(_), [reads], [out]) => {
-            vec![subset_single(options, &mut rows, reads, out)?]
+            let n = subset_single(options, &mut rows, reads, out)?;
+            (vec![n], rows.row_count())
         }
         (SubsetInput::Interleaved(_), [reads], [out]) => {
-            vec![subset_interleaved(options, &mut rows, reads, out)?]
+            let n = subset_interleaved(options, &mut rows, reads, out)?;
+            (vec![n], rows.row_count())
         }
         (SubsetInput::Paired { .. }, [a, b], [out1, out2]) => {
             let (n1, n2) = subset_paired(options, &mut rows, a, b, out1, out2)?;
-            vec![n1, n2]
+            (vec![n1, n2], rows.row_count())
         }
         // `inputs` and `outputs` are built from `input` above with matching lengths.
         _ => unreachable!("one output per input"),
     };
     let records = sources.iter().map(|s| s.reader.record_count()).sum();
-    let mut report = SubsetReport { outputs: Vec::new(), records, rows: rows.row_count() };
+    let mut report = SubsetReport { outputs: Vec::new(), records, rows: row_count };
     for (out, records) in outputs.into_iter().zip(written) {
         let path = out.path().to_owned();
         out.finish()?;
@@ -280,12 +303,16 @@ impl<R: BufRead> Reads<R> {
     fn next(&mut self, record: &mut Record) -> Result<bool, Error> {
         match self.reader.read_record(record) {
             Ok(n) => Ok(n > 0),
-            Err(e) => Err(Error::reading(&self.path, self.compression, self.reader.line_number(), e)),
+            Err(e) => Err(self.error(e)),
         }
     }
 
     fn count(&self) -> u64 {
         self.reader.record_count()
+    }
+
+    fn error(&self, e: std::io::Error) -> Error {
+        Error::reading(&self.path, self.compression, self.reader.line_number(), e)
     }
 }
 
@@ -355,6 +382,192 @@ fn subset_single<T: BufRead, R: BufRead>(
         }
     }
     expect_no_more_rows(rows, reads)?;
+    Ok(written)
+}
+
+/// Rows whose verdicts travel together from [`Selection`]'s thread.
+const VERDICTS_PER_BATCH: usize = 1 << 16;
+/// Batches of verdicts waiting to be used; memory stays under a few of them.
+const BATCHES_AHEAD: usize = 4;
+
+/// The verdicts of consecutive rows of the read-level results: whether each row selects its
+/// read, and the row's line (for the message when the results have more rows than the reads).
+#[derive(Debug, Default)]
+struct Verdicts {
+    keep: Vec<bool>,
+    first_line: u64,
+    // Every row's line, once a blank line has broken the run of consecutive lines (rare);
+    // empty while row *i* is on line `first_line + i`.
+    lines: Vec<u64>,
+}
+
+impl Verdicts {
+    fn push(&mut self, keep: bool, line: u64) {
+        if self.keep.is_empty() {
+            self.first_line = line;
+        } else if self.lines.is_empty() && line != self.first_line + self.keep.len() as u64 {
+            self.lines.extend((0..self.keep.len() as u64).map(|i| self.first_line + i));
+        }
+        if !self.lines.is_empty() {
+            self.lines.push(line);
+        }
+        self.keep.push(keep);
+    }
+
+    fn line(&self, i: usize) -> u64 {
+        self.lines.get(i).copied().unwrap_or(self.first_line + i as u64)
+    }
+}
+
+/// The read-level results turned into verdicts (does row *i* select its read?) on a thread of
+/// their own, which decompresses and parses them beside the thread that decompresses the reads.
+/// The reads' side takes one verdict per record, with the same errors, in the same order, as
+/// [`row_for`] and [`expect_no_more_rows`] give on the careful path.
+struct Selection {
+    batches: Receiver<Verdicts>,
+    thread: Option<JoinHandle<Result<(), Error>>>,
+    current: Verdicts,
+    pos: usize,
+    // Rows handed out so far.
+    rows: u64,
+    results: PathBuf,
+    reads: PathBuf,
+}
+
+impl Selection {
+    fn spawn<T: BufRead + Send + 'static>(mut rows: ReadLevelReader<T>, options: SubsetOptions, reads: &Path) -> Self {
+        let results = rows.path().to_owned();
+        let (tx, batches) = sync_channel::<Verdicts>(BATCHES_AHEAD);
+        let thread = std::thread::spawn(move || {
+            let mut batch = Verdicts::default();
+            let result = rows.for_each_row(|row| {
+                batch.push(options.selects_values(row.tax_id(), row.passed_filter()), row.line());
+                if batch.keep.len() == VERDICTS_PER_BATCH {
+                    let full = std::mem::take(&mut batch);
+                    // The reads' side has stopped (at an error of its own): so does this side.
+                    tx.send(full).map_err(|_| std::io::Error::other("the reads are no longer read"))?;
+                }
+                Ok(())
+            });
+            // The rows before an error go first, so the error arrives where the careful path
+            // would meet it: at the record that needs the bad row.
+            if !batch.keep.is_empty() && tx.send(batch).is_err() {
+                return Ok(());
+            }
+            result.map_err(|e| rows.error_for(e))
+        });
+        Selection {
+            batches,
+            thread: Some(thread),
+            current: Verdicts::default(),
+            pos: 0,
+            rows: 0,
+            results,
+            reads: reads.to_owned(),
+        }
+    }
+
+    /// Makes the next batch current; `false` when the results have ended.
+    fn refill(&mut self) -> Result<bool, Error> {
+        if let Ok(next) = self.batches.recv() {
+            self.current = next;
+            self.pos = 0;
+            return Ok(true);
+        }
+        // The thread has ended: its result tells how.
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result.map(|()| false),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Ok(false),
+        }
+    }
+
+    /// Whether the row of `record` (1-based) selects it; running out is an error.
+    fn next(&mut self, record: u64) -> Result<bool, Error> {
+        loop {
+            if let Some(&keep) = self.current.keep.get(self.pos) {
+                self.pos += 1;
+                self.rows += 1;
+                return Ok(keep);
+            }
+            if !self.refill()? {
+                return Err(Error::MoreReadsThanRows {
+                    results: self.results.clone(),
+                    reads: self.reads.clone(),
+                    rows: self.rows,
+                    record,
+                });
+            }
+        }
+    }
+
+    /// At the end of the reads, after `records` records: the results must have ended too.
+    fn finish(&mut self, records: u64) -> Result<(), Error> {
+        loop {
+            if self.pos < self.current.keep.len() {
+                return Err(Error::MoreRowsThanReads {
+                    reads: self.reads.clone(),
+                    results: self.results.clone(),
+                    records,
+                    line: self.current.line(self.pos),
+                });
+            }
+            if !self.refill()? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// [`subset_single`] without a copy per record: the records that lie whole in the reads'
+/// buffer are found in place, and each run of consecutive selected records goes to `out` as one
+/// slice of it. The rest (a record cut by the buffer's end, one the quick parse leaves to the
+/// careful one, FASTA) are read one at a time, as in [`subset_single`].
+fn subset_single_quick<R: BufRead>(
+    selection: &mut Selection,
+    reads: &mut Reads<R>,
+    out: &mut dyn Sink,
+) -> Result<u64, Error> {
+    let mut record = Record::default();
+    let mut ends = Vec::new();
+    let mut written = 0;
+    loop {
+        let before = reads.count();
+        let buf = match reads.reader.whole_records(&mut ends) {
+            Ok(buf) => buf,
+            Err(e) => return Err(reads.error(e)),
+        };
+        if ends.is_empty() {
+            if !reads.next(&mut record)? {
+                break;
+            }
+            if selection.next(reads.count())? {
+                out.put(record.raw())?;
+                written += 1;
+            }
+            continue;
+        }
+        // The selected records from `run_start` to `run_end` are consecutive in `buf`.
+        let (mut run_start, mut run_end, mut start) = (0, 0, 0);
+        for (i, &end) in ends.iter().enumerate() {
+            if selection.next(before + i as u64 + 1)? {
+                if run_end != start {
+                    if run_end > run_start {
+                        out.put(&buf[run_start..run_end])?;
+                    }
+                    run_start = start;
+                }
+                run_end = end;
+                written += 1;
+            }
+            start = end;
+        }
+        if run_end > run_start {
+            out.put(&buf[run_start..run_end])?;
+        }
+        reads.reader.consume_records(ends.len(), start);
+    }
+    selection.finish(reads.count())?;
     Ok(written)
 }
 
@@ -581,6 +794,100 @@ mod tests {
         let e = subset_interleaved(&SubsetOptions::new([562]), &mut tsv(PAIR_TSV), &mut reads("il.fq", odd), &mut out)
             .unwrap_err();
         assert!(matches!(e, Error::OddInterleaved { records: 3, .. }), "{e:?}");
+    }
+
+    /// Single-end subset of `fastq` and `tsv` by the careful path and by the quick path with
+    /// the reads buffered `capacity` bytes at a time: output, or error text, and record count.
+    fn both_paths(
+        options: &SubsetOptions,
+        fastq: &[u8],
+        tsv: &[u8],
+        capacity: usize,
+    ) -> [Result<(Vec<u8>, u64), String>; 2] {
+        let reads = |bytes: &[u8]| Reads {
+            path: "r.fq".into(),
+            compression: Compression::None,
+            reader: Reader::new(std::io::BufReader::with_capacity(capacity, std::io::Cursor::new(bytes.to_vec()))),
+        };
+        let rows = || ReadLevelReader::new(std::io::Cursor::new(tsv.to_vec()), Path::new("rl.tsv")).unwrap();
+        let mut out = Vec::new();
+        let careful = subset_single(options, &mut rows(), &mut reads(fastq), &mut out).map(|n| (out, n));
+        let mut out = Vec::new();
+        let mut selection = Selection::spawn(rows(), options.clone(), Path::new("r.fq"));
+        let quick = subset_single_quick(&mut selection, &mut reads(fastq), &mut out).map(|n| (out, n));
+        [careful, quick].map(|r| r.map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn quick_single_path_matches_careful_path() {
+        // Records of varied lengths, in the plain form and not (Windows line endings, a `+name`
+        // line, blank lines), the last without a line ending; every third row not counting.
+        let mut fastq = Vec::new();
+        let mut tsv = b"Tax ID\tPassed Filter\n".to_vec();
+        let n = 700;
+        for i in 0..n {
+            let len = 1 + (i * 7) % 40;
+            let (seq, qual) = ("ACGT".repeat(len).into_bytes(), "I#".repeat(len * 2).into_bytes());
+            let eol: &[u8] = if i % 97 == 5 { b"\r\n" } else { b"\n" };
+            for (k, line) in [format!("@r{i} x").as_bytes(), &seq[..len], b"+", &qual[..len]].iter().enumerate() {
+                fastq.extend_from_slice(line);
+                if !(i == n - 1 && k == 3) {
+                    fastq.extend_from_slice(eol);
+                }
+            }
+            if i % 131 == 3 {
+                fastq.extend_from_slice(b"\n");
+            }
+            let tax = [562, 1280, 0][(i * i) % 3];
+            let passed = if i % 3 == 1 { 'F' } else { 'T' };
+            tsv.extend_from_slice(format!("{tax}\t{passed}\n").as_bytes());
+            if i % 211 == 7 {
+                tsv.extend_from_slice(b"\n");
+            }
+        }
+        let keep = SubsetOptions::new([562]);
+        let exclude = SubsetOptions { exclude: true, include_lowconf: true, ..keep.clone() };
+        for options in [keep, exclude] {
+            let [careful, _] = both_paths(&options, &fastq, &tsv, 1 << 20);
+            let (out, written) = careful.clone().unwrap();
+            assert!(written > 100 && out.len() < fastq.len(), "a real subset");
+            // Small buffers cut records everywhere; a large one holds them all.
+            for capacity in [1, 5, 64, 100, 333, 1000, 4096, 1 << 20] {
+                let [careful, quick] = both_paths(&options, &fastq, &tsv, capacity);
+                assert_eq!(quick, careful, "capacity {capacity}");
+            }
+        }
+
+        // Errors: the same message whichever path meets them.
+        let options = SubsetOptions::new([562]);
+        let rows_for = |k: usize| {
+            let mut t = b"Tax ID\n".to_vec();
+            for _ in 0..k {
+                t.extend_from_slice(b"562\n");
+            }
+            t
+        };
+        let mut bad_row = rows_for(n);
+        bad_row.extend_from_slice(b"x\n");
+        let mut bad_late = rows_for(300);
+        bad_late.extend_from_slice(b"562\tT\nx\n");
+        let mut bad_record = fastq.clone();
+        bad_record.splice(2000..2000, *b"@broken\nAC\n+\nI\n");
+        for (fastq, tsv) in [
+            (&fastq, rows_for(n - 1)),
+            (&fastq, rows_for(n + 1)),
+            (&fastq, bad_row),
+            (&fastq, bad_late),
+            (&bad_record, rows_for(n + 1)),
+            (&bad_record, rows_for(3)),
+        ] {
+            let [careful, _] = both_paths(&options, fastq, &tsv, 1 << 20);
+            assert!(careful.is_err());
+            for capacity in [1, 64, 333, 4096, 1 << 20] {
+                let [careful, quick] = both_paths(&options, fastq, &tsv, capacity);
+                assert_eq!(quick, careful, "capacity {capacity}");
+            }
+        }
     }
 
     #[test]

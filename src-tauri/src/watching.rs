@@ -27,6 +27,8 @@ use crate::session::Session;
 
 /// The most samples the screen lists (the newest); the counts cover all of them.
 const MAX_LISTED: usize = 500;
+/// The most files listed per folder (the rest are in the counts).
+const MAX_FILES_LISTED: usize = 300;
 
 /// Upload progress of one sample, as the watcher reports it.
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -133,6 +135,19 @@ pub struct FolderView {
     pub missing: bool,
     /// Its files per state.
     pub files: Counts,
+    /// Its files (at most 300, the unfinished first), with their state.
+    pub file_list: Vec<FileView>,
+}
+
+/// One file the watcher found.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileView {
+    /// Its path inside the watched folder.
+    pub path: String,
+    /// Its size when last seen.
+    pub size: u64,
+    /// `seen`, `settled`, `uploading`, `confirmed` or `failed`.
+    pub state: State,
 }
 
 /// A sample made by the watcher, with its live progress.
@@ -264,11 +279,11 @@ impl Watching {
         if inner.queue.is_none() && paths.data_dir.join(QUEUE_FILE).is_file() {
             inner.queue = Some(Queue::open(&paths.data_dir).await.map_err(queue_error)?);
         }
-        let (runs, mut samples, counts) = match &inner.queue {
+        let (runs, mut samples, all_files) = match &inner.queue {
             Some(q) => (
                 q.runs().await.map_err(queue_error)?,
                 q.samples().await.map_err(queue_error)?,
-                mgds_watch::file_counts(q).await.map_err(queue_error)?,
+                q.all_files().await.map_err(queue_error)?,
             ),
             None => Default::default(),
         };
@@ -277,18 +292,24 @@ impl Watching {
             .into_iter()
             .map(|config| {
                 let mut files = Counts::default();
-                for ((folder, state), n) in &counts {
-                    if *folder == config.path {
-                        match state {
-                            State::Seen => files.seen += n,
-                            State::Settled => files.settled += n,
-                            State::Uploading => files.uploading += n,
-                            State::Confirmed => files.confirmed += n,
-                            State::Failed => files.failed += n,
-                        }
+                let mut file_list = Vec::new();
+                for f in all_files.iter().filter(|f| f.folder == config.path) {
+                    match f.state {
+                        State::Seen => files.seen += 1,
+                        State::Settled => files.settled += 1,
+                        State::Uploading => files.uploading += 1,
+                        State::Confirmed => files.confirmed += 1,
+                        State::Failed => files.failed += 1,
                     }
+                    let path = f.path.strip_prefix(&config.path).unwrap_or(&f.path).display().to_string();
+                    file_list.push(FileView { path, size: f.size, state: f.state });
                 }
-                FolderView { missing: !config.path.is_dir(), config, files }
+                // What still needs attention first, then by path.
+                file_list.sort_by(|a, b| {
+                    (a.state == State::Confirmed, &a.path).cmp(&(b.state == State::Confirmed, &b.path))
+                });
+                file_list.truncate(MAX_FILES_LISTED);
+                FolderView { missing: !config.path.is_dir(), config, files, file_list }
             })
             .collect();
         let samples_total = samples.len();

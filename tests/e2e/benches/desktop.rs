@@ -23,6 +23,7 @@ struct Figures {
     samples: usize,
     populate_s: f64,
     start_s: f64,
+    call_ms: f64,
     next_page_ms: f64,
     sort_ms: f64,
     filter_ms: f64,
@@ -142,6 +143,16 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
     s.wait_for_text("[data-testid=total]", &total, LONG).await?;
     s.wait_for("[data-testid=samples-table] tbody tr[data-id]", LONG).await?;
     let start_s = started.elapsed().as_secs_f64();
+    // The service and the app's command alone, without the page: page 2 of the table.
+    let call = s
+        .script(
+            "const t0 = performance.now();
+             return window.__TAURI_INTERNALS__.invoke('list_samples', {query: {page: 2, per_page: 50, sort: 'created_at',
+               desc: true}}).then(() => performance.now() - t0);",
+            json!([]),
+        )
+        .await?;
+    let call_ms = call.as_f64().context("no time for the list_samples call")?;
     // Each interaction waits for what only the new rows can show.
     let next_page_ms = timed(&s, "click", "[data-testid=next-page]", "", "[data-testid=range]", "51–100").await?;
     let sort_ms = timed(&s, "click", "[data-testid=sort-filename]", "", "[data-testid=range]", "1–50").await?;
@@ -163,7 +174,18 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
     let (rss_mb, pss_mb) = memory();
     s.close().await?;
     drop(driver);
-    Ok(Figures { samples: n, populate_s, start_s, next_page_ms, sort_ms, filter_ms, per_page_ms, rss_mb, pss_mb })
+    Ok(Figures {
+        samples: n,
+        populate_s,
+        start_s,
+        call_ms,
+        next_page_ms,
+        sort_ms,
+        filter_ms,
+        per_page_ms,
+        rss_mb,
+        pss_mb,
+    })
 }
 
 fn fmt_count(n: usize) -> String {
@@ -195,6 +217,7 @@ async fn main() -> Result<()> {
         println!("| {name} ({unit}) | {a:.1} | {b:.1} | {:.2}x |", if a > 0.0 { b / a } else { 0.0 });
     };
     row("start to a painted samples table", anchor.start_s, many.start_s, "s");
+    row("one page of 50 from the service, without drawing it", anchor.call_ms, many.call_ms, "ms");
     row("next page", anchor.next_page_ms, many.next_page_ms, "ms");
     row("sort by file name", anchor.sort_ms, many.sort_ms, "ms");
     row("filter by file name (incl. 250 ms typing pause)", anchor.filter_ms, many.filter_ms, "ms");

@@ -34,6 +34,7 @@ const folder = (over: Partial<WatchedFolder> = {}): WatchedFolder => ({
   jobs: [],
   missing: false,
   files: { seen: 0, settled: 0, uploading: 0, confirmed: 0, failed: 0 },
+  file_list: [],
   ...over,
 });
 

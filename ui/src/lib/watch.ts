@@ -26,6 +26,7 @@ export interface WatchedFolder {
   jobs: string[];
   missing: boolean;
   files: Counts;
+  file_list: { path: string; size: number; state: FileState }[];
 }
 
 export interface RunRecord {
@@ -119,6 +120,15 @@ export function sampleStatus(s: WatchedSample): { text: string; tone: Tone } {
       return { text: "Waiting for the files to finish", tone: "wait" };
   }
 }
+
+/** A file's state in words. */
+export const FILE_STATE: Record<FileState, string> = {
+  seen: "Still being written",
+  settled: "Complete; waiting for its run",
+  uploading: "Uploading",
+  confirmed: "Uploaded",
+  failed: "Failed",
+};
 
 /** A run's state in words. */
 export function runStatus(r: RunRecord): { text: string; tone: Tone } {

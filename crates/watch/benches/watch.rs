@@ -40,7 +40,8 @@ fn small_fastq(i: usize) -> Vec<u8> {
 }
 
 async fn drain_until(rx: &mut UnboundedReceiver<Event>, count: usize, pred: impl Fn(&Event) -> bool, secs: u64) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(secs);
     let mut n = 0;
     while n < count {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -48,7 +49,7 @@ async fn drain_until(rx: &mut UnboundedReceiver<Event>, count: usize, pred: impl
             Ok(Some(e)) if pred(&e) => {
                 n += 1;
                 if n % 1000 == 0 {
-                    eprintln!("{n} of {count} after {:?}", deadline.elapsed());
+                    eprintln!("{n} of {count} after {:.1} s", start.elapsed().as_secs_f64());
                 }
             }
             Ok(Some(_)) => {}

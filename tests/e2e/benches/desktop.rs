@@ -7,13 +7,12 @@
 //! Run it with `tests/e2e/bench.sh` (it builds the UI and the app in release, installs
 //! `tauri-driver`, and gives the bench a keyring and a virtual display).
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use futures::StreamExt;
-use mgds_e2e::{Driver, Session};
+use mgds_e2e::{Driver, FreshHome, Session};
 use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(300);
@@ -121,22 +120,9 @@ fn memory() -> (f64, f64) {
 }
 
 async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<Figures> {
-    let tmp = tempfile::tempdir()?;
-    let dirs = ["data", "config", "home", "xdg-config", "xdg-cache"].map(|d| {
-        let p = tmp.path().join(d);
-        std::fs::create_dir_all(&p).unwrap();
-        p
-    });
-    let populate_s = populate(&dirs[0], n).await?;
-    let env = [
-        ("MGDS_DATA_DIR", dirs[0].as_os_str()),
-        ("MGDS_CONFIG_DIR", dirs[1].as_os_str()),
-        ("HOME", dirs[2].as_os_str()),
-        ("XDG_CONFIG_HOME", dirs[3].as_os_str()),
-        ("XDG_CACHE_HOME", dirs[4].as_os_str()),
-        ("MGDS_LOG", OsStr::new("error")),
-    ];
-    let driver = Driver::start(tauri_driver, &env).await?;
+    let home = FreshHome::new()?;
+    let populate_s = populate(&home.data_dir(), n).await?;
+    let driver = Driver::start(tauri_driver, &home.env(&[("MGDS_LOG", "error")])).await?;
     let started = Instant::now();
     let s = Session::new(&driver, app, shots.to_path_buf()).await?;
     let total = format!("{} samples", fmt_count(n));

@@ -45,6 +45,52 @@ where
     }
 }
 
+/// A first start of the app: empty data, configuration, home and XDG folders in a temporary
+/// folder (removed on drop), and the environment that points the app at them.
+pub struct FreshHome {
+    dir: tempfile::TempDir,
+}
+
+impl FreshHome {
+    /// Makes the folders.
+    pub fn new() -> Result<FreshHome> {
+        let dir = tempfile::tempdir()?;
+        for d in ["data", "config", "home", "xdg-config", "xdg-cache"] {
+            std::fs::create_dir_all(dir.path().join(d))?;
+        }
+        Ok(FreshHome { dir })
+    }
+
+    /// The temporary folder holding them (tests may put their own files there).
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The app's data folder (`MGDS_DATA_DIR`).
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// The app's configuration folder (`MGDS_CONFIG_DIR`).
+    pub fn config_dir(&self) -> PathBuf {
+        self.dir.path().join("config")
+    }
+
+    /// The environment for the app, with `extra` variables after it.
+    pub fn env(&self, extra: &[(&'static str, &str)]) -> Vec<(&'static str, std::ffi::OsString)> {
+        let at = |d: &str| self.dir.path().join(d).into_os_string();
+        let mut env = vec![
+            ("MGDS_DATA_DIR", at("data")),
+            ("MGDS_CONFIG_DIR", at("config")),
+            ("HOME", at("home")),
+            ("XDG_CONFIG_HOME", at("xdg-config")),
+            ("XDG_CACHE_HOME", at("xdg-cache")),
+        ];
+        env.extend(extra.iter().map(|(k, v)| (*k, std::ffi::OsString::from(v))));
+        env
+    }
+}
+
 /// A running `tauri-driver` (which runs `WebKitWebDriver`), stopped with SIGTERM on drop so it
 /// can close the app it started.
 pub struct Driver {
@@ -56,7 +102,7 @@ pub struct Driver {
 impl Driver {
     /// Starts `tauri-driver` with the app's environment, and waits until both it and the
     /// native `WebKitWebDriver` behind it accept connections.
-    pub async fn start(tauri_driver: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<Driver> {
+    pub async fn start(tauri_driver: &Path, env: &[(&str, std::ffi::OsString)]) -> Result<Driver> {
         let (port, native) = (free_port()?, free_port()?);
         let mut cmd = Command::new(tauri_driver);
         cmd.args(["--port", &port.to_string(), "--native-port", &native.to_string()])

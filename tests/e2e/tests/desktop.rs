@@ -8,12 +8,11 @@
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
 
-use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use mgds_e2e::{Driver, Session};
+use mgds_e2e::{Driver, FreshHome, Session};
 use serde_json::json;
 
 fn env_path(name: &str) -> Result<PathBuf> {
@@ -54,27 +53,14 @@ async fn desktop_app_end_to_end() -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/e2e-screenshots"));
 
-    // A first start: empty data, configuration, home and XDG folders.
-    let tmp = tempfile::tempdir()?;
-    let dirs = ["data", "config", "home", "xdg-config", "xdg-cache"].map(|d| {
-        let p = tmp.path().join(d);
-        std::fs::create_dir_all(&p).unwrap();
-        p
-    });
-    let env = [
-        ("MGDS_DATA_DIR", dirs[0].as_os_str()),
-        ("MGDS_CONFIG_DIR", dirs[1].as_os_str()),
-        ("HOME", dirs[2].as_os_str()),
-        ("XDG_CONFIG_HOME", dirs[3].as_os_str()),
-        ("XDG_CACHE_HOME", dirs[4].as_os_str()),
-        // Watched files settle within a second or two instead of the default 30 s.
-        ("MGDS_WATCH_POLL_SECS", OsStr::new("0.5")),
-        ("MGDS_WATCH_MIN_AGE_SECS", OsStr::new("0.5")),
-    ];
+    // A first start: empty data, configuration, home and XDG folders. Watched files settle
+    // within a second or two instead of the default 30 s.
+    let home = FreshHome::new()?;
+    let env = home.env(&[("MGDS_WATCH_POLL_SECS", "0.5"), ("MGDS_WATCH_MIN_AGE_SECS", "0.5")]);
     let driver = Driver::start(&tauri_driver, &env).await?;
     let started = Instant::now();
     let s = Session::new(&driver, &app, screenshots).await?;
-    let outcome = scenario(&s, &root, tmp.path(), &dirs[1], started).await;
+    let outcome = scenario(&s, &root, home.root(), &home.config_dir(), started).await;
     if let Err(e) = &outcome {
         // What the window showed when it went wrong, for the log and the artifacts.
         let _ = s.screenshot("failure").await;
@@ -240,7 +226,8 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
 fn write_pair(r1: &Path, r2: &Path, n: usize) -> Result<()> {
     let (mut a, mut b) = (String::new(), String::new());
     for i in 0..n {
-        let seq = |k: usize| -> String { (0..100).map(|j| b"ACGT"[(i * 31 + j * 7 + k + j / 3) % 4] as char).collect() };
+        let seq =
+            |k: usize| -> String { (0..100).map(|j| b"ACGT"[(i * 31 + j * 7 + k + j / 3) % 4] as char).collect() };
         let q = "F".repeat(100);
         a.push_str(&format!("@M0:1:FC:1:1:{i}:1 1:N:0:1\n{}\n+\n{q}\n", seq(0)));
         b.push_str(&format!("@M0:1:FC:1:1:{i}:1 2:N:0:1\n{}\n+\n{q}\n", seq(1)));

@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
-use mgds_classify::{BuildInput, ClassifyOptions, Database, Taxonomy, build, classify};
+use mgds_classify::{
+    BuildInput, ClassifyOptions, DEFAULT_CONFIDENCE, DEFAULT_MIN_HITS, Database, Taxonomy, build, classify,
+};
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -187,15 +189,9 @@ const THREADS: [usize; 2] = [1, 2];
 
 fn main() {
     // `cargo bench` passes `--bench`; flags are not ours.
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with("--"))
-        .collect();
-    let outcome = if args.first().map(String::as_str) == Some("child-classify") {
-        child_classify(&args[1..])
-    } else {
-        run()
-    };
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let outcome =
+        if args.first().map(String::as_str) == Some("child-classify") { child_classify(&args[1..]) } else { run() };
     if let Err(e) = outcome {
         eprintln!("error: {e}");
         std::process::exit(1);
@@ -211,11 +207,8 @@ fn child_classify(args: &[String]) -> Res<()> {
     let started = Instant::now();
     let db = Database::open(db)?;
     let open_secs = started.elapsed().as_secs_f64();
-    let opts = ClassifyOptions {
-        threads: threads.parse()?,
-        confidence: confidence.parse()?,
-        ..ClassifyOptions::default()
-    };
+    let opts =
+        ClassifyOptions { threads: threads.parse()?, confidence: confidence.parse()?, ..ClassifyOptions::default() };
     let mut out = BufWriter::new(File::create(out)?);
     let started = Instant::now();
     let results = classify(&db, Path::new(reads), &opts, &mut out)?;
@@ -246,10 +239,7 @@ fn run() -> Res<()> {
     let art = apt.ensure("art-nextgen-simulation-tools", "art_illumina");
     let mut notes = Vec::new();
     if !kraken2 {
-        notes.push(
-            "KRAKEN2 IS NOT AVAILABLE (`apt-get install kraken2` failed): its columns are empty."
-                .to_owned(),
-        );
+        notes.push("KRAKEN2 IS NOT AVAILABLE (`apt-get install kraken2` failed): its columns are empty.".to_owned());
     }
     if !art {
         notes.push("ART (art_illumina) is not available: reads come from a simple built-in simulator (uniform positions, 0.3% substitutions) instead of ART's HiSeq 2500 error profile.".to_owned());
@@ -280,9 +270,7 @@ fn run() -> Res<()> {
     let truth = simulate_reads(&cache.join("reads"), &genome_dir, art)?;
 
     // Databases.
-    let in_db: Vec<usize> = (0..GENOMES.len())
-        .filter(|&i| GENOMES[i].role == Role::InDb)
-        .collect();
+    let in_db: Vec<usize> = (0..GENOMES.len()).filter(|&i| GENOMES[i].role == Role::InDb).collect();
     let ours_dir = cache.join("mgds");
     fs::create_dir_all(&ours_dir)?;
     let mut map = String::new();
@@ -329,7 +317,7 @@ fn run() -> Res<()> {
         // Alternate the tools, so that a busy spell on a shared machine is shared too.
         for _ in 0..repeats.max(1) {
             eprintln!("classifying with mgds, {threads} thread(s)");
-            ours.push(run_ours(&exe, &ours_db, &reads, threads, 0.1, &out_dir)?);
+            ours.push(run_ours(&exe, &ours_db, &reads, threads, DEFAULT_CONFIDENCE, &out_dir)?);
             if kraken2 {
                 eprintln!("classifying with Kraken 2, {threads} thread(s)");
                 k2.push(run_kraken2(&k2_db, &reads, threads, 0.0, &out_dir)?);
@@ -341,17 +329,23 @@ fn run() -> Res<()> {
         }
     }
     let load_after = load_average();
-    // The other tool's default confidence, for accuracy only (2 threads).
-    eprintln!("classifying with mgds at confidence 0 and Kraken 2 at confidence 0.1");
-    let ours_c0 = run_ours(&exe, &ours_db, &reads, 2, 0.0, &out_dir)?;
-    let k2_c01 = if kraken2 {
-        Some(run_kraken2(&k2_db, &reads, 2, 0.1, &out_dir)?)
-    } else {
-        None
+    // Both tools at confidence 0 (Kraken 2's default) and at 0.1, for accuracy only (2 threads;
+    // calls do not depend on the thread count). mgds's default run is reused for its own value.
+    let ours_at = |confidence: f64| -> Res<Scores> {
+        let output = if confidence == DEFAULT_CONFIDENCE {
+            ours_runs[0].output.clone()
+        } else {
+            eprintln!("classifying with mgds at confidence {confidence}");
+            run_ours(&exe, &ours_db, &reads, 2, confidence, &out_dir)?.output
+        };
+        score_ours(&output, &truth, &taxonomy)
     };
+    let ours_acc_c0 = ours_at(0.0)?;
+    let ours_acc_c01 = ours_at(0.1)?;
+    eprintln!("classifying with Kraken 2 at confidence 0.1");
+    let k2_c01 = if kraken2 { Some(run_kraken2(&k2_db, &reads, 2, 0.1, &out_dir)?) } else { None };
 
     let ours_acc = score_ours(&ours_runs[0].output, &truth, &taxonomy)?;
-    let ours_acc_c0 = score_ours(&ours_c0.output, &truth, &taxonomy)?;
     let k2_acc = match k2_runs.first() {
         Some(run) => Some(score_kraken2(&run.output, &truth, &taxonomy)?),
         None => None,
@@ -375,14 +369,7 @@ fn run() -> Res<()> {
     }
 
     // Report.
-    print_inputs(
-        &package_versions,
-        &genome_stats,
-        &truth,
-        art,
-        kraken2,
-        &report,
-    )?;
+    print_inputs(&package_versions, &genome_stats, &truth, art, kraken2, &report)?;
     for note in &notes {
         println!("**{note}**\n");
     }
@@ -393,12 +380,7 @@ fn run() -> Res<()> {
         kraken2.then_some(7.0),
         0,
     ));
-    rows.push(Row::info(
-        "database build time (s, 1 thread)",
-        report.seconds,
-        k2_build.as_ref().map(|b| b.seconds),
-        2,
-    ));
+    rows.push(Row::info("database build time (s, 1 thread)", report.seconds, k2_build.as_ref().map(|b| b.seconds), 2));
     rows.push(Row::info(
         "database size on disk (MB)",
         report.bytes as f64 / 1e6,
@@ -444,34 +426,26 @@ fn run() -> Res<()> {
         &mut rows,
         &ours_acc,
         k2_acc.as_ref(),
-        "each tool's default confidence: mgds 0.1, Kraken 2 0",
+        &format!("each tool's default confidence: mgds {DEFAULT_CONFIDENCE}, Kraken 2 0"),
     );
     print_table(&rows, kraken2);
 
-    println!(
-        "\nSpecies-level accuracy with the confidence thresholds swapped (calls do not depend on the thread count):\n"
-    );
-    let mut rows = Vec::new();
-    accuracy_rows(
-        &mut rows,
-        &ours_acc_c0,
-        k2_acc_c01.as_ref(),
-        "mgds at 0, Kraken 2 at 0.1",
-    );
-    print_table(&rows, kraken2);
+    if DEFAULT_CONFIDENCE != 0.0 {
+        println!(
+            "\nSpecies-level accuracy with the confidence thresholds swapped (calls do not depend on the thread count):\n"
+        );
+        let mut rows = Vec::new();
+        accuracy_rows(
+            &mut rows,
+            &ours_acc_c0,
+            k2_acc_c01.as_ref(),
+            &format!("mgds at 0, Kraken 2 at {DEFAULT_CONFIDENCE}"),
+        );
+        print_table(&rows, kraken2);
+    }
     let mut same = Vec::new();
-    accuracy_rows(
-        &mut same,
-        &ours_acc,
-        k2_acc_c01.as_ref(),
-        "both at confidence 0.1",
-    );
-    accuracy_rows(
-        &mut same,
-        &ours_acc_c0,
-        k2_acc.as_ref(),
-        "both at confidence 0",
-    );
+    accuracy_rows(&mut same, &ours_acc_c01, k2_acc_c01.as_ref(), "both at confidence 0.1");
+    accuracy_rows(&mut same, &ours_acc_c0, k2_acc.as_ref(), "both at confidence 0");
     println!("\nSpecies-level accuracy at the same confidence threshold:\n");
     print_table(&same, kraken2);
 
@@ -481,36 +455,23 @@ fn run() -> Res<()> {
             report.spaces
         );
         let mut rows = vec![
-            Row::info(
-                "database build time (s, 1 thread)",
-                report.seconds,
-                Some(b.seconds),
-                2,
-            ),
-            Row::info(
-                "database size on disk (MB)",
-                report.bytes as f64 / 1e6,
-                Some(b.bytes as f64 / 1e6),
-                1,
-            ),
+            Row::info("database build time (s, 1 thread)", report.seconds, Some(b.seconds), 2),
+            Row::info("database size on disk (MB)", report.bytes as f64 / 1e6, Some(b.bytes as f64 / 1e6), 1),
             Row::higher(
-                "reads/s, 2 thread(s), classification only (mgds at 0.1, Kraken 2 at 0)",
+                &format!("reads/s, 2 thread(s), classification only (mgds at {DEFAULT_CONFIDENCE}, Kraken 2 at 0)"),
                 ours_runs[1].reads as f64 / ours_runs[1].classify_secs,
                 Some(run.reads as f64 / run.classify_secs),
                 0,
                 "≥ Kraken 2",
             ),
         ];
-        accuracy_rows(&mut rows, &ours_acc, Some(acc01), "both at confidence 0.1");
+        accuracy_rows(&mut rows, &ours_acc_c01, Some(acc01), "both at confidence 0.1");
         accuracy_rows(&mut rows, &ours_acc_c0, Some(acc0), "both at confidence 0");
         print_table(&rows, kraken2);
     }
 
     print_definitions(&ours_runs, &k2_runs, repeats, &load_before, &load_after);
-    println!(
-        "\nBench run time: {:.0} s (including setup).",
-        started.elapsed().as_secs_f64()
-    );
+    println!("\nBench run time: {:.0} s (including setup).", started.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -531,10 +492,7 @@ impl Apt {
         eprintln!("{binary} not found: installing the Debian package {package}");
         if !self.updated {
             self.updated = true;
-            let _ = Command::new("apt-get")
-                .args(["update", "-q"])
-                .stdout(Stdio::null())
-                .status();
+            let _ = Command::new("apt-get").args(["update", "-q"]).stdout(Stdio::null()).status();
         }
         let status = Command::new("apt-get")
             .args(["install", "-y", "-q", "--no-install-recommends", package])
@@ -550,15 +508,11 @@ impl Apt {
 
 fn which(binary: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(binary))
-        .find(|p| p.is_file())
+    std::env::split_paths(&path).map(|dir| dir.join(binary)).find(|p| p.is_file())
 }
 
 fn run_ok(cmd: &mut Command) -> Res<std::process::Output> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("could not run {cmd:?}: {e}"))?;
+    let out = cmd.output().map_err(|e| format!("could not run {cmd:?}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "{cmd:?} failed ({}):\n{}{}",
@@ -578,24 +532,18 @@ fn fetch_package(cache: &Path, pkg: &str) -> Res<String> {
     let dir = cache.join("packages").join(pkg);
     fs::create_dir_all(&debs)?;
     let find_deb = || -> Res<Option<PathBuf>> {
-        Ok(fs::read_dir(&debs)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with(&format!("{pkg}_")) && n.ends_with(".deb"))
-            }))
+        Ok(fs::read_dir(&debs)?.filter_map(|e| e.ok().map(|e| e.path())).find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{pkg}_")) && n.ends_with(".deb"))
+        }))
     };
     let deb = match find_deb()? {
         Some(deb) => deb,
         None => {
             eprintln!("downloading {pkg}");
-            run_ok(
-                Command::new("apt-get")
-                    .args(["download", "-q", pkg])
-                    .current_dir(&debs),
-            )
-            .map_err(|e| format!("apt-get download {pkg}: {e}"))?;
+            run_ok(Command::new("apt-get").args(["download", "-q", pkg]).current_dir(&debs))
+                .map_err(|e| format!("apt-get download {pkg}: {e}"))?;
             find_deb()?.ok_or(format!("apt-get download {pkg} left no .deb"))?
         }
     };
@@ -625,37 +573,23 @@ fn genome_path(dir: &Path, i: usize) -> PathBuf {
 /// same file) and returns its sequence ids and length.
 fn prepare_genome(cache: &Path, genome_dir: &Path, g: &Genome) -> Res<GenomeStats> {
     let pkg_dir = cache.join("packages").join(g.package);
-    let source = if g.path.starts_with("usr/") {
-        pkg_dir.join(g.path)
-    } else {
-        pkg_dir.join(RAGOUT).join(g.path)
-    };
+    let source = if g.path.starts_with("usr/") { pkg_dir.join(g.path) } else { pkg_dir.join(RAGOUT).join(g.path) };
     let text: Box<dyn Read> = if g.path.ends_with(".xz") {
         let out = run_ok(Command::new("xz").arg("-dc").arg(&source))?;
         Box::new(std::io::Cursor::new(out.stdout))
     } else {
-        Box::new(MultiGzDecoder::new(
-            File::open(&source).map_err(|e| format!("{}: {e}", source.display()))?,
-        ))
+        Box::new(MultiGzDecoder::new(File::open(&source).map_err(|e| format!("{}: {e}", source.display()))?))
     };
     let out_path = genome_dir.join(format!("{}.fa", g.label));
     let mut out = BufWriter::new(File::create(&out_path)?);
-    let mut stats = GenomeStats {
-        seq_ids: Vec::new(),
-        bases: 0,
-    };
+    let mut stats = GenomeStats { seq_ids: Vec::new(), bases: 0 };
     for line in BufReader::new(text).lines() {
         let line = line?;
         if let Some(header) = line.strip_prefix('>') {
             let id = if g.species == 0 {
                 format!("{}_{}", g.label, stats.seq_ids.len() + 1)
             } else {
-                format!(
-                    "{}_{}|kraken:taxid|{}",
-                    g.label,
-                    stats.seq_ids.len() + 1,
-                    g.species
-                )
+                format!("{}_{}|kraken:taxid|{}", g.label, stats.seq_ids.len() + 1, g.species)
             };
             writeln!(out, ">{id} {}", header.trim())?;
             stats.seq_ids.push(id);
@@ -676,9 +610,7 @@ fn write_taxonomy(dir: &Path) -> Res<()> {
     for g in GENOMES.iter().filter(|g| g.species != 0) {
         let mut id = g.species;
         while id != 1 {
-            id = *ids
-                .get(&id)
-                .ok_or(format!("tax id {id} (above {}) is missing", g.species))?;
+            id = *ids.get(&id).ok_or(format!("tax id {id} (above {}) is missing", g.species))?;
         }
     }
     let (mut nodes, mut names) = (String::new(), String::new());
@@ -705,14 +637,8 @@ fn simulate_reads(dir: &Path, genome_dir: &Path, art: bool) -> Res<Truth> {
     let simulator = if art {
         let out = Command::new("art_illumina").output()?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let version = text
-            .lines()
-            .find(|l| l.contains("Version"))
-            .map(|l| l.trim().to_owned())
-            .unwrap_or_default();
-        format!(
-            "ART art_illumina ({version}): -ss HS25 -l {READ_LEN} -f COVERAGE -na -rs SEED+i, single-end"
-        )
+        let version = text.lines().find(|l| l.contains("Version")).map(|l| l.trim().to_owned()).unwrap_or_default();
+        format!("ART art_illumina ({version}): -ss HS25 -l {READ_LEN} -f COVERAGE -na -rs SEED+i, single-end")
     } else {
         "built-in: uniform positions, both strands, 0.3% substitutions".to_owned()
     };
@@ -747,12 +673,7 @@ fn simulate_reads(dir: &Path, genome_dir: &Path, art: bool) -> Res<Truth> {
                     .arg(dir.join(g.label)),
             )?;
         } else {
-            builtin_simulate(
-                &genome_path(genome_dir, i),
-                &fq,
-                g.coverage,
-                SEED + i as u64,
-            )?;
+            builtin_simulate(&genome_path(genome_dir, i), &fq, g.coverage, SEED + i as u64)?;
         }
         per_genome.push(fq);
     }
@@ -764,14 +685,8 @@ fn simulate_reads(dir: &Path, genome_dir: &Path, art: bool) -> Res<Truth> {
         left.push(n);
     }
     let reads_per_genome = left.clone();
-    let mut readers: Vec<_> = per_genome
-        .iter()
-        .map(|p| File::open(p).map(BufReader::new))
-        .collect::<Result<_, _>>()?;
-    let mut gz = GzEncoder::new(
-        BufWriter::new(File::create(&reads_path)?),
-        flate2::Compression::default(),
-    );
+    let mut readers: Vec<_> = per_genome.iter().map(|p| File::open(p).map(BufReader::new)).collect::<Result<_, _>>()?;
+    let mut gz = GzEncoder::new(BufWriter::new(File::create(&reads_path)?), flate2::Compression::default());
     let mut truth_out = BufWriter::new(File::create(&truth_path)?);
     writeln!(truth_out, "read\tgenome")?;
     let mut genome = Vec::new();
@@ -791,11 +706,7 @@ fn simulate_reads(dir: &Path, genome_dir: &Path, art: bool) -> Res<Truth> {
             readers[g].read_line(l)?;
         }
         let n = genome.len();
-        write!(
-            gz,
-            "@r{n} {}\n{}+\n{}",
-            GENOMES[g].label, lines[1], lines[3]
-        )?;
+        write!(gz, "@r{n} {}\n{}+\n{}", GENOMES[g].label, lines[1], lines[3])?;
         writeln!(truth_out, "r{n}\t{}", GENOMES[g].label)?;
         genome.push(g as u8);
         left[g] -= 1;
@@ -807,19 +718,11 @@ fn simulate_reads(dir: &Path, genome_dir: &Path, art: bool) -> Res<Truth> {
         let _ = fs::remove_file(fq);
     }
     fs::write(dir.join("recipe.txt"), recipe)?;
-    Ok(Truth {
-        genome,
-        reads_per_genome,
-        simulator,
-    })
+    Ok(Truth { genome, reads_per_genome, simulator })
 }
 
 fn read_truth(path: &Path, simulator: String) -> Res<Truth> {
-    let index: HashMap<&str, u8> = GENOMES
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (g.label, i as u8))
-        .collect();
+    let index: HashMap<&str, u8> = GENOMES.iter().enumerate().map(|(i, g)| (g.label, i as u8)).collect();
     let mut genome = Vec::new();
     let mut reads_per_genome = vec![0u64; GENOMES.len()];
     for line in BufReader::new(File::open(path)?).lines().skip(1) {
@@ -829,11 +732,7 @@ fn read_truth(path: &Path, simulator: String) -> Res<Truth> {
         reads_per_genome[g as usize] += 1;
         genome.push(g);
     }
-    Ok(Truth {
-        genome,
-        reads_per_genome,
-        simulator,
-    })
+    Ok(Truth { genome, reads_per_genome, simulator })
 }
 
 /// A plain simulator for machines without ART.
@@ -892,13 +791,7 @@ struct K2Build {
     bytes: u64,
 }
 
-fn build_kraken2(
-    db: &Path,
-    tax_dir: &Path,
-    genome_dir: &Path,
-    in_db: &[usize],
-    minimizer_spaces: u32,
-) -> Res<K2Build> {
+fn build_kraken2(db: &Path, tax_dir: &Path, genome_dir: &Path, in_db: &[usize], minimizer_spaces: u32) -> Res<K2Build> {
     let _ = fs::remove_dir_all(db);
     fs::create_dir_all(db.join("taxonomy"))?;
     for f in ["nodes.dmp", "names.dmp"] {
@@ -919,15 +812,7 @@ fn build_kraken2(
         Command::new("kraken2-build")
             .arg("--db")
             .arg(db)
-            .args([
-                "--build",
-                "--threads",
-                "1",
-                "--kmer-len",
-                "35",
-                "--minimizer-len",
-                "31",
-            ])
+            .args(["--build", "--threads", "1", "--kmer-len", "35", "--minimizer-len", "31"])
             .args(["--minimizer-spaces", &minimizer_spaces.to_string()]),
     )?;
     let seconds = started.elapsed().as_secs_f64();
@@ -948,11 +833,8 @@ struct Measured {
 /// Runs a child process, polling its VmHWM (peak resident memory) every 10 ms.
 fn measure(cmd: &mut Command) -> Res<Measured> {
     let started = Instant::now();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("could not run {cmd:?}: {e}"))?;
+    let mut child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("could not run {cmd:?}: {e}"))?;
     let status_path = format!("/proc/{}/status", child.id());
     // Read the pipes on threads so that the child never blocks on a full pipe.
     let mut out_pipe = child.stdout.take().ok_or("no stdout")?;
@@ -970,9 +852,7 @@ fn measure(cmd: &mut Command) -> Res<Measured> {
     let mut peak_kb = 0;
     let status = loop {
         if let Some(kb) = fs::read_to_string(&status_path).ok().and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         }) {
             peak_kb = peak_kb.max(kb);
         }
@@ -987,19 +867,12 @@ fn measure(cmd: &mut Command) -> Res<Measured> {
     if !status.success() {
         return Err(format!("{cmd:?} failed ({status}):\n{stdout}{stderr}").into());
     }
-    Ok(Measured {
-        wall_secs,
-        peak_kb,
-        stdout,
-        stderr,
-    })
+    Ok(Measured { wall_secs, peak_kb, stdout, stderr })
 }
 
 /// The run with the shortest classification time.
 fn fastest(runs: Vec<Run>) -> Run {
-    runs.into_iter()
-        .min_by(|a, b| a.classify_secs.total_cmp(&b.classify_secs))
-        .expect("at least one run")
+    runs.into_iter().min_by(|a, b| a.classify_secs.total_cmp(&b.classify_secs)).expect("at least one run")
 }
 
 fn load_average() -> String {
@@ -1017,14 +890,7 @@ struct Run {
     output: PathBuf,
 }
 
-fn run_ours(
-    exe: &Path,
-    db: &Path,
-    reads: &Path,
-    threads: usize,
-    confidence: f64,
-    out_dir: &Path,
-) -> Res<Run> {
+fn run_ours(exe: &Path, db: &Path, reads: &Path, threads: usize, confidence: f64, out_dir: &Path) -> Res<Run> {
     let output = out_dir.join(format!("mgds_t{threads}_c{confidence}.tsv.gz"));
     let m = measure(
         Command::new(exe)
@@ -1049,13 +915,7 @@ fn run_ours(
     })
 }
 
-fn run_kraken2(
-    db: &Path,
-    reads: &Path,
-    threads: usize,
-    confidence: f64,
-    out_dir: &Path,
-) -> Res<Run> {
+fn run_kraken2(db: &Path, reads: &Path, threads: usize, confidence: f64, out_dir: &Path) -> Res<Run> {
     let output = out_dir.join(format!("kraken2_t{threads}_c{confidence}.out"));
     let report = out_dir.join(format!("kraken2_t{threads}_c{confidence}.report"));
     let m = measure(
@@ -1077,18 +937,9 @@ fn run_kraken2(
         .lines()
         .find(|l| l.contains("processed in"))
         .ok_or_else(|| format!("no timing in Kraken 2's messages:\n{}", m.stderr))?;
-    let n: u64 = line
-        .split_whitespace()
-        .next()
-        .ok_or("timing line")?
-        .parse()?;
-    let secs: f64 = line
-        .split("processed in ")
-        .nth(1)
-        .and_then(|s| s.split('s').next())
-        .ok_or("timing line")?
-        .trim()
-        .parse()?;
+    let n: u64 = line.split_whitespace().next().ok_or("timing line")?.parse()?;
+    let secs: f64 =
+        line.split("processed in ").nth(1).and_then(|s| s.split('s').next()).ok_or("timing line")?.trim().parse()?;
     Ok(Run {
         wall_secs: m.wall_secs,
         classify_secs: secs,
@@ -1127,10 +978,8 @@ fn add_call(scores: &mut Scores, truth: &Truth, read: usize, tax_id: u64, taxono
     if tax_id == 0 {
         return;
     }
-    let species = taxonomy
-        .index_of(tax_id)
-        .and_then(|i| taxonomy.ancestor_at_rank(i, "species"))
-        .map(|i| taxonomy.tax_id(i));
+    let species =
+        taxonomy.index_of(tax_id).and_then(|i| taxonomy.ancestor_at_rank(i, "species")).map(|i| taxonomy.tax_id(i));
     if let Some(species) = species {
         s.species_calls += 1;
         s.correct += u64::from(species == g.species);
@@ -1145,21 +994,12 @@ fn score_ours(path: &Path, truth: &Truth, taxonomy: &Taxonomy) -> Res<Scores> {
         let line = line?;
         let f: Vec<&str> = line.split('\t').collect();
         // A call that did not pass the minimum-hits filter is unclassified.
-        let tax_id = if f.get(3) == Some(&"T") {
-            f[0].parse()?
-        } else {
-            0
-        };
+        let tax_id = if f.get(3) == Some(&"T") { f[0].parse()? } else { 0 };
         add_call(&mut scores, truth, n, tax_id, taxonomy);
         n += 1;
     }
     if n != truth.genome.len() {
-        return Err(format!(
-            "{}: {n} reads, expected {}",
-            path.display(),
-            truth.genome.len()
-        )
-        .into());
+        return Err(format!("{}: {n} reads, expected {}", path.display(), truth.genome.len()).into());
     }
     Ok(scores)
 }
@@ -1170,22 +1010,13 @@ fn score_kraken2(path: &Path, truth: &Truth, taxonomy: &Taxonomy) -> Res<Scores>
     for line in BufReader::new(File::open(path)?).lines() {
         let line = line?;
         let f: Vec<&str> = line.split('\t').collect();
-        let read: usize = f
-            .get(1)
-            .and_then(|r| r.strip_prefix('r'))
-            .ok_or("Kraken 2 output: read name")?
-            .parse()?;
+        let read: usize = f.get(1).and_then(|r| r.strip_prefix('r')).ok_or("Kraken 2 output: read name")?.parse()?;
         let tax_id: u64 = f.get(2).ok_or("Kraken 2 output: tax id")?.parse()?;
         add_call(&mut scores, truth, read, tax_id, taxonomy);
         n += 1;
     }
     if n != truth.genome.len() {
-        return Err(format!(
-            "{}: {n} reads, expected {}",
-            path.display(),
-            truth.genome.len()
-        )
-        .into());
+        return Err(format!("{}: {n} reads, expected {}", path.display(), truth.genome.len()).into());
     }
     Ok(scores)
 }
@@ -1241,42 +1072,15 @@ struct Row {
 
 impl Row {
     fn info(measure: &str, ours: f64, k2: Option<f64>, decimals: usize) -> Row {
-        Row {
-            measure: measure.to_owned(),
-            ours,
-            k2,
-            decimals,
-            better: Better::Info,
-            target: "— (information)",
-        }
+        Row { measure: measure.to_owned(), ours, k2, decimals, better: Better::Info, target: "— (information)" }
     }
 
-    fn higher(
-        measure: &str,
-        ours: f64,
-        k2: Option<f64>,
-        decimals: usize,
-        target: &'static str,
-    ) -> Row {
-        Row {
-            better: Better::Higher,
-            target,
-            ..Row::info(measure, ours, k2, decimals)
-        }
+    fn higher(measure: &str, ours: f64, k2: Option<f64>, decimals: usize, target: &'static str) -> Row {
+        Row { better: Better::Higher, target, ..Row::info(measure, ours, k2, decimals) }
     }
 
-    fn lower(
-        measure: &str,
-        ours: f64,
-        k2: Option<f64>,
-        decimals: usize,
-        target: &'static str,
-    ) -> Row {
-        Row {
-            better: Better::Lower,
-            target,
-            ..Row::info(measure, ours, k2, decimals)
-        }
+    fn lower(measure: &str, ours: f64, k2: Option<f64>, decimals: usize, target: &'static str) -> Row {
+        Row { better: Better::Lower, target, ..Row::info(measure, ours, k2, decimals) }
     }
 }
 
@@ -1299,15 +1103,8 @@ fn print_table(rows: &[Row], kraken2: bool) {
             (Better::Lower, Some(k)) if round(r.ours) <= round(k) => "met",
             _ => "NOT MET",
         };
-        let target = if kraken2 || r.better == Better::Info {
-            r.target
-        } else {
-            "n/a (no Kraken 2)"
-        };
-        println!(
-            "| {} | {:.d$} | {k2} | {ratio} | {target} | {met} |",
-            r.measure, r.ours
-        );
+        let target = if kraken2 || r.better == Better::Info { r.target } else { "n/a (no Kraken 2)" };
+        println!("| {} | {:.d$} | {k2} | {ratio} | {target} | {met} |", r.measure, r.ours);
     }
 }
 
@@ -1324,19 +1121,12 @@ fn print_inputs(
             .arg(arg)
             .output()
             .ok()
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_owned()
-            })
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_owned())
             .unwrap_or_default()
     };
     println!("# mgds-classify vs Kraken 2\n");
     println!(
-        "- mgds-classify {} (release build), k = {}, l = {}, spaced seed of {} spaces (Kraken 2's mask), default confidence 0.1, min hits 2",
+        "- mgds-classify {} (release build), k = {}, l = {}, spaced seed of {} spaces (Kraken 2's mask), default confidence {DEFAULT_CONFIDENCE}, minimum hit groups {DEFAULT_MIN_HITS}",
         mgds_classify::ENGINE_VERSION,
         report.k,
         report.l,
@@ -1350,33 +1140,20 @@ fn print_inputs(
     } else {
         println!("- Kraken 2: NOT AVAILABLE");
     }
-    println!(
-        "- reads: {}{}",
-        truth.simulator,
-        if art { "" } else { " (ART missing)" }
-    );
-    println!(
-        "- genomes from Debian example-data packages: {}",
-        packages.join(", ")
-    );
+    println!("- reads: {}{}", truth.simulator, if art { "" } else { " (ART missing)" });
+    println!("- genomes from Debian example-data packages: {}", packages.join(", "));
     println!(
         "- taxonomy: {} NCBI taxa (the 3 species and all their ancestors), real ids/names/ranks/parents",
         TAXA.len()
     );
-    println!(
-        "- machine: {} CPU(s); wall times",
-        std::thread::available_parallelism().map_or(0, |n| n.get())
-    );
+    println!("- machine: {} CPU(s); wall times", std::thread::available_parallelism().map_or(0, |n| n.get()));
     println!();
     println!("| genome | role | NCBI species | sequences | bases | reads | coverage |");
     println!("|---|---|---|---|---|---|---|");
     for (i, g) in GENOMES.iter().enumerate() {
         let species = match g.species {
             0 => "— (not in taxonomy)".to_owned(),
-            id => format!(
-                "{id} {}",
-                TAXA.iter().find(|t| t.0 == id).map_or("", |t| t.3)
-            ),
+            id => format!("{id} {}", TAXA.iter().find(|t| t.0 == id).map_or("", |t| t.3)),
         };
         println!(
             "| {} ({}, {}) | {} | {species} | {} | {} | {} | {}x |",
@@ -1391,10 +1168,7 @@ fn print_inputs(
         );
     }
     let by_role = |role: Role| -> u64 {
-        (0..GENOMES.len())
-            .filter(|&i| GENOMES[i].role == role)
-            .map(|i| truth.reads_per_genome[i])
-            .sum()
+        (0..GENOMES.len()).filter(|&i| GENOMES[i].role == role).map(|i| truth.reads_per_genome[i]).sum()
     };
     println!(
         "\nDatabase: the {} in-database genomes ({} sequences, {} bases; mgds: {} minimizers, {} taxa). Reads: {} of {READ_LEN} bp in one gzipped FASTQ ({} from in-database genomes, {} from held-out strains, {} from species not in the database); the same file is given to both tools.\n",
@@ -1417,7 +1191,7 @@ fn print_inputs(
 fn print_definitions(ours: &[Run], k2: &[Run], repeats: usize, before: &str, after: &str) {
     println!("\nDefinitions and what is timed:\n");
     println!(
-        "- Each read's call is mapped to its species ancestor in the taxonomy. A read is a *species call* if it is classified at species level or below; calls above species (genus, family...) and unclassified reads are not species calls. Precision = correct species calls / species calls; recall = correct species calls / all reads of that group. Calls above species therefore lower recall but not precision. For reads of species not in the database every species call is wrong; the table gives their share of those reads (lower is better). mgds calls that fail its minimum-hits filter (`Passed Filter` F) count as unclassified."
+        "- Each read's call is mapped to its species ancestor in the taxonomy. A read is a *species call* if it is classified at species level or below; calls above species (genus, family...) and unclassified reads are not species calls. Precision = correct species calls / species calls; recall = correct species calls / all reads of that group. Calls above species therefore lower recall but not precision. For reads of species not in the database every species call is wrong; the table gives their share of those reads (lower is better). mgds calls that fail its minimum-hit-groups filter (`Passed Filter` F) count as unclassified, as Kraken 2 voids such calls."
     );
     println!(
         "- Build time: mgds `build()` in this process (reading the FASTA, building and writing the index, single-threaded); Kraken 2: `kraken2-build --add-to-library` (each genome) plus `kraken2-build --build --threads 1`. Size on disk: the mgds database file; Kraken 2's hash.k2d + opts.k2d + taxo.k2d."
@@ -1432,14 +1206,10 @@ fn print_definitions(ours: &[Run], k2: &[Run], repeats: usize, before: &str, aft
         .iter()
         .zip(THREADS)
         .map(|(r, t)| format!("mgds {t}t: {:.2} s", r.classify_secs))
-        .chain(
-            k2.iter()
-                .zip(THREADS)
-                .map(|(r, t)| format!("Kraken 2 {t}t: {:.2} s", r.classify_secs)),
-        )
+        .chain(k2.iter().zip(THREADS).map(|(r, t)| format!("Kraken 2 {t}t: {:.2} s", r.classify_secs)))
         .collect();
     println!(
-        "- Classification seconds (fastest of {repeats} runs per tool and thread count, the tools alternating; BENCH_REPEATS changes it): {}. The throughput and memory rows come from that fastest run; the accuracy rows from the 1-thread run (the 2-thread run for the swapped and unspaced tables).",
+        "- Classification seconds (fastest of {repeats} runs per tool and thread count, the tools alternating; BENCH_REPEATS changes it): {}. The throughput and memory rows come from that fastest run; the accuracy rows at the default confidence from the 1-thread run, the others from 2-thread runs.",
         total.join(", ")
     );
     println!(

@@ -30,8 +30,10 @@ const END: &[u8; 8] = b"MGDSEND\0";
 /// The database file format version this crate writes and reads.
 ///
 /// 2: the header records the spaced seed (its number of spaces), and the stored keys are masked
-/// minimizers. Version 1 files (exact minimizers) are refused with a request to rebuild.
-pub const FORMAT_VERSION: u32 = 2;
+/// minimizers. 3: minimizers are chosen in Kraken 2's order ([`crate::kmer::ORDER_TOGGLE`])
+/// instead of by a hash, so a version 2 file holds other minimizers than the reads would look
+/// up. Older files are refused with a request to rebuild.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// What a database is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,9 +62,7 @@ pub struct BuildOptions {
 
 impl Default for BuildOptions {
     fn default() -> Self {
-        BuildOptions {
-            spaces: DEFAULT_SPACES,
-        }
+        BuildOptions { spaces: DEFAULT_SPACES }
     }
 }
 
@@ -111,11 +111,7 @@ pub fn build(input: &BuildInput, out: &Path) -> Result<BuildReport, Error> {
 }
 
 /// [`build`] with the given options.
-pub fn build_with(
-    input: &BuildInput,
-    options: &BuildOptions,
-    out: &Path,
-) -> Result<BuildReport, Error> {
+pub fn build_with(input: &BuildInput, options: &BuildOptions, out: &Path) -> Result<BuildReport, Error> {
     let started = Instant::now();
     if options.spaces > max_spaces(DEFAULT_L) {
         return Err(Error::Options(format!(
@@ -159,9 +155,7 @@ pub fn build_with(
                     map: input.seqid2taxid.clone(),
                 });
             };
-            let taxon = taxonomy
-                .index_of(*tax_id)
-                .expect("mapped taxa are kept by pruning");
+            let taxon = taxonomy.index_of(*tax_id).expect("mapped taxa are kept by pruning");
             let seq = record.sequence();
             sequences += 1;
             bases += seq.len() as u64;
@@ -173,10 +167,7 @@ pub fn build_with(
             scanner.scan(seq, |key| {
                 if key != last {
                     last = key;
-                    kmers
-                        .entry(key)
-                        .and_modify(|t| *t = taxonomy.lca_index(*t, taxon))
-                        .or_insert(taxon);
+                    kmers.entry(key).and_modify(|t| *t = taxonomy.lca_index(*t, taxon)).or_insert(taxon);
                 }
             });
         }
@@ -190,9 +181,7 @@ pub fn build_with(
     drop(entries);
     let genome_len = genome_lengths(&taxonomy, genomes.values().copied());
 
-    let bytes = write_atomically(out, |w| {
-        write_database(w, &scanner, &taxonomy, &genome_len, &table)
-    })?;
+    let bytes = write_atomically(out, |w| write_database(w, &scanner, &taxonomy, &genome_len, &table))?;
     let digest = file_digest(out)?;
     Ok(BuildReport {
         kmers: table.len() as u64,
@@ -222,48 +211,27 @@ fn genome_lengths(taxonomy: &Taxonomy, genomes: impl Iterator<Item = (u32, u64)>
         total[p] += total[i];
         count[p] += count[i];
     }
-    total
-        .iter()
-        .zip(&count)
-        .map(|(&t, &c)| (t + c / 2).checked_div(c).unwrap_or(0))
-        .collect()
+    total.iter().zip(&count).map(|(&t, &c)| (t + c / 2).checked_div(c).unwrap_or(0)).collect()
 }
 
 /// Reads the sequence-to-taxon map: seq id -> (tax id, genome id).
-fn read_seqid_map(
-    path: &Path,
-    taxonomy: &Taxonomy,
-) -> Result<HashMap<String, (TaxId, String)>, Error> {
-    let file = File::open(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+fn read_seqid_map(path: &Path, taxonomy: &Taxonomy) -> Result<HashMap<String, (TaxId, String)>, Error> {
+    let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let mut map = HashMap::new();
     for (i, line) in BufReader::new(file).lines().enumerate() {
         let line_no = i as u64 + 1;
-        let line = line.map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let line = line.map_err(|source| Error::Io { path: path.to_owned(), source })?;
         let line = line.trim_end_matches('\r');
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
         let mut fields = line.split('\t');
         let (Some(seq_id), Some(tax)) = (fields.next(), fields.next()) else {
-            return Err(Error::table(
-                path,
-                line_no,
-                "expected `seq_id<TAB>tax_id` (and optionally `<TAB>genome`)",
-            ));
+            return Err(Error::table(path, line_no, "expected `seq_id<TAB>tax_id` (and optionally `<TAB>genome`)"));
         };
         let seq_id = seq_id.trim();
         let Some(tax_id) = mgds_formats::parse_tax_id(tax) else {
-            return Err(Error::table(
-                path,
-                line_no,
-                format!("the tax id `{}` is not a whole number", tax.trim()),
-            ));
+            return Err(Error::table(path, line_no, format!("the tax id `{}` is not a whole number", tax.trim())));
         };
         if !taxonomy.contains(tax_id) {
             return Err(Error::table(
@@ -272,20 +240,11 @@ fn read_seqid_map(
                 format!("tax id {tax_id} (for `{seq_id}`) is not in the taxonomy (nodes.dmp)"),
             ));
         }
-        let genome = fields
-            .next()
-            .map(str::trim)
-            .filter(|g| !g.is_empty())
-            .unwrap_or(seq_id)
-            .to_owned();
+        let genome = fields.next().map(str::trim).filter(|g| !g.is_empty()).unwrap_or(seq_id).to_owned();
         if let Some((old, _)) = map.insert(seq_id.to_owned(), (tax_id, genome))
             && old != tax_id
         {
-            return Err(Error::table(
-                path,
-                line_no,
-                format!("`{seq_id}` is mapped to both {old} and {tax_id}"),
-            ));
+            return Err(Error::table(path, line_no, format!("`{seq_id}` is mapped to both {old} and {tax_id}")));
         }
     }
     Ok(map)
@@ -299,13 +258,7 @@ fn write_database(
     table: &KmerTable,
 ) -> io::Result<()> {
     w.write_all(MAGIC)?;
-    let header = [
-        FORMAT_VERSION,
-        scanner.k(),
-        scanner.l(),
-        scanner.spaces(),
-        taxonomy.len() as u32,
-    ];
+    let header = [FORMAT_VERSION, scanner.k(), scanner.l(), scanner.spaces(), taxonomy.len() as u32];
     for x in header {
         w.write_all(&x.to_le_bytes())?;
     }
@@ -341,22 +294,13 @@ fn write_database(
 }
 
 /// Writes a file through `f` into a temporary file beside `out`, then renames it into place.
-fn write_atomically(
-    out: &Path,
-    f: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> Result<u64, Error> {
-    let write_err = |source| Error::Write {
-        path: out.to_owned(),
-        source,
-    };
+fn write_atomically(out: &Path, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<u64, Error> {
+    let write_err = |source| Error::Write { path: out.to_owned(), source };
     let dir = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let tmp = tempfile::Builder::new()
-        .prefix(".mgdsdb-")
-        .tempfile_in(dir)
-        .map_err(write_err)?;
+    let tmp = tempfile::Builder::new().prefix(".mgdsdb-").tempfile_in(dir).map_err(write_err)?;
     let mut w = BufWriter::with_capacity(1 << 20, tmp);
     f(&mut w).map_err(write_err)?;
     let tmp = w.into_inner().map_err(|e| write_err(e.into_error()))?;
@@ -365,9 +309,7 @@ fn write_atomically(
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
-            .map_err(write_err)?;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(write_err)?;
     }
     tmp.as_file().sync_all().map_err(write_err)?;
     let bytes = tmp.as_file().metadata().map_err(write_err)?.len();
@@ -376,17 +318,11 @@ fn write_atomically(
 }
 
 fn file_digest(path: &Path) -> Result<String, Error> {
-    let mut file = File::open(path).map_err(|source| Error::Io {
-        path: path.to_owned(),
-        source,
-    })?;
+    let mut file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
-        let n = file.read(&mut buf).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let n = file.read(&mut buf).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         if n == 0 {
             break;
         }
@@ -410,46 +346,27 @@ impl Database {
     /// Reads a database file (in one read) and checks its header, version and size.
     pub fn open(path: impl AsRef<Path>) -> Result<Database, Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         Database::from_bytes(&bytes, path)
     }
 
     /// Reads a database from its file's bytes; `path` is used in messages.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Database, Error> {
         let digest = hex::encode(Sha256::digest(bytes));
-        let corrupt = |what: &str| Error::DatabaseCorrupt {
-            path: path.to_owned(),
-            what: what.to_owned(),
-        };
+        let corrupt = |what: &str| Error::DatabaseCorrupt { path: path.to_owned(), what: what.to_owned() };
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(Error::NotDatabase {
-                path: path.to_owned(),
-            });
+            return Err(Error::NotDatabase { path: path.to_owned() });
         }
-        let mut c = Cursor {
-            bytes,
-            pos: MAGIC.len(),
-        };
+        let mut c = Cursor { bytes, pos: MAGIC.len() };
         let version = c.u32().ok_or_else(|| corrupt("the header is cut short"))?;
         if version != FORMAT_VERSION {
-            return Err(Error::DatabaseVersion {
-                path: path.to_owned(),
-                found: version,
-                expected: FORMAT_VERSION,
-            });
+            return Err(Error::DatabaseVersion { path: path.to_owned(), found: version, expected: FORMAT_VERSION });
         }
         let short = || corrupt("the file ends early");
         let k = c.u32().ok_or_else(short)?;
         let l = c.u32().ok_or_else(short)?;
         let spaces = c.u32().ok_or_else(short)?;
-        if !((1..=31).contains(&l)
-            && k >= l
-            && (k - l + 1) as usize <= MAX_WINDOW
-            && spaces <= max_spaces(l))
-        {
+        if !((1..=31).contains(&l) && k >= l && (k - l + 1) as usize <= MAX_WINDOW && spaces <= max_spaces(l)) {
             return Err(corrupt("the k-mer parameters are out of range"));
         }
         let n_taxa = c.u32().ok_or_else(short)? as usize;
@@ -623,26 +540,9 @@ mod tests {
         }
         let p = Path::new("/data/old.mgdsdb");
         let e = Database::from_bytes(&v, p).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::DatabaseVersion {
-                    found: 1,
-                    expected: FORMAT_VERSION,
-                    ..
-                }
-            ),
-            "{e}"
-        );
+        assert!(matches!(e, Error::DatabaseVersion { found: 1, expected: FORMAT_VERSION, .. }), "{e}");
         let message = e.to_string();
-        for part in [
-            "/data/old.mgdsdb",
-            "version 1",
-            "older",
-            "rebuild",
-            "mgds db build",
-            "mgds db install --demo",
-        ] {
+        for part in ["/data/old.mgdsdb", "version 1", "older", "rebuild", "mgds db build", "mgds db install --demo"] {
             assert!(message.contains(part), "{part:?} missing in: {message}");
         }
     }
@@ -661,8 +561,7 @@ mod tests {
             nodes: PathBuf::from("missing-nodes.dmp"),
             names: PathBuf::from("missing-names.dmp"),
         };
-        let e =
-            build_with(&input, &BuildOptions::with_spaces(8), Path::new("x.mgdsdb")).unwrap_err();
+        let e = build_with(&input, &BuildOptions::with_spaces(8), Path::new("x.mgdsdb")).unwrap_err();
         assert!(matches!(e, Error::Options(_)), "{e}");
     }
 

@@ -82,7 +82,7 @@ impl ReferenceKind {
                     "min_hits": {
                         "type": "integer", "minimum": 1, "maximum": 1000,
                         "default": mgds_classify::ClassifyOptions::default().min_hits,
-                        "description": "k-mer hits a read needs to pass the sample-wide filter"
+                        "description": "Minimizer hit groups (runs of k-mers sharing a minimizer found in the database, as Kraken 2's --minimum-hit-groups) a read needs to pass the sample-wide filter"
                     }
                 }
             }),

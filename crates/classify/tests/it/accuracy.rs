@@ -35,9 +35,7 @@ impl Score {
 
 fn species_of(taxonomy: &Taxonomy, tax_id: u64) -> Option<u64> {
     let idx = taxonomy.index_of(tax_id)?;
-    taxonomy
-        .ancestor_at_rank(idx, "species")
-        .map(|i| taxonomy.tax_id(i))
+    taxonomy.ancestor_at_rank(idx, "species").map(|i| taxonomy.tax_id(i))
 }
 
 fn score(rows: &[Row]) -> (Score, Score) {
@@ -46,11 +44,7 @@ fn score(rows: &[Row]) -> (Score, Score) {
     let truth = truth();
     assert_eq!(rows.len(), truth.len());
     for (row, (_, species, source)) in rows.iter().zip(&truth) {
-        let s = if source.contains("heldout") {
-            &mut held_out
-        } else {
-            &mut in_db
-        };
+        let s = if source.contains("heldout") { &mut held_out } else { &mut in_db };
         s.reads += 1;
         if !row.passed {
             continue;
@@ -75,23 +69,13 @@ fn species_precision_and_recall_on_demo_reads() {
         held_out.recall()
     );
     assert_eq!(results.n_reads, 6000);
-    assert!(
-        in_db.precision() >= 0.995,
-        "precision {}",
-        in_db.precision()
-    );
-    assert!(in_db.recall() >= 0.95, "recall {}", in_db.recall());
-    assert!(
-        held_out.precision() >= 0.99,
-        "held-out precision {}",
-        held_out.precision()
-    );
-    // Measured: 0.980 with the spaced seed (0.952 with exact minimizers).
-    assert!(
-        held_out.recall() >= 0.97,
-        "held-out recall {}",
-        held_out.recall()
-    );
+    assert!(in_db.precision() >= 0.995, "precision {}", in_db.precision());
+    // Measured: 0.991 at the default confidence 0.
+    assert!(in_db.recall() >= 0.98, "recall {}", in_db.recall());
+    assert!(held_out.precision() >= 0.99, "held-out precision {}", held_out.precision());
+    // Measured: 1.000 at the default confidence 0 (0.980 at 0.1, 0.952 at 0.1 with exact
+    // minimizers).
+    assert!(held_out.recall() >= 0.99, "held-out recall {}", held_out.recall());
 }
 
 #[test]
@@ -99,12 +83,13 @@ fn read_level_rows_match_the_reads() {
     let (_, _, rows) = run(&demo_reads(), &ClassifyOptions::default());
     assert_eq!(rows.len(), 6000);
     assert!(rows.iter().all(|r| r.seq_len == 150));
+    let min_hits = u64::from(ClassifyOptions::default().min_hits);
     for r in &rows {
-        // Unclassified reads have no passing call; passing reads met the minimum hits.
-        assert_eq!(
-            r.passed,
-            r.n_hits >= u64::from(ClassifyOptions::default().min_hits)
-        );
+        // Unclassified reads have no passing call. Passing reads met the minimum hit groups,
+        // and every hit group holds at least one k-mer hit.
+        if r.passed {
+            assert!(r.n_hits >= min_hits, "{r:?}");
+        }
         if r.n_hits == 0 {
             assert_eq!(r.tax_id, 0);
         }
@@ -115,10 +100,7 @@ fn read_level_rows_match_the_reads() {
 fn table_counts_add_up() {
     let (results, _, rows) = run(&demo_reads(), &ClassifyOptions::default());
     let classified = rows.iter().filter(|r| r.passed && r.tax_id != 0).count() as u64;
-    assert_eq!(
-        results.table.iter().map(|r| r.readcount).sum::<u64>(),
-        classified
-    );
+    assert_eq!(results.table.iter().map(|r| r.readcount).sum::<u64>(), classified);
     let root = results.table.iter().find(|r| r.tax_id == "1").unwrap();
     assert_eq!(root.parent_tax_id, None);
     assert_eq!(root.readcount_w_children, classified);
@@ -130,15 +112,10 @@ fn table_counts_add_up() {
             children.entry(p.as_str()).or_default().push(&r.tax_id);
         }
     }
-    let by_id: HashMap<&str, &mgds_api::TaxonRow> = results
-        .table
-        .iter()
-        .map(|r| (r.tax_id.as_str(), r))
-        .collect();
+    let by_id: HashMap<&str, &mgds_api::TaxonRow> = results.table.iter().map(|r| (r.tax_id.as_str(), r)).collect();
     for r in &results.table {
-        let kids: u64 = children
-            .get(r.tax_id.as_str())
-            .map_or(0, |k| k.iter().map(|c| by_id[c].readcount_w_children).sum());
+        let kids: u64 =
+            children.get(r.tax_id.as_str()).map_or(0, |k| k.iter().map(|c| by_id[c].readcount_w_children).sum());
         assert_eq!(r.readcount_w_children, r.readcount + kids, "{}", r.tax_id);
         assert!(r.readcount_w_children > 0);
         // Names and ranks come from the taxonomy.
@@ -150,12 +127,8 @@ fn table_counts_add_up() {
     }
     // Ordered by readcount_w_children, then tax id.
     for w in results.table.windows(2) {
-        let key = |r: &mgds_api::TaxonRow| {
-            (
-                std::cmp::Reverse(r.readcount_w_children),
-                r.tax_id.parse::<u64>().unwrap(),
-            )
-        };
+        let key =
+            |r: &mgds_api::TaxonRow| (std::cmp::Reverse(r.readcount_w_children), r.tax_id.parse::<u64>().unwrap());
         assert!(key(&w[0]) < key(&w[1]));
     }
     assert!(results.host_tax_ids.is_empty());
@@ -177,25 +150,19 @@ fn abundances_match_the_simulated_proportions() {
     for (_, species, _) in truth() {
         *reads.entry(species).or_default() += 1.0;
     }
-    let density: BTreeMap<u64, f64> = reads
-        .iter()
-        .map(|(&s, &n)| (s, n / db.genome_len(taxonomy.index_of(s).unwrap()) as f64))
-        .collect();
+    let density: BTreeMap<u64, f64> =
+        reads.iter().map(|(&s, &n)| (s, n / db.genome_len(taxonomy.index_of(s).unwrap()) as f64)).collect();
     let total: f64 = density.values().sum();
     let mut worst = 0.0f64;
     for (species, d) in density {
         let expected = d / total;
-        let got = results
-            .table
-            .iter()
-            .find(|r| r.tax_id == species.to_string())
-            .and_then(|r| r.abundance)
-            .unwrap_or(0.0);
+        let got =
+            results.table.iter().find(|r| r.tax_id == species.to_string()).and_then(|r| r.abundance).unwrap_or(0.0);
         eprintln!("{species}: expected {expected:.4} estimated {got:.4}");
         worst = worst.max((got - expected).abs() / expected);
     }
     eprintln!("largest relative abundance error {worst:.3}");
-    // Measured: 2.6% (reads placed above species, at genus or family, are not counted).
+    // Measured: 1.2% (reads placed above species, at genus or family, are not counted).
     assert!(worst < 0.05, "largest relative error {worst}");
 }
 
@@ -217,29 +184,23 @@ fn unrelated_reads_stay_unclassified() {
     let (results, _, rows) = run(&path, &ClassifyOptions::default());
     assert_eq!(results.n_reads, 200);
     assert!(results.table.is_empty());
-    assert!(
-        rows.iter()
-            .all(|r| r.tax_id == 0 && r.n_hits == 0 && !r.passed)
-    );
+    assert!(rows.iter().all(|r| r.tax_id == 0 && r.n_hits == 0 && !r.passed));
 }
 
 #[test]
 fn reads_below_min_hits_keep_their_call_but_fail_the_filter() {
-    let strict = ClassifyOptions {
-        min_hits: 100,
-        ..ClassifyOptions::default()
-    };
+    let strict = ClassifyOptions { min_hits: 100, ..ClassifyOptions::default() };
     let (results, _, rows) = run(&demo_reads(), &strict);
     let (_, _, normal) = run(&demo_reads(), &ClassifyOptions::default());
     for (s, n) in rows.iter().zip(&normal) {
         assert_eq!((s.tax_id, s.n_hits), (n.tax_id, n.n_hits));
-        assert_eq!(s.passed, s.n_hits >= 100);
+        // 100 hit groups need at least 100 k-mer hits; a stricter filter only removes reads.
+        if s.passed {
+            assert!(s.n_hits >= 100 && n.passed);
+        }
     }
     let passed = rows.iter().filter(|r| r.passed && r.tax_id != 0).count() as u64;
     assert!(passed < 6000);
-    assert_eq!(
-        results.table.iter().map(|r| r.readcount).sum::<u64>(),
-        passed
-    );
+    assert_eq!(results.table.iter().map(|r| r.readcount).sum::<u64>(), passed);
     assert_eq!(results.n_reads, 6000);
 }

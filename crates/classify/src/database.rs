@@ -342,6 +342,23 @@ pub struct Database {
     table: KmerTable,
 }
 
+/// The format version written in a database file's header, read without loading the file (to
+/// tell a database an older engine built from one that is damaged).
+pub fn format_version(path: impl AsRef<Path>) -> Result<u32, Error> {
+    use std::io::Read;
+    let path = path.as_ref();
+    let mut head = [0u8; MAGIC.len() + 4];
+    let mut f = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    match f.read_exact(&mut head) {
+        Ok(()) if &head[..MAGIC.len()] == MAGIC => {
+            Ok(u32::from_le_bytes(head[MAGIC.len()..].try_into().expect("4 bytes")))
+        }
+        Ok(()) => Err(Error::NotDatabase { path: path.to_owned() }),
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Error::NotDatabase { path: path.to_owned() }),
+        Err(source) => Err(Error::Io { path: path.to_owned(), source }),
+    }
+}
+
 impl Database {
     /// Reads a database file (in one read) and checks its header, version and size.
     pub fn open(path: impl AsRef<Path>) -> Result<Database, Error> {

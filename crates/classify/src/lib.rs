@@ -24,7 +24,7 @@ pub use classify::{
     classify, count_hits, resolve, resolve_index,
 };
 pub use database::{
-    BuildInput, BuildOptions, BuildReport, Database, FORMAT_VERSION, build, build_with,
+    BuildInput, BuildOptions, BuildReport, Database, FORMAT_VERSION, build, build_with, format_version,
 };
 pub use error::Error;
 pub use kmer::{

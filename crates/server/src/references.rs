@@ -377,6 +377,28 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
     Ok(done)
 }
 
+/// Rebuilds the demo classification database when an older version of the engine built it (its
+/// format is no longer read): the demo is made from data bundled with MGDS, so it can always be
+/// made again. The new database is a new job; analyses made with the old one keep their
+/// results. Answers whether it rebuilt.
+pub fn refresh_outdated_demo(data_dir: &Path) -> Result<bool, InstallError> {
+    let folder = data_dir.join(DATABASES_DIR).join(DEMO_FOLDERS[0]);
+    let Ok(manifest) = read_manifest(&folder) else { return Ok(false) };
+    match mgds_classify::format_version(folder.join(&manifest.file)) {
+        Ok(v) if v != mgds_classify::FORMAT_VERSION => {
+            tracing::warn!(
+                "the demo classification database in {} has format {v}; this engine reads format {}: rebuilding it",
+                folder.display(),
+                mgds_classify::FORMAT_VERSION
+            );
+            std::fs::remove_dir_all(&folder).map_err(|e| InstallError::Io(folder.clone(), e))?;
+            install_demo(data_dir)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
 /// Builds a classification database from reference FASTA files, a sequence-to-taxon map and an
 /// NCBI taxonomy dump folder, and installs it as `folder`.
 pub fn install_classification(

@@ -256,3 +256,24 @@ async fn a_dead_workers_claim_lapses_and_retries_are_bounded() {
     assert_eq!(a["success"], json!(false));
     assert!(a["error_msg"].as_str().unwrap().contains("stopped before finishing"), "{a}");
 }
+
+/// A demo database an older engine built (another format version) is made again at start; a
+/// current one is left alone.
+#[test]
+fn an_outdated_demo_database_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(demo_databases(), &dir.path().join(references::DATABASES_DIR));
+    assert!(!references::refresh_outdated_demo(dir.path()).unwrap(), "a current database is kept");
+    let index = dir.path().join(references::DATABASES_DIR).join(references::DEMO_FOLDERS[0]).join("index.mgdb");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes[8..12].copy_from_slice(&(mgds_classify::FORMAT_VERSION - 1).to_le_bytes());
+    std::fs::write(&index, &bytes).unwrap();
+    assert!(matches!(mgds_classify::Database::open(&index), Err(mgds_classify::Error::DatabaseVersion { .. })));
+    assert!(references::refresh_outdated_demo(dir.path()).unwrap(), "an outdated database is rebuilt");
+    assert_eq!(mgds_classify::format_version(&index).unwrap(), mgds_classify::FORMAT_VERSION);
+    mgds_classify::Database::open(&index).expect("the rebuilt database opens");
+    // The other demo references were not touched.
+    for f in &references::DEMO_FOLDERS[1..] {
+        assert!(dir.path().join(references::DATABASES_DIR).join(f).join("manifest.json").is_file(), "{f}");
+    }
+}

@@ -101,7 +101,11 @@ pub async fn update_sample(session: State<'_, Session>, id: String, change: Samp
 
 /// Changes (or deletes) the selected samples: tags added or taken off, project, visibility.
 #[tauri::command]
-pub async fn change_samples(session: State<'_, Session>, ids: Vec<String>, change: BulkChange) -> CmdResult<BulkOutcome> {
+pub async fn change_samples(
+    session: State<'_, Session>,
+    ids: Vec<String>,
+    change: BulkChange,
+) -> CmdResult<BulkOutcome> {
     samples::bulk(&session.connected().await?.client, &ids, change).await
 }
 

@@ -41,7 +41,10 @@ fn from_client(e: &mgds_client::Error) -> CmdError {
         match e {
             E::Unauthorized { message, .. } => CmdError::new(
                 "key_refused",
-                format!("The service did not accept the API key{}. Check the key on the Profiles screen.", said(message)),
+                format!(
+                    "The service did not accept the API key{}. Check the key on the Profiles screen.",
+                    said(message)
+                ),
             ),
             E::Forbidden { message, .. } => CmdError::new(
                 "forbidden",

@@ -19,7 +19,12 @@ pub struct ResultsCache {
 
 impl ResultsCache {
     /// The results of classification `id`, from the cache or the service.
-    pub async fn classification(&self, client: &Client, base_url: &str, id: &str) -> CmdResult<Arc<ClassificationResults>> {
+    pub async fn classification(
+        &self,
+        client: &Client,
+        base_url: &str,
+        id: &str,
+    ) -> CmdResult<Arc<ClassificationResults>> {
         let key = format!("{base_url} {id}");
         if let Some((k, r)) = &*self.last.lock().unwrap_or_else(|e| e.into_inner())
             && *k == key

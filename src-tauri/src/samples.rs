@@ -125,7 +125,10 @@ impl From<Sample> for SampleRow {
             filename: s.filename,
             size: s.size,
             created_at: s.created_at,
-            visibility: serde_json::to_value(s.visibility).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
+            visibility: serde_json::to_value(s.visibility)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
             project: s.project.map(|r| r.id().to_string()),
             tags: s.tags.iter().map(|r| r.id().to_string()).collect(),
             classification: s.primary_classification.map(|r| r.id().to_string()),
@@ -192,8 +195,10 @@ pub struct Lookups {
 pub async fn lookups(client: &Client) -> CmdResult<Lookups> {
     let (tags, projects) =
         tokio::try_join!(client.tags().list().per_page(200).all(), client.projects().list().per_page(200).all())?;
-    let mut tags: Vec<Named> =
-        tags.into_iter().map(|t| Named { id: id_of(&t.uri), name: t.name.unwrap_or_else(|| "(unnamed)".into()) }).collect();
+    let mut tags: Vec<Named> = tags
+        .into_iter()
+        .map(|t| Named { id: id_of(&t.uri), name: t.name.unwrap_or_else(|| "(unnamed)".into()) })
+        .collect();
     let mut projects: Vec<Named> = projects
         .into_iter()
         .map(|p| Named { id: id_of(&p.uri), name: p.project_name.unwrap_or_else(|| "(unnamed)".into()) })
@@ -333,7 +338,8 @@ pub async fn change(client: &Client, id: &str, change: SampleChange) -> CmdResul
     }
     if let Some(m) = change.metadata {
         let sample = client.samples().get(id).await?;
-        let r = sample.metadata.ok_or_else(|| CmdError::new("not_found", "This sample has no metadata record to edit."))?;
+        let r =
+            sample.metadata.ok_or_else(|| CmdError::new("not_found", "This sample has no metadata record to edit."))?;
         client.metadata().update(r.id()).fields(m).send().await?;
     }
     detail(client, id).await
@@ -466,7 +472,8 @@ mod tests {
         let mut ids = Vec::new();
         for i in 0..3 {
             let path = dir.path().join(format!("s{i}.fastq"));
-            std::fs::write(&path, format!("@r{i}\nACGTACGT{}\n+\nIIIIIIIII\n", "ACGT".chars().nth(i).unwrap())).unwrap();
+            std::fs::write(&path, format!("@r{i}\nACGTACGT{}\n+\nIIIIIIIII\n", "ACGT".chars().nth(i).unwrap()))
+                .unwrap();
             ids.push(id_of(&client.samples().upload(&path).send().await.unwrap().uri));
         }
         let keep = id_of(&client.tags().create("keep", &ids[0]).await.unwrap().uri);

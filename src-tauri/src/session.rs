@@ -120,7 +120,8 @@ impl Session {
             return Ok(c.clone());
         }
         let config = Config::load(&self.paths.config_dir)?;
-        let (name, p) = config.resolve(None).or_else(|_| Ok::<_, anyhow::Error>((LOCAL.to_string(), local_profile())))?;
+        let (name, p) =
+            config.resolve(None).or_else(|_| Ok::<_, anyhow::Error>((LOCAL.to_string(), local_profile())))?;
         let c = self.open(&name, &p).await?;
         *current = Some(c.clone());
         Ok(c)
@@ -152,11 +153,18 @@ impl Session {
             None => {
                 return Err(CmdError::new(
                     "no_key",
-                    format!("There is no API key stored for the profile “{name}”. Add the profile again with its key on the Profiles screen."),
+                    format!(
+                        "There is no API key stored for the profile “{name}”. Add the profile again with its key on the Profiles screen."
+                    ),
                 ));
             }
         };
-        Ok(Connected { profile: name.to_string(), base_url: p.base_url.clone(), client: Client::new(&p.base_url, key)?, local: false })
+        Ok(Connected {
+            profile: name.to_string(),
+            base_url: p.base_url.clone(),
+            client: Client::new(&p.base_url, key)?,
+            local: false,
+        })
     }
 
     async fn local(&self) -> CmdResult<&Local> {
@@ -246,7 +254,10 @@ pub fn check_profile_name(name: &str) -> CmdResult<String> {
         return Err(CmdError::new("invalid", "Give the profile a short name, for example “lab”."));
     }
     if name == LOCAL {
-        return Err(CmdError::new("invalid", "“local” is the name of the built-in local service; choose another name."));
+        return Err(CmdError::new(
+            "invalid",
+            "“local” is the name of the built-in local service; choose another name.",
+        ));
     }
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
         return Err(CmdError::new(

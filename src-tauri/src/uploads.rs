@@ -310,7 +310,14 @@ impl Uploads {
                     let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
                     if last.elapsed() >= Duration::from_millis(120) || sent == total {
                         *last = Instant::now();
-                        emit2(UploadProgress { id: id.clone(), state: "sending", sent, total, sample_id: None, error: None });
+                        emit2(UploadProgress {
+                            id: id.clone(),
+                            state: "sending",
+                            sent,
+                            total,
+                            sample_id: None,
+                            error: None,
+                        });
                     }
                 });
                 for t in batch.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
@@ -364,7 +371,8 @@ async fn join_pair(r1: &Path, r2: &Path, dir: &Path, token: &CancellationToken) 
     let out = dir.join(mgds_formats::interleaved_name(r1));
     let (a, b, o) = (r1.to_path_buf(), r2.to_path_buf(), out.clone());
     let work = tokio::task::spawn_blocking(move || {
-        mgds_formats::interleave(&a, &b, &o, mgds_formats::OutputCompression::GZIP).map_err(|e| CmdError::from(e).message)
+        mgds_formats::interleave(&a, &b, &o, mgds_formats::OutputCompression::GZIP)
+            .map_err(|e| CmdError::from(e).message)
     });
     tokio::select! {
         r = work => match r {

@@ -13,22 +13,11 @@ fn main() {
         eprintln!("usage: align REFERENCE READS [THREADS] > out.sam");
         std::process::exit(2);
     };
-    let threads = args
-        .next()
-        .and_then(|t| t.to_str()?.parse().ok())
-        .unwrap_or(2);
-    let opts = AlignOptions {
-        threads,
-        preset: Preset::ShortReads,
-    };
+    let threads = args.next().and_then(|t| t.to_str()?.parse().ok()).unwrap_or(2);
+    let opts = AlignOptions { threads, preset: Preset::ShortReads };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    match align(
-        &PathBuf::from(reference),
-        &PathBuf::from(reads),
-        &opts,
-        &mut out,
-    ) {
+    match align(&PathBuf::from(reference), &PathBuf::from(reads), &opts, &mut out) {
         Ok(results) => {
             out.flush().ok();
             eprintln!("{}", serde_json::to_string_pretty(&results).unwrap());

@@ -4,9 +4,7 @@
 
 use std::time::Instant;
 
-use mgds_align::{
-    AlignOptions, Catalogue, Preset, ProfileOptions, align, demo, profile, write_demo_catalogue,
-};
+use mgds_align::{AlignOptions, Catalogue, Preset, ProfileOptions, align, demo, profile, write_demo_catalogue};
 
 #[allow(dead_code)]
 #[path = "../tests/it/sim.rs"]
@@ -14,12 +12,8 @@ mod sim;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let genome_mb: f64 = args
-        .next()
-        .map_or(5.0, |a| a.parse().expect("genome size in Mb"));
-    let n_reads: usize = args
-        .next()
-        .map_or(500_000, |a| a.parse().expect("number of reads"));
+    let genome_mb: f64 = args.next().map_or(5.0, |a| a.parse().expect("genome size in Mb"));
+    let n_reads: usize = args.next().map_or(500_000, |a| a.parse().expect("number of reads"));
     let dir = tempfile::tempdir().expect("temporary folder");
     let mut rng = sim::Rng::new(42);
 
@@ -34,10 +28,7 @@ fn main() {
     println!("| job | input | threads | seconds | reads/s | result |");
     println!("|---|---|---|---|---|---|");
     for threads in [1, 2] {
-        let opts = AlignOptions {
-            threads,
-            preset: Preset::ShortReads,
-        };
+        let opts = AlignOptions { threads, preset: Preset::ShortReads };
         let mut sam = std::io::sink();
         let t = Instant::now();
         let r = align(&reference, &reads_path, &opts, &mut sam).expect("align");
@@ -58,11 +49,7 @@ fn main() {
     write_demo_catalogue(&catalogue_dir).unwrap();
     let catalogue = Catalogue::load(&catalogue_dir).unwrap();
     let genes = String::from_utf8(demo::GENES_FA.to_vec()).unwrap();
-    let seqs: Vec<String> = genes
-        .split('>')
-        .skip(1)
-        .map(|r| r.lines().skip(1).collect())
-        .collect();
+    let seqs: Vec<String> = genes.split('>').skip(1).map(|r| r.lines().skip(1).collect()).collect();
     let mut reads = Vec::with_capacity(n_reads);
     for i in 0..n_reads {
         let s = seqs[i % seqs.len()].as_bytes();
@@ -80,19 +67,11 @@ fn main() {
             threads,
             t.elapsed().as_secs_f64(),
             n_reads,
-            &format!(
-                "{} of {} mapped, {} functions",
-                p.n_mapped_reads,
-                p.n_reads,
-                p.functions.len()
-            ),
+            &format!("{} of {} mapped, {} functions", p.n_mapped_reads, p.n_reads, p.functions.len()),
         );
     }
 }
 
 fn report(job: &str, input: &str, threads: usize, secs: f64, reads: usize, result: &str) {
-    println!(
-        "| {job} | {input} | {threads} | {secs:.2} | {:.0} | {result} |",
-        reads as f64 / secs
-    );
+    println!("| {job} | {input} | {threads} | {secs:.2} | {:.0} | {result} |", reads as f64 / secs);
 }

@@ -22,10 +22,7 @@ pub struct AlignOptions {
 
 impl Default for AlignOptions {
     fn default() -> Self {
-        AlignOptions {
-            threads: 1,
-            preset: Preset::ShortReads,
-        }
+        AlignOptions { threads: 1, preset: Preset::ShortReads }
     }
 }
 
@@ -86,20 +83,14 @@ pub fn align(
 ) -> Result<AlignmentResults, Error> {
     let contigs = seqfile::read_all(reference)?;
     let Some(first) = contigs.first() else {
-        return Err(Error::NoSequences {
-            path: reference.to_owned(),
-        });
+        return Err(Error::NoSequences { path: reference.to_owned() });
     };
     let reference_name = first.header.clone();
     let mapper = Mapper::new(&contigs, opts.preset)?;
     let pool = mapper::pool(opts.threads)?;
 
-    sam::write_header(
-        sam_out,
-        contigs.iter().map(|c| (c.name.as_str(), c.seq.len())),
-        opts.preset.minimap2_name(),
-    )
-    .map_err(Error::WriteSam)?;
+    sam::write_header(sam_out, contigs.iter().map(|c| (c.name.as_str(), c.seq.len())), opts.preset.minimap2_name())
+        .map_err(Error::WriteSam)?;
 
     let mut depth: Vec<Depth> = contigs.iter().map(|c| Depth::new(c.seq.len())).collect();
     let mut mapped_per_contig = vec![0u64; contigs.len()];

@@ -66,20 +66,11 @@ impl Catalogue {
             return Err(Error::NoSequences { path: genes_path });
         }
         let annotations_path = dir.join(ANNOTATIONS_FILE);
-        let text = fs::read(&annotations_path).map_err(|source| Error::Io {
-            path: annotations_path.clone(),
-            source,
-        })?;
+        let text =
+            fs::read(&annotations_path).map_err(|source| Error::Io { path: annotations_path.clone(), source })?;
         let (functions, gene_functions) = parse_annotations(&text, &genes, &annotations_path)?;
         let digest = digest(&genes, &functions, &gene_functions);
-        Ok(Catalogue {
-            dir: dir.to_owned(),
-            genes,
-            functions,
-            gene_functions,
-            digest,
-            mapper: OnceLock::new(),
-        })
+        Ok(Catalogue { dir: dir.to_owned(), genes, functions, gene_functions, digest, mapper: OnceLock::new() })
     }
 
     /// A SHA-256 (hex) of the catalogue's content: gene ids and sequences (upper-cased, in file
@@ -126,40 +117,25 @@ impl Catalogue {
 type Annotations = (Vec<Function>, Vec<Vec<usize>>);
 
 fn parse_annotations(text: &[u8], genes: &[NamedSeq], path: &Path) -> Result<Annotations, Error> {
-    let gene_index: HashMap<&str, usize> = genes
-        .iter()
-        .enumerate()
-        .map(|(i, g)| (g.name.as_str(), i))
-        .collect();
+    let gene_index: HashMap<&str, usize> = genes.iter().enumerate().map(|(i, g)| (g.name.as_str(), i)).collect();
     let mut functions: Vec<Function> = Vec::new();
     // Function id -> (index in `functions`, line where its name was first given).
     let mut function_index: HashMap<String, (usize, u64)> = HashMap::new();
     let mut gene_functions = vec![Vec::new(); genes.len()];
     let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
-    let error = |line: u64, message: String| Error::Annotation {
-        path: path.to_owned(),
-        line,
-        message,
-    };
+    let error = |line: u64, message: String| Error::Annotation { path: path.to_owned(), line, message };
     let mut first_row = true;
     for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
         let line = i as u64 + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let Ok(row) = std::str::from_utf8(raw) else {
-            return Err(error(
-                line,
-                "the line is not UTF-8 text; save the file as UTF-8".to_owned(),
-            ));
+            return Err(error(line, "the line is not UTF-8 text; save the file as UTF-8".to_owned()));
         };
         if row.trim().is_empty() || row.starts_with('#') {
             continue;
         }
         let fields: Vec<&str> = row.split('\t').map(str::trim).collect();
-        if std::mem::take(&mut first_row)
-            && fields
-                .first()
-                .is_some_and(|f| f.eq_ignore_ascii_case("gene_id"))
-        {
+        if std::mem::take(&mut first_row) && fields.first().is_some_and(|f| f.eq_ignore_ascii_case("gene_id")) {
             continue;
         }
         let [gene, function, name] = fields[..] else {
@@ -172,17 +148,12 @@ fn parse_annotations(text: &[u8], genes: &[NamedSeq], path: &Path) -> Result<Ann
             ));
         };
         if gene.is_empty() || function.is_empty() {
-            return Err(error(
-                line,
-                "the gene_id and function_id fields must not be empty".to_owned(),
-            ));
+            return Err(error(line, "the gene_id and function_id fields must not be empty".to_owned()));
         }
         let Some(&g) = gene_index.get(gene) else {
             return Err(error(
                 line,
-                format!(
-                    "gene `{gene}` is not in {GENES_FILE}; add its sequence or remove the line"
-                ),
+                format!("gene `{gene}` is not in {GENES_FILE}; add its sequence or remove the line"),
             ));
         };
         let f = match function_index.get(function) {
@@ -199,10 +170,7 @@ fn parse_annotations(text: &[u8], genes: &[NamedSeq], path: &Path) -> Result<Ann
                 f
             }
             None => {
-                functions.push(Function {
-                    id: function.to_owned(),
-                    name: name.to_owned(),
-                });
+                functions.push(Function { id: function.to_owned(), name: name.to_owned() });
                 function_index.insert(function.to_owned(), (functions.len() - 1, line));
                 functions.len() - 1
             }
@@ -228,13 +196,7 @@ fn digest(genes: &[NamedSeq], functions: &[Function], gene_functions: &[Vec<usiz
         .iter()
         .enumerate()
         .flat_map(|(g, fs)| {
-            fs.iter().map(move |&f| {
-                (
-                    genes[g].name.as_str(),
-                    functions[f].id.as_str(),
-                    functions[f].name.as_str(),
-                )
-            })
+            fs.iter().map(move |&f| (genes[g].name.as_str(), functions[f].id.as_str(), functions[f].name.as_str()))
         })
         .collect();
     pairs.sort_unstable();
@@ -252,19 +214,15 @@ mod tests {
     fn genes(names: &[&str]) -> Vec<NamedSeq> {
         names
             .iter()
-            .map(|n| NamedSeq {
-                name: (*n).to_owned(),
-                header: (*n).to_owned(),
-                seq: b"ACGT".to_vec(),
-            })
+            .map(|n| NamedSeq { name: (*n).to_owned(), header: (*n).to_owned(), seq: b"ACGT".to_vec() })
             .collect()
     }
 
     #[test]
     fn parses_header_comments_and_several_functions_per_gene() {
-        let text = b"gene_id\tfunction_id\tfunction_name\n# comment\ng1\tK1\tone\ng1\tK2\ttwo\r\n\ng2\tK1\tone\ng2\tK1\tone\n";
-        let (functions, gf) =
-            parse_annotations(text, &genes(&["g1", "g2", "g3"]), Path::new("a.tsv")).unwrap();
+        let text =
+            b"gene_id\tfunction_id\tfunction_name\n# comment\ng1\tK1\tone\ng1\tK2\ttwo\r\n\ng2\tK1\tone\ng2\tK1\tone\n";
+        let (functions, gf) = parse_annotations(text, &genes(&["g1", "g2", "g3"]), Path::new("a.tsv")).unwrap();
         assert_eq!(functions.len(), 2);
         assert_eq!(functions[1].name, "two");
         assert_eq!(gf, vec![vec![0, 1], vec![0], vec![]]);
@@ -280,17 +238,9 @@ mod tests {
             "annotations.tsv, line 3: expected 3 tab-separated fields (gene_id, function_id, function_name) but found 2"
         );
         let e = parse_annotations(b"g1\tK1\tone\ngX\tK1\tone\n", &g, p).unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("annotations.tsv, line 2: gene `gX` is not in genes.fa"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("annotations.tsv, line 2: gene `gX` is not in genes.fa"), "{e}");
         let e = parse_annotations(b"g1\tK1\tone\ng1\tK1\tuno\n", &g, p).unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("line 2: function `K1` is named `uno` here but `one` at line 1"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("line 2: function `K1` is named `uno` here but `one` at line 1"), "{e}");
     }
 
     #[test]

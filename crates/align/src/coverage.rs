@@ -19,9 +19,7 @@ pub(crate) struct DepthSummary {
 impl Depth {
     /// Zero depth over `len` bases.
     pub(crate) fn new(len: usize) -> Depth {
-        Depth {
-            diff: vec![0; len + 1],
-        }
+        Depth { diff: vec![0; len + 1] }
     }
 
     /// Adds one alignment starting at `start` (0-based) with minimap2's CIGAR (length, op):
@@ -75,34 +73,16 @@ mod tests {
         let mut d = Depth::new(20);
         // 3M 2D 3M 4I 2M from position 2: covers 2..5, 7..10, 10..12.
         d.add(2, &[(3, 0), (2, 2), (3, 0), (4, 1), (2, 0)]);
-        assert_eq!(
-            d.summarise(),
-            DepthSummary {
-                covered: 8,
-                aligned: 8
-            }
-        );
+        assert_eq!(d.summarise(), DepthSummary { covered: 8, aligned: 8 });
         // Overlapping read doubles depth over 4..6.
         d.add(4, &[(2, 7)]);
-        assert_eq!(
-            d.summarise(),
-            DepthSummary {
-                covered: 9,
-                aligned: 10
-            }
-        );
+        assert_eq!(d.summarise(), DepthSummary { covered: 9, aligned: 10 });
     }
 
     #[test]
     fn alignment_past_the_end_is_clipped() {
         let mut d = Depth::new(10);
         d.add(8, &[(5, 0)]);
-        assert_eq!(
-            d.summarise(),
-            DepthSummary {
-                covered: 2,
-                aligned: 2
-            }
-        );
+        assert_eq!(d.summarise(), DepthSummary { covered: 2, aligned: 2 });
     }
 }

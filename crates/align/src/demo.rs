@@ -24,11 +24,7 @@ pub fn write_demo_catalogue(dir: &Path) -> Result<(), Error> {
         move |source| Error::Io { path, source }
     };
     fs::create_dir_all(dir).map_err(io(dir))?;
-    for (name, bytes) in [
-        (GENES_FILE, GENES_FA),
-        (ANNOTATIONS_FILE, ANNOTATIONS_TSV),
-        ("README.md", README_MD),
-    ] {
+    for (name, bytes) in [(GENES_FILE, GENES_FA), (ANNOTATIONS_FILE, ANNOTATIONS_TSV), ("README.md", README_MD)] {
         let path = dir.join(name);
         fs::write(&path, bytes).map_err(io(&path))?;
     }

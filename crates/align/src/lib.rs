@@ -66,8 +66,7 @@ pub use demo::write_demo_catalogue;
 pub use error::Error;
 pub use mapper::Preset;
 pub use profile::{
-    FunctionAbundance, FunctionalGroup, FunctionalProfile, ProfileOptions, ResultsTable, Table,
-    function_group, profile,
+    FunctionAbundance, FunctionalGroup, FunctionalProfile, ProfileOptions, ResultsTable, Table, function_group, profile,
 };
 
 /// The engine's name, recorded with each job's results.
@@ -82,11 +81,7 @@ pub const MINIMAP2_VERSION: &str = sam::MINIMAP2_VERSION;
 
 // `num / den`, 0 when `den` is 0 (an empty reads file or reference has no rate to report).
 fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 {
-        0.0
-    } else {
-        num as f64 / den as f64
-    }
+    if den == 0 { 0.0 } else { num as f64 / den as f64 }
 }
 
 fn percent(num: u64, den: u64) -> f64 {

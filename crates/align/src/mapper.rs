@@ -71,10 +71,7 @@ impl Mapper {
         // A plain FASTA of the checked sequences, read by minimap2 itself as its command line
         // does, indexes any number of them.
         let write = || -> std::io::Result<tempfile::NamedTempFile> {
-            let mut fasta = tempfile::Builder::new()
-                .prefix("mgds-align-index-")
-                .suffix(".fa")
-                .tempfile()?;
+            let mut fasta = tempfile::Builder::new().prefix("mgds-align-index-").suffix(".fa").tempfile()?;
             let mut out = std::io::BufWriter::new(fasta.as_file_mut());
             for s in seqs {
                 out.write_all(b">")?;
@@ -88,9 +85,7 @@ impl Mapper {
             Ok(fasta)
         };
         let fasta = write().map_err(Error::TempIndex)?;
-        let aligner = builder
-            .with_index(fasta.path(), None)
-            .map_err(Error::Aligner)?;
+        let aligner = builder.with_index(fasta.path(), None).map_err(Error::Aligner)?;
         Ok(Mapper { aligner })
     }
 
@@ -106,10 +101,7 @@ impl Mapper {
                     }
                     // minimap2 only fails here on an empty sequence or a missing index,
                     // neither of which can happen: an error would mean "unmapped".
-                    let mut hits = self
-                        .aligner
-                        .map(&read.seq, false, false, None, None, None)
-                        .unwrap_or_default();
+                    let mut hits = self.aligner.map(&read.seq, false, false, None, None, None).unwrap_or_default();
                     hits.retain(|m| m.is_primary || m.is_supplementary);
                     // Primary first, so a read's lines follow minimap2's own order.
                     hits.sort_by_key(|m| !m.is_primary);

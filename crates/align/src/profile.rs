@@ -63,11 +63,7 @@ pub struct FunctionAbundance {
 
 /// Aligns `reads` (FASTQ or FASTA, plain or gzip; read as single-end) to the genes of
 /// `catalogue` with minimap2's short-read preset and counts the reads per function.
-pub fn profile(
-    catalogue: &Catalogue,
-    reads: &Path,
-    opts: &ProfileOptions,
-) -> Result<FunctionalProfile, Error> {
+pub fn profile(catalogue: &Catalogue, reads: &Path, opts: &ProfileOptions) -> Result<FunctionalProfile, Error> {
     let mapper = catalogue.mapper()?;
     let pool = mapper::pool(opts.threads)?;
     let mut gene_reads = vec![0u64; catalogue.n_genes()];
@@ -78,10 +74,7 @@ pub fn profile(
     while mapper::next_batch(&mut file, &mut record, &mut batch)? {
         n_reads += batch.len() as u64;
         for hits in mapper.map_batch(&pool, &batch) {
-            let gene = hits
-                .iter()
-                .find(|h| h.is_primary)
-                .and_then(|h| usize::try_from(h.target_id).ok());
+            let gene = hits.iter().find(|h| h.is_primary).and_then(|h| usize::try_from(h.target_id).ok());
             if let Some(gene) = gene {
                 gene_reads[gene] += 1;
             }
@@ -124,11 +117,7 @@ pub(crate) fn tally(catalogue: &Catalogue, gene_reads: &[u64], n_reads: u64) -> 
             cpm: crate::ratio(count, n_mapped) * 1e6,
         })
         .collect();
-    rows.sort_by(|a, b| {
-        b.read_count
-            .cmp(&a.read_count)
-            .then_with(|| a.function_id.cmp(&b.function_id))
-    });
+    rows.sort_by(|a, b| b.read_count.cmp(&a.read_count).then_with(|| a.function_id.cmp(&b.function_id)));
     FunctionalProfile {
         catalogue_digest: catalogue.digest().to_owned(),
         n_reads,
@@ -225,9 +214,7 @@ pub fn function_group(id: &str) -> &'static str {
     let dotted = |s: &str| {
         let parts: Vec<&str> = s.split('.').collect();
         parts.len() == 4
-            && parts
-                .iter()
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+            && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
     };
     if id.strip_prefix('K').is_some_and(|d| digits(d, 5)) {
         "ko"
@@ -257,16 +244,9 @@ mod tests {
         let a = "A".repeat(1000);
         let b = "C".repeat(2000);
         let c = "G".repeat(500);
-        std::fs::write(
-            dir.path().join("genes.fa"),
-            format!(">gA\n{a}\n>gB\n{b}\n>gC\n{c}\n"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("annotations.tsv"),
-            "gA\tK00001\tone\ngB\tK00001\tone\ngB\tK00002\ttwo\n",
-        )
-        .unwrap();
+        std::fs::write(dir.path().join("genes.fa"), format!(">gA\n{a}\n>gB\n{b}\n>gC\n{c}\n")).unwrap();
+        std::fs::write(dir.path().join("annotations.tsv"), "gA\tK00001\tone\ngB\tK00001\tone\ngB\tK00002\ttwo\n")
+            .unwrap();
         let cat = Catalogue::load(dir.path()).unwrap();
         (dir, cat)
     }
@@ -281,18 +261,9 @@ mod tests {
         assert_eq!(p.n_reads, 40);
         assert_eq!(p.n_mapped_reads, 25);
         assert_eq!(p.n_assigned_reads, 20);
-        let rows: Vec<(&str, u64, f64, f64)> = p
-            .functions
-            .iter()
-            .map(|f| (f.function_id.as_str(), f.read_count, f.rpk, f.cpm))
-            .collect();
-        assert_eq!(
-            rows,
-            vec![
-                ("K00001", 20, 15.0, 800_000.0),
-                ("K00002", 10, 5.0, 400_000.0)
-            ]
-        );
+        let rows: Vec<(&str, u64, f64, f64)> =
+            p.functions.iter().map(|f| (f.function_id.as_str(), f.read_count, f.rpk, f.cpm)).collect();
+        assert_eq!(rows, vec![("K00001", 20, 15.0, 800_000.0), ("K00002", 10, 5.0, 400_000.0)]);
         assert_eq!(
             p.to_tsv(),
             "function_id\tname\tread_count\trpk\tcpm\nK00001\tone\t20\t15.0000\t800000.0000\nK00002\ttwo\t10\t5.0000\t400000.0000\n"

@@ -19,10 +19,7 @@ pub(crate) fn write_header<'a>(
     for (name, len) in seqs {
         writeln!(out, "@SQ\tSN:{name}\tLN:{len}")?;
     }
-    writeln!(
-        out,
-        "@PG\tID:minimap2\tPN:minimap2\tVN:{MINIMAP2_VERSION}\tCL:minimap2 -x {preset} -a --secondary=no"
-    )?;
+    writeln!(out, "@PG\tID:minimap2\tPN:minimap2\tVN:{MINIMAP2_VERSION}\tCL:minimap2 -x {preset} -a --secondary=no")?;
     writeln!(
         out,
         "@PG\tID:{}\tPN:{}\tPP:minimap2\tVN:{}",
@@ -34,12 +31,7 @@ pub(crate) fn write_header<'a>(
 
 /// Writes the lines of one read: each of its alignments, or one unmapped line. `line` is a
 /// buffer reused across calls.
-pub(crate) fn write_read(
-    out: &mut dyn Write,
-    read: &Read,
-    hits: &[Mapping],
-    line: &mut Vec<u8>,
-) -> io::Result<()> {
+pub(crate) fn write_read(out: &mut dyn Write, read: &Read, hits: &[Mapping], line: &mut Vec<u8>) -> io::Result<()> {
     if hits.is_empty() {
         line.clear();
         push_name(line, &read.name);
@@ -60,17 +52,8 @@ pub(crate) fn write_read(
         }
         push_name(line, &read.name);
         let rname = hit.target_name.as_deref().map_or("*", String::as_str);
-        let cigar = hit
-            .alignment
-            .as_ref()
-            .and_then(|a| a.cigar_str.as_deref())
-            .unwrap_or("*");
-        write!(
-            line,
-            "\t{flag}\t{rname}\t{}\t{}\t{cigar}\t*\t0\t0\t",
-            hit.target_start + 1,
-            hit.mapq.min(255)
-        )?;
+        let cigar = hit.alignment.as_ref().and_then(|a| a.cigar_str.as_deref()).unwrap_or("*");
+        write!(line, "\t{flag}\t{rname}\t{}\t{}\t{cigar}\t*\t0\t0\t", hit.target_start + 1, hit.mapq.min(255))?;
         push_seq(line, read, reverse);
         if let Some(a) = &hit.alignment {
             write!(line, "\tNM:i:{}", a.nm)?;
@@ -78,11 +61,7 @@ pub(crate) fn write_read(
                 write!(line, "\tAS:i:{score}")?;
             }
         }
-        line.extend_from_slice(if hit.is_primary {
-            b"\ttp:A:P"
-        } else {
-            b"\ttp:A:S"
-        });
+        line.extend_from_slice(if hit.is_primary { b"\ttp:A:P" } else { b"\ttp:A:S" });
         line.push(b'\n');
         out.write_all(line)?;
     }
@@ -96,10 +75,7 @@ fn push_name(line: &mut Vec<u8>, name: &[u8]) {
         line.push(b'*');
         return;
     }
-    line.extend(
-        name.iter()
-            .map(|&b| if (b'!'..=b'~').contains(&b) { b } else { b'_' }),
-    );
+    line.extend(name.iter().map(|&b| if (b'!'..=b'~').contains(&b) { b } else { b'_' }));
 }
 
 // SEQ and QUAL, reverse-complemented for reverse-strand alignments as SAM wants them.
@@ -150,11 +126,7 @@ mod tests {
     use super::*;
 
     fn read(seq: &[u8], qual: &[u8]) -> Read {
-        Read {
-            name: b"r1".to_vec(),
-            seq: seq.to_vec(),
-            qual: qual.to_vec(),
-        }
+        Read { name: b"r1".to_vec(), seq: seq.to_vec(), qual: qual.to_vec() }
     }
 
     #[test]

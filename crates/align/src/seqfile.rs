@@ -18,21 +18,16 @@ impl SeqFile {
     /// Opens `path`, detecting compression from its first bytes.
     pub(crate) fn open(path: &Path) -> Result<SeqFile, Error> {
         let (compression, inner) = mgds_formats::open(path)?;
-        Ok(SeqFile {
-            path: path.to_owned(),
-            compression,
-            reader: Reader::new(inner),
-        })
+        Ok(SeqFile { path: path.to_owned(), compression, reader: Reader::new(inner) })
     }
 
     /// Reads the next record into `record`; `false` at the end. A file with no record at all
     /// is an error, as for every other sequence file in MGDS.
     pub(crate) fn next(&mut self, record: &mut Record) -> Result<bool, Error> {
         match self.reader.read_record(record) {
-            Ok(0) if self.reader.record_count() == 0 => Err(mgds_formats::Error::Empty {
-                path: self.path.clone(),
+            Ok(0) if self.reader.record_count() == 0 => {
+                Err(mgds_formats::Error::Empty { path: self.path.clone() }.into())
             }
-            .into()),
             Ok(0) => Ok(false),
             Ok(_) => Ok(true),
             Err(err) => Err(self.reading_error(err).into()),
@@ -47,35 +42,19 @@ impl SeqFile {
         if let Some(pe) = err.get_ref().and_then(|e| e.downcast_ref::<ParseError>()) {
             let pe = pe.clone();
             return match pe.kind {
-                ParseErrorKind::NotSequence { found } => {
-                    mgds_formats::Error::NotSequence { path, found }
-                }
-                kind => mgds_formats::Error::Parse {
-                    path,
-                    line: pe.line,
-                    record: pe.record,
-                    id: pe.id,
-                    kind,
-                },
+                ParseErrorKind::NotSequence { found } => mgds_formats::Error::NotSequence { path, found },
+                kind => mgds_formats::Error::Parse { path, line: pe.line, record: pe.record, id: pe.id, kind },
             };
         }
         let line = self.reader.line_number();
         let compression = self.compression;
         match (compression, err.kind()) {
             (Compression::None, _) => mgds_formats::Error::Io { path, source: err },
-            (_, io::ErrorKind::UnexpectedEof) => mgds_formats::Error::Truncated {
-                path,
-                compression,
-                line,
-                source: err,
-            },
+            (_, io::ErrorKind::UnexpectedEof) => {
+                mgds_formats::Error::Truncated { path, compression, line, source: err }
+            }
             (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => {
-                mgds_formats::Error::Corrupt {
-                    path,
-                    compression,
-                    line,
-                    source: err,
-                }
+                mgds_formats::Error::Corrupt { path, compression, line, source: err }
             }
             _ => mgds_formats::Error::Io { path, source: err },
         }
@@ -103,19 +82,10 @@ pub(crate) fn read_all(path: &Path) -> Result<Vec<NamedSeq>, Error> {
     while file.next(&mut record)? {
         let name = String::from_utf8_lossy(record.id()).into_owned();
         if record.sequence().is_empty() {
-            return Err(Error::EmptySequence {
-                path: path.to_owned(),
-                line: record.line(),
-                name,
-            });
+            return Err(Error::EmptySequence { path: path.to_owned(), line: record.line(), name });
         }
         if let Some(&first_line) = lines.get(&name) {
-            return Err(Error::DuplicateName {
-                path: path.to_owned(),
-                line: record.line(),
-                name,
-                first_line,
-            });
+            return Err(Error::DuplicateName { path: path.to_owned(), line: record.line(), name, first_line });
         }
         lines.insert(name.clone(), record.line());
         out.push(NamedSeq {

@@ -10,8 +10,8 @@
 //! client built on them reads any compatible service, including the real one whose responses are
 //! kept as test fixtures.
 
-mod resources;
 mod requests;
+mod resources;
 mod results;
 mod rules;
 

@@ -28,13 +28,8 @@ pub enum Visibility {
 
 impl Visibility {
     /// Every value, in the order the spec lists them.
-    pub const ALL: [Visibility; 5] = [
-        Visibility::Public,
-        Visibility::Shared,
-        Visibility::Private,
-        Visibility::Importing,
-        Visibility::AwaitingData,
-    ];
+    pub const ALL: [Visibility; 5] =
+        [Visibility::Public, Visibility::Shared, Visibility::Private, Visibility::Importing, Visibility::AwaitingData];
 
     /// The wire spelling.
     pub fn as_str(self) -> &'static str {

@@ -50,8 +50,7 @@ pub const LIBRARY_TYPES: [&str; 3] = ["WGS", "Targeted/16S", "Other"];
 pub const SAMPLE_TYPES: [&str; 3] = ["Isolate", "Metagenomic", "Other"];
 
 /// Sequence file extensions a sample upload accepts (before an optional `.gz`/`.gzip`).
-pub const SEQUENCE_EXTENSIONS: [&str; 8] =
-    [".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas", ".ffn", ".faa"];
+pub const SEQUENCE_EXTENSIONS: [&str; 8] = [".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas", ".ffn", ".faa"];
 
 /// Why a file name was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,13 +127,8 @@ pub fn clean_filename(name: &str) -> Result<String, FilenameError> {
 pub fn clean_sample_filename(name: &str) -> Result<String, FilenameError> {
     let cleaned = clean_filename(name)?;
     let lower = cleaned.to_ascii_lowercase();
-    let stem = lower
-        .strip_suffix(".gz")
-        .or_else(|| lower.strip_suffix(".gzip"))
-        .unwrap_or(&lower);
-    let ok = SEQUENCE_EXTENSIONS
-        .iter()
-        .any(|ext| stem.ends_with(ext) && stem.len() > ext.len());
+    let stem = lower.strip_suffix(".gz").or_else(|| lower.strip_suffix(".gzip")).unwrap_or(&lower);
+    let ok = SEQUENCE_EXTENSIONS.iter().any(|ext| stem.ends_with(ext) && stem.len() > ext.len());
     if !ok {
         return Err(FilenameError::NotSequenceFile { name: name.to_string() });
     }
@@ -145,14 +139,9 @@ pub fn clean_sample_filename(name: &str) -> Result<String, FilenameError> {
 pub fn check_project_name(name: &str) -> Result<(), String> {
     let n = name.chars().count();
     if !(3..=15).contains(&n) {
-        return Err(format!(
-            "project_name must be 3 to 15 characters long; {name:?} has {n}"
-        ));
+        return Err(format!("project_name must be 3 to 15 characters long; {name:?} has {n}"));
     }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
-    {
+    if let Some(c) = name.chars().find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-')) {
         return Err(format!(
             "project_name may only contain letters, digits, underscores and dashes; {c:?} is not allowed"
         ));
@@ -169,10 +158,7 @@ mod tests {
         assert_eq!(clean_sample_filename("gut 1_R1.fastq.gz").unwrap(), "gut_1_R1.fastq.gz");
         assert_eq!(clean_sample_filename("a.FQ.GZIP").unwrap(), "a.FQ.GZIP");
         assert_eq!(clean_sample_filename("contigs.fna").unwrap(), "contigs.fna");
-        assert!(matches!(
-            clean_sample_filename("report.pdf"),
-            Err(FilenameError::NotSequenceFile { .. })
-        ));
+        assert!(matches!(clean_sample_filename("report.pdf"), Err(FilenameError::NotSequenceFile { .. })));
         assert!(matches!(clean_sample_filename(".fastq"), Err(FilenameError::NotSequenceFile { .. })));
         assert!(matches!(clean_sample_filename("   "), Err(FilenameError::Empty)));
         let err = clean_sample_filename("gut#1(a).fastq").unwrap_err();

@@ -27,7 +27,8 @@ fn every_fixture_deserializes() {
     assert!(samples.iter().all(|s| s.owner.collection() == Some("users")));
     let metadata: Vec<Metadata> = load("metadata.json");
     assert_eq!(metadata.len(), 80);
-    for name in ["analyses.json", "classifications.json", "panels.json", "alignments.json", "functional_profiles.json"] {
+    for name in ["analyses.json", "classifications.json", "panels.json", "alignments.json", "functional_profiles.json"]
+    {
         let analyses: Vec<Analysis> = load(name);
         assert!(!analyses.is_empty(), "{name}");
     }
@@ -54,8 +55,7 @@ fn every_classification_result_deserializes_and_round_trips() {
         let name = format!("classifications_results/{}", path.file_name().unwrap().to_string_lossy());
         let results: ClassificationResults = load(&name);
         assert!(!results.table.is_empty());
-        let again: ClassificationResults =
-            serde_json::from_str(&serde_json::to_string(&results).unwrap()).unwrap();
+        let again: ClassificationResults = serde_json::from_str(&serde_json::to_string(&results).unwrap()).unwrap();
         assert_eq!(results, again);
         n += 1;
     }

@@ -63,14 +63,9 @@ fn main() {
     println!("open: {:.2} s", started.elapsed().as_secs_f64());
 
     let mut fastq = Vec::new();
-    MultiGzDecoder::new(demo::READS_FASTQ_GZ)
-        .read_to_end(&mut fastq)
-        .unwrap();
+    MultiGzDecoder::new(demo::READS_FASTQ_GZ).read_to_end(&mut fastq).unwrap();
     let reads_path = dir.path().join("reads.fastq.gz");
-    let mut gz = GzEncoder::new(
-        std::fs::File::create(&reads_path).unwrap(),
-        flate2::Compression::default(),
-    );
+    let mut gz = GzEncoder::new(std::fs::File::create(&reads_path).unwrap(), flate2::Compression::default());
     for _ in 0..repeats {
         gz.write_all(&fastq).unwrap();
     }
@@ -86,10 +81,7 @@ fn main() {
         n += 1;
     }
     let secs = started.elapsed().as_secs_f64();
-    println!(
-        "decompress + parse only: {n} reads in {secs:.2} s, {:.0} reads/s",
-        n as f64 / secs
-    );
+    println!("decompress + parse only: {n} reads in {secs:.2} s, {:.0} reads/s", n as f64 / secs);
 
     if std::env::var_os("BENCH_THREADS").is_none() {
         accuracy_by_confidence(&db);
@@ -103,26 +95,18 @@ fn main() {
         Err(_) => vec![1, 2],
     };
     for threads in counts {
-        let opts = ClassifyOptions {
-            threads,
-            ..ClassifyOptions::default()
-        };
+        let opts = ClassifyOptions { threads, ..ClassifyOptions::default() };
         let mut sink = std::io::sink();
         let started = Instant::now();
         let results = classify(&db, &reads_path, &opts, &mut sink).expect("classify");
         let secs = started.elapsed().as_secs_f64();
-        println!(
-            "| {threads} | {} | {secs:.2} | {:.0} |",
-            results.n_reads,
-            results.n_reads as f64 / secs
-        );
+        println!("| {threads} | {} | {secs:.2} | {:.0} |", results.n_reads, results.n_reads as f64 / secs);
     }
 }
 
 /// Species-level precision and recall on the demo reads, by confidence threshold.
 fn accuracy_by_confidence(db: &Database) {
-    let truth_path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/truth.tsv");
+    let truth_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/truth.tsv");
     let truth = std::fs::read_to_string(truth_path).expect("assets/demo/truth.tsv");
     let truth: Vec<(u64, bool)> = truth
         .lines()
@@ -136,21 +120,14 @@ fn accuracy_by_confidence(db: &Database) {
     let reads = dir.path().join("reads.fastq.gz");
     demo::write_demo_reads(&reads).unwrap();
     let taxonomy = db.taxonomy();
-    println!(
-        "| confidence | precision | recall | held-out strain precision | held-out strain recall |"
-    );
+    println!("| confidence | precision | recall | held-out strain precision | held-out strain recall |");
     println!("|---|---|---|---|---|");
     for confidence in [0.0, 0.05, 0.1, 0.2, 0.3, 0.5] {
-        let opts = ClassifyOptions {
-            confidence,
-            ..ClassifyOptions::default()
-        };
+        let opts = ClassifyOptions { confidence, ..ClassifyOptions::default() };
         let mut gz = Vec::new();
         classify(db, &reads, &opts, &mut gz).unwrap();
         let mut text = String::new();
-        MultiGzDecoder::new(&gz[..])
-            .read_to_string(&mut text)
-            .unwrap();
+        MultiGzDecoder::new(&gz[..]).read_to_string(&mut text).unwrap();
         // [in database, held out] x (reads, species calls, correct)
         let mut score = [(0u64, 0u64, 0u64); 2];
         for (line, &(species, held_out)) in text.lines().skip(1).zip(&truth) {

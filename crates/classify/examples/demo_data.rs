@@ -228,15 +228,7 @@ impl Rng {
 }
 
 fn mutate(seq: &[u8], rate: f64, rng: &mut Rng) -> Vec<u8> {
-    seq.iter()
-        .map(|&b| {
-            if rng.f64() < rate {
-                rng.substitute(b)
-            } else {
-                b
-            }
-        })
-        .collect()
+    seq.iter().map(|&b| if rng.f64() < rate { rng.substitute(b) } else { b }).collect()
 }
 
 fn revcomp(seq: &[u8]) -> Vec<u8> {
@@ -295,13 +287,8 @@ fn main() {
     // Base genomes, in order, so a relative's donor already exists.
     let mut base: Vec<(&str, Vec<u8>)> = Vec::new();
     for s in SPECIES {
-        let donor = s.related.map(|(tag, frac, div)| {
-            (
-                &base.iter().find(|b| b.0 == tag).expect("donor first").1,
-                frac,
-                div,
-            )
-        });
+        let donor =
+            s.related.map(|(tag, frac, div)| (&base.iter().find(|b| b.0 == tag).expect("donor first").1, frac, div));
         let mut seq = Vec::with_capacity(s.len);
         while seq.len() < s.len {
             let n = BLOCK.min(s.len - seq.len());
@@ -319,11 +306,7 @@ fn main() {
     let mut genomes: Vec<Genome> = Vec::new();
     for (s, (_, seq)) in SPECIES.iter().zip(&base) {
         for &(suffix, div, share, in_db) in s.strains {
-            let seq = if div > 0.0 {
-                mutate(seq, div, &mut rng)
-            } else {
-                seq.clone()
-            };
+            let seq = if div > 0.0 { mutate(seq, div, &mut rng) } else { seq.clone() };
             let id = format!("{}_{suffix}", s.tag);
             let split = seq.len() - (seq.len() as f64 * PLASMID_FRACTION) as usize;
             genomes.push(Genome {
@@ -366,11 +349,7 @@ fn main() {
     for &i in order.iter().take(short) {
         counts[i] += 1;
     }
-    let mut plan: Vec<usize> = counts
-        .iter()
-        .enumerate()
-        .flat_map(|(g, &n)| std::iter::repeat_n(g, n))
-        .collect();
+    let mut plan: Vec<usize> = counts.iter().enumerate().flat_map(|(g, &n)| std::iter::repeat_n(g, n)).collect();
     // Fisher-Yates, so species are mixed through the file as on a sequencer.
     for i in (1..plan.len()).rev() {
         let j = rng.below(i + 1);
@@ -424,11 +403,7 @@ fn main() {
             g.id,
             g.len(),
             n,
-            if g.in_db {
-                ""
-            } else {
-                "  (not in the database)"
-            }
+            if g.in_db { "" } else { "  (not in the database)" }
         );
     }
 }

@@ -25,15 +25,9 @@ pub fn write_demo_sources(dir: &Path) -> Result<BuildInput, Error> {
     let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, Error> {
         let path = dir.join(name);
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Write {
-                path: parent.to_owned(),
-                source,
-            })?;
+            std::fs::create_dir_all(parent).map_err(|source| Error::Write { path: parent.to_owned(), source })?;
         }
-        std::fs::write(&path, bytes).map_err(|source| Error::Write {
-            path: path.clone(),
-            source,
-        })?;
+        std::fs::write(&path, bytes).map_err(|source| Error::Write { path: path.clone(), source })?;
         Ok(path)
     };
     Ok(BuildInput {
@@ -46,8 +40,5 @@ pub fn write_demo_sources(dir: &Path) -> Result<BuildInput, Error> {
 
 /// Writes the demo reads (gzipped FASTQ) to `path`.
 pub fn write_demo_reads(path: &Path) -> Result<(), Error> {
-    std::fs::write(path, READS_FASTQ_GZ).map_err(|source| Error::Write {
-        path: path.to_owned(),
-        source,
-    })
+    std::fs::write(path, READS_FASTQ_GZ).map_err(|source| Error::Write { path: path.to_owned(), source })
 }

@@ -141,53 +141,27 @@ impl Error {
     /// Maps an I/O error met while reading a sequence file the way `mgds_formats` does: a
     /// wrapped [`ParseError`] becomes a parse error naming the line and record, a gzip stream
     /// that stops early a truncation, a damaged one a corruption.
-    pub(crate) fn reading(
-        path: &Path,
-        compression: Compression,
-        line: u64,
-        err: io::Error,
-    ) -> Error {
+    pub(crate) fn reading(path: &Path, compression: Compression, line: u64, err: io::Error) -> Error {
         use mgds_formats::Error as F;
         if let Some(pe) = err.get_ref().and_then(|e| e.downcast_ref::<ParseError>()) {
             let pe = pe.clone();
             return Error::from(match pe.kind {
-                mgds_formats::ParseErrorKind::NotSequence { found } => F::NotSequence {
-                    path: path.to_owned(),
-                    found,
-                },
-                kind => F::Parse {
-                    path: path.to_owned(),
-                    line: pe.line,
-                    record: pe.record,
-                    id: pe.id,
-                    kind,
-                },
+                mgds_formats::ParseErrorKind::NotSequence { found } => F::NotSequence { path: path.to_owned(), found },
+                kind => F::Parse { path: path.to_owned(), line: pe.line, record: pe.record, id: pe.id, kind },
             });
         }
         let path = path.to_owned();
         Error::from(match (compression, err.kind()) {
             (Compression::None, _) => F::Io { path, source: err },
-            (_, io::ErrorKind::UnexpectedEof) => F::Truncated {
-                path,
-                compression,
-                line,
-                source: err,
-            },
-            (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => F::Corrupt {
-                path,
-                compression,
-                line,
-                source: err,
-            },
+            (_, io::ErrorKind::UnexpectedEof) => F::Truncated { path, compression, line, source: err },
+            (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => {
+                F::Corrupt { path, compression, line, source: err }
+            }
             _ => F::Io { path, source: err },
         })
     }
 
     pub(crate) fn table(path: &Path, line: u64, message: impl Into<String>) -> Error {
-        Error::Table {
-            path: path.to_owned(),
-            line,
-            message: message.into(),
-        }
+        Error::Table { path: path.to_owned(), line, message: message.into() }
     }
 }

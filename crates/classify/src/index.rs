@@ -45,10 +45,7 @@ impl KmerTable {
             }
             slots[i] = [key as u32, (key >> 32) as u32, value];
         }
-        KmerTable {
-            slots,
-            len: entries.len(),
-        }
+        KmerTable { slots, len: entries.len() }
     }
 
     /// Rebuilds a table from its stored arrays (little-endian `u64` keys and `u32` values,

@@ -20,16 +20,16 @@ mod kmer;
 mod taxonomy;
 
 pub use classify::{
-    ClassifyOptions, DEFAULT_CONFIDENCE, DEFAULT_MIN_HITS, Hits, Pairing, READLEVEL_HEADER,
-    classify, count_hits, resolve, resolve_index,
+    ClassifyOptions, DEFAULT_CONFIDENCE, DEFAULT_MIN_HITS, Hits, Pairing, READLEVEL_HEADER, classify, count_hits,
+    resolve, resolve_index,
 };
 pub use database::{
     BuildInput, BuildOptions, BuildReport, Database, FORMAT_VERSION, build, build_with, format_version,
 };
 pub use error::Error;
 pub use kmer::{
-    DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, Minimizers, canonical, encode, max_spaces, mix64, pack,
-    reverse_complement, spaced_seed_mask,
+    DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, Minimizers, canonical, encode, max_spaces, mix64, pack, reverse_complement,
+    spaced_seed_mask,
 };
 pub use mgds_formats::TaxId;
 pub use taxonomy::{ROOT_TAX_ID, Taxonomy};

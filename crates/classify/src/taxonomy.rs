@@ -35,10 +35,7 @@ impl Taxonomy {
         let open = |path: &Path| {
             File::open(path)
                 .map(|f| BufReader::with_capacity(1 << 16, f))
-                .map_err(|source| Error::Io {
-                    path: path.to_owned(),
-                    source,
-                })
+                .map_err(|source| Error::Io { path: path.to_owned(), source })
         };
         Taxonomy::parse_dmp(open(nodes)?, nodes, open(names)?, names)
     }
@@ -63,15 +60,8 @@ impl Taxonomy {
             }
             let id = parse_id(fields[0], nodes_path, line, "tax id")?;
             let parent = parse_id(fields[1], nodes_path, line, "parent tax id")?;
-            if parent_of
-                .insert(id, (parent, fields[2].to_owned()))
-                .is_some()
-            {
-                return Err(Error::table(
-                    nodes_path,
-                    line,
-                    format!("tax id {id} appears twice"),
-                ));
+            if parent_of.insert(id, (parent, fields[2].to_owned())).is_some() {
+                return Err(Error::table(nodes_path, line, format!("tax id {id} appears twice")));
             }
             Ok(())
         })?;
@@ -91,10 +81,7 @@ impl Taxonomy {
             Ok(())
         })?;
 
-        let problem = |message: String| Error::Taxonomy {
-            path: nodes_path.to_owned(),
-            message,
-        };
+        let problem = |message: String| Error::Taxonomy { path: nodes_path.to_owned(), message };
         if !parent_of.contains_key(&ROOT_TAX_ID) {
             return Err(problem(format!("there is no root (tax id {ROOT_TAX_ID})")));
         }
@@ -104,9 +91,7 @@ impl Taxonomy {
                 continue;
             }
             if !parent_of.contains_key(parent) {
-                return Err(problem(format!(
-                    "tax id {id} has parent {parent}, which is not in the file"
-                )));
+                return Err(problem(format!("tax id {id} has parent {parent}, which is not in the file")));
             }
             children.entry(*parent).or_default().push(id);
         }
@@ -122,28 +107,15 @@ impl Taxonomy {
         }
         if order.len() != parent_of.len() {
             let reached: std::collections::HashSet<TaxId> = order.iter().copied().collect();
-            let stray = parent_of
-                .keys()
-                .find(|id| !reached.contains(id))
-                .copied()
-                .unwrap_or_default();
-            return Err(problem(format!(
-                "tax id {stray} never reaches the root (its parents form a cycle)"
-            )));
+            let stray = parent_of.keys().find(|id| !reached.contains(id)).copied().unwrap_or_default();
+            return Err(problem(format!("tax id {stray} never reaches the root (its parents form a cycle)")));
         }
         let mut tax = Taxonomy::with_capacity(order.len());
         for id in order {
             let (parent, rank) = &parent_of[&id];
-            let parent = if id == ROOT_TAX_ID {
-                0
-            } else {
-                tax.index[parent]
-            };
+            let parent = if id == ROOT_TAX_ID { 0 } else { tax.index[parent] };
             let Some(name) = name_of.remove(&id) else {
-                return Err(problem(format!(
-                    "tax id {id} has no scientific name in {}",
-                    names_path.display()
-                )));
+                return Err(problem(format!("tax id {id} has no scientific name in {}", names_path.display())));
             };
             tax.push(id, parent, rank.clone(), name);
         }
@@ -186,17 +158,8 @@ impl Taxonomy {
         let mut out = Taxonomy::with_capacity(kept.len());
         for &i in &kept {
             let i = i as usize;
-            let parent = if i == 0 {
-                0
-            } else {
-                out.index[&self.tax_ids[self.parents[i] as usize]]
-            };
-            out.push(
-                self.tax_ids[i],
-                parent,
-                self.ranks[i].clone(),
-                self.names[i].clone(),
-            );
+            let parent = if i == 0 { 0 } else { out.index[&self.tax_ids[self.parents[i] as usize]] };
+            out.push(self.tax_ids[i], parent, self.ranks[i].clone(), self.names[i].clone());
         }
         out
     }
@@ -288,11 +251,7 @@ impl Taxonomy {
     /// Tax ids from `tax_id` up to the root (1), `tax_id` first; empty for an unknown tax id.
     pub fn path_to_root(&self, tax_id: TaxId) -> Vec<TaxId> {
         match self.index_of(tax_id) {
-            Some(i) => self
-                .path_to_root_index(i)
-                .into_iter()
-                .map(|i| self.tax_id(i))
-                .collect(),
+            Some(i) => self.path_to_root_index(i).into_iter().map(|i| self.tax_id(i)).collect(),
             None => Vec::new(),
         }
     }
@@ -326,12 +285,7 @@ fn for_each_row(
     let mut line = 0u64;
     loop {
         buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| Error::Io {
-                path: path.to_owned(),
-                source,
-            })?;
+        let n = reader.read_until(b'\n', &mut buf).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         if n == 0 {
             return Ok(());
         }
@@ -352,13 +306,8 @@ fn for_each_row(
 }
 
 fn parse_id(field: &str, path: &Path, line: u64, what: &str) -> Result<TaxId, Error> {
-    mgds_formats::parse_tax_id(field).ok_or_else(|| {
-        Error::table(
-            path,
-            line,
-            format!("the {what} `{field}` is not a whole number"),
-        )
-    })
+    mgds_formats::parse_tax_id(field)
+        .ok_or_else(|| Error::table(path, line, format!("the {what} `{field}` is not a whole number")))
 }
 
 #[cfg(test)]
@@ -388,12 +337,7 @@ pub(crate) mod tests {
     }
 
     fn parse(nodes: &str, names: &str) -> Result<Taxonomy, Error> {
-        Taxonomy::parse_dmp(
-            nodes.as_bytes(),
-            Path::new("nodes.dmp"),
-            names.as_bytes(),
-            Path::new("names.dmp"),
-        )
+        Taxonomy::parse_dmp(nodes.as_bytes(), Path::new("nodes.dmp"), names.as_bytes(), Path::new("names.dmp"))
     }
 
     #[test]
@@ -448,9 +392,7 @@ pub(crate) mod tests {
         assert!(e.starts_with("nodes.dmp, line 6:"), "{e}");
         assert!(e.contains("`x543`"), "{e}");
 
-        let e = parse("1\t|\t1\t|\tno rank\t|\n\n2 1 superkingdom\n", NAMES)
-            .unwrap_err()
-            .to_string();
+        let e = parse("1\t|\t1\t|\tno rank\t|\n\n2 1 superkingdom\n", NAMES).unwrap_err().to_string();
         assert!(e.starts_with("nodes.dmp, line 3:"), "{e}");
 
         let e = parse(NODES, "1\t|\troot\n").unwrap_err().to_string();
@@ -464,10 +406,8 @@ pub(crate) mod tests {
         let e = parse(&orphan, NAMES).unwrap_err().to_string();
         assert!(e.contains("9999"), "{e}");
 
-        let unnamed = NAMES.replace(
-            "623\t|\tShigella flexneri\t|\t\t|\tscientific name",
-            "623\t|\tS. flexneri\t|\t\t|\tsynonym",
-        );
+        let unnamed =
+            NAMES.replace("623\t|\tShigella flexneri\t|\t\t|\tscientific name", "623\t|\tS. flexneri\t|\t\t|\tsynonym");
         let e = parse(NODES, &unnamed).unwrap_err().to_string();
         assert!(e.contains("623") && e.contains("scientific name"), "{e}");
     }

@@ -37,12 +37,16 @@ fn read_key(g: &Global) -> Result<String> {
 pub async fn login(g: &Global, args: &LoginArgs) -> Result<()> {
     let dir = profile::config_dir()?;
     let mut config = Config::load(&dir)?;
-    let name = g.profile.clone().unwrap_or_else(|| if g.base_url.is_some() { "default".into() } else { config.current.clone().unwrap_or_else(|| LOCAL.into()) });
+    let name = g.profile.clone().unwrap_or_else(|| {
+        if g.base_url.is_some() { "default".into() } else { config.current.clone().unwrap_or_else(|| LOCAL.into()) }
+    });
     let base_url = match (&g.base_url, config.profiles.get(&name)) {
         (Some(u), _) => u.clone(),
         (None, Some(p)) => p.base_url.clone(),
         (None, None) if name == LOCAL => {
-            bail!("the local profile needs no login: its key is made and kept for you; use --base-url URL to sign in to another service")
+            bail!(
+                "the local profile needs no login: its key is made and kept for you; use --base-url URL to sign in to another service"
+            )
         }
         (None, None) => bail!("profile {name:?} is new: give the service's address with --base-url URL"),
     };

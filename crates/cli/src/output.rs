@@ -42,7 +42,10 @@ fn cell(v: &Value, path: &str) -> String {
 }
 
 fn id_of(v: &Value) -> String {
-    v.get("$uri").and_then(Value::as_str).map(|u| u.rsplit('/').next().unwrap_or_default().to_string()).unwrap_or_default()
+    v.get("$uri")
+        .and_then(Value::as_str)
+        .map(|u| u.rsplit('/').next().unwrap_or_default().to_string())
+        .unwrap_or_default()
 }
 
 /// Prints records as the options say.
@@ -56,7 +59,18 @@ pub fn print_list<T: Serialize>(out: &OutputArgs, items: &[T], columns: &[Column
         return Ok(());
     }
     let row = |v: &Value| -> Vec<String> {
-        columns.iter().map(|(_, path)| if *path == "id" { id_of(v) } else if path.is_empty() { String::new() } else { cell(v, path) }).collect()
+        columns
+            .iter()
+            .map(|(_, path)| {
+                if *path == "id" {
+                    id_of(v)
+                } else if path.is_empty() {
+                    String::new()
+                } else {
+                    cell(v, path)
+                }
+            })
+            .collect()
     };
     if out.csv {
         let mut c = csv::Writer::from_writer(w);

@@ -95,8 +95,9 @@ pub async fn run_db(dir: PathBuf, cmd: DbCommand) -> Result<()> {
             let (d, n, t) = (dir.clone(), name.clone(), title.unwrap_or_else(|| name.clone()));
             eprintln!("building {n} in {}...", dir.display());
             let started = std::time::Instant::now();
-            let m = tokio::task::spawn_blocking(move || references::install_classification(&d, &n, &t, &input, default))
-                .await??;
+            let m =
+                tokio::task::spawn_blocking(move || references::install_classification(&d, &n, &t, &input, default))
+                    .await??;
             eprintln!("installed {} in {:.1} s; digest {}", m.name, started.elapsed().as_secs_f64(), m.digest);
         }
         DbCommand::List => {

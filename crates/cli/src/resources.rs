@@ -33,7 +33,11 @@ pub struct ListArgs {
 }
 
 /// Fetches the page (or every page) the options ask for; notes the paging on stderr.
-pub(crate) async fn fetch<T: DeserializeOwned + Send + 'static>(req: ListRequest<T>, a: &ListArgs, noun: &str) -> Result<Vec<T>> {
+pub(crate) async fn fetch<T: DeserializeOwned + Send + 'static>(
+    req: ListRequest<T>,
+    a: &ListArgs,
+    noun: &str,
+) -> Result<Vec<T>> {
     let req = req.per_page(a.per_page).page(a.page);
     if a.all {
         return Ok(req.all().await?);
@@ -42,7 +46,11 @@ pub(crate) async fn fetch<T: DeserializeOwned + Send + 'static>(req: ListRequest
     if let Some(total) = page.total
         && total > u64::from(page.per_page)
     {
-        eprintln!("page {} of {} ({total} {noun}); pass --all for every page", page.page, total.div_ceil(u64::from(page.per_page)).max(1));
+        eprintln!(
+            "page {} of {} ({total} {noun}); pass --all for every page",
+            page.page,
+            total.div_ceil(u64::from(page.per_page)).max(1)
+        );
     }
     Ok(page.items)
 }
@@ -70,8 +78,14 @@ fn wrote(path: &Path, bytes: u64) {
 // ---------------------------------------------------------------------------------------------
 // Documents
 
-const DOCUMENT_COLUMNS: &[Column] =
-    &[("id", "id"), ("filename", "filename"), ("size", "size"), ("description", "description"), ("uploader", "uploader"), ("created", "created_at")];
+const DOCUMENT_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("filename", "filename"),
+    ("size", "size"),
+    ("description", "description"),
+    ("uploader", "uploader"),
+    ("created", "created_at"),
+];
 
 /// `mgds documents ...`.
 #[derive(clap::Subcommand, Debug)]
@@ -121,14 +135,16 @@ pub async fn run_documents(ctx: &Ctx, cmd: DocumentsCommand) -> Result<()> {
             if !file.is_file() {
                 bail!("{} is not a file", file.display());
             }
-            let d = docs.upload(file.clone()).send().await.with_context(|| format!("cannot upload {}", file.display()))?;
+            let d =
+                docs.upload(file.clone()).send().await.with_context(|| format!("cannot upload {}", file.display()))?;
             eprintln!("uploaded {} as document {}", file.display(), Ref { uri: d.uri.clone() }.id());
             print_one(&d)
         }
         DocumentsCommand::Download { id, output } => {
             let d = docs.get(id.as_str()).await?;
             let dest = destination(output, &d.filename)?;
-            let n = docs.download(id.as_str(), &dest).await.with_context(|| format!("cannot download document {id}"))?;
+            let n =
+                docs.download(id.as_str(), &dest).await.with_context(|| format!("cannot download document {id}"))?;
             wrote(&dest, n);
             Ok(())
         }
@@ -145,8 +161,14 @@ pub async fn run_documents(ctx: &Ctx, cmd: DocumentsCommand) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Projects
 
-const PROJECT_COLUMNS: &[Column] =
-    &[("id", "id"), ("project_name", "project_name"), ("name", "name"), ("public", "public"), ("owner", "owner"), ("description", "description")];
+const PROJECT_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("project_name", "project_name"),
+    ("name", "name"),
+    ("public", "public"),
+    ("owner", "owner"),
+    ("description", "description"),
+];
 
 /// `mgds projects ...`.
 #[derive(clap::Subcommand, Debug)]
@@ -216,7 +238,9 @@ pub async fn run_projects(ctx: &Ctx, cmd: ProjectsCommand) -> Result<()> {
             let permissions = if permissions.is_empty() { None } else { Some(permissions) };
             print_one(&projects.add_user(id.as_str(), user_id.as_str(), permissions).await?)
         }
-        ProjectsCommand::RemoveUser { id, user_id } => print_one(&projects.remove_user(id.as_str(), user_id.as_str()).await?),
+        ProjectsCommand::RemoveUser { id, user_id } => {
+            print_one(&projects.remove_user(id.as_str(), user_id.as_str()).await?)
+        }
     }
 }
 
@@ -252,8 +276,13 @@ pub async fn run_tags(ctx: &Ctx, cmd: TagsCommand) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Jobs
 
-const JOB_COLUMNS: &[Column] =
-    &[("id", "id"), ("name", "name"), ("analysis_type", "analysis_type"), ("public", "public"), ("created", "created_at")];
+const JOB_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("name", "name"),
+    ("analysis_type", "analysis_type"),
+    ("public", "public"),
+    ("created", "created_at"),
+];
 
 /// `mgds jobs ...`.
 #[derive(clap::Subcommand, Debug)]
@@ -308,16 +337,17 @@ pub async fn run_jobs(ctx: &Ctx, cmd: JobsCommand) -> Result<()> {
     let jobs = ctx.client.jobs();
     match cmd {
         JobsCommand::List(a) => print_list(&a.out, &fetch(jobs.list(), &a, "jobs").await?, JOB_COLUMNS),
-        JobsCommand::Show { id } => print_one(&jobs.get(id.as_str()).await.with_context(|| format!("cannot show job {id}"))?),
+        JobsCommand::Show { id } => {
+            print_one(&jobs.get(id.as_str()).await.with_context(|| format!("cannot show job {id}"))?)
+        }
         JobsCommand::Run { id, sample, args, description, wait, timeout } => {
             let mut run = jobs.run(id.as_str(), sample.as_str()).args(parse_job_args(&args)?);
             if let Some(d) = description {
                 run = run.description(d);
             }
-            let analysis = run
-                .send()
-                .await
-                .with_context(|| format!("cannot run job {id} on sample {sample}; `mgds jobs list` shows the jobs you can run"))?;
+            let analysis = run.send().await.with_context(|| {
+                format!("cannot run job {id} on sample {sample}; `mgds jobs list` shows the jobs you can run")
+            })?;
             let analysis_id = analysis.id().to_string();
             if !wait {
                 eprintln!("started analysis {analysis_id}; `mgds analyses show {analysis_id}` shows its progress");
@@ -459,8 +489,14 @@ pub async fn run_readlevel(ctx: &Ctx, cmd: ReadlevelCommand) -> Result<()> {
 // ---------------------------------------------------------------------------------------------
 // Sequencing batches
 
-const BATCH_COLUMNS: &[Column] =
-    &[("id", "id"), ("batch_number", "batch_number"), ("name", "name"), ("status", "status"), ("owner", "owner"), ("created", "created_at")];
+const BATCH_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("batch_number", "batch_number"),
+    ("name", "name"),
+    ("status", "status"),
+    ("owner", "owner"),
+    ("created", "created_at"),
+];
 
 /// `mgds batches ...`.
 #[derive(clap::Subcommand, Debug)]
@@ -522,7 +558,11 @@ pub async fn run_preupload(ctx: &Ctx, a: PreuploadArgs) -> Result<()> {
 pub async fn run_schema(ctx: &Ctx, resource: Option<String>) -> Result<()> {
     let schema = match resource {
         None => ctx.client.schema().await?,
-        Some(r) => ctx.client.resource_schema(&r).await.with_context(|| format!("no schema for {r:?}; `mgds schema` lists the collections"))?,
+        Some(r) => ctx
+            .client
+            .resource_schema(&r)
+            .await
+            .with_context(|| format!("no schema for {r:?}; `mgds schema` lists the collections"))?,
     };
     print_one(&schema)
 }
@@ -536,7 +576,10 @@ mod tests {
     fn job_args_are_json_when_they_parse() {
         let args = ["n=3", "name=gut", "flags=[1,2]", "on=true", "empty=", "eq=a=b"].map(String::from);
         let m = parse_job_args(&args).unwrap();
-        assert_eq!(Value::Object(m), json!({"n": 3, "name": "gut", "flags": [1, 2], "on": true, "empty": "", "eq": "a=b"}));
+        assert_eq!(
+            Value::Object(m),
+            json!({"n": 3, "name": "gut", "flags": [1, 2], "on": true, "empty": "", "eq": "a=b"})
+        );
         assert!(parse_job_args(&["novalue".to_string()]).is_err());
         assert!(parse_job_args(&["=1".to_string()]).is_err());
     }

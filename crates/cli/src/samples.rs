@@ -125,7 +125,10 @@ pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
         SamplesCommand::Update { id, visibility, project, no_project } => {
             let mut u = samples.update(id.as_str());
             if let Some(v) = visibility {
-                u = u.visibility(Visibility::parse(&v).with_context(|| format!("{v:?} is not a visibility; use public, shared or private"))?);
+                u = u.visibility(
+                    Visibility::parse(&v)
+                        .with_context(|| format!("{v:?} is not a visibility; use public, shared or private"))?,
+                );
             }
             if let Some(p) = project {
                 u = u.project(p.as_str());
@@ -203,8 +206,10 @@ fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 fn bar_style() -> ProgressStyle {
-    ProgressStyle::with_template("{prefix:30!} {bar:30} {bytes:>10}/{total_bytes:10} {binary_bytes_per_sec:>12} {eta:>4}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
+    ProgressStyle::with_template(
+        "{prefix:30!} {bar:30} {bytes:>10}/{total_bytes:10} {binary_bytes_per_sec:>12} {eta:>4}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 /// `mgds upload`: validates every file first, then uploads them one by one with a progress bar
@@ -229,7 +234,11 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
         let path = f.clone();
         match tokio::task::spawn_blocking(move || mgds_formats::validate(&path).map_err(Box::new)).await? {
             Ok(s) => {
-                let compression = if s.compression == mgds_formats::Compression::None { "uncompressed".to_string() } else { format!("{:?}", s.compression).to_lowercase() };
+                let compression = if s.compression == mgds_formats::Compression::None {
+                    "uncompressed".to_string()
+                } else {
+                    format!("{:?}", s.compression).to_lowercase()
+                };
                 eprintln!(
                     "{}: {}, {compression}, {} reads, {} bases, read length {}-{}",
                     f.display(),
@@ -289,7 +298,9 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     let mut failed = Vec::new();
     let mut before = 0;
     for (f, upload_name, interleaved) in &sends {
-        let name = upload_name.clone().unwrap_or_else(|| f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
+        let name = upload_name
+            .clone()
+            .unwrap_or_else(|| f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
         let bar = multi.insert_before(&total, ProgressBar::new(0).with_style(bar_style()).with_prefix(name.clone()));
         let (b, t, base) = (bar.clone(), total.clone(), before);
         let mut req = ctx.client.samples().upload(f.clone()).progress(move |sent, size| {
@@ -334,12 +345,7 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
             println!("{}", Ref { uri: s.uri.clone() }.id());
         }
     }
-    eprintln!(
-        "uploaded {} of {} files ({:.1} MB in {secs:.1} s)",
-        done.len(),
-        sends.len(),
-        before as f64 / 1e6
-    );
+    eprintln!("uploaded {} of {} files ({:.1} MB in {secs:.1} s)", done.len(), sends.len(), before as f64 / 1e6);
     if !failed.is_empty() {
         bail!("{} uploads failed:\n  {}", failed.len(), failed.join("\n  "));
     }

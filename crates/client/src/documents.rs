@@ -42,7 +42,10 @@ impl Documents {
     /// Documents others shared with the caller.
     pub async fn list_shared_with_me(&self) -> Result<Vec<Document>> {
         let me = self.client.account().await?.user;
-        let all = self.list().filter(Filter::new().ne("uploader", serde_json::json!({"$ref": me.uri}))).per_page(mgds_api::MAX_PER_PAGE);
+        let all = self
+            .list()
+            .filter(Filter::new().ne("uploader", serde_json::json!({"$ref": me.uri})))
+            .per_page(mgds_api::MAX_PER_PAGE);
         // Filter by membership here too: an organisation admin also sees documents not shared
         // with them.
         all.stream().try_filter(|d| std::future::ready(d.downloaders.contains(&me))).try_collect().await
@@ -142,7 +145,10 @@ pub struct DocumentUpload {
 
 impl std::fmt::Debug for DocumentUpload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DocumentUpload").field("path", &self.path).field("filename", &self.filename).finish_non_exhaustive()
+        f.debug_struct("DocumentUpload")
+            .field("path", &self.path)
+            .field("filename", &self.filename)
+            .finish_non_exhaustive()
     }
 }
 
@@ -181,8 +187,14 @@ impl DocumentUpload {
         let docs = Documents::new(self.client.clone());
         let init = docs.init_upload(&DocumentInitUploadRequest { filename: filename.clone(), size }).await?;
         let id = init.document_id.clone().ok_or_else(|| missing("documents/init_upload", "document_id"))?;
-        let form =
-            UploadForm { url: &init.upload_url, fields: &init.additional_fields, path: &self.path, filename: &filename, size, bandwidth: None };
+        let form = UploadForm {
+            url: &init.upload_url,
+            fields: &init.additional_fields,
+            path: &self.path,
+            filename: &filename,
+            size,
+            bandwidth: None,
+        };
         transfer::post_file(&self.client, &form, self.progress.as_ref(), &self.cancel).await?;
         let confirmed = docs.confirm_upload(&id).await?;
         let id = confirmed.document.as_ref().map_or(id.as_str(), |r| r.id());

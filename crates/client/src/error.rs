@@ -49,7 +49,9 @@ pub enum Error {
         message: String,
     },
     /// 5xx: the service failed; retried where that is safe, and still failing.
-    #[error("the service failed (HTTP {status}); try again later, and tell its operator if this persists (the service said: {message})")]
+    #[error(
+        "the service failed (HTTP {status}); try again later, and tell its operator if this persists (the service said: {message})"
+    )]
     Server {
         /// The HTTP status.
         status: u16,
@@ -58,7 +60,9 @@ pub enum Error {
     },
     /// The service could not be reached or the connection broke (after the retries that were
     /// safe to make).
-    #[error("could not reach the service at {url} after {attempts} attempt(s); check the address, your network and proxy settings")]
+    #[error(
+        "could not reach the service at {url} after {attempts} attempt(s); check the address, your network and proxy settings"
+    )]
     Transport {
         /// The address that was being reached (without any query string).
         url: String,

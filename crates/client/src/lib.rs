@@ -29,11 +29,11 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::Method;
-use url::Url;
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use url::Url;
 
 pub use analyses::{Alignments, Analyses, Classifications, FunctionalProfiles, Panels};
 pub use documents::{DocumentUpload, Documents};
@@ -254,8 +254,8 @@ impl ClientBuilder {
             .user_agent(self.user_agent)
             .redirect(policy);
         for path in &self.ca_files {
-            let pem = std::fs::read(path)
-                .map_err(|e| Error::CaCertificate { path: path.clone(), reason: e.to_string() })?;
+            let pem =
+                std::fs::read(path).map_err(|e| Error::CaCertificate { path: path.clone(), reason: e.to_string() })?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem)
                 .map_err(|e| Error::CaCertificate { path: path.clone(), reason: e.to_string() })?;
             if certs.is_empty() {
@@ -305,7 +305,9 @@ fn normalize_base_url(s: &str) -> Result<Url> {
 /// Whether the address is this machine.
 fn is_loopback(url: &Url) -> bool {
     match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost") || d.to_ascii_lowercase().ends_with(".localhost"),
+        Some(url::Host::Domain(d)) => {
+            d.eq_ignore_ascii_case("localhost") || d.to_ascii_lowercase().ends_with(".localhost")
+        }
         Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
         Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
         None => false,
@@ -321,7 +323,6 @@ pub(crate) fn check_secure(url: &Url) -> Result<()> {
         other => Err(Error::InvalidUrl { url: url.to_string(), reason: format!("the scheme {other}: is not http(s)") }),
     }
 }
-
 
 /// What an API call sends.
 pub(crate) struct Call {
@@ -485,10 +486,7 @@ impl Client {
     /// An address the service handed out (upload form, download), resolved against the base
     /// address and checked like it.
     pub(crate) fn service_url(&self, s: &str) -> Result<Url> {
-        let url = self
-            .base_url
-            .join(s)
-            .map_err(|e| Error::InvalidUrl { url: s.to_string(), reason: e.to_string() })?;
+        let url = self.base_url.join(s).map_err(|e| Error::InvalidUrl { url: s.to_string(), reason: e.to_string() })?;
         check_secure(&url)?;
         Ok(url)
     }
@@ -591,17 +589,23 @@ impl Client {
         idempotency: Idempotency,
     ) -> Result<T> {
         let what = describe(&method, &url);
-        let body = serde_json::to_vec(body).map_err(|e| Error::InvalidInput(format!("cannot encode the request: {e}")))?;
-        let answer = self
-            .execute(Call { method, url, body: Some(Bytes::from(body)), idempotency, gone_is_done: false })
-            .await?;
+        let body =
+            serde_json::to_vec(body).map_err(|e| Error::InvalidInput(format!("cannot encode the request: {e}")))?;
+        let answer =
+            self.execute(Call { method, url, body: Some(Bytes::from(body)), idempotency, gone_is_done: false }).await?;
         decode(&what, &answer.body)
     }
 
     /// DELETE a resource; 204 (or a 404 after a retried attempt) is success.
     pub(crate) async fn delete(&self, url: Url) -> Result<()> {
-        self.execute(Call { method: Method::DELETE, url, body: None, idempotency: Idempotency::Safe, gone_is_done: true })
-            .await?;
+        self.execute(Call {
+            method: Method::DELETE,
+            url,
+            body: None,
+            idempotency: Idempotency::Safe,
+            gone_is_done: true,
+        })
+        .await?;
         Ok(())
     }
 
@@ -654,7 +658,10 @@ mod tests {
         assert_eq!(c.api_url(&["samples", "abc"]).as_str(), "https://lab.example.org/mgds/api/v1/samples/abc");
         assert_eq!(c.api_url(&["samples", "a/b?c"]).as_str(), "https://lab.example.org/mgds/api/v1/samples/a%2Fb%3Fc");
         let root = Client::builder("https://x.example.org/").build().unwrap();
-        assert_eq!(root.api_url(&["sequencing", "batches"]).as_str(), "https://x.example.org/api/v1/sequencing/batches");
+        assert_eq!(
+            root.api_url(&["sequencing", "batches"]).as_str(),
+            "https://x.example.org/api/v1/sequencing/batches"
+        );
     }
 
     #[test]

@@ -443,19 +443,18 @@ impl<T: DeserializeOwned + Send + 'static> ListRequest<T> {
         let what = format!("GET {}", url.path());
         let answer = self.client.get_list(url).await?;
         let items: Vec<T> = decode(&what, &answer.body)?;
-        let total = answer
-            .headers
-            .get("x-total-count")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok());
-        let links = answer
-            .headers
-            .get_all("link")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .collect::<Vec<_>>()
-            .join(", ");
-        Ok(Page { items, total, page: self.page, per_page: self.per_page, links: parse_link_header(&links), request: self })
+        let total =
+            answer.headers.get("x-total-count").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
+        let links =
+            answer.headers.get_all("link").iter().filter_map(|v| v.to_str().ok()).collect::<Vec<_>>().join(", ");
+        Ok(Page {
+            items,
+            total,
+            page: self.page,
+            per_page: self.per_page,
+            links: parse_link_header(&links),
+            request: self,
+        })
     }
 
     /// Every matching record, from this request's page on, fetched page by page as the stream
@@ -503,10 +502,11 @@ mod tests {
     #[test]
     fn filter_json() {
         let project = Ref::new("projects", "00000000000000aa");
-        let f = Filter::new()
-            .icontains("filename", "gut")
-            .eq_ref("project", &project)
-            .between("created_at", "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z");
+        let f = Filter::new().icontains("filename", "gut").eq_ref("project", &project).between(
+            "created_at",
+            "2026-01-01T00:00:00Z",
+            "2026-02-01T00:00:00Z",
+        );
         assert_eq!(
             f.to_value(),
             json!({
@@ -551,7 +551,10 @@ mod tests {
         );
         // A reference joined by another operator on the same field becomes `$eq`.
         let f = Filter::new().eq_ref("project", &project).ne("project", "x");
-        assert_eq!(f.to_value(), json!({"project": {"$eq": {"$ref": "/api/v1/projects/00000000000000aa"}, "$ne": "x"}}));
+        assert_eq!(
+            f.to_value(),
+            json!({"project": {"$eq": {"$ref": "/api/v1/projects/00000000000000aa"}, "$ne": "x"}})
+        );
     }
 
     #[test]

@@ -43,7 +43,11 @@ impl Projects {
 
     /// Changes a project's names or description (`PATCH /projects/{id}`).
     pub fn update(&self, id: impl ResourceId) -> ProjectUpdateRequest {
-        ProjectUpdateRequest { client: self.client.clone(), id: id.resource_id().to_string(), body: ProjectUpdate::default() }
+        ProjectUpdateRequest {
+            client: self.client.clone(),
+            id: id.resource_id().to_string(),
+            body: ProjectUpdate::default(),
+        }
     }
 
     /// Deletes a project; its samples stay with their owners (`DELETE /projects/{id}`).

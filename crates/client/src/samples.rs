@@ -42,7 +42,11 @@ impl Samples {
 
     /// Changes a sample's visibility, project or tags (`PATCH /samples/{id}`).
     pub fn update(&self, id: impl ResourceId) -> SampleUpdateRequest {
-        SampleUpdateRequest { client: self.client.clone(), id: id.resource_id().to_string(), body: SampleUpdate::default() }
+        SampleUpdateRequest {
+            client: self.client.clone(),
+            id: id.resource_id().to_string(),
+            body: SampleUpdate::default(),
+        }
     }
 
     /// Deletes a sample with its file, metadata, tag links and analyses (`DELETE /samples/{id}`).

@@ -239,7 +239,10 @@ async fn post_once(
                 let mut buf = BytesMut::with_capacity(want);
                 match (&mut file).take(want as u64).read_buf(&mut buf).await {
                     Ok(0) => Some((
-                        Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file became shorter while it was being sent")),
+                        Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the file became shorter while it was being sent",
+                        )),
                         (file, sent, true),
                     )),
                     Ok(n) => {
@@ -395,7 +398,9 @@ async fn download_once(
             Ok(Ok(None)) => break,
             Ok(Ok(Some(c))) => c,
         };
-        file.write_all(&chunk).await.map_err(|e| Failure::Fail(Error::io("write", "the temporary download file", e)))?;
+        file.write_all(&chunk)
+            .await
+            .map_err(|e| Failure::Fail(Error::io("write", "the temporary download file", e)))?;
         received += chunk.len() as u64;
         if let Some(p) = progress {
             p(received, total.max(received));

@@ -292,7 +292,8 @@ pub fn interleaved_name(r1: &Path) -> String {
     let stem = ["_R1_", "_R1", "_1"]
         .iter()
         .find_map(|m| {
-            stem.rfind(m).map(|i| format!("{}{}{}", &stem[..i], if *m == "_R1_" { "_" } else { "" }, &stem[i + m.len()..]))
+            stem.rfind(m)
+                .map(|i| format!("{}{}{}", &stem[..i], if *m == "_R1_" { "_" } else { "" }, &stem[i + m.len()..]))
         })
         .unwrap_or_else(|| stem.to_string());
     format!("{stem}_interleaved.fastq.gz")

@@ -33,15 +33,10 @@ fn main() {
     write_fastq(&path, &reads, true).expect("write reads");
 
     let detector = Detector::new(&panel);
-    println!(
-        "{:>8} {:>10} {:>10} {:>12} {:>10}",
-        "threads", "reads", "seconds", "reads/s", "Mbases/s"
-    );
+    println!("{:>8} {:>10} {:>10} {:>12} {:>10}", "threads", "reads", "seconds", "reads/s", "Mbases/s");
     for t in threads {
         let start = Instant::now();
-        let d = detector
-            .run(&path, &DetectOptions { threads: t })
-            .expect("detect");
+        let d = detector.run(&path, &DetectOptions { threads: t }).expect("detect");
         let secs = start.elapsed().as_secs_f64();
         println!(
             "{:>8} {:>10} {:>10.2} {:>12.0} {:>10.1}",

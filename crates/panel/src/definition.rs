@@ -146,37 +146,19 @@ impl Panel {
 
     /// Loads a panel whose files are read by `read_file` (given a file name relative to the
     /// panel folder); `dir` is only used in messages.
-    pub(crate) fn load_with(
-        dir: &Path,
-        read_file: impl Fn(&str) -> io::Result<Vec<u8>>,
-    ) -> Result<Panel, Error> {
+    pub(crate) fn load_with(dir: &Path, read_file: impl Fn(&str) -> io::Result<Vec<u8>>) -> Result<Panel, Error> {
         let json_path = dir.join(PANEL_FILE);
-        let json = read_file(PANEL_FILE).map_err(|source| Error::Io {
-            path: json_path.clone(),
-            source,
-        })?;
+        let json = read_file(PANEL_FILE).map_err(|source| Error::Io { path: json_path.clone(), source })?;
         let mut de = serde_json::Deserializer::from_slice(&json);
-        let json_error = |field: String, source| Error::Json {
-            path: json_path.clone(),
-            field,
-            source,
-        };
-        let file: PanelFile = serde_path_to_error::deserialize(&mut de)
-            .map_err(|e| json_error(e.path().to_string(), e.into_inner()))?;
+        let json_error = |field: String, source| Error::Json { path: json_path.clone(), field, source };
+        let file: PanelFile =
+            serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(e.path().to_string(), e.into_inner()))?;
         // Trailing junk after the object is a fault of the whole file.
         de.end().map_err(|e| json_error(String::new(), e))?;
-        let invalid = |field: String, problem: String| Error::Invalid {
-            path: json_path.clone(),
-            field,
-            problem,
-        };
-        check_thresholds(&file.thresholds)
-            .map_err(|(f, p)| invalid(format!("thresholds.{f}"), p))?;
+        let invalid = |field: String, problem: String| Error::Invalid { path: json_path.clone(), field, problem };
+        check_thresholds(&file.thresholds).map_err(|(f, p)| invalid(format!("thresholds.{f}"), p))?;
         if file.name.trim().is_empty() {
-            return Err(invalid(
-                "name".into(),
-                "is empty; give the panel a name".into(),
-            ));
+            return Err(invalid("name".into(), "is empty; give the panel a name".into()));
         }
         if file.sub_panels.is_empty() {
             return Err(invalid(
@@ -196,10 +178,7 @@ impl Panel {
             if !names.insert(sub.name.clone()) {
                 return Err(invalid(
                     format!("sub_panels[{i}].name"),
-                    format!(
-                        "repeats the sub-panel name `{}`; names must be unique",
-                        sub.name
-                    ),
+                    format!("repeats the sub-panel name `{}`; names must be unique", sub.name),
                 ));
             }
             if !is_plain_relative(&sub.markers) {
@@ -212,18 +191,10 @@ impl Panel {
                 ));
             }
             let path = dir.join(&sub.markers);
-            let bytes = read_file(&sub.markers).map_err(|source| Error::Io {
-                path: path.clone(),
-                source,
-            })?;
+            let bytes = read_file(&sub.markers).map_err(|source| Error::Io { path: path.clone(), source })?;
             hash_file(&mut hasher, &sub.markers, &bytes);
             let markers = parse_markers(&bytes, &path, &file.thresholds)?;
-            sub_panels.push(SubPanelDef {
-                name: sub.name,
-                description: sub.description,
-                file: sub.markers,
-                markers,
-            });
+            sub_panels.push(SubPanelDef { name: sub.name, description: sub.description, file: sub.markers, markers });
         }
         Ok(Panel {
             name: file.name,
@@ -263,9 +234,7 @@ impl Panel {
 
     /// All markers with their sub-panel, in definition order.
     pub fn markers(&self) -> impl Iterator<Item = (&SubPanelDef, &MarkerDef)> {
-        self.sub_panels
-            .iter()
-            .flat_map(|s| s.markers.iter().map(move |m| (s, m)))
+        self.sub_panels.iter().flat_map(|s| s.markers.iter().map(move |m| (s, m)))
     }
 }
 
@@ -278,10 +247,7 @@ fn hash_file(hasher: &mut Sha256, name: &str, bytes: &[u8]) {
 
 fn is_plain_relative(name: &str) -> bool {
     let path = PathBuf::from(name);
-    !name.is_empty()
-        && path
-            .components()
-            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    !name.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// Checks the cut-offs; on failure gives the field and the problem.
@@ -310,10 +276,7 @@ fn check_thresholds(t: &Thresholds) -> Result<(), (&'static str, String)> {
         ));
     }
     if !(t.long_min_depth >= 0.0 && t.long_min_depth.is_finite()) {
-        return Err((
-            "long_min_depth",
-            format!("is {}; it must be 0 or more", t.long_min_depth),
-        ));
+        return Err(("long_min_depth", format!("is {}; it must be 0 or more", t.long_min_depth)));
     }
     if t.short_max_length < 1 {
         return Err(("short_max_length", "must be at least 1".into()));
@@ -323,18 +286,11 @@ fn check_thresholds(t: &Thresholds) -> Result<(), (&'static str, String)> {
     if t.short_max_mismatches > 8 {
         return Err((
             "short_max_mismatches",
-            format!(
-                "is {}; at most 8 mismatches are allowed",
-                t.short_max_mismatches
-            ),
+            format!("is {}; at most 8 mismatches are allowed", t.short_max_mismatches),
         ));
     }
     if t.short_present_reads < 1 || t.short_probable_reads < 1 {
-        let field = if t.short_present_reads < 1 {
-            "short_present_reads"
-        } else {
-            "short_probable_reads"
-        };
+        let field = if t.short_present_reads < 1 { "short_present_reads" } else { "short_probable_reads" };
         return Err((field, "must be at least 1".into()));
     }
     Ok(())
@@ -342,11 +298,7 @@ fn check_thresholds(t: &Thresholds) -> Result<(), (&'static str, String)> {
 
 /// Reads the markers of one FASTA file.
 fn parse_markers(bytes: &[u8], path: &Path, t: &Thresholds) -> Result<Vec<MarkerDef>, Error> {
-    let problem = |line: u64, problem: String| Error::Marker {
-        path: path.to_owned(),
-        line,
-        problem,
-    };
+    let problem = |line: u64, problem: String| Error::Marker { path: path.to_owned(), line, problem };
     let mut reader = Reader::with_format(Cursor::new(bytes), Format::Fasta);
     let mut record = Record::default();
     let mut markers: Vec<MarkerDef> = Vec::new();
@@ -356,10 +308,7 @@ fn parse_markers(bytes: &[u8], path: &Path, t: &Thresholds) -> Result<Vec<Marker
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => {
-                let (line, message) = match e
-                    .get_ref()
-                    .and_then(|e| e.downcast_ref::<mgds_formats::ParseError>())
-                {
+                let (line, message) = match e.get_ref().and_then(|e| e.downcast_ref::<mgds_formats::ParseError>()) {
                     Some(pe) => (pe.line, pe.kind.to_string()),
                     None => (reader.line_number(), e.to_string()),
                 };
@@ -376,19 +325,13 @@ fn parse_markers(bytes: &[u8], path: &Path, t: &Thresholds) -> Result<Vec<Marker
             return Err(problem(line, "the marker has no name after `>`".into()));
         }
         if !names.insert(name.clone()) {
-            return Err(problem(
-                line,
-                format!("marker `{name}` appears twice in the file; names must be unique"),
-            ));
+            return Err(problem(line, format!("marker `{name}` appears twice in the file; names must be unique")));
         }
         let seq = record.sequence();
         if seq.is_empty() {
             return Err(problem(line, format!("marker `{name}` has no sequence")));
         }
-        if let Some(pos) = seq
-            .iter()
-            .position(|&b| dna::code(b) > 3 || b == b'U' || b == b'u')
-        {
+        if let Some(pos) = seq.iter().position(|&b| dna::code(b) > 3 || b == b'U' || b == b'u') {
             return Err(problem(
                 line,
                 format!(
@@ -418,11 +361,7 @@ fn parse_markers(bytes: &[u8], path: &Path, t: &Thresholds) -> Result<Vec<Marker
                 ),
             ));
         }
-        markers.push(MarkerDef {
-            name,
-            description,
-            sequence: seq.to_ascii_uppercase(),
-        });
+        markers.push(MarkerDef { name, description, sequence: seq.to_ascii_uppercase() });
     }
     if markers.is_empty() {
         return Err(problem(
@@ -446,8 +385,7 @@ mod tests {
         })
     }
 
-    const JSON: &str =
-        r#"{"name": "p", "sub_panels": [{"name": "s", "description": "d", "markers": "m.fasta"}]}"#;
+    const JSON: &str = r#"{"name": "p", "sub_panels": [{"name": "s", "description": "d", "markers": "m.fasta"}]}"#;
     const LONG: &str = "ACGTACGTACGGTACCATGCATGCAAGTCCATGACGATTACAGGCATTACGATCAGTACCA";
 
     #[test]
@@ -481,11 +419,7 @@ mod tests {
         let json = r#"{"name": "p", "thresholds": {"long_present_identity": "high"},
             "sub_panels": [{"name": "s", "markers": "m.fasta"}]}"#;
         let e = load(json, ">m\nACGT\n").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("field `thresholds.long_present_identity`"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("field `thresholds.long_present_identity`"), "{e}");
     }
 
     #[test]
@@ -500,10 +434,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_named() {
-        let json = JSON.replace(
-            "\"sub_panels\"",
-            "\"thresholds\": {\"long_probable_identity\": 120}, \"sub_panels\"",
-        );
+        let json = JSON.replace("\"sub_panels\"", "\"thresholds\": {\"long_probable_identity\": 120}, \"sub_panels\"");
         let e = load(&json, ">m\nACGT\n").unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -522,33 +453,20 @@ mod tests {
             "p/m.fasta, line 3: marker `b` has `N` at position 5; marker sequences may hold only A, C, G and T"
         );
         let e = load(JSON, ">a\nACGTACGT\n>a\nACGTACGT\n").unwrap_err();
-        assert!(
-            e.to_string()
-                .starts_with("p/m.fasta, line 3: marker `a` appears twice"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("p/m.fasta, line 3: marker `a` appears twice"), "{e}");
         let e = load(JSON, "ACGT\n").unwrap_err();
         assert!(e.to_string().starts_with("p/m.fasta, line 1:"), "{e}");
         let e = load(JSON, "").unwrap_err();
         assert!(e.to_string().contains("holds no markers"), "{e}");
-        let json = JSON.replace(
-            "\"sub_panels\"",
-            "\"thresholds\": {\"short_max_length\": 10}, \"sub_panels\"",
-        );
+        let json = JSON.replace("\"sub_panels\"", "\"thresholds\": {\"short_max_length\": 10}, \"sub_panels\"");
         let e = load(&json, ">a\nACGTACGTACGTA\n").unwrap_err();
-        assert!(
-            e.to_string().contains("too short to be a long marker"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("too short to be a long marker"), "{e}");
     }
 
     #[test]
     fn missing_marker_file_is_named() {
         let json = JSON.replace("m.fasta", "other.fasta");
         let e = load(&json, "").unwrap_err();
-        assert!(
-            e.to_string().starts_with("could not read p/other.fasta"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("could not read p/other.fasta"), "{e}");
     }
 }

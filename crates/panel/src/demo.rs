@@ -9,22 +9,10 @@ use crate::error::Error;
 
 /// The demo panel's files: (name inside the panel folder, contents).
 pub const FILES: &[(&str, &[u8])] = &[
-    (
-        PANEL_FILE,
-        include_bytes!("../../../assets/panels/demo/panel.json"),
-    ),
-    (
-        "amr_genes.fasta",
-        include_bytes!("../../../assets/panels/demo/amr_genes.fasta"),
-    ),
-    (
-        "point_mutations.fasta",
-        include_bytes!("../../../assets/panels/demo/point_mutations.fasta"),
-    ),
-    (
-        "README.md",
-        include_bytes!("../../../assets/panels/demo/README.md"),
-    ),
+    (PANEL_FILE, include_bytes!("../../../assets/panels/demo/panel.json")),
+    ("amr_genes.fasta", include_bytes!("../../../assets/panels/demo/amr_genes.fasta")),
+    ("point_mutations.fasta", include_bytes!("../../../assets/panels/demo/point_mutations.fasta")),
+    ("README.md", include_bytes!("../../../assets/panels/demo/README.md")),
 ];
 
 /// The demo panel, loaded from the built-in files.
@@ -43,10 +31,7 @@ pub fn panel() -> Panel {
 
 /// Writes the demo panel's files into `dir` (created if missing), ready for [`Panel::load`].
 pub fn write_demo_panel(dir: &Path) -> Result<(), Error> {
-    std::fs::create_dir_all(dir).map_err(|source| Error::Write {
-        path: dir.to_owned(),
-        source,
-    })?;
+    std::fs::create_dir_all(dir).map_err(|source| Error::Write { path: dir.to_owned(), source })?;
     for (name, bytes) in FILES {
         let path = dir.join(name);
         std::fs::write(&path, bytes).map_err(|source| Error::Write { path, source })?;

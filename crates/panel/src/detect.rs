@@ -95,10 +95,7 @@ impl Detector {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(opts.threads)
             .build()
-            .map_err(|source| Error::Threads {
-                threads: opts.threads,
-                source,
-            })?;
+            .map_err(|source| Error::Threads { threads: opts.threads, source })?;
         let (compression, input) = mgds_formats::open(reads)?;
         let totals = Totals::default();
         let chunks = Chunks {
@@ -118,29 +115,21 @@ impl Detector {
         // chunk runs in parallel and its hits are added to the totals under a lock. Every total
         // is a sum of integers, so the results do not depend on which worker did what.
         pool.install(|| {
-            chunks
-                .par_bridge()
-                .try_for_each_init(Work::default, |work, chunk| {
-                    let chunk = chunk?;
-                    self.search_chunk(&chunk, work);
-                    let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
-                    state.add(&self.long, work);
-                    Ok::<(), Error>(())
-                })
+            chunks.par_bridge().try_for_each_init(Work::default, |work, chunk| {
+                let chunk = chunk?;
+                self.search_chunk(&chunk, work);
+                let mut state = state.lock().unwrap_or_else(|e| e.into_inner());
+                state.add(&self.long, work);
+                Ok::<(), Error>(())
+            })
         })?;
         let mut state = state.into_inner().unwrap_or_else(|e| e.into_inner());
         state.stats.reads = totals.reads.load(Ordering::Relaxed);
         state.stats.bases = totals.bases.load(Ordering::Relaxed);
         if state.stats.reads == 0 {
-            return Err(mgds_formats::Error::Empty {
-                path: reads.to_owned(),
-            }
-            .into());
+            return Err(mgds_formats::Error::Empty { path: reads.to_owned() }.into());
         }
-        Ok(Detection {
-            results: self.results(&state),
-            stats: state.stats,
-        })
+        Ok(Detection { results: self.results(&state), stats: state.stats })
     }
 
     /// The panel searched for.
@@ -149,10 +138,7 @@ impl Detector {
     }
 
     fn short_len(&self) -> usize {
-        self.slots
-            .iter()
-            .filter(|s| matches!(s, Slot::Short(_)))
-            .count()
+        self.slots.iter().filter(|s| matches!(s, Slot::Short(_))).count()
     }
 
     fn search_chunk(&self, chunk: &Chunk, work: &mut Work) {
@@ -162,10 +148,8 @@ impl Detector {
         for &end in &chunk.ends {
             dna::encode_into(&chunk.bases[start..end], &mut work.codes);
             start = end;
-            self.long
-                .align_read(&work.codes, &mut work.long_scratch, &mut work.long_hits);
-            self.short
-                .search_read(&work.codes, &mut work.short_scratch, &mut work.short_hits);
+            self.long.align_read(&work.codes, &mut work.long_scratch, &mut work.long_hits);
+            self.short.search_read(&work.codes, &mut work.short_scratch, &mut work.short_hits);
         }
     }
 
@@ -208,18 +192,12 @@ impl Detector {
                     marker
                 })
                 .collect();
-            let sub_panel = SubPanel {
-                description: sub.description.clone(),
-                markers,
-            };
+            let sub_panel = SubPanel { description: sub.description.clone(), markers };
             // A struct of strings, numbers and enums always serialises.
             let value = serde_json::to_value(sub_panel).unwrap_or_default();
             panel_results.insert(sub.name.clone(), value);
         }
-        PanelResults {
-            panel_name: self.panel.name().to_owned(),
-            panel_results,
-        }
+        PanelResults { panel_name: self.panel.name().to_owned(), panel_results }
     }
 }
 
@@ -235,11 +213,7 @@ fn hundredths(x: u64) -> f64 {
 /// The status of a long marker, decided on the values reported (floored to hundredths), so a
 /// reader of the results can check it.
 fn long_status(s: &LongSummary, t: &Thresholds) -> MarkerStatus {
-    let (identity, coverage, depth) = (
-        hundredths(s.identity),
-        hundredths(s.coverage),
-        hundredths(s.depth),
-    );
+    let (identity, coverage, depth) = (hundredths(s.identity), hundredths(s.coverage), hundredths(s.depth));
     if depth <= 0.0 || depth < t.long_min_depth {
         MarkerStatus::Absent
     } else if identity >= t.long_present_identity && coverage >= t.long_present_coverage {
@@ -324,10 +298,7 @@ impl Iterator for Chunks<'_> {
         if self.failed {
             return None;
         }
-        let mut chunk = Chunk {
-            bases: Vec::new(),
-            ends: Vec::with_capacity(CHUNK_READS),
-        };
+        let mut chunk = Chunk { bases: Vec::new(), ends: Vec::with_capacity(CHUNK_READS) };
         while chunk.ends.len() < CHUNK_READS && chunk.bases.len() < CHUNK_BASES {
             match self.reader.read_record(&mut self.record) {
                 Ok(0) => break,
@@ -338,21 +309,15 @@ impl Iterator for Chunks<'_> {
                 Err(e) => {
                     self.failed = true;
                     let line = self.reader.line_number();
-                    return Some(Err(
-                        reads_error(&self.path, self.compression, line, e).into()
-                    ));
+                    return Some(Err(reads_error(&self.path, self.compression, line, e).into()));
                 }
             }
         }
         if chunk.ends.is_empty() {
             return None;
         }
-        self.totals
-            .reads
-            .fetch_add(chunk.ends.len() as u64, Ordering::Relaxed);
-        self.totals
-            .bases
-            .fetch_add(chunk.bases.len() as u64, Ordering::Relaxed);
+        self.totals.reads.fetch_add(chunk.ends.len() as u64, Ordering::Relaxed);
+        self.totals.bases.fetch_add(chunk.bases.len() as u64, Ordering::Relaxed);
         Some(Ok(chunk))
     }
 }
@@ -364,36 +329,14 @@ mod tests {
     #[test]
     fn long_status_follows_the_thresholds() {
         let t = Thresholds::default();
-        let s = |identity, coverage, depth| LongSummary {
-            identity,
-            coverage,
-            depth,
-        };
-        assert_eq!(
-            long_status(&s(9_900, 9_900, 100), &t),
-            MarkerStatus::Present
-        );
-        assert_eq!(
-            long_status(&s(9_899, 10_000, 100), &t),
-            MarkerStatus::Probable
-        );
-        assert_eq!(
-            long_status(&s(10_000, 9_500, 100), &t),
-            MarkerStatus::Probable
-        );
-        assert_eq!(
-            long_status(&s(10_000, 9_499, 100), &t),
-            MarkerStatus::Absent
-        );
+        let s = |identity, coverage, depth| LongSummary { identity, coverage, depth };
+        assert_eq!(long_status(&s(9_900, 9_900, 100), &t), MarkerStatus::Present);
+        assert_eq!(long_status(&s(9_899, 10_000, 100), &t), MarkerStatus::Probable);
+        assert_eq!(long_status(&s(10_000, 9_500, 100), &t), MarkerStatus::Probable);
+        assert_eq!(long_status(&s(10_000, 9_499, 100), &t), MarkerStatus::Absent);
         assert_eq!(long_status(&s(0, 0, 0), &t), MarkerStatus::Absent);
-        let t = Thresholds {
-            long_min_depth: 5.0,
-            ..t
-        };
-        assert_eq!(
-            long_status(&s(10_000, 10_000, 499), &t),
-            MarkerStatus::Absent
-        );
+        let t = Thresholds { long_min_depth: 5.0, ..t };
+        assert_eq!(long_status(&s(10_000, 10_000, 499), &t), MarkerStatus::Absent);
     }
 
     #[test]
@@ -402,11 +345,7 @@ mod tests {
         assert_eq!(short_status(1, 0, &t), MarkerStatus::Present);
         assert_eq!(short_status(0, 1, &t), MarkerStatus::Probable);
         assert_eq!(short_status(0, 0, &t), MarkerStatus::Absent);
-        let t = Thresholds {
-            short_present_reads: 3,
-            short_probable_reads: 2,
-            ..t
-        };
+        let t = Thresholds { short_present_reads: 3, short_probable_reads: 2, ..t };
         assert_eq!(short_status(2, 0, &t), MarkerStatus::Probable);
         assert_eq!(short_status(1, 0, &t), MarkerStatus::Absent);
     }

@@ -36,12 +36,7 @@ pub(crate) fn encode_into(seq: &[u8], out: &mut Vec<u8>) {
 /// Replaces `out` with the reverse complement of the codes in `codes` ([`OTHER`] stays).
 pub(crate) fn reverse_complement_into(codes: &[u8], out: &mut Vec<u8>) {
     out.clear();
-    out.extend(
-        codes
-            .iter()
-            .rev()
-            .map(|&c| if c == OTHER { OTHER } else { 3 - c }),
-    );
+    out.extend(codes.iter().rev().map(|&c| if c == OTHER { OTHER } else { 3 - c }));
 }
 
 /// The reverse complement of a sequence of letters (non-ACGT letters become `N`).
@@ -63,11 +58,7 @@ pub fn reverse_complement(seq: &[u8]) -> Vec<u8> {
 #[inline]
 pub(crate) fn for_each_kmer(codes: &[u8], k: usize, mut f: impl FnMut(usize, u64, u64)) {
     debug_assert!((1..=32).contains(&k));
-    let mask = if k == 32 {
-        u64::MAX
-    } else {
-        (1u64 << (2 * k)) - 1
-    };
+    let mask = if k == 32 { u64::MAX } else { (1u64 << (2 * k)) - 1 };
     let shift = 2 * (k - 1);
     let (mut fwd, mut rev, mut valid) = (0u64, 0u64, 0usize);
     for (i, &c) in codes.iter().enumerate() {
@@ -152,10 +143,7 @@ mod tests {
         let mut fwd = Vec::new();
         for_each_kmer(&codes, k, |i, f, r| fwd.push((i, f, r)));
         // No k-mer spans the Ns.
-        assert_eq!(
-            fwd.iter().map(|x| x.0).collect::<Vec<_>>(),
-            [0, 1, 2, 3, 4, 5, 10, 11, 12]
-        );
+        assert_eq!(fwd.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 5, 10, 11, 12]);
         for &(i, f, r) in &fwd {
             assert_eq!(f, pack(&codes[i..i + k]));
             let j = codes.len() - k - i;

@@ -104,49 +104,21 @@ fn json_problem(field: &str, source: &serde_json::Error) -> String {
 /// problem reads the same here as in the rest of MGDS: a wrapped [`ParseError`] becomes a parse
 /// error with the line and record (or "not a FASTA or FASTQ file"), a decompressor's early end a
 /// truncated file, its complaint a damaged file.
-pub(crate) fn reads_error(
-    path: &Path,
-    compression: Compression,
-    line: u64,
-    err: io::Error,
-) -> mgds_formats::Error {
+pub(crate) fn reads_error(path: &Path, compression: Compression, line: u64, err: io::Error) -> mgds_formats::Error {
     use mgds_formats::Error as F;
     if let Some(pe) = err.get_ref().and_then(|e| e.downcast_ref::<ParseError>()) {
         let pe = pe.clone();
         return match pe.kind {
-            ParseErrorKind::NotSequence { found } => F::NotSequence {
-                path: path.to_owned(),
-                found,
-            },
-            kind => F::Parse {
-                path: path.to_owned(),
-                line: pe.line,
-                record: pe.record,
-                id: pe.id,
-                kind,
-            },
+            ParseErrorKind::NotSequence { found } => F::NotSequence { path: path.to_owned(), found },
+            kind => F::Parse { path: path.to_owned(), line: pe.line, record: pe.record, id: pe.id, kind },
         };
     }
     match (compression, err.kind()) {
-        (Compression::None, _) => F::Io {
-            path: path.to_owned(),
-            source: err,
-        },
-        (_, io::ErrorKind::UnexpectedEof) => F::Truncated {
-            path: path.to_owned(),
-            compression,
-            line,
-            source: err,
-        },
-        (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => F::Corrupt {
-            path: path.to_owned(),
-            compression,
-            line,
-            source: err,
-        },
-        _ => F::Io {
-            path: path.to_owned(),
-            source: err,
-        },
+        (Compression::None, _) => F::Io { path: path.to_owned(), source: err },
+        (_, io::ErrorKind::UnexpectedEof) => F::Truncated { path: path.to_owned(), compression, line, source: err },
+        (_, io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData) => {
+            F::Corrupt { path: path.to_owned(), compression, line, source: err }
+        }
+        _ => F::Io { path: path.to_owned(), source: err },
     }
 }

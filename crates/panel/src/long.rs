@@ -74,10 +74,7 @@ impl LongIndex {
             dna::encode_into(seq, &mut codes);
             dna::for_each_kmer(&codes, k, |pos, fwd, rev| {
                 let (canonical, flip) = if fwd <= rev { (fwd, 0) } else { (rev, 1) };
-                let occ = Occurrence {
-                    marker: m as u32,
-                    pos_flip: (pos as u32) << 1 | flip,
-                };
+                let occ = Occurrence { marker: m as u32, pos_flip: (pos as u32) << 1 | flip };
                 all.push((canonical, occ));
             });
             encoded.push(codes.clone());
@@ -90,12 +87,7 @@ impl LongIndex {
             map.insert(group[0].0, (occurrences.len() as u32, group.len() as u32));
             occurrences.extend(group.iter().map(|g| g.1));
         }
-        LongIndex {
-            k,
-            markers: encoded,
-            map,
-            occurrences,
-        }
+        LongIndex { k, markers: encoded, map, occurrences }
     }
 
     /// The number of markers indexed.
@@ -124,11 +116,8 @@ impl LongIndex {
                 let pos = i64::from(occ.pos_flip >> 1);
                 // Same orientation: the read's forward strand holds the marker's k-mer at `i`.
                 // Otherwise its reverse complement does, at `len - k - i`.
-                let (strand, diagonal) = if occ.pos_flip & 1 == read_flip {
-                    (0, pos - i as i64)
-                } else {
-                    (1, pos - (len - k - i) as i64)
-                };
+                let (strand, diagonal) =
+                    if occ.pos_flip & 1 == read_flip { (0, pos - i as i64) } else { (1, pos - (len - k - i) as i64) };
                 scratch.seeds.push((occ.marker, strand, diagonal));
             }
         });
@@ -170,8 +159,7 @@ impl LongIndex {
             let target = &self.markers[marker as usize];
             if let Some((first, last)) = ungapped(oriented, target, diagonal) {
                 let start = (first as i64 + diagonal) as u32;
-                out.alignments
-                    .push((marker, start, (last - first) as u32, out.bases.len() as u32));
+                out.alignments.push((marker, start, (last - first) as u32, out.bases.len() as u32));
                 out.bases.extend_from_slice(&oriented[first..last]);
                 aligned_any = true;
             }
@@ -239,16 +227,14 @@ pub(crate) struct LongSummary {
 
 impl LongPileup {
     pub(crate) fn new(markers: usize) -> LongPileup {
-        LongPileup {
-            counts: vec![None; markers],
-        }
+        LongPileup { counts: vec![None; markers] }
     }
 
     /// Adds a chunk's alignments.
     pub(crate) fn add(&mut self, index: &LongIndex, hits: &LongHits) {
         for &(marker, start, len, at) in &hits.alignments {
-            let table = self.counts[marker as usize]
-                .get_or_insert_with(|| vec![[0; 4]; index.marker_len(marker as usize)]);
+            let table =
+                self.counts[marker as usize].get_or_insert_with(|| vec![[0; 4]; index.marker_len(marker as usize)]);
             let bases = &hits.bases[at as usize..(at + len) as usize];
             for (cell, &b) in table[start as usize..].iter_mut().zip(bases) {
                 if b != OTHER {
@@ -296,7 +282,8 @@ mod tests {
         c
     }
 
-    const MARKER: &[u8] = b"GATTACAGATCCGTAGCTAGCTTAGGCATCGATCGGATCCTAGCTAGGCTTACGATCGACTGACTAGCATCGACTAGCTAGCATCGATCAGTCAGTACGA";
+    const MARKER: &[u8] =
+        b"GATTACAGATCCGTAGCTAGCTTAGGCATCGATCGGATCCTAGCTAGGCTTACGATCGACTGACTAGCATCGACTAGCTAGCATCGATCAGTCAGTACGA";
 
     fn pile(reads: &[Vec<u8>]) -> (LongIndex, LongPileup) {
         let index = LongIndex::new(&[MARKER], 11);
@@ -356,11 +343,7 @@ mod tests {
     fn read_that_leaves_the_marker_is_clipped() {
         // 60 bases of the marker, then sequence that is not the marker's.
         let mut read = MARKER[..60].to_vec();
-        read.extend(
-            MARKER[60..]
-                .iter()
-                .map(|&b| if b == b'T' { b'A' } else { b'T' }),
-        );
+        read.extend(MARKER[60..].iter().map(|&b| if b == b'T' { b'A' } else { b'T' }));
         let (index, pileup) = pile(&[read]);
         let s = pileup.summary(&index, 0);
         assert_eq!((s.coverage, s.identity), (6_000, 10_000));

@@ -66,17 +66,11 @@ impl ShortIndex {
             dna::encode_into(seq, &mut codes);
             let mut reverse = Vec::new();
             dna::reverse_complement_into(&codes, &mut reverse);
-            patterns.push(Pattern {
-                marker: m as u32,
-                codes: codes.clone(),
-            });
+            patterns.push(Pattern { marker: m as u32, codes: codes.clone() });
             // A marker that is its own reverse complement would be counted once anyway (one
             // count per read and marker), but need not be searched twice.
             if reverse != codes {
-                patterns.push(Pattern {
-                    marker: m as u32,
-                    codes: reverse,
-                });
+                patterns.push(Pattern { marker: m as u32, codes: reverse });
             }
         }
         // (seed length, seed, pattern, offset), grouped into one table per seed length.
@@ -93,24 +87,15 @@ impl ShortIndex {
         seeds.dedup();
         let mut tables = Vec::new();
         for by_len in seeds.chunk_by(|a, b| a.0 == b.0) {
-            let mut table = SeedTable {
-                len: by_len[0].0,
-                map: KmerMap::default(),
-                entries: Vec::with_capacity(by_len.len()),
-            };
+            let mut table =
+                SeedTable { len: by_len[0].0, map: KmerMap::default(), entries: Vec::with_capacity(by_len.len()) };
             for group in by_len.chunk_by(|a, b| a.1 == b.1) {
-                table
-                    .map
-                    .insert(group[0].1, (table.entries.len() as u32, group.len() as u32));
+                table.map.insert(group[0].1, (table.entries.len() as u32, group.len() as u32));
                 table.entries.extend(group.iter().map(|g| (g.2, g.3)));
             }
             tables.push(table);
         }
-        ShortIndex {
-            max_mismatches,
-            patterns,
-            tables,
-        }
+        ShortIndex { max_mismatches, patterns, tables }
     }
 
     /// Searches one read (base codes) and appends the markers it matches to `out`.
@@ -186,14 +171,8 @@ mod tests {
         let read = |m: &[u8]| [flank, m, flank].concat();
         assert_eq!(search(&index, &read(M0)), (vec![0], vec![]));
         // Mismatches spread so every part of the marker but one is hit.
-        assert_eq!(
-            search(&index, &read(&with_snps(M0, &[1, 9, 16]))),
-            (vec![], vec![0])
-        );
-        assert_eq!(
-            search(&index, &read(&with_snps(M0, &[1, 9, 16, 23]))),
-            (vec![], vec![])
-        );
+        assert_eq!(search(&index, &read(&with_snps(M0, &[1, 9, 16]))), (vec![], vec![0]));
+        assert_eq!(search(&index, &read(&with_snps(M0, &[1, 9, 16, 23]))), (vec![], vec![]));
         // Both markers in one read; the second on the reverse strand.
         let both = [&read(M1)[..], &dna::reverse_complement(M0)].concat();
         let (mut exact, partial) = search(&index, &both);

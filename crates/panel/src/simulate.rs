@@ -70,9 +70,7 @@ impl ReadSimulator {
 
     /// A random sequence of `len` bases.
     pub fn random_sequence(&mut self, len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|_| BASES[self.rng.random_range(0..4)])
-            .collect()
+        (0..len).map(|_| BASES[self.rng.random_range(0..4)]).collect()
     }
 
     /// A copy of `seq` with exactly `n` substitutions at distinct random positions (at most one
@@ -89,9 +87,7 @@ impl ReadSimulator {
 
     /// A copy of `seq` at `identity` percent: `round(len * (100 - identity) / 100)` SNPs.
     pub fn diverged(&mut self, seq: &[u8], identity: f64) -> Vec<u8> {
-        let n = (seq.len() as f64 * (100.0 - identity) / 100.0)
-            .round()
-            .max(0.0) as usize;
+        let n = (seq.len() as f64 * (100.0 - identity) / 100.0).round().max(0.0) as usize;
         self.with_snps(seq, n)
     }
 
@@ -153,21 +149,15 @@ impl ReadSimulator {
 
     /// Turns a fragment into a read: strand, then sequencing errors.
     fn read(&mut self, fragment: Vec<u8>) -> SimRead {
-        let mut seq = if self.rng.random_bool(self.reverse_fraction) {
-            reverse_complement(&fragment)
-        } else {
-            fragment
-        };
+        let mut seq =
+            if self.rng.random_bool(self.reverse_fraction) { reverse_complement(&fragment) } else { fragment };
         for base in seq.iter_mut() {
             if self.rng.random_bool(self.error_rate) {
                 *base = self.other_base(*base);
             }
         }
         self.next_id += 1;
-        SimRead {
-            name: format!("sim{}", self.next_id),
-            sequence: seq,
-        }
+        SimRead { name: format!("sim{}", self.next_id), sequence: seq }
     }
 }
 
@@ -178,10 +168,7 @@ pub fn write_fastq(path: &Path, reads: &[SimRead], gzip: bool) -> io::Result<()>
         // Buffered in front of the encoder too: it is slow on many small writes.
         let mut out = BufWriter::new(GzEncoder::new(BufWriter::new(file), Compression::fast()));
         write_records(&mut out, reads)?;
-        out.into_inner()
-            .map_err(|e| e.into_error())?
-            .finish()?
-            .flush()
+        out.into_inner().map_err(|e| e.into_error())?.finish()?.flush()
     } else {
         let mut out = BufWriter::new(file);
         write_records(&mut out, reads)?;

@@ -27,17 +27,9 @@ fn main() -> ExitCode {
         let results = serde_json::from_slice(&std::fs::read(input)?)?;
         let chart = mgds_plots::abundance_bars(&results, &opts)?;
         std::fs::write(format!("{out}.svg"), &chart.svg)?;
-        std::fs::write(
-            format!("{out}.png"),
-            mgds_plots::svg_to_png(&chart.svg, 1.0)?,
-        )?;
+        std::fs::write(format!("{out}.png"), mgds_plots::svg_to_png(&chart.svg, 1.0)?)?;
         for bar in &chart.bars {
-            println!(
-                "{:>14.4}  {:<10}  {}",
-                bar.value,
-                bar.tax_id.as_deref().unwrap_or("-"),
-                bar.label
-            );
+            println!("{:>14.4}  {:<10}  {}", bar.value, bar.tax_id.as_deref().unwrap_or("-"), bar.label);
         }
         Ok(())
     };

@@ -41,10 +41,7 @@ const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
 /// Each bar's `<rect>` carries `class="bar"` (`"bar other"` for the "Other" bucket), a
 /// `data-tax-id` attribute (not on "Other") and a `<title>` child with the full name, tax id and
 /// value, which browsers show as a tooltip when the SVG is inlined in a page.
-pub fn abundance_bars(
-    results: &ClassificationResults,
-    opts: &AbundanceChartOptions,
-) -> Result<Chart, Error> {
+pub fn abundance_bars(results: &ClassificationResults, opts: &AbundanceChartOptions) -> Result<Chart, Error> {
     let bars = checked_bars(results, opts)?;
     let mut svg = String::new();
     let rects = {
@@ -72,10 +69,7 @@ pub fn abundance_bars(
 ///
 /// (plotters' own bitmap backend was not used: with `ab_glyph` it places each glyph at a whole
 /// pixel and ignores its side bearing, which leaves visible gaps inside words.)
-pub fn abundance_png(
-    results: &ClassificationResults,
-    opts: &AbundanceChartOptions,
-) -> Result<Vec<u8>, Error> {
+pub fn abundance_png(results: &ClassificationResults, opts: &AbundanceChartOptions) -> Result<Vec<u8>, Error> {
     svg_to_png(&abundance_bars(results, opts)?.svg, 1.0)
 }
 
@@ -86,24 +80,14 @@ pub fn svg_to_png(svg: &str, scale: f32) -> Result<Vec<u8>, Error> {
 }
 
 /// The bars to draw, after checking the size and that there is something to draw.
-fn checked_bars(
-    results: &ClassificationResults,
-    opts: &AbundanceChartOptions,
-) -> Result<Vec<Bar>, Error> {
+fn checked_bars(results: &ClassificationResults, opts: &AbundanceChartOptions) -> Result<Vec<Bar>, Error> {
     let ok = |side: u32| (MIN_SIDE..=MAX_SIDE).contains(&side);
     if !ok(opts.width) || !ok(opts.height) {
-        return Err(Error::InvalidSize {
-            width: opts.width,
-            height: opts.height,
-            min: MIN_SIDE,
-            max: MAX_SIDE,
-        });
+        return Err(Error::InvalidSize { width: opts.width, height: opts.height, min: MIN_SIDE, max: MAX_SIDE });
     }
     let bars = top_taxa(results, opts);
     if bars.is_empty() {
-        return Err(Error::NoData {
-            rank: opts.rank.clone(),
-        });
+        return Err(Error::NoData { rank: opts.rank.clone() });
     }
     font::ensure_registered()?;
     Ok(bars)
@@ -127,19 +111,14 @@ fn draw<DB: DrawingBackend>(
     let (w, h) = (opts.width as i32, opts.height as i32);
     let n = bars.len();
 
-    let title = opts
-        .title
-        .clone()
-        .unwrap_or_else(|| default_title(opts, bars));
+    let title = opts.title.clone().unwrap_or_else(|| default_title(opts, bars));
     let title_h = if title.trim().is_empty() { 0 } else { 34 };
     if title_h > 0 {
         let title = truncate_to_width(&title, TITLE_SIZE, (w - 2 * MARGIN).max(0) as u32);
         root.draw(&Text::new(
             title,
             (w / 2, MARGIN),
-            text(TITLE_SIZE)
-                .color(&TEXT_COLOUR)
-                .pos(Pos::new(HPos::Center, VPos::Top)),
+            text(TITLE_SIZE).color(&TEXT_COLOUR).pos(Pos::new(HPos::Center, VPos::Top)),
         ))
         .map_err(draw_error)?;
     }
@@ -153,26 +132,10 @@ fn draw<DB: DrawingBackend>(
     let value_size = (label_size - 1.0).max(9.0);
 
     let max_label_px = (f64::from(w) * 0.38) as u32;
-    let labels: Vec<String> = bars
-        .iter()
-        .map(|b| truncate_to_width(&b.label, label_size, max_label_px))
-        .collect();
-    let label_w = labels
-        .iter()
-        .map(|l| text_width(l, label_size))
-        .max()
-        .unwrap_or(0) as i32
-        + 12;
-    let values: Vec<String> = bars
-        .iter()
-        .map(|b| format_value(b.value, opts.metric))
-        .collect();
-    let value_w = values
-        .iter()
-        .map(|v| text_width(v, value_size))
-        .max()
-        .unwrap_or(0) as i32
-        + 10;
+    let labels: Vec<String> = bars.iter().map(|b| truncate_to_width(&b.label, label_size, max_label_px)).collect();
+    let label_w = labels.iter().map(|l| text_width(l, label_size)).max().unwrap_or(0) as i32 + 12;
+    let values: Vec<String> = bars.iter().map(|b| format_value(b.value, opts.metric)).collect();
+    let value_w = values.iter().map(|v| text_width(v, value_size)).max().unwrap_or(0) as i32 + 10;
 
     // The last tick label is centred on the right end of the axis: leave room for half of it.
     let right_margin = MARGIN + 18;
@@ -215,46 +178,27 @@ fn draw<DB: DrawingBackend>(
         let (x0, y0) = chart.backend_coord(&(0.0, slot_top - inset));
         let (x1, y1) = chart.backend_coord(&(bar.value, slot_top - 1.0 + inset));
         // At least one pixel wide, so that tiny values still show (and can be hovered).
-        let rect = PixelRect {
-            x: x0.min(x1),
-            y: y0.min(y1),
-            width: (x1 - x0).abs().max(1),
-            height: (y1 - y0).abs().max(1),
-        };
-        let [r, g, b] = if bar.is_other() {
-            OTHER_COLOUR
-        } else {
-            OKABE_ITO[i % OKABE_ITO.len()]
-        };
+        let rect =
+            PixelRect { x: x0.min(x1), y: y0.min(y1), width: (x1 - x0).abs().max(1), height: (y1 - y0).abs().max(1) };
+        let [r, g, b] = if bar.is_other() { OTHER_COLOUR } else { OKABE_ITO[i % OKABE_ITO.len()] };
         root.draw(&Rectangle::new(
-            [
-                (rect.x, rect.y),
-                (rect.x + rect.width, rect.y + rect.height),
-            ],
+            [(rect.x, rect.y), (rect.x + rect.width, rect.y + rect.height)],
             RGBColor(r, g, b).filled(),
         ))
         .map_err(draw_error)?;
 
         let mid_y = rect.y + rect.height / 2;
-        let label_colour = if bar.is_other() {
-            MUTED_TEXT
-        } else {
-            TEXT_COLOUR
-        };
+        let label_colour = if bar.is_other() { MUTED_TEXT } else { TEXT_COLOUR };
         root.draw(&Text::new(
             labels[i].clone(),
             (rect.x - 8, mid_y),
-            text(label_size)
-                .color(&label_colour)
-                .pos(Pos::new(HPos::Right, VPos::Center)),
+            text(label_size).color(&label_colour).pos(Pos::new(HPos::Right, VPos::Center)),
         ))
         .map_err(draw_error)?;
         root.draw(&Text::new(
             values[i].clone(),
             (rect.x + rect.width + 5, mid_y),
-            text(value_size)
-                .color(&MUTED_TEXT)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
+            text(value_size).color(&MUTED_TEXT).pos(Pos::new(HPos::Left, VPos::Center)),
         ))
         .map_err(draw_error)?;
         rects.push(rect);

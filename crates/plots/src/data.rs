@@ -25,14 +25,7 @@ pub struct AbundanceChartOptions {
 
 impl Default for AbundanceChartOptions {
     fn default() -> Self {
-        Self {
-            rank: "species".to_owned(),
-            top_n: 10,
-            metric: Metric::Abundance,
-            width: 900,
-            height: 480,
-            title: None,
-        }
+        Self { rank: "species".to_owned(), top_n: 10, metric: Metric::Abundance, width: 900, height: 480, title: None }
     }
 }
 
@@ -111,17 +104,10 @@ pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -
     let mut bars: Vec<Bar> = values
         .into_iter()
         .filter(|(_, v)| v.is_finite() && *v > 0.0)
-        .map(|(i, value)| Bar {
-            label: table[i].name.clone(),
-            tax_id: Some(table[i].tax_id.clone()),
-            value,
-        })
+        .map(|(i, value)| Bar { label: table[i].name.clone(), tax_id: Some(table[i].tax_id.clone()), value })
         .collect();
     bars.sort_by(|a, b| {
-        b.value
-            .total_cmp(&a.value)
-            .then_with(|| a.label.cmp(&b.label))
-            .then_with(|| a.tax_id.cmp(&b.tax_id))
+        b.value.total_cmp(&a.value).then_with(|| a.label.cmp(&b.label)).then_with(|| a.tax_id.cmp(&b.tax_id))
     });
 
     let top_n = opts.top_n.max(1);
@@ -164,14 +150,7 @@ mod tests {
     use super::*;
     use mgds_api::TaxonRow;
 
-    fn row(
-        id: &str,
-        name: &str,
-        rank: &str,
-        parent: Option<&str>,
-        reads: u64,
-        ab: Option<f64>,
-    ) -> TaxonRow {
+    fn row(id: &str, name: &str, rank: &str, parent: Option<&str>, reads: u64, ab: Option<f64>) -> TaxonRow {
         TaxonRow {
             tax_id: id.into(),
             name: name.into(),
@@ -205,27 +184,14 @@ mod tests {
     }
 
     fn opts(rank: &str, top_n: usize, metric: Metric) -> AbundanceChartOptions {
-        AbundanceChartOptions {
-            rank: rank.into(),
-            top_n,
-            metric,
-            ..Default::default()
-        }
+        AbundanceChartOptions { rank: rank.into(), top_n, metric, ..Default::default() }
     }
 
     #[test]
     fn species_sorted_as_percent_and_zero_left_out() {
         let bars = top_taxa(&results(), &opts("species", 10, Metric::Abundance));
         let got: Vec<_> = bars.iter().map(|b| (b.label.as_str(), b.value)).collect();
-        assert_eq!(
-            got,
-            [
-                ("Alpha one", 50.0),
-                ("Beta one", 25.0),
-                ("Alpha two", 20.0),
-                ("Orphan", 5.0)
-            ]
-        );
+        assert_eq!(got, [("Alpha one", 50.0), ("Beta one", 25.0), ("Alpha two", 20.0), ("Orphan", 5.0)]);
     }
 
     #[test]
@@ -248,10 +214,7 @@ mod tests {
         let bars = top_taxa(&results(), &opts("species", 4, Metric::Abundance));
         assert!(bars.iter().all(|b| !b.is_other()));
         // top_n 0 is treated as 1.
-        assert_eq!(
-            top_taxa(&results(), &opts("species", 0, Metric::Abundance)).len(),
-            2
-        );
+        assert_eq!(top_taxa(&results(), &opts("species", 0, Metric::Abundance)).len(), 2);
     }
 
     #[test]
@@ -265,10 +228,7 @@ mod tests {
     fn unknown_rank_and_parent_cycle_give_nothing() {
         assert!(top_taxa(&results(), &opts("phylum", 10, Metric::Abundance)).is_empty());
         let mut r = results();
-        r.table = vec![
-            row("5", "A", "species", Some("6"), 1, Some(0.5)),
-            row("6", "B", "no rank", Some("5"), 1, None),
-        ];
+        r.table = vec![row("5", "A", "species", Some("6"), 1, Some(0.5)), row("6", "B", "no rank", Some("5"), 1, None)];
         assert!(top_taxa(&r, &opts("genus", 10, Metric::Abundance)).is_empty());
     }
 }

@@ -16,15 +16,8 @@ pub(crate) static DEJAVU_SANS: &[u8] = include_bytes!("../../../assets/fonts/Dej
 /// Registers the embedded font once per process; every drawing call goes through this first.
 pub(crate) fn ensure_registered() -> Result<(), Error> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let ok =
-        *REGISTERED.get_or_init(|| register_font(FAMILY, FontStyle::Normal, DEJAVU_SANS).is_ok());
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::Draw(
-            "the embedded font could not be loaded".to_owned(),
-        ))
-    }
+    let ok = *REGISTERED.get_or_init(|| register_font(FAMILY, FontStyle::Normal, DEJAVU_SANS).is_ok());
+    if ok { Ok(()) } else { Err(Error::Draw("the embedded font could not be loaded".to_owned())) }
 }
 
 /// Text in the embedded family at `size` pixels (plotters' size; the SVG gets `size / 1.24`).
@@ -34,11 +27,7 @@ pub(crate) fn text(size: f64) -> TextStyle<'static> {
 
 /// Width in pixels of `s` set at `size`; 0 if the font cannot measure it.
 pub(crate) fn text_width(s: &str, size: f64) -> u32 {
-    (FAMILY, size)
-        .into_font()
-        .box_size(s)
-        .map(|(w, _)| w)
-        .unwrap_or(0)
+    (FAMILY, size).into_font().box_size(s).map(|(w, _)| w).unwrap_or(0)
 }
 
 /// `name` cut to fit `max_px` at `size`, ending in an ellipsis when cut.
@@ -67,19 +56,9 @@ mod tests {
         ensure_registered().unwrap();
         let w = text_width("Escherichia coli", 13.0);
         assert!((60..200).contains(&w), "width {w}");
-        assert_eq!(
-            truncate_to_width("Escherichia coli", 13.0, 1000),
-            "Escherichia coli"
-        );
-        let cut = truncate_to_width(
-            "Bifidobacterium bifidum ATCC 29521 = JCM 1255 = DSM 20456",
-            13.0,
-            150,
-        );
-        assert!(
-            cut.ends_with('…') && cut.starts_with("Bifidobacterium"),
-            "{cut}"
-        );
+        assert_eq!(truncate_to_width("Escherichia coli", 13.0, 1000), "Escherichia coli");
+        let cut = truncate_to_width("Bifidobacterium bifidum ATCC 29521 = JCM 1255 = DSM 20456", 13.0, 150);
+        assert!(cut.ends_with('…') && cut.starts_with("Bifidobacterium"), "{cut}");
         assert!(text_width(&cut, 13.0) <= 150);
     }
 }

@@ -53,19 +53,12 @@ pub(crate) fn annotate_bars(svg: &str, bars: &[BarAnnotation]) -> Result<String,
     let mut edits: Vec<(usize, usize, &BarAnnotation)> = Vec::with_capacity(bars.len());
     for bar in bars {
         let r = bar.rect;
-        let needle = format!(
-            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" ",
-            r.x, r.y, r.width, r.height
-        );
+        let needle = format!("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" ", r.x, r.y, r.width, r.height);
         let mut hits = svg.match_indices(&needle).map(|(i, _)| i);
         let (Some(start), None) = (hits.next(), hits.next()) else {
-            return Err(Error::Draw(format!(
-                "bar rectangle {r:?} not found exactly once in the SVG"
-            )));
+            return Err(Error::Draw(format!("bar rectangle {r:?} not found exactly once in the SVG")));
         };
-        let close = svg[start..]
-            .find("/>")
-            .ok_or_else(|| Error::Draw("unterminated <rect> in the SVG".to_owned()))?;
+        let close = svg[start..].find("/>").ok_or_else(|| Error::Draw("unterminated <rect> in the SVG".to_owned()))?;
         edits.push((start, start + close + 2, bar));
     }
     edits.sort_by_key(|e| e.0);
@@ -99,10 +92,7 @@ mod tests {
 
     #[test]
     fn escapes_markup_and_quotes() {
-        assert_eq!(
-            escape_xml(r#"A & B <c> "d" 'e'"#),
-            "A &amp; B &lt;c&gt; &quot;d&quot; &apos;e&apos;"
-        );
+        assert_eq!(escape_xml(r#"A & B <c> "d" 'e'"#), "A &amp; B &lt;c&gt; &quot;d&quot; &apos;e&apos;");
         assert_eq!(escape_xml("a\u{1}b"), "a\u{FFFD}b");
     }
 
@@ -111,12 +101,7 @@ mod tests {
         let svg = "<svg>\n<rect x=\"0\" y=\"0\" width=\"10\" height=\"10\" fill=\"#fff\"/>\n\
                    <rect x=\"1\" y=\"2\" width=\"3\" height=\"4\" fill=\"#000\" stroke=\"none\"/>\n</svg>";
         let bar = BarAnnotation {
-            rect: PixelRect {
-                x: 1,
-                y: 2,
-                width: 3,
-                height: 4,
-            },
+            rect: PixelRect { x: 1, y: 2, width: 3, height: 4 },
             class: "bar",
             tax_id: Some("562".into()),
             title: "E. coli & co".into(),
@@ -129,19 +114,11 @@ mod tests {
              stroke=\"none\"><title>E. coli &amp; co</title></rect>\n</svg>"
         );
         let missing = BarAnnotation {
-            rect: PixelRect {
-                x: 9,
-                y: 9,
-                width: 9,
-                height: 9,
-            },
+            rect: PixelRect { x: 9, y: 9, width: 9, height: 9 },
             class: "bar",
             tax_id: None,
             title: String::new(),
         };
-        assert!(matches!(
-            annotate_bars(svg, &[missing]),
-            Err(Error::Draw(_))
-        ));
+        assert!(matches!(annotate_bars(svg, &[missing]), Err(Error::Draw(_))));
     }
 }

@@ -62,7 +62,8 @@ pub async fn install_demo_if_new(dir: &Path) -> Result<()> {
 /// system), a new key is made through the data folder itself, which only this OS user can open;
 /// it is kept in the keychain when there is one, and otherwise only in memory for this run.
 pub async fn start(data_dir: PathBuf, config_dir: &Path) -> Result<Local> {
-    std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create the data folder {}", data_dir.display()))?;
+    std::fs::create_dir_all(&data_dir)
+        .with_context(|| format!("cannot create the data folder {}", data_dir.display()))?;
     install_demo_if_new(&data_dir).await?;
     let config = Config::new(&data_dir);
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?)

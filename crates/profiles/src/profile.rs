@@ -55,9 +55,8 @@ impl Config {
     pub fn load(dir: &Path) -> Result<Config> {
         let path = Self::path(dir);
         match std::fs::read_to_string(&path) {
-            Ok(text) => toml::from_str(&text).with_context(|| {
-                format!("{} is not a valid MGDS configuration; fix or remove it", path.display())
-            }),
+            Ok(text) => toml::from_str(&text)
+                .with_context(|| format!("{} is not a valid MGDS configuration; fix or remove it", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }
@@ -69,7 +68,8 @@ impl Config {
         let text = toml::to_string_pretty(self)?;
         let tmp = dir.join("config.toml.tmp");
         std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, Self::path(dir)).with_context(|| format!("cannot write {}", Self::path(dir).display()))?;
+        std::fs::rename(&tmp, Self::path(dir))
+            .with_context(|| format!("cannot write {}", Self::path(dir).display()))?;
         Ok(())
     }
 

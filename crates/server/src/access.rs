@@ -50,10 +50,7 @@ pub fn sample(caller: &Caller, a: &str) -> Compiled {
 /// A record aliased `a` whose `sample_column` names a sample visible to the caller.
 pub fn via_sample(caller: &Caller, a: &str, sample_column: &str) -> Compiled {
     let inner = sample(caller, "vs");
-    c(
-        format!("EXISTS (SELECT 1 FROM samples vs WHERE vs.id = {a}.{sample_column} AND {})", inner.sql),
-        inner.binds,
-    )
+    c(format!("EXISTS (SELECT 1 FROM samples vs WHERE vs.id = {a}.{sample_column} AND {})", inner.sql), inner.binds)
 }
 
 /// The project aliased `a` is visible to the caller.

@@ -26,7 +26,9 @@ pub enum AdminError {
     #[error("there is no sequencing batch {0}")]
     NoSuchBatch(String),
     /// A status change that would go backwards or leave a final status.
-    #[error("batch {number} is {from}; it cannot move to {to} (batches only move forward, and done or canceled is final)")]
+    #[error(
+        "batch {number} is {from}; it cannot move to {to} (batches only move forward, and done or canceled is final)"
+    )]
     BadTransition {
         /// The batch number.
         number: String,
@@ -47,7 +49,8 @@ pub async fn signing_secret(db: &SqlitePool) -> Result<Vec<u8>, sqlx::Error> {
         .bind(&candidate)
         .execute(db)
         .await?;
-    let secret: String = sqlx::query_scalar("SELECT value FROM settings WHERE key = 'signing_secret'").fetch_one(db).await?;
+    let secret: String =
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = 'signing_secret'").fetch_one(db).await?;
     Ok(hex::decode(&secret).unwrap_or_else(|_| secret.into_bytes()))
 }
 
@@ -76,7 +79,8 @@ pub async fn create_user(
     }
     let org_name = organization.unwrap_or(DEFAULT_ORGANIZATION);
     let mut tx = begin_write(db).await?;
-    let exists: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = ?").bind(email).fetch_one(&mut *tx).await?;
+    let exists: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = ?").bind(email).fetch_one(&mut *tx).await?;
     if exists > 0 {
         return Err(AdminError::UserExists(email.to_string()));
     }
@@ -156,7 +160,8 @@ async fn batch(db: &SqlitePool, number_or_id: &str) -> Result<SequencingBatch, A
     .bind(number_or_id)
     .fetch_optional(db)
     .await?;
-    let (id, batch_number, created_at, name, owner, status) = row.ok_or_else(|| AdminError::NoSuchBatch(number_or_id.to_string()))?;
+    let (id, batch_number, created_at, name, owner, status) =
+        row.ok_or_else(|| AdminError::NoSuchBatch(number_or_id.to_string()))?;
     Ok(SequencingBatch {
         uri: mgds_api::Ref::new("sequencing/batches", &id).uri,
         batch_number,
@@ -189,14 +194,20 @@ pub async fn create_batch(
     .execute(db)
     .await;
     match r {
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(AdminError::BatchExists(batch_number.to_string())),
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+            Err(AdminError::BatchExists(batch_number.to_string()))
+        }
         Err(e) => Err(e.into()),
         Ok(_) => batch(db, &id).await,
     }
 }
 
 /// Moves a batch to `status`: forward only, or to canceled before it is done.
-pub async fn set_batch_status(db: &SqlitePool, number_or_id: &str, status: BatchStatus) -> Result<SequencingBatch, AdminError> {
+pub async fn set_batch_status(
+    db: &SqlitePool,
+    number_or_id: &str,
+    status: BatchStatus,
+) -> Result<SequencingBatch, AdminError> {
     let mut tx = begin_write(db).await?;
     let current: Option<(String, String, String)> =
         sqlx::query_as("SELECT id, batch_number, status FROM sequencing_batches WHERE batch_number = ? OR id = ?")

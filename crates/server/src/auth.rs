@@ -72,9 +72,8 @@ fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
                 .into(),
         ));
     }
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(rest.trim())
-        .map_err(|_| ApiError::unauthorized())?;
+    let decoded =
+        base64::engine::general_purpose::STANDARD.decode(rest.trim()).map_err(|_| ApiError::unauthorized())?;
     let text = String::from_utf8(decoded).map_err(|_| ApiError::unauthorized())?;
     let user = text.split_once(':').map_or(text.as_str(), |(u, _password)| u);
     Ok((!user.is_empty()).then(|| user.to_string()))
@@ -84,12 +83,11 @@ fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 /// with the computed one in constant time.
 pub async fn user_for_key(db: &sqlx::SqlitePool, key: &str) -> Result<Option<User>, ApiError> {
     let hash = hash_key(key);
-    let row: Option<(String, String, i64, Vec<u8>)> = sqlx::query_as(
-        "SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = ?",
-    )
-    .bind(&hash)
-    .fetch_optional(db)
-    .await?;
+    let row: Option<(String, String, i64, Vec<u8>)> =
+        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = ?")
+            .bind(&hash)
+            .fetch_optional(db)
+            .await?;
     Ok(row.and_then(|(id, organization_id, admin, stored)| {
         bool::from(stored.ct_eq(&hash)).then_some(User { id, organization_id, is_org_admin: admin != 0 })
     }))
@@ -103,10 +101,7 @@ impl FromRequestParts<AppState> for Caller {
         if let Some(c) = parts.extensions.get::<Caller>() {
             return Ok(c.clone());
         }
-        let ip = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(a)| a.ip());
+        let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
         let key = match presented_key(&parts.headers) {
             Ok(Some(key)) => key,
             Ok(None) => {
@@ -158,8 +153,7 @@ impl FailureLimiter {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         let (start, count) = *seen.get(&ip)?;
         let elapsed = start.elapsed();
-        (count >= self.limit && elapsed < self.window)
-            .then(|| (self.window - elapsed).as_secs().max(1))
+        (count >= self.limit && elapsed < self.window).then(|| (self.window - elapsed).as_secs().max(1))
     }
 
     /// Records a failure; returns the 429 to answer instead of 401 once over the limit.
@@ -175,9 +169,8 @@ impl FailureLimiter {
             *entry = (Instant::now(), 0);
         }
         entry.1 += 1;
-        (entry.1 > self.limit).then(|| {
-            ApiError::TooManyRequests((self.window.saturating_sub(entry.0.elapsed())).as_secs().max(1))
-        })
+        (entry.1 > self.limit)
+            .then(|| ApiError::TooManyRequests((self.window.saturating_sub(entry.0.elapsed())).as_secs().max(1)))
     }
 }
 

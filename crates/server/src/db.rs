@@ -25,11 +25,7 @@ pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
         .synchronous(SqliteSynchronous::Full)
         .foreign_keys(true)
         .busy_timeout(Duration::from_secs(30));
-    let pool = SqlitePoolOptions::new()
-        .max_connections(8)
-        .min_connections(1)
-        .connect_with(options)
-        .await?;
+    let pool = SqlitePoolOptions::new().max_connections(8).min_connections(1).connect_with(options).await?;
     MIGRATOR.run(&pool).await?;
     Ok(pool)
 }

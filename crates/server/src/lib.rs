@@ -83,8 +83,7 @@ impl AppState {
     /// Opens the data folder: creates it if needed, migrates the database, sweeps what a crash
     /// may have left half-done, and loads (or creates) the signing secret.
     pub async fn open(config: &Config) -> Result<AppState, StartError> {
-        std::fs::create_dir_all(&config.data_dir)
-            .map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
         let db = db::open(&config.data_dir).await.map_err(StartError::Database)?;
         let storage = storage::Storage::local(&config.data_dir.join(OBJECTS_DIR))
             .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?;
@@ -224,12 +223,7 @@ pub async fn serve(
     });
     let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let served = match bound.tls {
-        Some(tls) => {
-            axum_server::from_tcp_rustls(bound.listener, tls)?
-                .handle(handle)
-                .serve(service)
-                .await
-        }
+        Some(tls) => axum_server::from_tcp_rustls(bound.listener, tls)?.handle(handle).serve(service).await,
         None => axum_server::from_tcp(bound.listener)?.handle(handle).serve(service).await,
     };
     housekeeping.abort();

@@ -83,10 +83,8 @@ pub struct Compiled {
 }
 
 const EQ_OPS: &[&str] = &["$eq", "$ne", "$in"];
-const TEXT_OPS: &[&str] = &[
-    "$eq", "$ne", "$in", "$contains", "$icontains", "$startswith", "$istartswith", "$endswith",
-    "$iendswith",
-];
+const TEXT_OPS: &[&str] =
+    &["$eq", "$ne", "$in", "$contains", "$icontains", "$startswith", "$istartswith", "$endswith", "$iendswith"];
 const RANGE_OPS: &[&str] = &["$eq", "$ne", "$in", "$lt", "$lte", "$gt", "$gte", "$between"];
 const REFSET_OPS: &[&str] = &["$eq", "$ne", "$in", "$contains", "$containsany", "$containsall"];
 
@@ -128,8 +126,7 @@ pub fn compile_where(fields: &[Field], where_json: Option<&str>) -> Result<Compi
     let mut conds: Vec<String> = Vec::new();
     let mut binds = Vec::new();
     if !raw.is_empty() {
-        let parsed: Value =
-            serde_json::from_str(raw).map_err(|e| format!("where is not valid JSON: {e}"))?;
+        let parsed: Value = serde_json::from_str(raw).map_err(|e| format!("where is not valid JSON: {e}"))?;
         let Value::Object(map) = parsed else {
             return Err("where must be a JSON object, e.g. {\"filename\": \"reads.fastq\"}".into());
         };
@@ -142,9 +139,7 @@ pub fn compile_where(fields: &[Field], where_json: Option<&str>) -> Result<Compi
                 // `{"$ref": ..}` and `{"$date": ..}` are values, not operator objects.
                 Value::Object(ops) if !ops.contains_key("$ref") && !ops.contains_key("$date") => {
                     if ops.is_empty() {
-                        return Err(format!(
-                            "field '{name}' has an empty operator object; use e.g. {{\"$eq\": ...}}"
-                        ));
+                        return Err(format!("field '{name}' has an empty operator object; use e.g. {{\"$eq\": ...}}"));
                     }
                     for (op, v) in ops {
                         conds.push(compile_op(field, op, v, &mut binds)?);
@@ -208,7 +203,12 @@ fn compile_op(field: &Field, op: &str, v: &Value, binds: &mut Vec<Bind>) -> Resu
             }
         }
         "$lt" | "$lte" | "$gt" | "$gte" => {
-            let sym = match op { "$lt" => "<", "$lte" => "<=", "$gt" => ">", _ => ">=" };
+            let sym = match op {
+                "$lt" => "<",
+                "$lte" => "<=",
+                "$gt" => ">",
+                _ => ">=",
+            };
             binds.push(value_bind(field, op, v, true)?);
             format!("{col} {sym} ?")
         }
@@ -269,9 +269,7 @@ fn compile_refset(field: &Field, subquery: &str, op: &str, v: &Value, binds: &mu
 fn list<'a>(field: &Field, op: &str, v: &'a Value) -> Result<&'a [Value], String> {
     match v {
         Value::Array(items) => Ok(items),
-        _ if op == "$between" => {
-            Err(format!("'$between' on '{}' needs a list of exactly two values", field.name))
-        }
+        _ if op == "$between" => Err(format!("'$between' on '{}' needs a list of exactly two values", field.name)),
         _ => Err(format!("'{op}' on '{}' needs a list of values", field.name)),
     }
 }
@@ -311,9 +309,7 @@ fn value_bind(field: &Field, op: &str, v: &Value, range: bool) -> Result<Bind, S
         },
         FieldKind::Number => v.as_f64().map(Bind::Real).ok_or_else(bad),
         FieldKind::Bool => v.as_bool().map(|b| Bind::Int(i64::from(b))).ok_or_else(bad),
-        FieldKind::Uri { collection } => {
-            v.as_str().and_then(|s| uri_id(collection, s)).map(Bind::Text).ok_or_else(bad)
-        }
+        FieldKind::Uri { collection } => v.as_str().and_then(|s| uri_id(collection, s)).map(Bind::Text).ok_or_else(bad),
         FieldKind::Ref { collection } | FieldKind::RefSet { collection, .. } => {
             let s = match v {
                 Value::Object(m) if m.len() == 1 => m.get("$ref").and_then(Value::as_str),
@@ -353,8 +349,7 @@ pub fn compile_sort(
     let mut parts: Vec<String> = Vec::new();
     let raw = sort_json.map(str::trim).unwrap_or("");
     if !raw.is_empty() {
-        let parsed: Value =
-            serde_json::from_str(raw).map_err(|e| format!("sort is not valid JSON: {e}"))?;
+        let parsed: Value = serde_json::from_str(raw).map_err(|e| format!("sort is not valid JSON: {e}"))?;
         let Value::Object(map) = parsed else {
             return Err("sort must be a JSON object, e.g. {\"created_at\": true} (true = descending)".into());
         };
@@ -452,9 +447,7 @@ pub fn link_header(path: &str, other_params: &[(&str, &str)], page: &Page, total
     for (k, v) in other_params.iter().filter(|(k, _)| *k != "page" && *k != "per_page") {
         query.push_str(&format!("{}={}&", encode_component(k), encode_component(v)));
     }
-    let link = |n: u32, rel: &str| {
-        format!("<{path}?{query}page={n}&per_page={}>; rel=\"{rel}\"", page.per_page)
-    };
+    let link = |n: u32, rel: &str| format!("<{path}?{query}page={n}&per_page={}>; rel=\"{rel}\"", page.per_page);
     let mut rels = vec![link(page.page, "self"), link(1, "first")];
     if page.page > 1 {
         rels.push(link(page.page - 1, "prev"));
@@ -543,7 +536,11 @@ mod tests {
         chk(r#"{"filename": null}"#, "(s.filename IS NULL)", &[]);
         chk(r#"{"filename": {"$ne": null}}"#, "(s.filename IS NOT NULL)", &[]);
         chk(r#"{"filename": {"$ne": "x"}}"#, "(s.filename != ? OR s.filename IS NULL)", &[t("x")]);
-        chk(r#"{"size": {"$in": [1, null, 2]}}"#, "(s.size IN (?, ?) OR s.size IS NULL)", &[Bind::Int(1), Bind::Int(2)]);
+        chk(
+            r#"{"size": {"$in": [1, null, 2]}}"#,
+            "(s.size IN (?, ?) OR s.size IS NULL)",
+            &[Bind::Int(1), Bind::Int(2)],
+        );
         chk(r#"{"project": {"$in": [null]}}"#, "(s.project_id IS NULL)", &[]);
         assert_eq!(err(r#"{"size": {"$gt": null}}"#), "field 'size' expects a number for $gt");
         assert_eq!(err(r#"{"$uri": null}"#), "field '$uri' expects a \"/api/v1/samples/<id>\" string for $eq");
@@ -558,17 +555,32 @@ mod tests {
             &[t("a%_b"), t("X")],
         );
         chk(r#"{"filename": {"$startswith": "ab"}}"#, "(substr(s.filename, 1, length(?)) = ?)", &[t("ab"), t("ab")]);
-        chk(r#"{"filename": {"$istartswith": "A"}}"#, "(substr(lower(s.filename), 1, length(?)) = lower(?))", &[t("A"), t("A")]);
+        chk(
+            r#"{"filename": {"$istartswith": "A"}}"#,
+            "(substr(lower(s.filename), 1, length(?)) = lower(?))",
+            &[t("A"), t("A")],
+        );
         chk(r#"{"filename": {"$endswith": ".fq"}}"#, "(substr(s.filename, -length(?)) = ?)", &[t(".fq"), t(".fq")]);
-        chk(r#"{"filename": {"$iendswith": ".Q"}}"#, "(substr(lower(s.filename), -length(?)) = lower(?))", &[t(".Q"), t(".Q")]);
+        chk(
+            r#"{"filename": {"$iendswith": ".Q"}}"#,
+            "(substr(lower(s.filename), -length(?)) = lower(?))",
+            &[t(".Q"), t(".Q")],
+        );
         chk(r#"{"filename": {"$in": ["a", "b"]}}"#, "(s.filename IN (?, ?))", &[t("a"), t("b")]);
-        assert_eq!(err(r#"{"filename": {"$contains": ""}}"#), "field 'filename' expects a non-empty string for $contains");
+        assert_eq!(
+            err(r#"{"filename": {"$contains": ""}}"#),
+            "field 'filename' expects a non-empty string for $contains"
+        );
         assert_eq!(err(r#"{"filename": 3}"#), "field 'filename' expects a string for $eq");
     }
 
     #[test]
     fn numeric_operators() {
-        chk(r#"{"size": {"$gte": 5, "$lt": 10.5}}"#, "(s.size >= ?) AND (s.size < ?)", &[Bind::Int(5), Bind::Real(10.5)]);
+        chk(
+            r#"{"size": {"$gte": 5, "$lt": 10.5}}"#,
+            "(s.size >= ?) AND (s.size < ?)",
+            &[Bind::Int(5), Bind::Real(10.5)],
+        );
         chk(r#"{"size": {"$lte": 1, "$gt": 0}}"#, "(s.size <= ?) AND (s.size > ?)", &[Bind::Int(1), Bind::Int(0)]);
         chk(r#"{"score": {"$between": [1, 2.5]}}"#, "(s.score BETWEEN ? AND ?)", &[Bind::Real(1.0), Bind::Real(2.5)]);
         chk(r#"{"score": {"$ne": 3}}"#, "(s.score != ? OR s.score IS NULL)", &[Bind::Real(3.0)]);
@@ -586,8 +598,10 @@ mod tests {
         );
         chk(r#"{"created_at": {"$gt": {"$date": 1000}}}"#, "(s.created_at > ?)", &[t("1970-01-01T00:00:01.000000Z")]);
         chk(r#"{"created_at": "2020-01-01T00:00:00Z"}"#, "(s.created_at = ?)", &[t("2020-01-01T00:00:00.000000Z")]);
-        assert!(err(r#"{"created_at": {"$lt": "yesterday"}}"#)
-            .starts_with("field 'created_at' expects an RFC 3339 date-time for $lt: 'yesterday' is not"));
+        assert!(
+            err(r#"{"created_at": {"$lt": "yesterday"}}"#)
+                .starts_with("field 'created_at' expects an RFC 3339 date-time for $lt: 'yesterday' is not")
+        );
         let msg = "'$between' on 'created_at' needs a list of exactly two values";
         assert_eq!(err(r#"{"created_at": {"$between": ["2020-01-01"]}}"#), msg);
         assert_eq!(err(r#"{"created_at": {"$between": "2020-01-01"}}"#), msg);
@@ -651,8 +665,14 @@ mod tests {
     fn sorting() {
         let fs = fields();
         let sort = |s: Option<&str>, default: &str, tie: &str| compile_sort(&fs, s, default, tie);
-        assert_eq!(sort(Some(r#"{"size": true, "filename": false}"#), "d", "s.id ASC").unwrap(), "s.size DESC, s.filename ASC, s.id ASC");
-        assert_eq!(sort(Some(r#"{"filename": false, "size": true}"#), "d", "s.id ASC").unwrap(), "s.filename ASC, s.size DESC, s.id ASC");
+        assert_eq!(
+            sort(Some(r#"{"size": true, "filename": false}"#), "d", "s.id ASC").unwrap(),
+            "s.size DESC, s.filename ASC, s.id ASC"
+        );
+        assert_eq!(
+            sort(Some(r#"{"filename": false, "size": true}"#), "d", "s.id ASC").unwrap(),
+            "s.filename ASC, s.size DESC, s.id ASC"
+        );
         for none in [None, Some(""), Some("{}")] {
             assert_eq!(sort(none, "s.created_at ASC", "s.id ASC").unwrap(), "s.created_at ASC, s.id ASC");
         }
@@ -661,7 +681,11 @@ mod tests {
             sort(Some(r#"{"score": true}"#), "", "s.id").unwrap_err(),
             "unknown field 'score' in sort; sortable fields: $uri, filename, created_at, size, visibility, project"
         );
-        assert!(sort(Some(r#"{"size": 1}"#), "", "").unwrap_err().starts_with("sort values must be true (descending) or false (ascending)"));
+        assert!(
+            sort(Some(r#"{"size": 1}"#), "", "")
+                .unwrap_err()
+                .starts_with("sort values must be true (descending) or false (ascending)")
+        );
         assert!(sort(Some("true"), "", "").unwrap_err().starts_with("sort must be a JSON object"));
         assert!(sort(Some("{"), "", "").unwrap_err().starts_with("sort is not valid JSON"));
     }
@@ -674,8 +698,17 @@ mod tests {
         assert_eq!((p.offset(), p.limit()), (2000, 1000));
         assert_eq!(parse_page(Some("4294967295"), Some("1000")).unwrap().offset(), 4_294_967_294_000);
         assert_eq!(parse_page(Some("0"), None).unwrap_err(), "page must be an integer of at least 1; got '0'");
-        assert_eq!(parse_page(None, Some("1001")).unwrap_err(), "per_page must be an integer from 1 to 1000; got '1001'");
-        for (page, per_page) in [(None, Some("0")), (Some("1.5"), None), (Some("abc"), None), (Some("-2"), None), (Some("9999999999"), None)] {
+        assert_eq!(
+            parse_page(None, Some("1001")).unwrap_err(),
+            "per_page must be an integer from 1 to 1000; got '1001'"
+        );
+        for (page, per_page) in [
+            (None, Some("0")),
+            (Some("1.5"), None),
+            (Some("abc"), None),
+            (Some("-2"), None),
+            (Some("9999999999"), None),
+        ] {
             assert!(parse_page(page, per_page).is_err());
         }
     }

@@ -196,7 +196,10 @@ impl References {
                     .await?;
             }
             None => {
-                sqlx::query("DELETE FROM settings WHERE key = ?").bind(DEFAULT_CLASSIFICATION_KEY).execute(&state.db).await?;
+                sqlx::query("DELETE FROM settings WHERE key = ?")
+                    .bind(DEFAULT_CLASSIFICATION_KEY)
+                    .execute(&state.db)
+                    .await?;
             }
         }
         Ok(refs)
@@ -291,8 +294,10 @@ pub fn install_with(
         .tempdir_in(&root)
         .map_err(|e| InstallError::Io(root.clone(), e))?;
     let manifest = fill(staging.path())?;
-    let text = serde_json::to_vec_pretty(&manifest).map_err(|e| InstallError::Manifest(staging.path().join(MANIFEST), e))?;
-    std::fs::write(staging.path().join(MANIFEST), text).map_err(|e| InstallError::Io(staging.path().join(MANIFEST), e))?;
+    let text =
+        serde_json::to_vec_pretty(&manifest).map_err(|e| InstallError::Manifest(staging.path().join(MANIFEST), e))?;
+    std::fs::write(staging.path().join(MANIFEST), text)
+        .map_err(|e| InstallError::Io(staging.path().join(MANIFEST), e))?;
     let staged = staging.keep();
     std::fs::rename(&staged, &target).map_err(|e| InstallError::Io(target.clone(), e))?;
     Ok(manifest)
@@ -346,7 +351,8 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
     if !root.join(DEMO_FOLDERS[2]).exists() {
         done.push(install_with(data_dir, DEMO_FOLDERS[2], |dir| {
             let input = mgds_classify::demo::write_demo_sources(dir).map_err(|e| engine(&e))?;
-            let fasta = input.references.first().ok_or_else(|| InstallError::Engine("the demo has no genomes".into()))?;
+            let fasta =
+                input.references.first().ok_or_else(|| InstallError::Engine("the demo has no genomes".into()))?;
             let file = fasta.strip_prefix(dir).unwrap_or(fasta).to_string_lossy().to_string();
             let map = input.seqid2taxid.strip_prefix(dir).unwrap_or(&input.seqid2taxid).to_string_lossy().to_string();
             Ok(Manifest {

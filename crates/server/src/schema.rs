@@ -55,7 +55,9 @@ fn field_filter(f: &Field) -> Value {
         }),
     };
     let ops: &[&str] = match &f.kind {
-        FieldKind::Text => &["$eq", "$ne", "$in", "$contains", "$icontains", "$startswith", "$istartswith", "$endswith", "$iendswith"],
+        FieldKind::Text => {
+            &["$eq", "$ne", "$in", "$contains", "$icontains", "$startswith", "$istartswith", "$endswith", "$iendswith"]
+        }
         FieldKind::DateTime | FieldKind::Integer | FieldKind::Number => {
             &["$eq", "$ne", "$in", "$lt", "$lte", "$gt", "$gte", "$between"]
         }
@@ -127,7 +129,10 @@ fn analysis_links(collection: &str, readlevel: bool, results: bool) -> Vec<Value
         l.push(with_target(link("GET", &format!("{collection}/{{id}}/results"), "results"), json!({"type": "object"})));
     }
     if readlevel {
-        l.push(with_target(link("GET", &format!("{collection}/{{id}}/readlevel"), "readlevel"), schema_of::<mgds_api::ReadlevelUrl>()));
+        l.push(with_target(
+            link("GET", &format!("{collection}/{{id}}/readlevel"), "readlevel"),
+            schema_of::<mgds_api::ReadlevelUrl>(),
+        ));
     }
     l
 }
@@ -137,7 +142,12 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
     use mgds_api as a;
     let user_body = schema_of::<a::UserRequest>();
     vec![
-        ("account", "account", schema_of::<a::Account>(), vec![with_target(link("GET", "account", "instances"), this())]),
+        (
+            "account",
+            "account",
+            schema_of::<a::Account>(),
+            vec![with_target(link("GET", "account", "instances"), this())],
+        ),
         (
             "samples",
             "samples",
@@ -146,12 +156,36 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
                 instances("samples", "instances", ft::SAMPLE),
                 instances("samples/public", "instances_public", ft::SAMPLE),
                 with_target(link("GET", "samples/{id}", "self"), this()),
-                with_target(with_schema(link("PATCH", "samples/{id}", "update"), schema_of::<a::SampleUpdate>()), this()),
+                with_target(
+                    with_schema(link("PATCH", "samples/{id}", "update"), schema_of::<a::SampleUpdate>()),
+                    this(),
+                ),
                 link("DELETE", "samples/{id}", "destroy"),
-                with_target(with_schema(link("POST", "samples/preupload", "preupload"), schema_of::<a::PreuploadRequest>()), schema_of::<a::PreuploadResponse>()),
-                with_target(with_schema(link("POST", "samples/init_upload", "init_upload"), schema_of::<a::InitUploadRequest>()), schema_of::<a::InitUploadResponse>()),
-                with_target(with_schema(link("POST", "samples/confirm_upload", "confirm_upload"), schema_of::<a::ConfirmUploadRequest>()), schema_of::<a::ConfirmUploadResponse>()),
-                with_target(with_schema(link("POST", "samples/cancel_upload", "cancel_upload"), schema_of::<a::CancelUploadRequest>()), schema_of::<a::SuccessResponse>()),
+                with_target(
+                    with_schema(link("POST", "samples/preupload", "preupload"), schema_of::<a::PreuploadRequest>()),
+                    schema_of::<a::PreuploadResponse>(),
+                ),
+                with_target(
+                    with_schema(
+                        link("POST", "samples/init_upload", "init_upload"),
+                        schema_of::<a::InitUploadRequest>(),
+                    ),
+                    schema_of::<a::InitUploadResponse>(),
+                ),
+                with_target(
+                    with_schema(
+                        link("POST", "samples/confirm_upload", "confirm_upload"),
+                        schema_of::<a::ConfirmUploadRequest>(),
+                    ),
+                    schema_of::<a::ConfirmUploadResponse>(),
+                ),
+                with_target(
+                    with_schema(
+                        link("POST", "samples/cancel_upload", "cancel_upload"),
+                        schema_of::<a::CancelUploadRequest>(),
+                    ),
+                    schema_of::<a::SuccessResponse>(),
+                ),
                 with_target(link("POST", "samples/{id}/download_uri", "download_uri"), schema_of::<a::DownloadUri>()),
             ],
         ),
@@ -162,18 +196,19 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             vec![
                 instances("metadata", "instances", ft::METADATA),
                 with_target(link("GET", "metadata/{id}", "self"), this()),
-                with_target(with_schema(link("PATCH", "metadata/{id}", "update"), schema_of::<a::MetadataInput>()), this()),
+                with_target(
+                    with_schema(link("PATCH", "metadata/{id}", "update"), schema_of::<a::MetadataInput>()),
+                    this(),
+                ),
             ],
         ),
-        (
-            "analyses",
-            "analyses",
-            schema_of::<a::Analysis>(),
-            analysis_links("analyses", false, true),
-        ),
+        ("analyses", "analyses", schema_of::<a::Analysis>(), analysis_links("analyses", false, true)),
         ("classifications", "classifications", schema_of::<a::Analysis>(), {
             let mut l = analysis_links("classifications", true, false);
-            l.push(with_target(link("GET", "classifications/{id}/results", "results"), schema_of::<a::ClassificationResults>()));
+            l.push(with_target(
+                link("GET", "classifications/{id}/results", "results"),
+                schema_of::<a::ClassificationResults>(),
+            ));
             l
         }),
         ("panels", "panels", schema_of::<a::Analysis>(), {
@@ -182,7 +217,12 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             l
         }),
         ("alignments", "alignments", schema_of::<a::Analysis>(), analysis_links("alignments", false, false)),
-        ("functional_profiles", "functional_profiles", schema_of::<a::Analysis>(), analysis_links("functional_profiles", false, true)),
+        (
+            "functional_profiles",
+            "functional_profiles",
+            schema_of::<a::Analysis>(),
+            analysis_links("functional_profiles", false, true),
+        ),
         (
             "jobs",
             "jobs",
@@ -203,13 +243,40 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             vec![
                 instances("documents", "instances", ft::DOCUMENT),
                 with_target(link("GET", "documents/{id}", "self"), this()),
-                with_target(with_schema(link("PATCH", "documents/{id}", "update"), schema_of::<a::DocumentUpdate>()), this()),
-                with_target(with_schema(link("PATCH", "documents/{id}/rename", "rename"), json!({"type": "object", "required": ["filename"], "properties": {"filename": {"type": "string"}}})), this()),
+                with_target(
+                    with_schema(link("PATCH", "documents/{id}", "update"), schema_of::<a::DocumentUpdate>()),
+                    this(),
+                ),
+                with_target(
+                    with_schema(
+                        link("PATCH", "documents/{id}/rename", "rename"),
+                        json!({"type": "object", "required": ["filename"], "properties": {"filename": {"type": "string"}}}),
+                    ),
+                    this(),
+                ),
                 link("DELETE", "documents/{id}", "destroy"),
-                with_target(with_schema(link("POST", "documents/init_upload", "init_upload"), schema_of::<a::DocumentInitUploadRequest>()), schema_of::<a::InitUploadResponse>()),
-                with_target(with_schema(link("POST", "documents/confirm_upload", "confirm_upload"), schema_of::<a::DocumentConfirmUploadRequest>()), schema_of::<a::ConfirmUploadResponse>()),
-                with_target(with_schema(link("POST", "documents/{id}/add_user", "add_user"), user_body.clone()), this()),
-                with_target(with_schema(link("POST", "documents/{id}/remove_user", "remove_user"), user_body.clone()), this()),
+                with_target(
+                    with_schema(
+                        link("POST", "documents/init_upload", "init_upload"),
+                        schema_of::<a::DocumentInitUploadRequest>(),
+                    ),
+                    schema_of::<a::InitUploadResponse>(),
+                ),
+                with_target(
+                    with_schema(
+                        link("POST", "documents/confirm_upload", "confirm_upload"),
+                        schema_of::<a::DocumentConfirmUploadRequest>(),
+                    ),
+                    schema_of::<a::ConfirmUploadResponse>(),
+                ),
+                with_target(
+                    with_schema(link("POST", "documents/{id}/add_user", "add_user"), user_body.clone()),
+                    this(),
+                ),
+                with_target(
+                    with_schema(link("POST", "documents/{id}/remove_user", "remove_user"), user_body.clone()),
+                    this(),
+                ),
                 with_target(link("POST", "documents/{id}/download_uri", "download_uri"), schema_of::<a::DownloadUri>()),
             ],
         ),
@@ -222,12 +289,24 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
                 instances("projects/public", "instances_public", ft::PROJECT),
                 with_target(with_schema(link("POST", "projects", "create"), schema_of::<a::ProjectCreate>()), this()),
                 with_target(link("GET", "projects/{id}", "self"), this()),
-                with_target(with_schema(link("PATCH", "projects/{id}", "update"), schema_of::<a::ProjectUpdate>()), this()),
+                with_target(
+                    with_schema(link("PATCH", "projects/{id}", "update"), schema_of::<a::ProjectUpdate>()),
+                    this(),
+                ),
                 link("DELETE", "projects/{id}", "destroy"),
                 with_target(link("GET", "projects/{id}/members", "members"), array_of(schema_of::<a::ProjectMember>())),
-                with_target(with_schema(link("POST", "projects/{id}/add_user", "add_user"), schema_of::<a::ProjectAddUser>()), this()),
+                with_target(
+                    with_schema(link("POST", "projects/{id}/add_user", "add_user"), schema_of::<a::ProjectAddUser>()),
+                    this(),
+                ),
                 with_target(with_schema(link("POST", "projects/{id}/remove_user", "remove_user"), user_body), this()),
-                with_target(with_schema(link("POST", "projects/{id}/change_sharing", "change_sharing"), schema_of::<a::ChangeSharing>()), this()),
+                with_target(
+                    with_schema(
+                        link("POST", "projects/{id}/change_sharing", "change_sharing"),
+                        schema_of::<a::ChangeSharing>(),
+                    ),
+                    this(),
+                ),
             ],
         ),
         (

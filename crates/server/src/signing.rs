@@ -142,12 +142,7 @@ impl Signer {
         fields: &[(String, String)],
         now: DateTime<Utc>,
     ) -> Result<(String, SizeRange), PolicyError> {
-        let get = |name: &str| {
-            fields
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str())
-        };
+        let get = |name: &str| fields.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
         for (name, _) in fields {
             if fields.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).count() > 1 {
                 return Err(forbidden(format!("the form field {name:?} is given more than once")));
@@ -170,7 +165,9 @@ impl Signer {
         }
         let expected = hex::encode(hmac(&self.signing_key(date), policy_b64.as_bytes()));
         if !bool::from(expected.as_bytes().ct_eq(signature.trim().to_ascii_lowercase().as_bytes())) {
-            return Err(forbidden("the policy signature does not match: the form was changed or was not issued by this service"));
+            return Err(forbidden(
+                "the policy signature does not match: the form was changed or was not issued by this service",
+            ));
         }
         let policy: Value = base64_decode(policy_b64)
             .and_then(|b| serde_json::from_slice(&b).ok())
@@ -189,11 +186,7 @@ impl Signer {
             .ok_or_else(|| forbidden("the policy has no conditions"))?;
 
         let value_of = |name: &str| -> Option<String> {
-            if name.eq_ignore_ascii_case("bucket") {
-                Some(bucket.to_string())
-            } else {
-                get(name).map(str::to_string)
-            }
+            if name.eq_ignore_ascii_case("bucket") { Some(bucket.to_string()) } else { get(name).map(str::to_string) }
         };
         let mut covered: Vec<String> = Vec::new();
         let mut size: Option<SizeRange> = None;
@@ -202,7 +195,9 @@ impl Signer {
                 Value::Object(map) => {
                     for (name, want) in map {
                         let want = want.as_str().ok_or_else(|| forbidden("a policy condition is malformed"))?;
-                        let got = value_of(name).ok_or_else(|| forbidden(format!("the form has no {name:?} field, which the policy requires")))?;
+                        let got = value_of(name).ok_or_else(|| {
+                            forbidden(format!("the form has no {name:?} field, which the policy requires"))
+                        })?;
                         if got != want {
                             return Err(forbidden(format!("the form field {name:?} does not match the policy")));
                         }
@@ -217,7 +212,9 @@ impl Signer {
                         ) else {
                             return Err(forbidden("a policy condition is malformed"));
                         };
-                        let got = value_of(field).ok_or_else(|| forbidden(format!("the form has no {field:?} field, which the policy requires")))?;
+                        let got = value_of(field).ok_or_else(|| {
+                            forbidden(format!("the form has no {field:?} field, which the policy requires"))
+                        })?;
                         let ok = if op == "eq" { got == want } else { got.starts_with(want) };
                         if !ok {
                             return Err(forbidden(format!("the form field {field:?} does not match the policy")));
@@ -225,7 +222,9 @@ impl Signer {
                         covered.push(field.to_ascii_lowercase());
                     }
                     Some("content-length-range") => {
-                        let (Some(min), Some(max)) = (items.get(1).and_then(Value::as_u64), items.get(2).and_then(Value::as_u64)) else {
+                        let (Some(min), Some(max)) =
+                            (items.get(1).and_then(Value::as_u64), items.get(2).and_then(Value::as_u64))
+                        else {
                             return Err(forbidden("a policy condition is malformed"));
                         };
                         size = Some(SizeRange { min, max });
@@ -237,7 +236,8 @@ impl Signer {
         }
         for (name, _) in fields {
             let lower = name.to_ascii_lowercase();
-            let exempt = matches!(lower.as_str(), "policy" | "x-amz-signature" | "file") || lower.starts_with("x-ignore-");
+            let exempt =
+                matches!(lower.as_str(), "policy" | "x-amz-signature" | "file") || lower.starts_with("x-ignore-");
             if !exempt && !covered.contains(&lower) {
                 return Err(forbidden(format!("the form field {name:?} is not covered by the policy")));
             }
@@ -258,11 +258,7 @@ impl Signer {
     /// Query string of a pre-signed GET for `key`, served as `filename`, valid until `expires`.
     pub fn download_query(&self, key: &str, filename: &str, expires: DateTime<Utc>) -> String {
         let e = expires.timestamp();
-        format!(
-            "expires={e}&filename={}&signature={}",
-            url_encode(filename),
-            self.download_mac(key, e, filename)
-        )
+        format!("expires={e}&filename={}&signature={}", url_encode(filename), self.download_mac(key, e, filename))
     }
 
     /// Checks a pre-signed GET.
@@ -339,12 +335,16 @@ mod tests {
         assert!(matches!(signer().verify_form(BUCKET, &f, now), Err(PolicyError::Forbidden(m)) if m.contains("key")));
         let mut f = form_fields(&form);
         f.push(("x-extra".into(), "1".into()));
-        assert!(matches!(signer().verify_form(BUCKET, &f, now), Err(PolicyError::Forbidden(m)) if m.contains("not covered")));
+        assert!(
+            matches!(signer().verify_form(BUCKET, &f, now), Err(PolicyError::Forbidden(m)) if m.contains("not covered"))
+        );
         let f = form_fields(&form);
         assert!(signer().verify_form("other", &f, now).is_err());
         assert!(Signer::new(vec![8; 32]).verify_form(BUCKET, &f, now).is_err());
         let later = now + Duration::hours(2);
-        assert!(matches!(signer().verify_form(BUCKET, &f, later), Err(PolicyError::Forbidden(m)) if m.contains("expired")));
+        assert!(
+            matches!(signer().verify_form(BUCKET, &f, later), Err(PolicyError::Forbidden(m)) if m.contains("expired"))
+        );
     }
 
     #[test]

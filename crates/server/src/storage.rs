@@ -206,8 +206,7 @@ impl Storage {
 
 /// `LocalFileSystem` stages a write as `<name>#<n>` next to its destination.
 fn is_staging_name(name: &str) -> bool {
-    name.rsplit_once('#')
-        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    name.rsplit_once('#').is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

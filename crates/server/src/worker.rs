@@ -84,7 +84,8 @@ impl Runner {
     /// Whether references were installed or removed since the last look (the folder's
     /// modification time moves when an install renames its folder in).
     fn references_changed(&self) -> bool {
-        let now = std::fs::metadata(self.data_dir.join(crate::references::DATABASES_DIR)).and_then(|m| m.modified()).ok();
+        let now =
+            std::fs::metadata(self.data_dir.join(crate::references::DATABASES_DIR)).and_then(|m| m.modified()).ok();
         let Ok(mut seen) = self.seen.lock() else { return false };
         let first = seen.is_none();
         let changed = *seen != now;
@@ -136,7 +137,8 @@ pub fn sweep_work_dir(data_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(data_dir.join(WORK_DIR)) else { return };
     let day = Duration::from_secs(24 * 3600);
     for e in entries.filter_map(Result::ok) {
-        let old = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > day);
+        let old =
+            e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > day);
         if old {
             let _ = std::fs::remove_dir_all(e.path());
         }
@@ -279,11 +281,9 @@ async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
     let Some((job_id, job_args, object_key, filename)) = row else {
         return Err("the analysis or its sample was deleted".into());
     };
-    let reference = state
-        .runner
-        .references()
-        .for_job(&job_id)
-        .ok_or_else(|| "this service no longer has the reference data of this job; run the job's newest version".to_string())?;
+    let reference = state.runner.references().for_job(&job_id).ok_or_else(|| {
+        "this service no longer has the reference data of this job; run the job's newest version".to_string()
+    })?;
     let key = object_key.ok_or_else(|| "the sample has no file yet; upload its reads first".to_string())?;
     let reads = state
         .storage
@@ -292,16 +292,16 @@ async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
     let args: Map<String, Value> = job_args.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
     let work_root = state.runner.data_dir.join(WORK_DIR);
     std::fs::create_dir_all(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
-    let workdir = tempfile::tempdir_in(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
+    let workdir =
+        tempfile::tempdir_in(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
     let runner = state.runner.clone();
     let threads = runner.config.threads;
     let dir = workdir.path().to_path_buf();
     let name = filename.unwrap_or_else(|| "the sample".into());
-    let produced = tokio::task::spawn_blocking(move || {
-        run_engine(&runner, &reference, &reads, &name, &args, threads, &dir)
-    })
-    .await
-    .map_err(|e| format!("the engine stopped unexpectedly: {e}"))??;
+    let produced =
+        tokio::task::spawn_blocking(move || run_engine(&runner, &reference, &reads, &name, &args, threads, &dir))
+            .await
+            .map_err(|e| format!("the engine stopped unexpectedly: {e}"))??;
     Ok((produced.0, produced.1, workdir))
 }
 
@@ -317,7 +317,8 @@ fn run_engine(
 ) -> Result<(Value, Option<Artifact>), String> {
     // Engine errors name the file they read; the stored copy's name means nothing to a person.
     let explain = |e: &dyn std::fmt::Display| e.to_string().replace(&reads.display().to_string(), name);
-    let create = |p: &Path| std::fs::File::create(p).map_err(|e| format!("the service cannot write {}: {e}", p.display()));
+    let create =
+        |p: &Path| std::fs::File::create(p).map_err(|e| format!("the service cannot write {}: {e}", p.display()));
     match reference.manifest.kind {
         ReferenceKind::Classification => {
             let db = runner.database(reference)?;
@@ -337,7 +338,8 @@ fn run_engine(
         }
         ReferenceKind::Panel => {
             let panel = mgds_panel::Panel::load(reference.path()).map_err(|e| explain(&e))?;
-            let results = mgds_panel::detect(&panel, reads, &mgds_panel::DetectOptions { threads }).map_err(|e| explain(&e))?;
+            let results =
+                mgds_panel::detect(&panel, reads, &mgds_panel::DetectOptions { threads }).map_err(|e| explain(&e))?;
             Ok((serde_json::to_value(results).map_err(|e| e.to_string())?, None))
         }
         ReferenceKind::Genomes => {
@@ -345,7 +347,8 @@ fn run_engine(
             let fasta = dir.join("reference.fa");
             genome_for(reference, tax_id, &fasta)?;
             let path = dir.join("alignment.sam.gz");
-            let mut gz = flate2::write::GzEncoder::new(std::io::BufWriter::new(create(&path)?), flate2::Compression::fast());
+            let mut gz =
+                flate2::write::GzEncoder::new(std::io::BufWriter::new(create(&path)?), flate2::Compression::fast());
             let opts = mgds_align::AlignOptions { threads, ..Default::default() };
             let results = mgds_align::align(&fasta, reads, &opts, &mut gz).map_err(|e| explain(&e))?;
             gz.finish()
@@ -355,9 +358,11 @@ fn run_engine(
         }
         ReferenceKind::GeneCatalogue => {
             let cat = mgds_align::Catalogue::load(&reference.path()).map_err(|e| explain(&e))?;
-            let profile = mgds_align::profile(&cat, reads, &mgds_align::ProfileOptions { threads }).map_err(|e| explain(&e))?;
+            let profile =
+                mgds_align::profile(&cat, reads, &mgds_align::ProfileOptions { threads }).map_err(|e| explain(&e))?;
             let path = dir.join("functional_profile.tsv");
-            std::fs::write(&path, profile.to_tsv()).map_err(|e| format!("the service cannot write the profile: {e}"))?;
+            std::fs::write(&path, profile.to_tsv())
+                .map_err(|e| format!("the service cannot write the profile: {e}"))?;
             Ok((serde_json::to_value(profile).map_err(|e| e.to_string())?, Some(Artifact::File(path))))
         }
     }

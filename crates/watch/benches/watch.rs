@@ -82,7 +82,8 @@ async fn at_rest(client: &Client, folder: &Path, data: &Path, options: Options, 
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let window = Duration::from_secs(std::env::var("WATCH_BENCH_WINDOW").ok().and_then(|s| s.parse().ok()).unwrap_or(30));
+    let window =
+        Duration::from_secs(std::env::var("WATCH_BENCH_WINDOW").ok().and_then(|s| s.parse().ok()).unwrap_or(30));
     let tmp = tempfile::tempdir().unwrap();
     let mut config = mgds_server::Config::new(tmp.path().join("service"));
     config.runner.workers = 0;
@@ -132,7 +133,8 @@ async fn main() {
             let mut i = 0;
             while e.get_ref().len() < size_kb * 1024 {
                 // Varied bases so gzip does not shrink it to nothing.
-                let seq: String = (0..150).map(|j| ['A', 'C', 'G', 'T'][((i * 2654435761usize) >> (j % 24)) % 4]).collect();
+                let seq: String =
+                    (0..150).map(|j| ['A', 'C', 'G', 'T'][((i * 2654435761usize) >> (j % 24)) % 4]).collect();
                 writeln!(e, "@r{i}\n{seq}\n+\n{}", "I".repeat(150)).unwrap();
                 i += 1;
             }

@@ -165,7 +165,10 @@ mod tests {
         let v1 = "[Header]\r\nIEMFileVersion,4\r\n\r\n[Reads]\r\n151\r\n\r\n[Data]\r\nSample_ID,Sample_Name,index\r\nA1,ecoli,ACGT\r\nB2,,TTTT\r\n";
         assert_eq!(
             sample_sheet(v1),
-            vec![SheetSample { id: "A1".into(), name: Some("ecoli".into()) }, SheetSample { id: "B2".into(), name: None }]
+            vec![
+                SheetSample { id: "A1".into(), name: Some("ecoli".into()) },
+                SheetSample { id: "B2".into(), name: None }
+            ]
         );
         let v2 = "[Header]\nFileFormatVersion,2\n[BCLConvert_Settings]\nAdapterRead1,CTGT\n[BCLConvert_Data]\nLane,Sample_ID,Index\n1,S-1,AAA\n2,S-1,AAA\n1,S-2,CCC\n[Cloud_Data]\nSample_ID,ProjectName\nS-1,p\n";
         let ids: Vec<String> = sample_sheet(v2).into_iter().map(|s| s.id).collect();

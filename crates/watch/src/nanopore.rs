@@ -41,7 +41,11 @@ mod tests {
         );
         assert_eq!(
             s,
-            FinalSummary { sample_id: Some("iso7".into()), protocol_run_id: Some("0a1b".into()), fastq_files: Some(12) }
+            FinalSummary {
+                sample_id: Some("iso7".into()),
+                protocol_run_id: Some("0a1b".into()),
+                fastq_files: Some(12)
+            }
         );
     }
 }

@@ -167,7 +167,9 @@ pub(crate) fn plan(cfg: &FolderConfig, root: &Path, files: &BTreeMap<PathBuf, Vi
             } else if matches!(cfg.layout, Layout::Auto | Layout::Nanopore) {
                 if n.starts_with("final_summary_") && n.ends_with(".txt") {
                     nanopore_roots.insert(parent);
-                } else if let Some(r) = ancestors_within(p, root).find(|a| a.file_name().is_some_and(|f| f == "fastq_pass")) {
+                } else if let Some(r) =
+                    ancestors_within(p, root).find(|a| a.file_name().is_some_and(|f| f == "fastq_pass"))
+                {
                     nanopore_roots.insert(r.parent().unwrap_or(root).to_path_buf());
                 }
             }
@@ -304,7 +306,9 @@ fn plan_illumina(
         }
     }
     let (source, markers): (Option<PathBuf>, &[&str]) = match (analysis, alignment) {
-        (Some(n), _) => (Some(run.join("Analysis").join(n.to_string())), &["CopyComplete.txt", "Secondary_Analysis_Complete.txt"]),
+        (Some(n), _) => {
+            (Some(run.join("Analysis").join(n.to_string())), &["CopyComplete.txt", "Secondary_Analysis_Complete.txt"])
+        }
         (None, Some(n)) => (Some(run.join(format!("Alignment_{n}"))), &["CompletedJobInfo.xml"]),
         (None, None) => (None, &[]),
     };
@@ -313,9 +317,14 @@ fn plan_illumina(
         None => seqs.iter().collect(),
     };
     if let Some(dir) = &source {
-        let done = files.keys().any(|p| p.starts_with(dir) && markers.iter().any(|m| p.file_name().is_some_and(|f| f == *m)));
+        let done =
+            files.keys().any(|p| p.starts_with(dir) && markers.iter().any(|m| p.file_name().is_some_and(|f| f == *m)));
         if !done {
-            return waiting(format!("on-board analysis {} (no {} yet)", dir.strip_prefix(run).unwrap_or(dir).display(), markers.join(" or ")));
+            return waiting(format!(
+                "on-board analysis {} (no {} yet)",
+                dir.strip_prefix(run).unwrap_or(dir).display(),
+                markers.join(" or ")
+            ));
         }
     }
     // The sample sheet: the run's own, else the analysis folder's copy.
@@ -323,7 +332,12 @@ fn plan_illumina(
         Some(run.join("SampleSheet.csv"))
     } else {
         source.as_ref().and_then(|d| {
-            files.keys().find(|p| p.starts_with(d) && p.file_name().is_some_and(|f| f.to_string_lossy().starts_with("SampleSheet"))).cloned()
+            files
+                .keys()
+                .find(|p| {
+                    p.starts_with(d) && p.file_name().is_some_and(|f| f.to_string_lossy().starts_with("SampleSheet"))
+                })
+                .cloned()
         })
     };
     let sheet = match sheet_path.as_ref().map(|p| read_settled(files, p)) {
@@ -353,7 +367,11 @@ fn plan_illumina(
     let missing: Vec<&str> = sheet.iter().filter(|s| !by_sample.contains_key(&s.id)).map(|s| s.id.as_str()).collect();
     if !missing.is_empty() {
         let shown: Vec<&str> = missing.iter().take(5).copied().collect();
-        return waiting(format!("FASTQ files of {} sample(s) of the sample sheet: {}", missing.len(), shown.join(", ")));
+        return waiting(format!(
+            "FASTQ files of {} sample(s) of the sample sheet: {}",
+            missing.len(),
+            shown.join(", ")
+        ));
     }
     let all: Vec<&PathBuf> = by_sample.values().flatten().map(|(_, _, p)| p).chain(singles.iter()).collect();
     if all.is_empty() {
@@ -394,7 +412,9 @@ fn plan_illumina(
         }
     }
     for p in singles {
-        let name = illumina::strip_sequence_ext(&p.file_name().unwrap_or_default().to_string_lossy()).unwrap_or("sample").to_string();
+        let name = illumina::strip_sequence_ext(&p.file_name().unwrap_or_default().to_string_lossy())
+            .unwrap_or("sample")
+            .to_string();
         specs.push(spec(run, &id, name, Recipe::Single(p), files));
     }
     let mut r = report(run, kind, &id, RunState::Complete);
@@ -404,7 +424,13 @@ fn plan_illumina(
 
 /// The samples of one Illumina sample (or lane of it): one interleaved sample when pairing,
 /// else one per read (named `_R1`, `_R2` when the run has read 2).
-fn group(name: String, r1: Vec<PathBuf>, r2: Vec<PathBuf>, pair: bool, has_r2: bool) -> Result<Vec<(String, Recipe)>, String> {
+fn group(
+    name: String,
+    r1: Vec<PathBuf>,
+    r2: Vec<PathBuf>,
+    pair: bool,
+    has_r2: bool,
+) -> Result<Vec<(String, Recipe)>, String> {
     if pair && !r2.is_empty() {
         if r1.len() != r2.len() {
             return Err(format!("sample {name} has {} R1 file(s) but {} R2 file(s)", r1.len(), r2.len()));
@@ -452,7 +478,13 @@ fn plan_nanopore(
     let kind = RunKind::Nanopore;
     let summary_path = files
         .keys()
-        .find(|p| p.parent() == Some(run) && p.file_name().is_some_and(|f| { let f = f.to_string_lossy(); f.starts_with("final_summary_") && f.ends_with(".txt") }))
+        .find(|p| {
+            p.parent() == Some(run)
+                && p.file_name().is_some_and(|f| {
+                    let f = f.to_string_lossy();
+                    f.starts_with("final_summary_") && f.ends_with(".txt")
+                })
+        })
         .cloned();
     let summary = match summary_path.as_ref().map(|p| read_settled(files, p)) {
         Some(Some(Ok(t))) => Some(nanopore::final_summary(&t)),
@@ -466,20 +498,33 @@ fn plan_nanopore(
     };
     let skipped = |r: &[String]| r.iter().any(|c| matches!(c.as_str(), "tmp" | "queued_reads"));
     // Every FASTQ file MinKNOW put in its final folders (pass and fail), to check the count.
-    let found = seqs.iter().filter(|p| { let r = rel(p); r.len() >= 2 && r[0].starts_with("fastq_") && !skipped(&r) }).count();
+    let found = seqs
+        .iter()
+        .filter(|p| {
+            let r = rel(p);
+            r.len() >= 2 && r[0].starts_with("fastq_") && !skipped(&r)
+        })
+        .count();
     let pass: Vec<&PathBuf> = seqs
         .iter()
         .filter(|p| {
             let r = rel(p);
-            r.first().is_some_and(|c| c == "fastq_pass") && !r[..r.len() - 1].iter().any(|c| nanopore::SKIPPED_DIRS.contains(&c.as_str()))
+            r.first().is_some_and(|c| c == "fastq_pass")
+                && !r[..r.len() - 1].iter().any(|c| nanopore::SKIPPED_DIRS.contains(&c.as_str()))
         })
         .collect();
     let settled = |p: &PathBuf| files.get(p).is_some_and(|v| v.settled);
     let mut specs = Vec::new();
     let done = match &summary {
-        None => Err(if summary_path.is_some() { "reading the final summary".to_string() } else { "sequencing (no final_summary_*.txt yet)".to_string() }),
+        None => Err(if summary_path.is_some() {
+            "reading the final summary".to_string()
+        } else {
+            "sequencing (no final_summary_*.txt yet)".to_string()
+        }),
         Some(s) => match s.fastq_files {
-            Some(n) if (found as u64) < n => Err(format!("the final summary lists {n} FASTQ files; {found} found so far")),
+            Some(n) if (found as u64) < n => {
+                Err(format!("the final summary lists {n} FASTQ files; {found} found so far"))
+            }
             _ if pass.iter().any(|p| !settled(p)) => Err("FASTQ files still being written".to_string()),
             _ => Ok(()),
         },
@@ -487,7 +532,9 @@ fn plan_nanopore(
     match cfg.nanopore {
         NanoporeGrouping::PerFile => {
             for p in pass.iter().filter(|p| settled(p)) {
-                let name = illumina::strip_sequence_ext(&p.file_name().unwrap_or_default().to_string_lossy()).unwrap_or("reads").to_string();
+                let name = illumina::strip_sequence_ext(&p.file_name().unwrap_or_default().to_string_lossy())
+                    .unwrap_or("reads")
+                    .to_string();
                 specs.push(spec(run, &id, name, Recipe::Single((*p).clone()), files));
             }
         }

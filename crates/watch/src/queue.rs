@@ -209,20 +209,22 @@ impl Queue {
 
     /// Every file recorded under `folder`.
     pub async fn files(&self, folder: &Path) -> Result<Vec<FileRecord>, Error> {
-        let rows = sqlx::query("SELECT path, folder, size, mtime_ns, sha256, state, sample_key FROM files WHERE folder = ?")
-            .bind(text(folder))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.err(e))?;
+        let rows =
+            sqlx::query("SELECT path, folder, size, mtime_ns, sha256, state, sample_key FROM files WHERE folder = ?")
+                .bind(text(folder))
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.err(e))?;
         Ok(rows.iter().map(file_row).collect())
     }
 
     /// Every file recorded.
     pub async fn all_files(&self) -> Result<Vec<FileRecord>, Error> {
-        let rows = sqlx::query("SELECT path, folder, size, mtime_ns, sha256, state, sample_key FROM files ORDER BY path")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.err(e))?;
+        let rows =
+            sqlx::query("SELECT path, folder, size, mtime_ns, sha256, state, sample_key FROM files ORDER BY path")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.err(e))?;
         Ok(rows.iter().map(file_row).collect())
     }
 
@@ -283,8 +285,8 @@ impl Queue {
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
         let at = now();
         for spec in specs {
-        let recipe = serde_json::to_string(&spec.recipe).unwrap_or_default();
-        sqlx::query(
+            let recipe = serde_json::to_string(&spec.recipe).unwrap_or_default();
+            sqlx::query(
             "INSERT OR IGNORE INTO samples (key, folder, run, run_id, name, external_id, recipe, state, jobs_pending, created_at, updated_at) \
              VALUES (?, ?, ?, ?, ?, ?, ?, 'uploading', ?, ?, ?)",
         )
@@ -301,15 +303,15 @@ impl Queue {
         .execute(&mut *tx)
         .await
         .map_err(|e| self.err(e))?;
-        for p in spec.recipe.files() {
-            sqlx::query("UPDATE files SET state = 'uploading', sample_key = ?, updated_at = ? WHERE path = ?")
-                .bind(&spec.key)
-                .bind(&at)
-                .bind(text(&p))
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.err(e))?;
-        }
+            for p in spec.recipe.files() {
+                sqlx::query("UPDATE files SET state = 'uploading', sample_key = ?, updated_at = ? WHERE path = ?")
+                    .bind(&spec.key)
+                    .bind(&at)
+                    .bind(text(&p))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(|e| self.err(e))?;
+            }
         }
         tx.commit().await.map_err(|e| self.err(e))
     }
@@ -366,13 +368,15 @@ impl Queue {
     pub(crate) async fn confirm(&self, key: &str, id: &str) -> Result<(), Error> {
         let mut tx = self.pool.begin().await.map_err(|e| self.err(e))?;
         let at = now();
-        sqlx::query("UPDATE samples SET state = 'confirmed', sample_id = ?, error = NULL, updated_at = ? WHERE key = ?")
-            .bind(id)
-            .bind(&at)
-            .bind(key)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.err(e))?;
+        sqlx::query(
+            "UPDATE samples SET state = 'confirmed', sample_id = ?, error = NULL, updated_at = ? WHERE key = ?",
+        )
+        .bind(id)
+        .bind(&at)
+        .bind(key)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.err(e))?;
         sqlx::query("UPDATE files SET state = 'confirmed', updated_at = ? WHERE sample_key = ?")
             .bind(&at)
             .bind(key)

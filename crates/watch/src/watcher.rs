@@ -12,12 +12,12 @@ use notify::Watcher as _;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinHandle;
 
+use crate::Error;
 use crate::config::{FolderConfig, Options};
 use crate::plan::{self, RunKind, RunState, View};
 use crate::queue::{FileRecord, Queue, RunRecord, SampleRecord, State};
 use crate::scan::{self, Filter, Stat};
 use crate::upload::{self, Outcome};
-use crate::Error;
 
 /// What the watcher reports as it goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,8 +224,11 @@ impl Watcher {
                     let _ = tx.send(e);
                 })
                 .map_err(|e| Error::Events { path: f.root.clone(), source: e })?;
-                let mode =
-                    if f.cfg.recursive { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
+                let mode = if f.cfg.recursive {
+                    notify::RecursiveMode::Recursive
+                } else {
+                    notify::RecursiveMode::NonRecursive
+                };
                 w.watch(&f.root, mode).map_err(|e| Error::Events { path: f.root.clone(), source: e })?;
                 notifiers.push(w);
             }
@@ -351,7 +354,15 @@ struct Tracked {
 
 impl Tracked {
     fn new(stat: Stat, pass: u64) -> Tracked {
-        Tracked { stat, since: Instant::now(), passes: 1, last_pass: pass, phase: Phase::Seen, hash: None, warned: false }
+        Tracked {
+            stat,
+            since: Instant::now(),
+            passes: 1,
+            last_pass: pass,
+            phase: Phase::Seen,
+            hash: None,
+            warned: false,
+        }
     }
 
     fn from_record(f: &FileRecord) -> Tracked {
@@ -742,7 +753,8 @@ impl Scanner {
                 .collect();
             let cfg = f.cfg.clone();
             let root = f.root.clone();
-            let planned = tokio::task::spawn_blocking(move || plan::plan(&cfg, &root, &views)).await.unwrap_or_default();
+            let planned =
+                tokio::task::spawn_blocking(move || plan::plan(&cfg, &root, &views)).await.unwrap_or_default();
             let failed_runs: HashSet<PathBuf> = planned
                 .runs
                 .iter()
@@ -980,7 +992,8 @@ impl Uploader {
         };
         for job in &cfg.jobs {
             if let Err(e) = self.client.jobs().run(job.as_str(), id.as_str()).send().await {
-                let _ = self.events.send(Event::JobFailed { name: s.name.clone(), job: job.clone(), error: e.to_string() });
+                let _ =
+                    self.events.send(Event::JobFailed { name: s.name.clone(), job: job.clone(), error: e.to_string() });
             }
         }
         self.queue.jobs_started(&s.key).await

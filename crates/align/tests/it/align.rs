@@ -28,10 +28,7 @@ fn write_gz(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 fn run(reference: &Path, reads: &Path) -> (AlignmentResults, String) {
     let mut sam = Vec::new();
-    let opts = AlignOptions {
-        threads: 2,
-        preset: Preset::ShortReads,
-    };
+    let opts = AlignOptions { threads: 2, preset: Preset::ShortReads };
     let results = align(reference, reads, &opts, &mut sam).unwrap();
     (results, String::from_utf8(sam).unwrap())
 }
@@ -43,11 +40,7 @@ fn reads_with_one_percent_errors_map_and_cover_the_whole_reference() {
     let genome = sim::random_seq(&mut rng, 50_000);
     // 20x: 50 kb * 20 / 150 bp.
     let reads = sim::reads_from(&mut rng, &genome, 0, genome.len(), 6_667, READ_LEN, 0.01);
-    let reference = write_gz(
-        dir.path(),
-        "ref.fa.gz",
-        &sim::fasta(&[("chr1 Synthetic genome", &genome)]),
-    );
+    let reference = write_gz(dir.path(), "ref.fa.gz", &sim::fasta(&[("chr1 Synthetic genome", &genome)]));
     let reads_path = write_gz(dir.path(), "reads.fq.gz", &sim::fastq("r", &reads));
 
     let (r, sam) = run(&reference, &reads_path);
@@ -95,20 +88,11 @@ fn uncovered_region_gives_partial_breadth_and_rows_add_up() {
     let b = sim::random_seq(&mut rng, 20_000);
     // Contig a: reads only from its first half; contig b: all of it; both about 20x.
     let mut reads = sim::reads_from(&mut rng, &a, 0, 15_000, 2_000, READ_LEN, 0.01);
-    reads.extend(sim::reads_from(
-        &mut rng, &b, 0, 20_000, 2_667, READ_LEN, 0.01,
-    ));
-    let reference = write(
-        dir.path(),
-        "ref.fa",
-        &sim::fasta(&[("contig_a", &a), ("contig_b plasmid", &b)]),
-    );
+    reads.extend(sim::reads_from(&mut rng, &b, 0, 20_000, 2_667, READ_LEN, 0.01));
+    let reference = write(dir.path(), "ref.fa", &sim::fasta(&[("contig_a", &a), ("contig_b plasmid", &b)]));
     // FASTA reads work as well as FASTQ.
-    let fasta_reads: Vec<(String, &[u8])> = reads
-        .iter()
-        .enumerate()
-        .map(|(i, r)| (format!("read{i}"), r.as_slice()))
-        .collect();
+    let fasta_reads: Vec<(String, &[u8])> =
+        reads.iter().enumerate().map(|(i, r)| (format!("read{i}"), r.as_slice())).collect();
     let named: Vec<(&str, &[u8])> = fasta_reads.iter().map(|(n, r)| (n.as_str(), *r)).collect();
     let reads_path = write(dir.path(), "reads.fa", &sim::fasta(&named));
 
@@ -121,31 +105,17 @@ fn uncovered_region_gives_partial_breadth_and_rows_add_up() {
     assert!(cb.breadth_of_coverage > 0.999, "{cb:?}");
     assert!((r.breadth_of_coverage - 0.7).abs() < 0.01, "{r:?}");
     // Reads of one contig land on that contig.
-    assert!(
-        ca.mapped_reads >= 1_950 && ca.mapped_reads <= 2_000,
-        "{ca:?}"
-    );
-    assert!(
-        cb.mapped_reads >= 2_600 && cb.mapped_reads <= 2_667,
-        "{cb:?}"
-    );
+    assert!(ca.mapped_reads >= 1_950 && ca.mapped_reads <= 2_000, "{ca:?}");
+    assert!(cb.mapped_reads >= 2_600 && cb.mapped_reads <= 2_667, "{cb:?}");
 
     // The rows add up to the totals.
     let len: u64 = r.contigs.iter().map(|c| c.length).sum();
     assert_eq!(len, r.reference_length);
     let mapped: u64 = r.contigs.iter().map(|c| c.mapped_reads).sum();
     assert_eq!(mapped, r.n_mapped_reads);
-    let covered: f64 = r
-        .contigs
-        .iter()
-        .map(|c| c.breadth_of_coverage * c.length as f64)
-        .sum();
+    let covered: f64 = r.contigs.iter().map(|c| c.breadth_of_coverage * c.length as f64).sum();
     assert!((covered / len as f64 - r.breadth_of_coverage).abs() < 1e-9);
-    let aligned: f64 = r
-        .contigs
-        .iter()
-        .map(|c| c.mean_depth * c.length as f64)
-        .sum();
+    let aligned: f64 = r.contigs.iter().map(|c| c.mean_depth * c.length as f64).sum();
     assert!((aligned / len as f64 - r.mean_depth).abs() < 1e-9);
     check_sam(&sam, &r);
 }
@@ -153,22 +123,10 @@ fn uncovered_region_gives_partial_breadth_and_rows_add_up() {
 /// The SAM has @HD first, one @SQ per contig and @PG lines; then one primary line per mapped
 /// read and one unmapped line per other read, in the reads' order.
 fn check_sam(sam: &str, r: &AlignmentResults) {
-    assert!(
-        sam.starts_with("@HD\tVN:1.6\t"),
-        "{}",
-        &sam[..40.min(sam.len())]
-    );
+    assert!(sam.starts_with("@HD\tVN:1.6\t"), "{}", &sam[..40.min(sam.len())]);
     let header: Vec<&str> = sam.lines().take_while(|l| l.starts_with('@')).collect();
-    let sq: Vec<&str> = header
-        .iter()
-        .filter(|l| l.starts_with("@SQ"))
-        .copied()
-        .collect();
-    let expected: Vec<String> = r
-        .contigs
-        .iter()
-        .map(|c| format!("@SQ\tSN:{}\tLN:{}", c.name, c.length))
-        .collect();
+    let sq: Vec<&str> = header.iter().filter(|l| l.starts_with("@SQ")).copied().collect();
+    let expected: Vec<String> = r.contigs.iter().map(|c| format!("@SQ\tSN:{}\tLN:{}", c.name, c.length)).collect();
     assert_eq!(sq, expected);
     assert!(header.iter().any(|l| l.starts_with("@PG\tID:mgds-align")));
 
@@ -182,11 +140,7 @@ fn check_sam(sam: &str, r: &AlignmentResults) {
             unmapped += 1;
             assert_eq!(fields[2], "*");
         } else if flag & 0x900 == 0 {
-            assert!(
-                primary.insert(fields[0].to_owned()),
-                "two primary lines for {}",
-                fields[0]
-            );
+            assert!(primary.insert(fields[0].to_owned()), "two primary lines for {}", fields[0]);
             assert!(r.contigs.iter().any(|c| c.name == fields[2]), "{line}");
             assert!(fields[3].parse::<u64>().unwrap() >= 1);
             let seq_len = fields[9].len();
@@ -204,32 +158,14 @@ fn a_reads_file_that_is_not_sequence_data_is_a_clear_error() {
     let genome = sim::random_seq(&mut rng, 5_000);
     let reference = write(dir.path(), "ref.fa", &sim::fasta(&[("chr", &genome)]));
     let reads = write(dir.path(), "reads.csv", "sample,reads\nA,1\n");
-    let err = align(
-        &reference,
-        &reads,
-        &AlignOptions::default(),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
-    assert!(
-        matches!(&err, Error::Sequence(e) if matches!(**e, mgds_formats::Error::NotSequence { .. })),
-        "{err:?}"
-    );
+    let err = align(&reference, &reads, &AlignOptions::default(), &mut Vec::new()).unwrap_err();
+    assert!(matches!(&err, Error::Sequence(e) if matches!(**e, mgds_formats::Error::NotSequence { .. })), "{err:?}");
     let msg = err.to_string();
-    assert!(
-        msg.contains("reads.csv is not a FASTA or FASTQ file"),
-        "{msg}"
-    );
+    assert!(msg.contains("reads.csv is not a FASTA or FASTQ file"), "{msg}");
     assert!(msg.contains("text starting `sample"), "{msg}");
 
     let empty = write(dir.path(), "empty.fq", "");
-    let err = align(
-        &reference,
-        &empty,
-        &AlignOptions::default(),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
+    let err = align(&reference, &empty, &AlignOptions::default(), &mut Vec::new()).unwrap_err();
     assert!(err.to_string().contains("empty.fq is empty"), "{err}");
 }
 
@@ -237,18 +173,8 @@ fn a_reads_file_that_is_not_sequence_data_is_a_clear_error() {
 fn repeated_or_empty_reference_sequences_are_refused_before_minimap2_sees_them() {
     let dir = tempfile::tempdir().unwrap();
     let reads = write(dir.path(), "reads.fq", "@r\nACGT\n+\nIIII\n");
-    let reference = write(
-        dir.path(),
-        "ref.fa",
-        ">a\nACGTACGT\n>b\nACGT\n>a second\nTTTT\n",
-    );
-    let err = align(
-        &reference,
-        &reads,
-        &AlignOptions::default(),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
+    let reference = write(dir.path(), "ref.fa", ">a\nACGTACGT\n>b\nACGT\n>a second\nTTTT\n");
+    let err = align(&reference, &reads, &AlignOptions::default(), &mut Vec::new()).unwrap_err();
     assert!(
         err.to_string().ends_with(
             "ref.fa, line 5: the name `a` is used twice (first at line 1); give every sequence its own name"
@@ -256,16 +182,6 @@ fn repeated_or_empty_reference_sequences_are_refused_before_minimap2_sees_them()
         "{err}"
     );
     let reference = write(dir.path(), "ref2.fa", ">a\nACGT\n>b\n>c\nACGT\n");
-    let err = align(
-        &reference,
-        &reads,
-        &AlignOptions::default(),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("ref2.fa, line 3: `b` has an empty sequence"),
-        "{err}"
-    );
+    let err = align(&reference, &reads, &AlignOptions::default(), &mut Vec::new()).unwrap_err();
+    assert!(err.to_string().contains("ref2.fa, line 3: `b` has an empty sequence"), "{err}");
 }

@@ -16,16 +16,10 @@ fn write_catalogue(dir: &Path, genes: &str, annotations: &str) {
 fn counts_match_planted_proportions() {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = Rng::new(10);
-    let genes: Vec<Vec<u8>> = [1_000, 1_200, 900, 1_500, 800]
-        .iter()
-        .map(|&len| sim::random_seq(&mut rng, len))
-        .collect();
+    let genes: Vec<Vec<u8>> =
+        [1_000, 1_200, 900, 1_500, 800].iter().map(|&len| sim::random_seq(&mut rng, len)).collect();
     let names = ["g1", "g2", "g3", "g4", "g5"];
-    let records: Vec<(&str, &[u8])> = names
-        .iter()
-        .copied()
-        .zip(genes.iter().map(Vec::as_slice))
-        .collect();
+    let records: Vec<(&str, &[u8])> = names.iter().copied().zip(genes.iter().map(Vec::as_slice)).collect();
     write_catalogue(
         dir.path(),
         &sim::fasta(&records),
@@ -43,15 +37,7 @@ fn counts_match_planted_proportions() {
         reads.extend(sim::reads_from(&mut rng, gene, 0, gene.len(), n, 150, 0.01));
     }
     let other = sim::random_seq(&mut rng, 5_000);
-    reads.extend(sim::reads_from(
-        &mut rng,
-        &other,
-        0,
-        other.len(),
-        50,
-        150,
-        0.01,
-    ));
+    reads.extend(sim::reads_from(&mut rng, &other, 0, other.len(), 50, 150, 0.01));
     let reads_path = dir.path().join("reads.fq");
     std::fs::write(&reads_path, sim::fastq("r", &reads)).unwrap();
 
@@ -60,25 +46,10 @@ fn counts_match_planted_proportions() {
 
     assert_eq!(p.n_reads, 1_100);
     assert_eq!(p.catalogue_digest, catalogue.digest());
-    assert!(
-        p.n_mapped_reads >= 1_040 && p.n_mapped_reads <= 1_050,
-        "{p:?}"
-    );
-    assert!(
-        p.n_assigned_reads >= 990 && p.n_assigned_reads <= 1_000,
-        "{p:?}"
-    );
-    let rows: Vec<(&str, u64)> = p
-        .functions
-        .iter()
-        .map(|f| (f.function_id.as_str(), f.read_count))
-        .collect();
-    let expected = [
-        ("K00001", 600),
-        ("K00002", 300),
-        ("K00003", 200),
-        ("K00004", 100),
-    ];
+    assert!(p.n_mapped_reads >= 1_040 && p.n_mapped_reads <= 1_050, "{p:?}");
+    assert!(p.n_assigned_reads >= 990 && p.n_assigned_reads <= 1_000, "{p:?}");
+    let rows: Vec<(&str, u64)> = p.functions.iter().map(|f| (f.function_id.as_str(), f.read_count)).collect();
+    let expected = [("K00001", 600), ("K00002", 300), ("K00003", 200), ("K00004", 100)];
     assert_eq!(rows.len(), expected.len(), "{rows:?}");
     for ((id, count), (want_id, want)) in rows.iter().zip(expected) {
         assert_eq!(*id, want_id, "{rows:?}");
@@ -90,10 +61,7 @@ fn counts_match_planted_proportions() {
     assert!((k2.cpm - k2.read_count as f64 * 1e6 / p.n_mapped_reads as f64).abs() < 1e-6);
 
     let tsv = p.to_tsv();
-    assert!(
-        tsv.starts_with("function_id\tname\tread_count\trpk\tcpm\nK00001\tfirst\t"),
-        "{tsv}"
-    );
+    assert!(tsv.starts_with("function_id\tname\tread_count\trpk\tcpm\nK00001\tfirst\t"), "{tsv}");
     assert_eq!(tsv.lines().count(), 5);
 }
 
@@ -106,10 +74,7 @@ fn bad_catalogue_files_name_the_file_and_line() {
         "gene_id\tfunction_id\tfunction_name\ng1\tK00001\tone\ng2 K00002 two\n",
     );
     let err = Catalogue::load(dir.path()).unwrap_err().to_string();
-    assert!(
-        err.contains("annotations.tsv, line 3: expected 3 tab-separated fields"),
-        "{err}"
-    );
+    assert!(err.contains("annotations.tsv, line 3: expected 3 tab-separated fields"), "{err}");
 
     write_catalogue(dir.path(), ">g1\nACGT\n>g2\nAC GT\n", "g1\tK1\tone\n");
     let err = Catalogue::load(dir.path()).unwrap_err().to_string();
@@ -127,18 +92,12 @@ fn demo_catalogue_installs_loads_and_profiles() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("functions").join("demo");
     write_demo_catalogue(&target).unwrap();
-    assert_eq!(
-        std::fs::read(target.join("genes.fa")).unwrap(),
-        demo::GENES_FA
-    );
+    assert_eq!(std::fs::read(target.join("genes.fa")).unwrap(), demo::GENES_FA);
     let catalogue = Catalogue::load(&target).unwrap();
     assert_eq!(catalogue.n_genes(), 30);
     assert_eq!(catalogue.functions().len(), 26);
     assert_eq!(catalogue.digest().len(), 64);
-    assert_eq!(
-        Catalogue::load(&target).unwrap().digest(),
-        catalogue.digest()
-    );
+    assert_eq!(Catalogue::load(&target).unwrap().digest(), catalogue.digest());
 
     // 100 reads from each gene: every function gets its genes' reads.
     let text = String::from_utf8(demo::GENES_FA.to_vec()).unwrap();
@@ -146,15 +105,7 @@ fn demo_catalogue_installs_loads_and_profiles() {
     let mut reads = Vec::new();
     for record in text.split('>').skip(1) {
         let seq: String = record.lines().skip(1).collect();
-        reads.extend(sim::reads_from(
-            &mut rng,
-            seq.as_bytes(),
-            0,
-            seq.len(),
-            100,
-            150,
-            0.01,
-        ));
+        reads.extend(sim::reads_from(&mut rng, seq.as_bytes(), 0, seq.len(), 100, 150, 0.01));
     }
     let reads_path = dir.path().join("reads.fq");
     std::fs::write(&reads_path, sim::fastq("r", &reads)).unwrap();

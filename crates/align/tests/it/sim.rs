@@ -56,11 +56,7 @@ pub fn read_at(rng: &mut Rng, source: &[u8], start: usize, len: usize, error_rat
             *b = others[rng.below(3)];
         }
     }
-    if rng.below(2) == 1 {
-        revcomp(&read)
-    } else {
-        read
-    }
+    if rng.below(2) == 1 { revcomp(&read) } else { read }
 }
 
 /// `n` reads of `len` bases drawn uniformly from `source[from..to]`.

@@ -7,13 +7,7 @@ use crate::{demo_db, demo_input, demo_reads, scratch};
 fn classify_err(name: &str, bytes: &[u8]) -> (Error, String) {
     let path = scratch("errors").join(name);
     std::fs::write(&path, bytes).unwrap();
-    let e = classify(
-        demo_db(),
-        &path,
-        &ClassifyOptions::default(),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
+    let e = classify(demo_db(), &path, &ClassifyOptions::default(), &mut Vec::new()).unwrap_err();
     let msg = e.to_string();
     assert!(msg.contains(name), "message does not name the file: {msg}");
     (e, msg)
@@ -23,13 +17,7 @@ fn classify_err(name: &str, bytes: &[u8]) -> (Error, String) {
 fn truncated_gzip_names_the_file() {
     let bytes = std::fs::read(demo_reads()).unwrap();
     let (e, msg) = classify_err("cut.fastq.gz", &bytes[..bytes.len() / 2]);
-    assert!(
-        matches!(
-            e.sequence_error(),
-            Some(mgds_formats::Error::Truncated { .. })
-        ),
-        "{msg}"
-    );
+    assert!(matches!(e.sequence_error(), Some(mgds_formats::Error::Truncated { .. })), "{msg}");
 }
 
 #[test]
@@ -40,46 +28,18 @@ fn empty_and_malformed_reads_are_refused() {
     assert!(matches!(e, Error::NoReads { .. }));
 
     let (e, msg) = classify_err("bad.fastq", b"@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nII\n");
-    assert!(
-        matches!(
-            e.sequence_error(),
-            Some(mgds_formats::Error::Parse {
-                record: 2,
-                line: 8,
-                ..
-            })
-        ),
-        "{msg}"
-    );
+    assert!(matches!(e.sequence_error(), Some(mgds_formats::Error::Parse { record: 2, line: 8, .. })), "{msg}");
     assert!(msg.contains("line 8") && msg.contains("r2"), "{msg}");
 
     let (e, msg) = classify_err("notes.txt", b"hello, these are not reads\n");
-    assert!(
-        matches!(
-            e.sequence_error(),
-            Some(mgds_formats::Error::NotSequence { .. })
-        ),
-        "{msg}"
-    );
+    assert!(matches!(e.sequence_error(), Some(mgds_formats::Error::NotSequence { .. })), "{msg}");
 
     let missing = scratch("errors").join("missing.fastq");
-    let e = classify(
-        demo_db(),
-        &missing,
-        &ClassifyOptions::default(),
-        &mut Vec::new(),
-    )
-    .unwrap_err();
+    let e = classify(demo_db(), &missing, &ClassifyOptions::default(), &mut Vec::new()).unwrap_err();
     assert!(e.to_string().contains("missing.fastq"));
 
-    let opts = ClassifyOptions {
-        confidence: 1.5,
-        ..ClassifyOptions::default()
-    };
-    assert!(matches!(
-        classify(demo_db(), &demo_reads(), &opts, &mut Vec::new()),
-        Err(Error::Options(_))
-    ));
+    let opts = ClassifyOptions { confidence: 1.5, ..ClassifyOptions::default() };
+    assert!(matches!(classify(demo_db(), &demo_reads(), &opts, &mut Vec::new()), Err(Error::Options(_))));
 }
 
 #[test]
@@ -105,28 +65,16 @@ fn bad_build_inputs_name_the_file_and_line() {
     let dir = scratch("badbuild");
     let mut input = demo_input();
     let map = dir.join("map.tsv");
-    std::fs::write(
-        &map,
-        "Escherichia_coli_A.chr\t562\nEscherichia_coli_A.p1\t99999999\n",
-    )
-    .unwrap();
+    std::fs::write(&map, "Escherichia_coli_A.chr\t562\nEscherichia_coli_A.p1\t99999999\n").unwrap();
     input.seqid2taxid = map;
-    let e = build(&input, &dir.join("x.mgdsdb"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("map.tsv, line 2") && e.contains("99999999"),
-        "{e}"
-    );
+    let e = build(&input, &dir.join("x.mgdsdb")).unwrap_err().to_string();
+    assert!(e.contains("map.tsv, line 2") && e.contains("99999999"), "{e}");
 
     let mut input = demo_input();
     let map = dir.join("short-map.tsv");
     std::fs::write(&map, "Escherichia_coli_A.chr\t562\n").unwrap();
     input.seqid2taxid = map;
     let e = build(&input, &dir.join("x.mgdsdb")).unwrap_err();
-    assert!(
-        matches!(e, Error::UnmappedSequence { record: 2, .. }),
-        "{e}"
-    );
+    assert!(matches!(e, Error::UnmappedSequence { record: 2, .. }), "{e}");
     assert!(!dir.join("x.mgdsdb").exists());
 }

@@ -37,9 +37,7 @@ pub fn demo_input() -> BuildInput {
 /// A scratch folder under the target directory. The same names are reused by every run, so
 /// repeated runs do not pile up files (the demo database alone is 12 MB).
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("mgds-classify")
-        .join(name);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mgds-classify").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -103,9 +101,5 @@ pub fn truth() -> Vec<(String, u64, String)> {
 
 /// Reads per tax id in a results table, by `readcount_w_children`.
 pub fn counts_by_taxon(results: &ClassificationResults) -> HashMap<String, u64> {
-    results
-        .table
-        .iter()
-        .map(|r| (r.tax_id.clone(), r.readcount_w_children))
-        .collect()
+    results.table.iter().map(|r| (r.tax_id.clone(), r.readcount_w_children)).collect()
 }

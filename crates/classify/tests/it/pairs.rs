@@ -23,14 +23,9 @@ fn revcomp(seq: &[u8]) -> Vec<u8> {
 /// (name, sequence) of the demo reads.
 fn demo_sequences() -> Vec<(String, Vec<u8>)> {
     let mut text = String::new();
-    MultiGzDecoder::new(std::fs::File::open(demo_reads()).unwrap())
-        .read_to_string(&mut text)
-        .unwrap();
+    MultiGzDecoder::new(std::fs::File::open(demo_reads()).unwrap()).read_to_string(&mut text).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    lines
-        .chunks(4)
-        .map(|r| (r[0][1..].to_owned(), r[1].as_bytes().to_vec()))
-        .collect()
+    lines.chunks(4).map(|r| (r[0][1..].to_owned(), r[1].as_bytes().to_vec())).collect()
 }
 
 fn fastq(records: &[(String, Vec<u8>)]) -> String {
@@ -83,54 +78,30 @@ fn mates_get_the_same_call() {
         assert_eq!(pair[1].seq_len, recs[1].1.len() as u64);
     }
     // Most split fragments are still called.
-    let called = rows[..400]
-        .iter()
-        .filter(|r| r.passed && r.tax_id != 0)
-        .count();
+    let called = rows[..400].iter().filter(|r| r.passed && r.tax_id != 0).count();
     assert!(called > 380, "{called}");
 
     // The same file read as single-end: the chimeric mates then disagree.
-    let single = ClassifyOptions {
-        paired: Pairing::Single,
-        ..ClassifyOptions::default()
-    };
+    let single = ClassifyOptions { paired: Pairing::Single, ..ClassifyOptions::default() };
     let (_, _, rows) = run(&path, &single);
-    let split = rows[400..]
-        .chunks(2)
-        .filter(|p| p[0].tax_id != p[1].tax_id)
-        .count();
+    let split = rows[400..].chunks(2).filter(|p| p[0].tax_id != p[1].tax_id).count();
     assert!(split > 50, "{split}");
 
     // Forcing interleaved gives the same as detecting it.
-    let forced = ClassifyOptions {
-        paired: Pairing::Interleaved,
-        ..ClassifyOptions::default()
-    };
-    assert_eq!(
-        run(&path, &forced).1,
-        run(&path, &ClassifyOptions::default()).1
-    );
+    let forced = ClassifyOptions { paired: Pairing::Interleaved, ..ClassifyOptions::default() };
+    assert_eq!(run(&path, &forced).1, run(&path, &ClassifyOptions::default()).1);
 }
 
 #[test]
 fn broken_pairs_are_errors() {
     let (_, records) = interleaved();
-    let forced = ClassifyOptions {
-        paired: Pairing::Interleaved,
-        ..ClassifyOptions::default()
-    };
+    let forced = ClassifyOptions { paired: Pairing::Interleaved, ..ClassifyOptions::default() };
     let mut sink = Vec::new();
 
     let odd = scratch("pairs").join("odd.fastq");
     std::fs::write(&odd, fastq(&records[..5])).unwrap();
     let e = classify(demo_db(), &odd, &forced, &mut sink).unwrap_err();
-    assert!(
-        matches!(
-            e.sequence_error(),
-            Some(mgds_formats::Error::OddInterleaved { records: 5, .. })
-        ),
-        "{e}"
-    );
+    assert!(matches!(e.sequence_error(), Some(mgds_formats::Error::OddInterleaved { records: 5, .. })), "{e}");
 
     let mut shuffled = records[..6].to_vec();
     shuffled.swap(3, 4);
@@ -139,8 +110,5 @@ fn broken_pairs_are_errors() {
     // Detected as interleaved from the first pair, then record 3's mate is missing.
     let e = classify(demo_db(), &bad, &ClassifyOptions::default(), &mut sink).unwrap_err();
     let msg = e.to_string();
-    assert!(
-        msg.contains("record 3") && msg.contains("mismatch.fastq"),
-        "{msg}"
-    );
+    assert!(msg.contains("record 3") && msg.contains("mismatch.fastq"), "{msg}");
 }

@@ -25,10 +25,7 @@ fn two_builds_give_identical_files() {
         ra.kmers, ra.taxa, ra.bytes, ra.seconds
     );
     // No temporary file is left beside the output.
-    let names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names.len(), 2, "{names:?}");
 }
 
@@ -39,30 +36,18 @@ fn embedded_demo_sources_build_the_same_database() {
     let report = build(&input, &dir.join("demo.mgdsdb")).unwrap();
     assert_eq!(report.digest, demo_db().digest());
     demo::write_demo_reads(&dir.join("reads.fastq.gz")).unwrap();
-    assert_eq!(
-        std::fs::read(dir.join("reads.fastq.gz")).unwrap(),
-        std::fs::read(demo_reads()).unwrap()
-    );
+    assert_eq!(std::fs::read(dir.join("reads.fastq.gz")).unwrap(), std::fs::read(demo_reads()).unwrap());
 }
 
 #[test]
 fn two_runs_give_identical_output_whatever_the_threads() {
-    let one = ClassifyOptions {
-        threads: 1,
-        ..ClassifyOptions::default()
-    };
-    let two = ClassifyOptions {
-        threads: 2,
-        ..ClassifyOptions::default()
-    };
+    let one = ClassifyOptions { threads: 1, ..ClassifyOptions::default() };
+    let two = ClassifyOptions { threads: 2, ..ClassifyOptions::default() };
     let (r1, b1, _) = run(&demo_reads(), &one);
     let (r2, b2, _) = run(&demo_reads(), &two);
     let (r3, b3, _) = run(&demo_reads(), &two);
     assert!(b1 == b2 && b2 == b3, "read-level bytes differ");
     assert_eq!(r1, r2);
     assert_eq!(r2, r3);
-    assert_eq!(
-        serde_json::to_string(&r1).unwrap(),
-        serde_json::to_string(&r3).unwrap()
-    );
+    assert_eq!(serde_json::to_string(&r1).unwrap(), serde_json::to_string(&r3).unwrap());
 }

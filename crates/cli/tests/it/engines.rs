@@ -61,7 +61,8 @@ fn an_upload_to_a_fresh_service_gets_its_classification_with_no_other_action() {
     assert!(results["table"].as_array().unwrap().iter().any(|r| r["name"] == json!("Escherichia coli")), "{results}");
     let (s, rl) = c.json("GET", &format!("{}/api/v1/classifications/{id}/readlevel", serve.url), &key, None);
     assert_eq!(s, 200);
-    let body = c.rt.block_on(async { c.client.get(rl["url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap() });
+    let body =
+        c.rt.block_on(async { c.client.get(rl["url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap() });
     let mut tsv = String::new();
     std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(&body[..]), &mut tsv).unwrap();
     assert_eq!(tsv.lines().count(), 6001, "a header and one row per read");
@@ -91,9 +92,7 @@ fn a_service_killed_during_a_classification_finishes_it_after_a_restart() {
     let key = create_user(&data, "lab@example.org");
     ok(&Command::new(MGDS).args(["--base-url", &serve.url, "--api-key", &key, "upload"]).arg(&reads).output().unwrap());
     // The engine is at work once it has a folder in work/.
-    wait_for(60, "the classification to start", || {
-        std::fs::read_dir(data.join("work")).ok()?.next().map(|_| ())
-    });
+    wait_for(60, "the classification to start", || std::fs::read_dir(data.join("work")).ok()?.next().map(|_| ()));
     serve.child.kill().unwrap();
     serve.child.wait().unwrap();
 
@@ -110,12 +109,18 @@ fn db_build_installs_a_new_versioned_job_and_a_separate_worker_runs_analyses() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo");
-    let db = |args: &[&str]| Command::new(MGDS).args(["--data-dir"]).arg(&data).arg("db").args(args).env("NO_COLOR", "1").output().unwrap();
+    let db = |args: &[&str]| {
+        Command::new(MGDS).args(["--data-dir"]).arg(&data).arg("db").args(args).env("NO_COLOR", "1").output().unwrap()
+    };
     ok(&db(&["install", "--demo"]));
     // A database of one genome of the demo (the same genomes as the demo would be the same
     // database, and so the same job).
     let mut all = String::new();
-    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(std::fs::File::open(demo.join("genomes.fa.gz")).unwrap()), &mut all).unwrap();
+    std::io::Read::read_to_string(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(demo.join("genomes.fa.gz")).unwrap()),
+        &mut all,
+    )
+    .unwrap();
     let first = &all[..all[1..].find('>').map_or(all.len(), |i| i + 1)];
     let id = first[1..].split_whitespace().next().unwrap();
     let map = std::fs::read_to_string(demo.join("seqid2taxid.tsv")).unwrap();
@@ -143,19 +148,25 @@ fn db_build_installs_a_new_versioned_job_and_a_separate_worker_runs_analyses() {
     // The same name twice is refused with what to do.
     let again = build("lab-genomes");
     assert!(!again.status.success());
-    assert!(String::from_utf8_lossy(&again.stderr).contains("installed already"), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("installed already"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
 
     // A service without workers, and a worker process beside it.
     let serve = Serve::start(&data, &["--workers", "0"]);
     let key = create_user(&data, "lab@example.org");
     let c = Http::new();
     let (_, jobs) = c.json("GET", &format!("{}/api/v1/jobs?per_page=100", serve.url), &key, None);
-    let classification_jobs = jobs.as_array().unwrap().iter().filter(|j| j["analysis_type"] == json!("classification")).count();
+    let classification_jobs =
+        jobs.as_array().unwrap().iter().filter(|j| j["analysis_type"] == json!("classification")).count();
     assert_eq!(classification_jobs, 2, "one job per installed database: {jobs}");
     let reads = dir.path().join("reads.fastq.gz");
     std::fs::write(&reads, demo_reads()).unwrap();
     ok(&Command::new(MGDS).args(["--base-url", &serve.url, "--api-key", &key, "upload"]).arg(&reads).output().unwrap());
-    let mut worker = Command::new(MGDS).args(["--data-dir"]).arg(&data).args(["worker", "--threads", "1"]).spawn().unwrap();
+    let mut worker =
+        Command::new(MGDS).args(["--data-dir"]).arg(&data).args(["worker", "--threads", "1"]).spawn().unwrap();
     let (_, a) = finished_primary(&c, &serve.url, &key);
     assert_eq!(a["success"], json!(true), "{a}");
     // SIGTERM stops the worker cleanly.

@@ -33,7 +33,11 @@ impl Serve {
             .expect("mgds serve starts");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let url = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}")).to_string();
+        let url = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
         Serve { child, url }
     }
 }
@@ -46,7 +50,8 @@ impl Drop for Serve {
 }
 
 fn create_user(data: &Path, email: &str) -> String {
-    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(data).args(["user", "create", email]).output().unwrap();
+    let out =
+        Command::new(MGDS).args(["admin", "--data-dir"]).arg(data).args(["user", "create", email]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let key = String::from_utf8(out.stdout).unwrap();
     let key = key.strip_suffix('\n').expect("one line");
@@ -113,7 +118,12 @@ fn serve_and_admin_work_on_a_data_folder_that_does_not_exist_yet() {
     assert_eq!((s, acct["email"].clone()), (200, json!("lab@example.org")));
 
     // Rotating the key revokes the old one on the very next request.
-    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["user", "rotate-key", "lab@example.org"]).output().unwrap();
+    let out = Command::new(MGDS)
+        .args(["admin", "--data-dir"])
+        .arg(&data)
+        .args(["user", "rotate-key", "lab@example.org"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let new_key = String::from_utf8(out.stdout).unwrap().trim().to_string();
     let (s, _) = c.json("GET", &format!("{}/api/v1/account", serve.url), &key, None);
@@ -122,13 +132,28 @@ fn serve_and_admin_work_on_a_data_folder_that_does_not_exist_yet() {
     assert_eq!(s, 200);
 
     // Batches through the admin command.
-    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["batch", "create", "B-1", "--owner", "lab@example.org"]).output().unwrap();
+    let out = Command::new(MGDS)
+        .args(["admin", "--data-dir"])
+        .arg(&data)
+        .args(["batch", "create", "B-1", "--owner", "lab@example.org"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let b: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(b["status"], json!("registered"));
-    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["batch", "status", "B-1", "sequencing"]).output().unwrap();
+    let out = Command::new(MGDS)
+        .args(["admin", "--data-dir"])
+        .arg(&data)
+        .args(["batch", "status", "B-1", "sequencing"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
-    let out = Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(["batch", "status", "B-1", "registered"]).output().unwrap();
+    let out = Command::new(MGDS)
+        .args(["admin", "--data-dir"])
+        .arg(&data)
+        .args(["batch", "status", "B-1", "registered"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("cannot move to registered"), "{err}");
@@ -139,7 +164,8 @@ fn serve_and_admin_work_on_a_data_folder_that_does_not_exist_yet() {
 #[test]
 fn a_network_address_without_tls_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let out = Command::new(MGDS).args(["serve", "--listen", "0.0.0.0:0", "--data-dir"]).arg(dir.path()).output().unwrap();
+    let out =
+        Command::new(MGDS).args(["serve", "--listen", "0.0.0.0:0", "--data-dir"]).arg(dir.path()).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("without TLS") && err.contains("--tls-cert"), "{err}");
@@ -153,7 +179,8 @@ fn serves_https_with_a_certificate() {
     std::fs::write(&cert_path, cert.cert.pem()).unwrap();
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
     let data = dir.path().join("data");
-    let serve = Serve::start(&data, &["--tls-cert", cert_path.to_str().unwrap(), "--tls-key", key_path.to_str().unwrap()]);
+    let serve =
+        Serve::start(&data, &["--tls-cert", cert_path.to_str().unwrap(), "--tls-key", key_path.to_str().unwrap()]);
     assert!(serve.url.starts_with("https://"), "{}", serve.url);
     let key = create_user(&data, "lab@example.org");
     ring_provider();
@@ -174,9 +201,11 @@ fn partial_upload(url: &str, fields: &serde_json::Map<String, Value>, file: &[u8
     let boundary = "mgdsboundary7f3a";
     let mut head = Vec::new();
     for (k, v) in fields {
-        write!(head, "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{}\r\n", v.as_str().unwrap()).unwrap();
+        write!(head, "--{boundary}\r\nContent-Disposition: form-data; name=\"{k}\"\r\n\r\n{}\r\n", v.as_str().unwrap())
+            .unwrap();
     }
-    write!(head, "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"r.fastq\"\r\n\r\n").unwrap();
+    write!(head, "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"r.fastq\"\r\n\r\n")
+        .unwrap();
     let tail = format!("\r\n--{boundary}--\r\n");
     let len = head.len() + file.len() + tail.len();
     let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -211,7 +240,9 @@ fn a_service_killed_mid_upload_keeps_no_sample_and_accepts_the_retry() {
     let key = create_user(&data, "lab@example.org");
     let serve = Serve::start(&data, &[]);
     let c = Http::new();
-    let file: Vec<u8> = (0..20_000).flat_map(|i| format!("@r{i}\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n").into_bytes()).collect();
+    let file: Vec<u8> = (0..20_000)
+        .flat_map(|i| format!("@r{i}\nACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIII\n").into_bytes())
+        .collect();
     let (s, init) = c.json(
         "POST",
         &format!("{}/api/v1/samples/init_upload", serve.url),
@@ -236,7 +267,12 @@ fn a_service_killed_mid_upload_keeps_no_sample_and_accepts_the_retry() {
     assert!(staging_files(&data.join("objects")).is_empty(), "start-up removes partial files");
     let (s, list) = c.json("GET", &format!("{}/api/v1/samples", serve.url), &key, None);
     assert_eq!((s, list), (200, json!([])));
-    let (s, body) = c.json("POST", &format!("{}/api/v1/samples/confirm_upload", serve.url), &key, Some(json!({"sample_id": sample_id})));
+    let (s, body) = c.json(
+        "POST",
+        &format!("{}/api/v1/samples/confirm_upload", serve.url),
+        &key,
+        Some(json!({"sample_id": sample_id})),
+    );
     assert_eq!(s, 400, "{body}");
     let (s, body) = c.json("GET", &format!("{}/api/v1/samples/{sample_id}", serve.url), &key, None);
     assert_eq!(s, 404, "{body}");
@@ -245,14 +281,18 @@ fn a_service_killed_mid_upload_keeps_no_sample_and_accepts_the_retry() {
     let upload_url = format!("{}/storage/mgds", serve.url);
     let status = c.upload(&upload_url, &fields, &file);
     assert_eq!(status, 201);
-    let (s, body) = c.json("POST", &format!("{}/api/v1/samples/confirm_upload", serve.url), &key, Some(json!({"sample_id": sample_id})));
+    let (s, body) = c.json(
+        "POST",
+        &format!("{}/api/v1/samples/confirm_upload", serve.url),
+        &key,
+        Some(json!({"sample_id": sample_id})),
+    );
     assert_eq!(s, 200, "{body}");
     let (s, list) = c.json("GET", &format!("{}/api/v1/samples", serve.url), &key, None);
     assert_eq!(s, 200);
     assert_eq!(list.as_array().unwrap().len(), 1);
     assert_eq!(list[0]["size"], json!(file.len()));
 }
-
 
 #[test]
 fn subset_reads_works_offline_like_onecodex() {
@@ -262,7 +302,8 @@ fn subset_reads_works_offline_like_onecodex() {
     let results = dir.path().join("results.json");
     // Three reads: E. coli (562), a strain of it (83333, child of 562), and B. subtilis (1423).
     std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n@r3\nTTAA\n+\nIIII\n").unwrap();
-    std::fs::write(&tsv, "Tax ID\tN Hits\tSeq Len\tPassed Filter\n562\t4\t4\tT\n83333\t4\t4\tT\n1423\t4\t4\tT\n").unwrap();
+    std::fs::write(&tsv, "Tax ID\tN Hits\tSeq Len\tPassed Filter\n562\t4\t4\tT\n83333\t4\t4\tT\n1423\t4\t4\tT\n")
+        .unwrap();
     let row = |id: &str, parent: &str, rank: &str| json!({"tax_id": id, "name": id, "rank": rank, "parent_tax_id": parent, "readcount": 1, "readcount_w_children": 1, "abundance": null});
     std::fs::write(&results, json!({"n_reads": 3, "host_tax_ids": [], "table": [row("562", "561", "species"), row("83333", "562", "no rank"), row("1423", "1386", "species")]}).to_string()).unwrap();
     let out = dir.path().join("out");
@@ -336,7 +377,8 @@ fn the_local_profile_uploads_and_lists_with_no_account() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("nothing was uploaded") && err.contains("notes.fastq"), "{err}");
 
-    let list: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
+    let list: Value =
+        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), 1, "the bad batch sent nothing: {list:?}");
     assert_eq!(list[0]["filename"], json!("gut_1.fastq"));
@@ -345,10 +387,14 @@ fn the_local_profile_uploads_and_lists_with_no_account() {
     assert!(csv.starts_with("id,filename,size,visibility,project,created\n") && csv.contains(&id), "{csv}");
     let none = ok(&mgds(&cfg, &data).args(["samples", "list", "--json", "--filename", "soil"]).output().unwrap());
     assert_eq!(serde_json::from_str::<Value>(&none).unwrap(), json!([]));
-    let shown: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "show", &id]).output().unwrap())).unwrap();
+    let shown: Value =
+        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "show", &id]).output().unwrap())).unwrap();
     assert_eq!(shown["$uri"], json!(format!("/api/v1/samples/{id}")));
-    let updated: Value =
-        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "update", &id, "--visibility", "public"]).output().unwrap())).unwrap();
+    let updated: Value = serde_json::from_str(&ok(&mgds(&cfg, &data)
+        .args(["samples", "update", &id, "--visibility", "public"])
+        .output()
+        .unwrap()))
+    .unwrap();
     assert_eq!(updated["visibility"], json!("public"));
     assert_eq!(ok(&mgds(&cfg, &data).arg("whoami").output().unwrap()).trim(), "me@local.mgds");
     ok(&mgds(&cfg, &data).args(["samples", "delete", &id]).output().unwrap());
@@ -377,7 +423,10 @@ fn login_without_a_keychain_needs_consent_to_keep_the_key_in_a_file() {
 
     let mut c = mgds(&cfg, &dir.path().join("unused"));
     no_keychain(&mut c);
-    let out = c.args(["login", "--profile", "lab", "--base-url", &serve.url, "--api-key", &key, "--store-key-in-file"]).output().unwrap();
+    let out = c
+        .args(["login", "--profile", "lab", "--base-url", &serve.url, "--api-key", &key, "--store-key-in-file"])
+        .output()
+        .unwrap();
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("only you can read"));
     let config = std::fs::read_to_string(cfg.join("config.toml")).unwrap();
@@ -397,7 +446,10 @@ fn login_without_a_keychain_needs_consent_to_keep_the_key_in_a_file() {
     // A wrong key is refused before anything is stored.
     let mut c = mgds(&cfg, &dir.path().join("unused"));
     no_keychain(&mut c);
-    let out = c.args(["login", "--profile", "other", "--base-url", &serve.url, "--api-key", "wrong", "--store-key-in-file"]).output().unwrap();
+    let out = c
+        .args(["login", "--profile", "other", "--base-url", &serve.url, "--api-key", "wrong", "--store-key-in-file"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(!cfg.join("keys/other.key").exists());
 
@@ -431,7 +483,10 @@ fn login_keeps_the_key_in_the_os_keychain() {
     let serve = Serve::start(&data, &[]);
     let key = create_user(&data, "lab@example.org");
     let profile = format!("kc{}", std::process::id());
-    let out = mgds(&cfg, &data).args(["login", "--profile", &profile, "--base-url", &serve.url, "--api-key", &key]).output().unwrap();
+    let out = mgds(&cfg, &data)
+        .args(["login", "--profile", &profile, "--base-url", &serve.url, "--api-key", &key])
+        .output()
+        .unwrap();
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("OS keychain"), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!cfg.join("keys").exists(), "no key file when there is a keychain");
@@ -456,9 +511,21 @@ fn subset_reads_fetches_a_classification_from_the_service() {
     std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n").unwrap();
     let http = Http::new();
     // A sample, a classification job run on it, and the results an engine would store.
-    let (s, init) = http.json("POST", &format!("{url}/api/v1/samples/init_upload"), &key, Some(json!({"filename": "s.fastq", "size": 32})));
+    let (s, init) = http.json(
+        "POST",
+        &format!("{url}/api/v1/samples/init_upload"),
+        &key,
+        Some(json!({"filename": "s.fastq", "size": 32})),
+    );
     assert_eq!(s, 200, "{init}");
-    assert_eq!(http.upload(init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &std::fs::read(&reads).unwrap()), 201);
+    assert_eq!(
+        http.upload(
+            init["upload_url"].as_str().unwrap(),
+            init["additional_fields"].as_object().unwrap(),
+            &std::fs::read(&reads).unwrap()
+        ),
+        201
+    );
     let sample = init["sample_id"].as_str().unwrap().to_string();
     http.json("POST", &format!("{url}/api/v1/samples/confirm_upload"), &key, Some(json!({"sample_id": sample})));
     let job = rt
@@ -477,13 +544,23 @@ fn subset_reads_fetches_a_classification_from_the_service() {
             },
         ))
         .unwrap();
-    let (_, run) = http.json("POST", &format!("{url}/api/v1/jobs/{job}/run"), &key, Some(json!({"sample": {"$ref": format!("/api/v1/samples/{sample}")}, "job_args": {}})));
+    let (_, run) = http.json(
+        "POST",
+        &format!("{url}/api/v1/jobs/{job}/run"),
+        &key,
+        Some(json!({"sample": {"$ref": format!("/api/v1/samples/{sample}")}, "job_args": {}})),
+    );
     let analysis = run["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(b"Tax ID\tSeq Len\n83333\t4\n1423\t4\n").unwrap();
     let row = |id: &str, parent: &str| json!({"tax_id": id, "name": id, "rank": "species", "parent_tax_id": parent, "readcount": 1, "readcount_w_children": 1, "abundance": null});
     let results = json!({"n_reads": 2, "host_tax_ids": [], "table": [row("562", "561"), row("83333", "562"), row("1423", "1386")]});
-    rt.block_on(mgds_server::routes::store_results(&state, &analysis, Ok((results, Some(gz.finish().unwrap().into()))))).unwrap();
+    rt.block_on(mgds_server::routes::store_results(
+        &state,
+        &analysis,
+        Ok((results, Some(gz.finish().unwrap().into()))),
+    ))
+    .unwrap();
 
     let out_dir = dir.path().join("out");
     let out = Command::new(MGDS)
@@ -542,7 +619,10 @@ fn the_local_profile_manages_documents_projects_tags_and_preuploads() {
 
     // Projects: create, list, show; a bad short name is explained.
     let p = json_out(&run(&["projects", "create", "gut_study", "--name", "Gut study", "--description", "pilot"]));
-    assert_eq!((p["project_name"].clone(), p["name"].clone(), p["public"].clone()), (json!("gut_study"), json!("Gut study"), json!(false)));
+    assert_eq!(
+        (p["project_name"].clone(), p["name"].clone(), p["public"].clone()),
+        (json!("gut_study"), json!("Gut study"), json!(false))
+    );
     let project_id = id_of(&p);
     let table = ok(&run(&["projects", "list"]));
     assert!(table.contains("gut_study") && table.contains(&project_id), "{table}");
@@ -577,13 +657,19 @@ fn the_local_profile_manages_documents_projects_tags_and_preuploads() {
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot run job 0123456789abcdef") && err.contains("mgds jobs list") && err.contains("not found"), "{err}");
+    assert!(
+        err.contains("cannot run job 0123456789abcdef") && err.contains("mgds jobs list") && err.contains("not found"),
+        "{err}"
+    );
     let out = run(&["jobs", "run", "j", "--sample", &sample, "--arg", "novalue"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
 
     // Analyses, batches and the schema.
-    assert_eq!(json_out(&run(&["analyses", "list", "--json", "--sample", &sample, "--type", "classification"])), json!([]));
+    assert_eq!(
+        json_out(&run(&["analyses", "list", "--json", "--sample", &sample, "--type", "classification"])),
+        json!([])
+    );
     let out = run(&["analyses", "list", "--type", "nonsense"]);
     assert_eq!(out.status.code(), Some(2), "a bad --type is a command-line error");
     assert_eq!(json_out(&run(&["batches", "list", "--json"])), json!([]));
@@ -603,7 +689,10 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, false)).unwrap().api_key;
     let cli = || {
         let mut c = Command::new(MGDS);
-        c.args(["--base-url", &url]).env("MGDS_API_KEY", &key).env("MGDS_CONFIG_DIR", dir.path().join("cfg")).env("NO_COLOR", "1");
+        c.args(["--base-url", &url])
+            .env("MGDS_API_KEY", &key)
+            .env("MGDS_CONFIG_DIR", dir.path().join("cfg"))
+            .env("NO_COLOR", "1");
         c.env_remove("MGDS_PROFILE").env_remove("MGDS_DATA_DIR");
         c
     };
@@ -634,11 +723,28 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     // Arguments are checked against the job's schema before anything runs.
     let out = cli().args(["jobs", "run", &job, "--sample", &sample, "--arg", "confidence=high"]).output().unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("job_args_schema"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("job_args_schema"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // --wait: the command waits until an engine stores the results, then prints the analysis.
     let child = cli()
-        .args(["jobs", "run", &job, "--sample", &sample, "--arg", "confidence=0.5", "--description", "first", "--wait", "--timeout", "60"])
+        .args([
+            "jobs",
+            "run",
+            &job,
+            "--sample",
+            &sample,
+            "--arg",
+            "confidence=0.5",
+            "--description",
+            "first",
+            "--wait",
+            "--timeout",
+            "60",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -646,7 +752,11 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let analysis = {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let list: Value = serde_json::from_str(&ok(&cli().args(["analyses", "list", "--json", "--sample", &sample]).output().unwrap())).unwrap();
+            let list: Value = serde_json::from_str(&ok(&cli()
+                .args(["analyses", "list", "--json", "--sample", &sample])
+                .output()
+                .unwrap()))
+            .unwrap();
             if let Some(a) = list.as_array().unwrap().first() {
                 assert_eq!(a["job_args"], json!({"confidence": 0.5}));
                 break id_of(a);
@@ -658,9 +768,7 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let out = cli().args(["analyses", "results", &analysis]).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("has not finished yet"));
-    let row = |id: &str, name: &str, rank: &str, reads: u64, ab: Option<f64>| {
-        json!({"tax_id": id, "name": name, "rank": rank, "parent_tax_id": "1", "readcount": reads, "readcount_w_children": reads, "abundance": ab})
-    };
+    let row = |id: &str, name: &str, rank: &str, reads: u64, ab: Option<f64>| json!({"tax_id": id, "name": name, "rank": rank, "parent_tax_id": "1", "readcount": reads, "readcount_w_children": reads, "abundance": ab});
     let results = json!({"n_reads": 2, "host_tax_ids": [], "table": [
         row("561", "Escherichia", "genus", 2, None),
         row("562", "Escherichia coli", "species", 1, Some(0.25)),
@@ -674,20 +782,31 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let table = ok(&cli().args(["analyses", "results", &analysis]).output().unwrap());
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[0].contains("tax_id") && lines[0].contains("abundance"), "{table}");
-    assert!(lines[1].contains("Bacillus subtilis") && lines[2].contains("Escherichia coli") && lines.len() == 3, "species by abundance: {table}");
-    let raw: Value = serde_json::from_str(&ok(&cli().args(["analyses", "results", &analysis, "--json"]).output().unwrap())).unwrap();
+    assert!(
+        lines[1].contains("Bacillus subtilis") && lines[2].contains("Escherichia coli") && lines.len() == 3,
+        "species by abundance: {table}"
+    );
+    let raw: Value =
+        serde_json::from_str(&ok(&cli().args(["analyses", "results", &analysis, "--json"]).output().unwrap())).unwrap();
     assert_eq!(raw["table"].as_array().unwrap().len(), 3);
-    let shown: Value = serde_json::from_str(&ok(&cli().args(["analyses", "show", &analysis]).output().unwrap())).unwrap();
+    let shown: Value =
+        serde_json::from_str(&ok(&cli().args(["analyses", "show", &analysis]).output().unwrap())).unwrap();
     assert_eq!(shown["description"], json!("first"));
     let listed = ok(&cli().args(["analyses", "list", "--type", "classification", "--csv"]).output().unwrap());
     assert!(listed.starts_with("id,type,sample,job,") && listed.contains(&analysis), "{listed}");
 
     // A failed analysis makes --wait exit non-zero after printing it.
-    let child = cli().args(["jobs", "run", &job, "--sample", &sample, "--wait", "--timeout", "60"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = cli()
+        .args(["jobs", "run", &job, "--sample", &sample, "--wait", "--timeout", "60"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let second = {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let list: Value = serde_json::from_str(&ok(&cli().args(["analyses", "list", "--json"]).output().unwrap())).unwrap();
+            let list: Value =
+                serde_json::from_str(&ok(&cli().args(["analyses", "list", "--json"]).output().unwrap())).unwrap();
             if let Some(a) = list.as_array().unwrap().iter().find(|a| id_of(a) != analysis) {
                 break id_of(a);
             }
@@ -695,7 +814,8 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
             std::thread::sleep(Duration::from_millis(100));
         }
     };
-    rt.block_on(mgds_server::routes::store_results(&state, &second, Err("the reference database is missing".into()))).unwrap();
+    rt.block_on(mgds_server::routes::store_results(&state, &second, Err("the reference database is missing".into())))
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(!out.status.success());
     let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -710,8 +830,10 @@ fn upload_interleaves_a_read_pair_into_one_sample() {
     let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
     let runs = dir.path().join("run7");
     std::fs::create_dir_all(&runs).unwrap();
-    std::fs::write(runs.join("gut_S1_L001_R1_001.fastq"), "@a 1:N:0:1\nACGT\n+\nIIII\n@b 1:N:0:1\nGGCC\n+\nIIII\n").unwrap();
-    std::fs::write(runs.join("gut_S1_L001_R2_001.fastq"), "@a 2:N:0:1\nTTTT\n+\nIIII\n@b 2:N:0:1\nCCCC\n+\nIIII\n").unwrap();
+    std::fs::write(runs.join("gut_S1_L001_R1_001.fastq"), "@a 1:N:0:1\nACGT\n+\nIIII\n@b 1:N:0:1\nGGCC\n+\nIIII\n")
+        .unwrap();
+    std::fs::write(runs.join("gut_S1_L001_R2_001.fastq"), "@a 2:N:0:1\nTTTT\n+\nIIII\n@b 2:N:0:1\nCCCC\n+\nIIII\n")
+        .unwrap();
     let out = mgds(&cfg, &data).arg("upload").arg(&runs).output().unwrap();
     ok(&out);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--interleave"), "a pair uploaded apart gets a hint");
@@ -720,12 +842,14 @@ fn upload_interleaves_a_read_pair_into_one_sample() {
     let uploaded = uploaded.as_array().unwrap();
     assert_eq!(uploaded.len(), 1, "one sample for the pair");
     assert_eq!(uploaded[0]["filename"], json!("gut_S1_L001_001_interleaved.fastq.gz"));
-    let list: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
+    let list: Value =
+        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 3);
     // Mates that do not match are refused before anything is sent.
     std::fs::write(runs.join("gut_S1_L001_R2_001.fastq"), "@a 2:N:0:1\nTTTT\n+\nIIII\n").unwrap();
     let out = mgds(&cfg, &data).args(["upload", "--interleave"]).arg(&runs).output().unwrap();
     assert!(!out.status.success());
-    let list: Value = serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
+    let list: Value =
+        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 3);
 }

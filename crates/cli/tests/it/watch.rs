@@ -138,7 +138,11 @@ fn saved_folders_and_the_pause_switch() {
     std::fs::create_dir_all(&folder).unwrap();
     let mgds = |args: &[&str]| {
         let out = Command::new(MGDS).args(args).env("MGDS_CONFIG_DIR", &config).env("NO_COLOR", "1").output().unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
     };
     let f = folder.to_str().unwrap();
     let (code, _, err) = mgds(&["watch", "add", f, "--layout", "illumina", "--tag", "miseq", "--no-join-lanes"]);

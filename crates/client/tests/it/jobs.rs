@@ -124,7 +124,14 @@ async fn run_classification_wait_and_read_results() {
     assert_eq!(dep.dependencies[0].analysis.id(), analysis.id());
     assert_eq!(dep.dependencies[0].download_path.as_deref(), Some("classification/results.json"));
     assert_eq!(dep.job_args, Some(json!({"min_depth": 2})));
-    let err = c.jobs().run(&panel_job, &sample).arg("min_depth", "two").schema(json!({"properties": {"min_depth": {"type": "integer"}}})).send().await.unwrap_err();
+    let err = c
+        .jobs()
+        .run(&panel_job, &sample)
+        .arg("min_depth", "two")
+        .schema(json!({"properties": {"min_depth": {"type": "integer"}}}))
+        .send()
+        .await
+        .unwrap_err();
     assert!(matches!(err, Error::InvalidJobArgs { .. }), "{err:?}");
 
     // The same analysis in the other collections.
@@ -182,7 +189,9 @@ async fn panels_alignments_profiles_and_failures() {
 
     // A failed analysis: complete, not successful, with the reason; no results.
     let profile = c.jobs().run(&profile_job, &sample).send().await.unwrap();
-    mgds_server::routes::store_results(&svc.state, profile.id(), Err("reference database missing".into())).await.unwrap();
+    mgds_server::routes::store_results(&svc.state, profile.id(), Err("reference database missing".into()))
+        .await
+        .unwrap();
     let done = c.jobs().wait(&profile).poll_interval(Duration::from_millis(20)).send().await.unwrap();
     assert!(done.complete && !done.success);
     assert_eq!(done.error_msg.as_deref(), Some("reference database missing"));

@@ -131,13 +131,16 @@ async fn projects_members_and_sharing() {
     let a = svc.client(&alice);
     let b = svc.client(&bob);
 
-    let p = a.projects().create("gut-2026").name("Gut 2026").description("cohort").external_id("G26").send().await.unwrap();
+    let p =
+        a.projects().create("gut-2026").name("Gut 2026").description("cohort").external_id("G26").send().await.unwrap();
     assert_eq!(p.project_name.as_deref(), Some("gut-2026"));
     assert_eq!(p.name, "Gut 2026");
     assert_eq!(p.permissions.len(), 4);
     assert!(!p.public);
     // A name the API forbids is refused before sending.
-    assert!(matches!(a.projects().create("a b").send().await, Err(Error::InvalidInput(m)) if m.contains("project_name")));
+    assert!(
+        matches!(a.projects().create("a b").send().await, Err(Error::InvalidInput(m)) if m.contains("project_name"))
+    );
 
     assert_eq!(a.projects().get(&p).await.unwrap(), p);
     assert_eq!(a.projects().list().per_page(5).send().await.unwrap().items.len(), 1);
@@ -201,7 +204,8 @@ async fn tags_users_batches_and_metadata() {
     assert_eq!(c.users().get(&bob.id).await.unwrap().email.as_deref(), Some("bob@lab.example.org"));
 
     // Sequencing batches, registered by the operator.
-    let batch = mgds_server::admin::create_batch(&svc.state.db, &alice.email, "B-0001", Some("March run")).await.unwrap();
+    let batch =
+        mgds_server::admin::create_batch(&svc.state.db, &alice.email, "B-0001", Some("March run")).await.unwrap();
     mgds_server::admin::set_batch_status(&svc.state.db, "B-0001", BatchStatus::Sequencing).await.unwrap();
     let got = c.batches().get(&batch).await.unwrap();
     assert_eq!(got.status, BatchStatus::Sequencing);

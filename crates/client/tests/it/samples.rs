@@ -265,7 +265,13 @@ async fn preupload_then_match_by_external_id_and_by_sample_id() {
     // Only the two samples exist.
     let all = c.samples().list().per_page(100).all().await.unwrap();
     assert_eq!(all.len(), 2);
-    let in_project = c.samples().list().filter(Filter::new().eq_ref("project", &mgds_api::Ref { uri: project.uri.clone() })).send().await.unwrap();
+    let in_project = c
+        .samples()
+        .list()
+        .filter(Filter::new().eq_ref("project", &mgds_api::Ref { uri: project.uri.clone() }))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(in_project.items.len(), 1);
 }
 
@@ -278,7 +284,9 @@ async fn bad_files_are_refused_before_anything_is_sent() {
     let empty = write_file(&dir, "empty.fastq", b"");
     assert!(matches!(c.samples().upload(&empty).send().await, Err(Error::InvalidInput(m)) if m.contains("empty")));
     let pdf = write_file(&dir, "report.pdf", b"%PDF");
-    assert!(matches!(c.samples().upload(&pdf).send().await, Err(Error::InvalidInput(m)) if m.contains("FASTA or FASTQ")));
+    assert!(
+        matches!(c.samples().upload(&pdf).send().await, Err(Error::InvalidInput(m)) if m.contains("FASTA or FASTQ"))
+    );
     let missing = dir.join("missing.fastq");
     assert!(matches!(c.samples().upload(&missing).send().await, Err(Error::Io { action: "read", .. })));
     assert!(c.samples().list().per_page(10).send().await.unwrap().items.is_empty());

@@ -11,9 +11,10 @@ async fn extra_ca_file_is_trusted() {
     let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert_path, cert.cert.pem()).unwrap();
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
-    let bound = mgds_server::bind("127.0.0.1:0".parse().unwrap(), Some(&Tls { cert: cert_path.clone(), key: key_path }))
-        .await
-        .unwrap();
+    let bound =
+        mgds_server::bind("127.0.0.1:0".parse().unwrap(), Some(&Tls { cert: cert_path.clone(), key: key_path }))
+            .await
+            .unwrap();
     let url = bound.url().replace("127.0.0.1", "localhost");
     assert!(url.starts_with("https://"));
     let state = AppState::open(&Config::new(dir.path().join("data"))).await.unwrap().with_public_url(&url);

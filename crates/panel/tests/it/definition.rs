@@ -26,9 +26,7 @@ fn digest_is_stable_and_follows_the_files() {
     let a = demo_on_disk(dir.path());
     assert_eq!(a.digest(), Panel::load(dir.path()).unwrap().digest());
     let fasta = dir.path().join("point_mutations.fasta");
-    let text = fs::read_to_string(&fasta)
-        .unwrap()
-        .replace("GCACTTTATACG", "GCACTTTATACC");
+    let text = fs::read_to_string(&fasta).unwrap().replace("GCACTTTATACG", "GCACTTTATACC");
     fs::write(&fasta, text).unwrap();
     assert_ne!(a.digest(), Panel::load(dir.path()).unwrap().digest());
 }
@@ -39,44 +37,23 @@ fn bad_panel_json_names_the_file_and_field() {
     demo_on_disk(dir.path());
     let json_path = dir.path().join("panel.json");
     let json = fs::read_to_string(&json_path).unwrap();
-    fs::write(
-        &json_path,
-        json.replace(
-            "\"long_present_identity\": 99.0",
-            "\"long_present_identity\": \"99%\"",
-        ),
-    )
-    .unwrap();
+    fs::write(&json_path, json.replace("\"long_present_identity\": 99.0", "\"long_present_identity\": \"99%\""))
+        .unwrap();
     let e = Panel::load(dir.path()).unwrap_err();
     assert!(matches!(&e, Error::Json { field, .. } if field == "thresholds.long_present_identity"));
     let msg = e.to_string();
-    assert!(
-        msg.contains("panel.json: field `thresholds.long_present_identity`"),
-        "{msg}"
-    );
+    assert!(msg.contains("panel.json: field `thresholds.long_present_identity`"), "{msg}");
 
-    fs::write(
-        &json_path,
-        json.replace("\"markers\": \"amr_genes.fasta\"", "\"markers\": 3"),
-    )
-    .unwrap();
+    fs::write(&json_path, json.replace("\"markers\": \"amr_genes.fasta\"", "\"markers\": 3")).unwrap();
     let e = Panel::load(dir.path()).unwrap_err();
     assert!(e.to_string().contains("`sub_panels[0].markers`"), "{e}");
 
     fs::write(&json_path, "{\"name\": ").unwrap();
     let e = Panel::load(dir.path()).unwrap_err();
-    assert!(
-        e.to_string()
-            .ends_with("panel.json: ends too early: the JSON is cut short"),
-        "{e}"
-    );
+    assert!(e.to_string().ends_with("panel.json: ends too early: the JSON is cut short"), "{e}");
     fs::write(&json_path, "name = demo").unwrap();
     let e = Panel::load(dir.path()).unwrap_err();
-    assert!(
-        e.to_string()
-            .ends_with("panel.json: is not a valid panel definition (JSON)"),
-        "{e}"
-    );
+    assert!(e.to_string().ends_with("panel.json: is not a valid panel definition (JSON)"), "{e}");
 }
 
 #[test]
@@ -84,16 +61,12 @@ fn bad_marker_file_names_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     demo_on_disk(dir.path());
     let fasta = dir.path().join("point_mutations.fasta");
-    let text = fs::read_to_string(&fasta)
-        .unwrap()
-        .replace("GGTTGAAGTTGG", "GGTTGAAGTTGX");
+    let text = fs::read_to_string(&fasta).unwrap().replace("GGTTGAAGTTGG", "GGTTGAAGTTGX");
     fs::write(&fasta, text).unwrap();
     let e = Panel::load(dir.path()).unwrap_err();
     assert!(matches!(e, Error::Marker { line: 7, .. }), "{e:?}");
     assert!(
-        e.to_string().contains(
-            "point_mutations.fasta, line 7: marker `rpoB_S531L_syn` has `X` at position 12"
-        ),
+        e.to_string().contains("point_mutations.fasta, line 7: marker `rpoB_S531L_syn` has `X` at position 12"),
         "{e}"
     );
 }

@@ -23,25 +23,16 @@ fn long_marker_at_depth_10_with_read_errors_is_present() {
     let depth = m.depth.unwrap();
     assert!((8.0..=12.0).contains(&depth), "{m:?}");
     assert_eq!(m.length, 1200);
-    assert_eq!(
-        (m.n_reads_exact_match, m.n_reads_partial_match),
-        (None, None)
-    );
+    assert_eq!((m.n_reads_exact_match, m.n_reads_partial_match), (None, None));
     // Nothing else is found in random background.
     for other in ["blaTEM-1_syn", "blaOXA-48_syn", "mecA_syn"] {
         let o = marker(&results, other);
         assert_eq!(o.status, MarkerStatus::Absent);
-        assert_eq!(
-            (o.identity, o.coverage, o.depth),
-            (Some(0.0), Some(0.0), Some(0.0))
-        );
+        assert_eq!((o.identity, o.coverage, o.depth), (Some(0.0), Some(0.0), Some(0.0)));
     }
     let s = marker(&results, "gyrA_S83L_syn");
     assert_eq!(s.status, MarkerStatus::Absent);
-    assert_eq!(
-        (s.n_reads_exact_match, s.n_reads_partial_match),
-        (Some(0), Some(0))
-    );
+    assert_eq!((s.n_reads_exact_match, s.n_reads_partial_match), (Some(0), Some(0)));
     assert_eq!((s.identity, s.coverage, s.depth), (None, None, None));
 }
 
@@ -89,10 +80,7 @@ fn close_allele_of_a_present_gene_is_probable() {
     let tem1 = demo_marker("blaTEM-1_syn");
     let planted = sim.plant(&tem1.sequence, 15.0);
     let results = run_demo(&mut sim, planted);
-    assert_eq!(
-        marker(&results, "blaTEM-1_syn").status,
-        MarkerStatus::Present
-    );
+    assert_eq!(marker(&results, "blaTEM-1_syn").status, MarkerStatus::Present);
     // blaTEM-2_syn is 13 SNPs from blaTEM-1_syn: 848 of 861 bases agree.
     let tem2 = marker(&results, "blaTEM-2_syn");
     assert_eq!(tem2.status, MarkerStatus::Probable, "{tem2:?}");
@@ -106,10 +94,7 @@ fn short_marker_exact_matches_are_counted() {
     let planted = sim.embed(&gyr.sequence, 7);
     let m = marker(&run_demo(&mut sim, planted), "gyrA_S83L_syn");
     assert_eq!(m.status, MarkerStatus::Present);
-    assert_eq!(
-        (m.n_reads_exact_match, m.n_reads_partial_match),
-        (Some(7), Some(0))
-    );
+    assert_eq!((m.n_reads_exact_match, m.n_reads_partial_match), (Some(7), Some(0)));
     assert_eq!(m.length, 31);
 }
 
@@ -125,16 +110,10 @@ fn short_marker_with_2_snps_is_probable_and_with_4_absent() {
     let results = run_demo(&mut sim, planted);
     let m = marker(&results, "parC_S80I_syn");
     assert_eq!(m.status, MarkerStatus::Probable);
-    assert_eq!(
-        (m.n_reads_exact_match, m.n_reads_partial_match),
-        (Some(0), Some(5))
-    );
+    assert_eq!((m.n_reads_exact_match, m.n_reads_partial_match), (Some(0), Some(5)));
     let m = marker(&results, "rpoB_S531L_syn");
     assert_eq!(m.status, MarkerStatus::Absent);
-    assert_eq!(
-        (m.n_reads_exact_match, m.n_reads_partial_match),
-        (Some(0), Some(0))
-    );
+    assert_eq!((m.n_reads_exact_match, m.n_reads_partial_match), (Some(0), Some(0)));
 }
 
 #[test]
@@ -168,9 +147,7 @@ fn results_are_the_same_bytes_whatever_the_threads() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_sample(dir.path());
     let panel = demo::panel();
-    let run = |threads| {
-        serde_json::to_vec(&detect(&panel, &path, &DetectOptions { threads }).unwrap()).unwrap()
-    };
+    let run = |threads| serde_json::to_vec(&detect(&panel, &path, &DetectOptions { threads }).unwrap()).unwrap();
     let first = run(2);
     assert_eq!(first, run(2));
     assert_eq!(first, run(1));
@@ -187,11 +164,7 @@ fn gzipped_and_fasta_reads_give_the_same_results() {
         r.extend(planted);
         r
     };
-    let (plain, gz, fasta) = (
-        dir.path().join("r.fq"),
-        dir.path().join("r.fq.gz"),
-        dir.path().join("r.fa"),
-    );
+    let (plain, gz, fasta) = (dir.path().join("r.fq"), dir.path().join("r.fq.gz"), dir.path().join("r.fa"));
     write_fastq(&plain, &reads, false).unwrap();
     write_fastq(&gz, &reads, true).unwrap();
     let mut f = fs::File::create(&fasta).unwrap();
@@ -217,9 +190,7 @@ fn results_follow_the_spec_shape_and_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_sample(dir.path());
     let panel = demo::panel();
-    let detection = Detector::new(&panel)
-        .run(&path, &DetectOptions { threads: 2 })
-        .unwrap();
+    let detection = Detector::new(&panel).run(&path, &DetectOptions { threads: 2 }).unwrap();
     let results = detection.results;
     assert!(detection.stats.reads > 2000);
     assert!(detection.stats.reads_on_long_markers > 100);
@@ -231,9 +202,7 @@ fn results_follow_the_spec_shape_and_round_trip() {
     assert_eq!(parsed.panel_name, "MGDS demo AMR panel");
 
     // Sub-panels and markers in definition order, each with its description.
-    let subs: Vec<_> = mgds_formats::sub_panels(&parsed)
-        .map(Result::unwrap)
-        .collect();
+    let subs: Vec<_> = mgds_formats::sub_panels(&parsed).map(Result::unwrap).collect();
     let names: Vec<&str> = subs.iter().map(|s| s.0).collect();
     assert_eq!(names, ["amr_genes", "point_mutations"]);
     for ((_, sub), def) in subs.iter().zip(panel.sub_panels()) {
@@ -248,48 +217,16 @@ fn results_follow_the_spec_shape_and_round_trip() {
     let tet = &value["panel_results"]["amr_genes"]["markers"][3];
     assert_eq!(tet["name"], "tetA_syn");
     assert_eq!(tet["status"], "present");
-    let keys: Vec<&str> = tet
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(
-        keys,
-        [
-            "name",
-            "description",
-            "status",
-            "length",
-            "identity",
-            "coverage",
-            "depth"
-        ]
-    );
+    let keys: Vec<&str> = tet.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["name", "description", "status", "length", "identity", "coverage", "depth"]);
     assert!(tet["coverage"].as_f64().unwrap() > 99.0);
     let van = &value["panel_results"]["amr_genes"]["markers"][5];
     assert_eq!(van["status"], "probable");
     let gyr = &value["panel_results"]["point_mutations"]["markers"][1];
-    let keys: Vec<&str> = gyr
-        .as_object()
-        .unwrap()
-        .keys()
-        .map(String::as_str)
-        .collect();
-    assert_eq!(
-        keys,
-        [
-            "name",
-            "description",
-            "status",
-            "length",
-            "n_reads_exact_match",
-            "n_reads_partial_match"
-        ]
-    );
+    let keys: Vec<&str> = gyr.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["name", "description", "status", "length", "n_reads_exact_match", "n_reads_partial_match"]);
     // Six reads hold the marker; a read error may have turned an exact match into a partial one.
-    let found = gyr["n_reads_exact_match"].as_u64().unwrap()
-        + gyr["n_reads_partial_match"].as_u64().unwrap();
+    let found = gyr["n_reads_exact_match"].as_u64().unwrap() + gyr["n_reads_partial_match"].as_u64().unwrap();
     assert_eq!(found, 6);
 }
 
@@ -302,40 +239,23 @@ fn empty_and_non_sequence_files_are_clear_errors() {
     let empty = dir.path().join("empty.fastq");
     fs::write(&empty, "").unwrap();
     let e = detect(&panel, &empty, &opts).unwrap_err();
-    assert!(
-        matches!(&e, Error::Reads(r) if matches!(**r, mgds_formats::Error::Empty { .. })),
-        "{e:?}"
-    );
+    assert!(matches!(&e, Error::Reads(r) if matches!(**r, mgds_formats::Error::Empty { .. })), "{e:?}");
     assert!(e.to_string().contains("empty.fastq is empty"), "{e}");
 
     let pdf = dir.path().join("report.fastq");
     fs::write(&pdf, b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj\n").unwrap();
     let e = detect(&panel, &pdf, &opts).unwrap_err();
-    assert!(
-        matches!(&e, Error::Reads(r) if matches!(**r, mgds_formats::Error::NotSequence { .. })),
-        "{e:?}"
-    );
-    assert!(
-        e.to_string()
-            .contains("report.fastq is not a FASTA or FASTQ file"),
-        "{e}"
-    );
+    assert!(matches!(&e, Error::Reads(r) if matches!(**r, mgds_formats::Error::NotSequence { .. })), "{e:?}");
+    assert!(e.to_string().contains("report.fastq is not a FASTA or FASTQ file"), "{e}");
 
     let cut = dir.path().join("cut.fastq");
     fs::write(&cut, "@r1\nACGT\n+\nIIII\n@r2\nACGT\n+\nII\n").unwrap();
     let e = detect(&panel, &cut, &opts).unwrap_err();
-    assert!(
-        e.to_string()
-            .starts_with(&format!("{}, line 8, record 2 (`r2`)", cut.display())),
-        "{e}"
-    );
+    assert!(e.to_string().starts_with(&format!("{}, line 8, record 2 (`r2`)", cut.display())), "{e}");
 
     let missing = dir.path().join("missing.fastq");
     let e = detect(&panel, &missing, &opts).unwrap_err();
-    assert!(
-        matches!(&e, Error::Reads(r) if matches!(**r, mgds_formats::Error::Io { .. })),
-        "{e:?}"
-    );
+    assert!(matches!(&e, Error::Reads(r) if matches!(**r, mgds_formats::Error::Io { .. })), "{e:?}");
 }
 
 #[test]

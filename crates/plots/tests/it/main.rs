@@ -1,9 +1,7 @@
 //! Charts of the reference result tables.
 
 use mgds_api::ClassificationResults;
-use mgds_plots::{
-    AbundanceChartOptions, Error, Metric, abundance_bars, abundance_png, svg_to_png, top_taxa,
-};
+use mgds_plots::{AbundanceChartOptions, Error, Metric, abundance_bars, abundance_png, svg_to_png, top_taxa};
 
 const FIXTURES: &str = "/work/shared/reference/fixtures/api/v1/classifications_results";
 
@@ -31,9 +29,7 @@ fn opts() -> AbundanceChartOptions {
 fn bar_elements(svg: &str) -> Vec<(String, Option<String>, String)> {
     let doc = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
     doc.descendants()
-        .filter(|n| {
-            n.has_tag_name("rect") && n.attribute("class").is_some_and(|c| c.starts_with("bar"))
-        })
+        .filter(|n| n.has_tag_name("rect") && n.attribute("class").is_some_and(|c| c.starts_with("bar")))
         .map(|n| {
             let title = n
                 .children()
@@ -41,11 +37,7 @@ fn bar_elements(svg: &str) -> Vec<(String, Option<String>, String)> {
                 .and_then(|t| t.text())
                 .expect("every bar has a <title>")
                 .to_owned();
-            (
-                n.attribute("class").unwrap().to_owned(),
-                n.attribute("data-tax-id").map(str::to_owned),
-                title,
-            )
+            (n.attribute("class").unwrap().to_owned(), n.attribute("data-tax-id").map(str::to_owned), title)
         })
         .collect()
 }
@@ -53,10 +45,7 @@ fn bar_elements(svg: &str) -> Vec<(String, Option<String>, String)> {
 /// All text drawn in the SVG, one string per `<text>` element.
 fn texts(svg: &str) -> Vec<String> {
     let doc = roxmltree::Document::parse(svg).unwrap();
-    doc.descendants()
-        .filter(|n| n.has_tag_name("text"))
-        .map(|n| n.text().unwrap_or("").trim().to_owned())
-        .collect()
+    doc.descendants().filter(|n| n.has_tag_name("text")).map(|n| n.text().unwrap_or("").trim().to_owned()).collect()
 }
 
 #[test]
@@ -76,15 +65,8 @@ fn svg_has_one_titled_rect_per_bar() {
             assert_eq!(class, "bar other");
         }
     }
-    assert_eq!(
-        elements[0].2,
-        "Escherichia coli\ntax id 562\n19.313% relative abundance"
-    );
-    assert!(
-        chart
-            .svg
-            .contains(r#"font-family="DejaVu Sans, sans-serif""#)
-    );
+    assert_eq!(elements[0].2, "Escherichia coli\ntax id 562\n19.313% relative abundance");
+    assert!(chart.svg.contains(r#"font-family="DejaVu Sans, sans-serif""#));
 }
 
 #[test]
@@ -105,14 +87,7 @@ fn species_bars_sorted_with_other_last_summing_to_100() {
 fn other_is_absent_with_at_most_top_n_taxa() {
     let bars = top_taxa(&small(), &opts());
     let labels: Vec<_> = bars.iter().map(|b| b.label.as_str()).collect();
-    assert_eq!(
-        labels,
-        [
-            "Bacteroides uniformis",
-            "Roseburia faecis",
-            "Clostridium sp. AT4"
-        ]
-    );
+    assert_eq!(labels, ["Bacteroides uniformis", "Roseburia faecis", "Clostridium sp. AT4"]);
     let total: f64 = bars.iter().map(|b| b.value).sum();
     assert!((total - 100.0).abs() < 1e-6);
     let three = AbundanceChartOptions { top_n: 3, ..opts() };
@@ -126,37 +101,20 @@ fn other_is_absent_with_at_most_top_n_taxa() {
 #[test]
 fn genus_abundance_is_the_sum_of_its_species() {
     let results = large();
-    let genus = AbundanceChartOptions {
-        rank: "genus".into(),
-        top_n: 1000,
-        ..opts()
-    };
+    let genus = AbundanceChartOptions { rank: "genus".into(), top_n: 1000, ..opts() };
     let bars = top_taxa(&results, &genus);
     assert!(bars.iter().all(|b| !b.is_other()));
-    let species = top_taxa(
-        &results,
-        &AbundanceChartOptions {
-            top_n: 1000,
-            ..opts()
-        },
-    );
+    let species = top_taxa(&results, &AbundanceChartOptions { top_n: 1000, ..opts() });
     // Dialister (39948): D. invisus sits right under it, D. invisus CAG:218 under its
     // "environmental samples" node.
-    let dialister = bars
-        .iter()
-        .find(|b| b.tax_id.as_deref() == Some("39948"))
-        .expect("a Dialister bar")
-        .value;
+    let dialister = bars.iter().find(|b| b.tax_id.as_deref() == Some("39948")).expect("a Dialister bar").value;
     let expected: f64 = species
         .iter()
         .filter(|b| descends_from(&results, b.tax_id.as_deref().unwrap(), "39948"))
         .map(|b| b.value)
         .sum();
     assert!(expected > 27.0, "{expected}");
-    assert!(
-        (dialister - expected).abs() < 1e-9,
-        "{dialister} vs {expected}"
-    );
+    assert!((dialister - expected).abs() < 1e-9, "{dialister} vs {expected}");
     // Above species the bars cannot add up to more than the whole.
     assert!(bars.iter().map(|b| b.value).sum::<f64>() <= 100.0 + 1e-6);
     assert!(bars.windows(2).all(|w| w[0].value >= w[1].value));
@@ -179,76 +137,39 @@ fn descends_from<'a>(results: &'a ClassificationResults, mut id: &'a str, ancest
 #[test]
 fn readcount_bars_use_counts_with_children() {
     let results = large();
-    let o = AbundanceChartOptions {
-        metric: Metric::Readcount,
-        rank: "genus".into(),
-        ..opts()
-    };
+    let o = AbundanceChartOptions { metric: Metric::Readcount, rank: "genus".into(), ..opts() };
     let bars = top_taxa(&results, &o);
     let first = &bars[0];
-    let row = results
-        .table
-        .iter()
-        .find(|r| Some(&r.tax_id) == first.tax_id.as_ref())
-        .unwrap();
+    let row = results.table.iter().find(|r| Some(&r.tax_id) == first.tax_id.as_ref()).unwrap();
     assert_eq!(row.rank, "genus");
     assert_eq!(first.value, row.readcount_w_children as f64);
     let chart = abundance_bars(&results, &o).unwrap();
     assert!(bar_elements(&chart.svg)[0].2.ends_with(" reads"));
-    assert!(
-        texts(&chart.svg)
-            .iter()
-            .any(|t| t == "Reads (taxon and descendants)")
-    );
+    assert!(texts(&chart.svg).iter().any(|t| t == "Reads (taxon and descendants)"));
 }
 
 #[test]
 fn no_data_for_a_rank_without_taxa() {
-    let o = AbundanceChartOptions {
-        rank: "strain".into(),
-        ..opts()
-    };
+    let o = AbundanceChartOptions { rank: "strain".into(), ..opts() };
     let err = abundance_bars(&large(), &o).unwrap_err();
     assert!(matches!(&err, Error::NoData { rank } if rank == "strain"));
     assert_eq!(err.to_string(), "no taxa at rank strain in these results");
-    assert!(matches!(
-        abundance_png(&small(), &o),
-        Err(Error::NoData { .. })
-    ));
+    assert!(matches!(abundance_png(&small(), &o), Err(Error::NoData { .. })));
 }
 
 #[test]
 fn names_appear_long_ones_truncated_and_markup_escaped() {
     let mut results = small();
     let long = "Bifidobacterium bifidum ATCC 29521 = JCM 1255 = DSM 20456 with an even longer strain designation";
-    results
-        .table
-        .iter_mut()
-        .find(|r| r.name == "Roseburia faecis")
-        .unwrap()
-        .name = long.into();
+    results.table.iter_mut().find(|r| r.name == "Roseburia faecis").unwrap().name = long.into();
     let tricky = r#"Candidatus "A&B" <strain> 'x'"#;
-    results
-        .table
-        .iter_mut()
-        .find(|r| r.name == "Clostridium sp. AT4")
-        .unwrap()
-        .name = tricky.into();
-    let o = AbundanceChartOptions {
-        width: 600,
-        ..opts()
-    };
+    results.table.iter_mut().find(|r| r.name == "Clostridium sp. AT4").unwrap().name = tricky.into();
+    let o = AbundanceChartOptions { width: 600, ..opts() };
     let chart = abundance_bars(&results, &o).unwrap();
     let drawn = texts(&chart.svg);
     assert!(drawn.iter().any(|t| t == "Bacteroides uniformis"));
-    assert!(
-        drawn.iter().any(|t| t == tricky),
-        "escaped text round-trips: {drawn:?}"
-    );
-    let cut = drawn
-        .iter()
-        .find(|t| t.starts_with("Bifidobacterium"))
-        .unwrap();
+    assert!(drawn.iter().any(|t| t == tricky), "escaped text round-trips: {drawn:?}");
+    let cut = drawn.iter().find(|t| t.starts_with("Bifidobacterium")).unwrap();
     assert!(cut.ends_with('…') && cut.len() < long.len(), "{cut}");
     // The hover titles keep the full names.
     let titles: Vec<_> = bar_elements(&chart.svg).into_iter().map(|e| e.2).collect();
@@ -259,11 +180,7 @@ fn names_appear_long_ones_truncated_and_markup_escaped() {
 
 #[test]
 fn png_has_magic_and_requested_size() {
-    let o = AbundanceChartOptions {
-        width: 640,
-        height: 360,
-        ..opts()
-    };
+    let o = AbundanceChartOptions { width: 640, height: 360, ..opts() };
     let png = abundance_png(&large(), &o).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     assert_eq!(png_size(&png), (640, 360));
@@ -281,46 +198,22 @@ fn png_size(png: &[u8]) -> (u32, u32) {
 #[test]
 fn output_is_deterministic() {
     let results = large();
-    for o in [
-        opts(),
-        AbundanceChartOptions {
-            metric: Metric::Readcount,
-            rank: "family".into(),
-            ..opts()
-        },
-    ] {
+    for o in [opts(), AbundanceChartOptions { metric: Metric::Readcount, rank: "family".into(), ..opts() }] {
         let a = abundance_bars(&results, &o).unwrap();
         let b = abundance_bars(&results.clone(), &o).unwrap();
         assert_eq!(a, b);
     }
-    let o = AbundanceChartOptions {
-        width: 400,
-        height: 240,
-        ..opts()
-    };
-    assert_eq!(
-        abundance_png(&results, &o).unwrap(),
-        abundance_png(&results, &o).unwrap()
-    );
+    let o = AbundanceChartOptions { width: 400, height: 240, ..opts() };
+    assert_eq!(abundance_png(&results, &o).unwrap(), abundance_png(&results, &o).unwrap());
 }
 
 #[test]
 fn many_bars_and_sizes_still_draw() {
     let results = large();
-    let o = AbundanceChartOptions {
-        top_n: 40,
-        title: Some("A custom title".into()),
-        ..opts()
-    };
+    let o = AbundanceChartOptions { top_n: 40, title: Some("A custom title".into()), ..opts() };
     let chart = abundance_bars(&results, &o).unwrap();
     assert_eq!(bar_elements(&chart.svg).len(), 41);
     assert!(texts(&chart.svg).iter().any(|t| t == "A custom title"));
-    let tiny = AbundanceChartOptions {
-        width: 10,
-        ..opts()
-    };
-    assert!(matches!(
-        abundance_bars(&results, &tiny),
-        Err(Error::InvalidSize { .. })
-    ));
+    let tiny = AbundanceChartOptions { width: 10, ..opts() };
+    assert!(matches!(abundance_bars(&results, &tiny), Err(Error::InvalidSize { .. })));
 }

@@ -10,12 +10,12 @@ use bytes::Bytes;
 use mgds_api::{Analysis, Dependency, ReadlevelUrl, Ref};
 
 use super::{ListParams, ListSpec, Listed, flag};
+use crate::AppState;
 use crate::access;
 use crate::auth::Caller;
 use crate::db;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
-use crate::AppState;
 
 /// The kinds of analysis, each with its own collection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,12 +83,7 @@ pub(crate) const ANALYSIS_FIELDS: &[Field] = &[
     Field { name: "$uri", column: "a.id", kind: FieldKind::Uri { collection: "analyses" }, sortable: true },
     Field { name: "created_at", column: "a.created_at", kind: FieldKind::DateTime, sortable: true },
     Field { name: "updated_at", column: "a.updated_at", kind: FieldKind::DateTime, sortable: true },
-    Field {
-        name: "analysis_type",
-        column: "a.analysis_type",
-        kind: FieldKind::Enum(&ANALYSIS_TYPES),
-        sortable: true,
-    },
+    Field { name: "analysis_type", column: "a.analysis_type", kind: FieldKind::Enum(&ANALYSIS_TYPES), sortable: true },
     Field { name: "complete", column: "a.complete", kind: FieldKind::Bool, sortable: true },
     Field { name: "success", column: "a.success", kind: FieldKind::Bool, sortable: true },
     Field { name: "error_msg", column: "a.error_msg", kind: FieldKind::Text, sortable: true },
@@ -197,9 +192,15 @@ async fn list_public(
     params: ListParams,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<Listed<Analysis>> {
-    let rows: Listed<AnalysisRow> =
-        super::list(&state, &uri, &params, &ANALYSES, access::via_sample(&Caller(None), "a", "sample_id"), of_kind(kind))
-            .await?;
+    let rows: Listed<AnalysisRow> = super::list(
+        &state,
+        &uri,
+        &params,
+        &ANALYSES,
+        access::via_sample(&Caller(None), "a", "sample_id"),
+        of_kind(kind),
+    )
+    .await?;
     Ok(rows.map(|r| r.into_api(&state, kind)))
 }
 
@@ -214,8 +215,7 @@ pub(crate) async fn visible_analysis(
     let row: Option<AnalysisRow> =
         super::fetch_one(state, &ANALYSES, "a.id", id, access::via_sample(caller, "a", "sample_id")).await?;
     let what = kind.map_or("analysis", |k| k.analysis_type());
-    row.filter(|r| kind.is_none_or(|k| r.analysis_type == k.analysis_type()))
-        .ok_or_else(|| ApiError::not_found(what))
+    row.filter(|r| kind.is_none_or(|k| r.analysis_type == k.analysis_type())).ok_or_else(|| ApiError::not_found(what))
 }
 
 async fn get_one(
@@ -248,10 +248,8 @@ async fn results(
     kind: Option<AnalysisKind>,
 ) -> ApiResult<Response> {
     visible_analysis(&state, &caller, &id, kind).await?;
-    let key: Option<String> = sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = ?")
-        .bind(&id)
-        .fetch_one(&state.db)
-        .await?;
+    let key: Option<String> =
+        sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = ?").bind(&id).fetch_one(&state.db).await?;
     let Some(key) = key else { return Err(not_ready(&state, &id).await?) };
     let bytes = state
         .storage
@@ -261,12 +259,14 @@ async fn results(
     Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response())
 }
 
-async fn readlevel(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<ReadlevelUrl>> {
+async fn readlevel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<ReadlevelUrl>> {
     visible_analysis(&state, &caller, &id, Some(AnalysisKind::Classification)).await?;
-    let key: Option<String> = sqlx::query_scalar("SELECT readlevel_key FROM analyses WHERE id = ?")
-        .bind(&id)
-        .fetch_one(&state.db)
-        .await?;
+    let key: Option<String> =
+        sqlx::query_scalar("SELECT readlevel_key FROM analyses WHERE id = ?").bind(&id).fetch_one(&state.db).await?;
     let Some(key) = key else { return Err(not_ready(&state, &id).await?) };
     let filename = format!("{id}.readlevel.tsv.gz");
     Ok(axum::Json(ReadlevelUrl {
@@ -309,7 +309,9 @@ pub async fn store_outcome(
             let artifact_key = match artifact {
                 Some(a) => {
                     let name = match a {
-                        Artifact::File(ref p) => p.file_name().map_or("output".into(), |n| n.to_string_lossy().to_string()),
+                        Artifact::File(ref p) => {
+                            p.file_name().map_or("output".into(), |n| n.to_string_lossy().to_string())
+                        }
                         Artifact::Bytes(_) => "readlevel.tsv.gz".into(),
                     };
                     let k = format!("analyses/{id}/{name}");

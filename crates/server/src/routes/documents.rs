@@ -11,15 +11,15 @@ use mgds_api::{
     DownloadUri, InitUploadResponse, Ref, UserRequest,
 };
 
-use super::samples::{DOWNLOAD_VALID_HOURS, check_arrived, check_size, queue_delete, purge};
+use super::samples::{DOWNLOAD_VALID_HOURS, check_arrived, check_size, purge, queue_delete};
 use super::{Json, ListParams, ListSpec, Listed, id_list, ref_id};
+use crate::AppState;
 use crate::access;
 use crate::auth::{Caller, User};
 use crate::db::{self, begin_write, new_id};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 use crate::signing::BUCKET;
-use crate::AppState;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -93,7 +93,8 @@ async fn list_documents(
     params: ListParams,
 ) -> ApiResult<Listed<Document>> {
     caller.require()?;
-    let rows: Listed<DocumentRow> = super::list(&state, &uri, &params, &DOCUMENTS, access::document(&caller, "d"), None).await?;
+    let rows: Listed<DocumentRow> =
+        super::list(&state, &uri, &params, &DOCUMENTS, access::document(&caller, "d"), None).await?;
     Ok(rows.map(DocumentRow::into_api))
 }
 
@@ -104,7 +105,11 @@ async fn visible_document(state: &AppState, caller: &Caller, id: &str) -> ApiRes
         .ok_or_else(|| ApiError::not_found("document"))
 }
 
-async fn get_document(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Document>> {
+async fn get_document(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Document>> {
     Ok(axum::Json(visible_document(&state, &caller, &id).await?.into_api()))
 }
 
@@ -181,7 +186,12 @@ async fn confirm_upload(
     .bind(&req.document_id)
     .fetch_optional(&state.db)
     .await?
-    .ok_or_else(|| ApiError::NotFound(format!("no document upload {:?} of yours to confirm; call init_upload first", req.document_id)))?;
+    .ok_or_else(|| {
+        ApiError::NotFound(format!(
+            "no document upload {:?} of yours to confirm; call init_upload first",
+            req.document_id
+        ))
+    })?;
     let answer = |id: &str| {
         axum::Json(ConfirmUploadResponse {
             success: true,
@@ -251,7 +261,11 @@ async fn rename_document(
     update_document(state, caller, id, Json(DocumentUpdate { filename: Some(req.filename), description: None })).await
 }
 
-async fn delete_document(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+async fn delete_document(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
     let row = modifiable(&state, &caller, &id, false).await?;
     let mut tx = begin_write(&state.db).await?;
     queue_delete(&mut tx, &row.object_key).await?;
@@ -264,7 +278,8 @@ async fn delete_document(State(state): State<AppState>, caller: Caller, Path(id)
 /// The user named in a share request, who must exist.
 async fn named_user(state: &AppState, req: &UserRequest) -> ApiResult<String> {
     let uid = ref_id("user", &req.user, "users")?;
-    let exists: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE id = ?").bind(uid).fetch_optional(&state.db).await?;
+    let exists: Option<String> =
+        sqlx::query_scalar("SELECT id FROM users WHERE id = ?").bind(uid).fetch_optional(&state.db).await?;
     exists.ok_or_else(|| ApiError::BadRequest(format!("there is no user {uid}")))
 }
 
@@ -302,10 +317,19 @@ async fn remove_user(
     Ok(axum::Json(visible_document(&state, &caller, &id).await?.into_api()))
 }
 
-async fn download_uri(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<DownloadUri>> {
+async fn download_uri(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<DownloadUri>> {
     let row = visible_document(&state, &caller, &id).await?;
     Ok(axum::Json(DownloadUri {
-        download_uri: super::storage_endpoint::download_url(&state, &row.object_key, &row.filename, DOWNLOAD_VALID_HOURS),
+        download_uri: super::storage_endpoint::download_url(
+            &state,
+            &row.object_key,
+            &row.filename,
+            DOWNLOAD_VALID_HOURS,
+        ),
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
 }

@@ -8,12 +8,12 @@ use mgds_api::{Job, JobRunRequest, MAX_RUN_DESCRIPTION_CHARS, Ref};
 use serde_json::{Map, Value};
 
 use super::{Json, ListParams, ListSpec, Listed, flag, ref_id};
+use crate::AppState;
 use crate::access;
 use crate::auth::Caller;
 use crate::db::{self, begin_write, new_id};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
-use crate::AppState;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -64,12 +64,18 @@ impl JobRow {
             name: Some(self.name),
             public: Some(flag(self.public)),
             draft: single.then_some(flag(self.draft)),
-            job_args_schema: single.then(|| serde_json::from_str(&self.job_args_schema).unwrap_or_else(|_| Value::Object(Map::new()))),
+            job_args_schema: single
+                .then(|| serde_json::from_str(&self.job_args_schema).unwrap_or_else(|_| Value::Object(Map::new()))),
         }
     }
 }
 
-async fn list_jobs(State(state): State<AppState>, caller: Caller, uri: OriginalUri, params: ListParams) -> ApiResult<Listed<Job>> {
+async fn list_jobs(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<Job>> {
     caller.require()?;
     let rows: Listed<JobRow> = super::list(&state, &uri, &params, &JOBS, access::job(&caller, "j"), None).await?;
     Ok(rows.map(|r| r.into_api(false)))
@@ -101,8 +107,9 @@ fn populate_defaults(schema: &Value, args: &mut Map<String, Value>) {
 
 /// Checks `args` against a job's JSON Schema; the 400 lists every problem with its place.
 fn check_args(schema: &Value, args: &Map<String, Value>) -> ApiResult<()> {
-    let validator = jsonschema::validator_for(schema)
-        .map_err(|e| ApiError::internal(std::io::Error::other(format!("job_args_schema is not a valid schema: {e}"))))?;
+    let validator = jsonschema::validator_for(schema).map_err(|e| {
+        ApiError::internal(std::io::Error::other(format!("job_args_schema is not a valid schema: {e}")))
+    })?;
     let instance = Value::Object(args.clone());
     let problems: Vec<String> = validator
         .iter_errors(&instance)
@@ -148,9 +155,9 @@ async fn run_job(
     for d in &req.dependencies {
         // Any analysis collection names the same record (/analyses/x, /classifications/x, ...).
         let aid = d.analysis.id().to_string();
-        super::analyses::visible_analysis(&state, &caller, &aid, None)
-            .await
-            .map_err(|_| ApiError::BadRequest(format!("dependency analysis {aid} does not exist or you do not have access to it")))?;
+        super::analyses::visible_analysis(&state, &caller, &aid, None).await.map_err(|_| {
+            ApiError::BadRequest(format!("dependency analysis {aid} does not exist or you do not have access to it"))
+        })?;
         deps.push((aid, d.download_path.clone()));
     }
 
@@ -177,12 +184,14 @@ async fn run_job(
     .execute(&mut *tx)
     .await?;
     for (dep, path) in &deps {
-        sqlx::query("INSERT OR IGNORE INTO analysis_dependencies (analysis_id, dependency_id, download_path) VALUES (?, ?, ?)")
-            .bind(&analysis_id)
-            .bind(dep)
-            .bind(path)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query(
+            "INSERT OR IGNORE INTO analysis_dependencies (analysis_id, dependency_id, download_path) VALUES (?, ?, ?)",
+        )
+        .bind(&analysis_id)
+        .bind(dep)
+        .bind(path)
+        .execute(&mut *tx)
+        .await?;
     }
     sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES (?, ?)")
         .bind(&analysis_id)

@@ -84,13 +84,22 @@ impl UserRow {
     }
 }
 
-async fn list_users(State(state): State<AppState>, caller: Caller, uri: OriginalUri, params: ListParams) -> ApiResult<Listed<User>> {
+async fn list_users(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<User>> {
     caller.require()?;
     let rows: Listed<UserRow> = super::list(&state, &uri, &params, &USERS, access::user(&caller, "u"), None).await?;
     Ok(rows.map(UserRow::into_api))
 }
 
-async fn get_user(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<User>> {
+async fn get_user(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<User>> {
     caller.require()?;
     let row: UserRow = super::fetch_one(&state, &USERS, "u.id", &id, access::user(&caller, "u"))
         .await?
@@ -160,11 +169,16 @@ async fn list_batches(
     params: ListParams,
 ) -> ApiResult<Listed<SequencingBatch>> {
     caller.require()?;
-    let rows: Listed<BatchRow> = super::list(&state, &uri, &params, &BATCHES, access::batch(&caller, "b"), None).await?;
+    let rows: Listed<BatchRow> =
+        super::list(&state, &uri, &params, &BATCHES, access::batch(&caller, "b"), None).await?;
     Ok(rows.map(BatchRow::into_api))
 }
 
-async fn get_batch(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<SequencingBatch>> {
+async fn get_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<SequencingBatch>> {
     caller.require()?;
     let row: BatchRow = super::fetch_one(&state, &BATCHES, "b.id", &id, access::batch(&caller, "b"))
         .await?

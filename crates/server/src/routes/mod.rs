@@ -271,19 +271,12 @@ where
     // One read transaction so the total and the page agree.
     let mut tx = state.db.begin().await?;
     let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {cond}", spec.from);
-    let total: i64 = sqlx::query_scalar_with(AssertSqlSafe(count_sql), args(&binds)?)
-        .fetch_one(&mut *tx)
-        .await?;
+    let total: i64 = sqlx::query_scalar_with(AssertSqlSafe(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
     let mut page_binds = binds;
     page_binds.push(Bind::Int(page.limit()));
     page_binds.push(Bind::Int(page.offset()));
-    let sql = format!(
-        "SELECT {} FROM {} WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?",
-        spec.columns, spec.from
-    );
-    let items: Vec<T> = sqlx::query_as_with(AssertSqlSafe(sql), args(&page_binds)?)
-        .fetch_all(&mut *tx)
-        .await?;
+    let sql = format!("SELECT {} FROM {} WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?", spec.columns, spec.from);
+    let items: Vec<T> = sqlx::query_as_with(AssertSqlSafe(sql), args(&page_binds)?).fetch_all(&mut *tx).await?;
     tx.commit().await?;
 
     let mut others = Vec::new();
@@ -327,20 +320,14 @@ pub fn ref_id<'a>(field: &str, r: &'a mgds_api::RefOrId, collection: &str) -> Ap
     if let Some(c) = r.collection()
         && c != collection
     {
-        return Err(ApiError::BadRequest(format!(
-            "{field} must reference /api/v1/{collection}/<id>, not {c}"
-        )));
+        return Err(ApiError::BadRequest(format!("{field} must reference /api/v1/{collection}/<id>, not {c}")));
     }
     Ok(r.id())
 }
 
 /// Parses a JSON array of ids stored by `json_group_array`.
 pub fn id_list(json: &str) -> Vec<String> {
-    serde_json::from_str::<Vec<Option<String>>>(json)
-        .unwrap_or_default()
-        .into_iter()
-        .flatten()
-        .collect()
+    serde_json::from_str::<Vec<Option<String>>>(json).unwrap_or_default().into_iter().flatten().collect()
 }
 
 /// Converts a stored boolean.

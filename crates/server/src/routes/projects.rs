@@ -4,15 +4,18 @@ use axum::Router;
 use axum::extract::{OriginalUri, Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use mgds_api::{ChangeSharing, PROJECT_PERMISSIONS, Project, ProjectAddUser, ProjectCreate, ProjectMember, ProjectUpdate, Ref, UserRequest};
+use mgds_api::{
+    ChangeSharing, PROJECT_PERMISSIONS, Project, ProjectAddUser, ProjectCreate, ProjectMember, ProjectUpdate, Ref,
+    UserRequest,
+};
 
 use super::{Json, ListParams, ListSpec, Listed, flag, ref_id};
+use crate::AppState;
 use crate::access;
 use crate::auth::Caller;
 use crate::db::{self, begin_write, new_id};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
-use crate::AppState;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -83,12 +86,22 @@ fn me(caller: &Caller) -> Bind {
     Bind::Text(caller.user_id().unwrap_or_default().to_string())
 }
 
-async fn list_projects(State(state): State<AppState>, caller: Caller, uri: OriginalUri, params: ListParams) -> ApiResult<Listed<Project>> {
+async fn list_projects(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<Project>> {
     let rows = list_with(&state, &caller, &uri, &params, access::project(&caller, "p")).await?;
     Ok(rows.map(|r| r.into_api(&caller)))
 }
 
-async fn list_public(State(state): State<AppState>, caller: Caller, uri: OriginalUri, params: ListParams) -> ApiResult<Listed<Project>> {
+async fn list_public(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<Project>> {
     let rows = list_with(&state, &caller, &uri, &params, access::project(&Caller(None), "p")).await?;
     Ok(rows.map(|r| r.into_api(&caller)))
 }
@@ -116,7 +129,11 @@ async fn visible_project(state: &AppState, caller: &Caller, id: &str) -> ApiResu
         .ok_or_else(|| ApiError::not_found("project"))
 }
 
-async fn get_project(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Project>> {
+async fn get_project(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Project>> {
     Ok(axum::Json(visible_project(&state, &caller, &id).await?.into_api(&caller)))
 }
 
@@ -144,7 +161,11 @@ fn name_taken(project_name: &str) -> ApiError {
     ))
 }
 
-async fn create_project(State(state): State<AppState>, caller: Caller, Json(req): Json<ProjectCreate>) -> ApiResult<axum::Json<Project>> {
+async fn create_project(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<ProjectCreate>,
+) -> ApiResult<axum::Json<Project>> {
     let user = caller.require()?;
     mgds_api::check_project_name(&req.project_name).map_err(ApiError::BadRequest)?;
     let name = req.name.clone().unwrap_or_else(|| req.project_name.clone());
@@ -189,13 +210,14 @@ async fn update_project(
     let mut tx = begin_write(&state.db).await?;
     if let Some(pn) = &req.project_name {
         mgds_api::check_project_name(pn).map_err(ApiError::BadRequest)?;
-        let taken: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE organization_id = ? AND project_name = ? AND id != ?")
-                .bind(&user.organization_id)
-                .bind(pn)
-                .bind(&id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let taken: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM projects WHERE organization_id = ? AND project_name = ? AND id != ?",
+        )
+        .bind(&user.organization_id)
+        .bind(pn)
+        .bind(&id)
+        .fetch_one(&mut *tx)
+        .await?;
         if taken > 0 {
             return Err(name_taken(pn));
         }
@@ -212,14 +234,22 @@ async fn update_project(
     Ok(axum::Json(visible_project(&state, &caller, &id).await?.into_api(&caller)))
 }
 
-async fn delete_project(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
+async fn delete_project(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
     owned_project(&state, &caller, &id).await?;
     // Samples stay with their owners and leave the project (ON DELETE SET NULL).
     sqlx::query("DELETE FROM projects WHERE id = ?").bind(&id).execute(&state.db).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-async fn members(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Vec<ProjectMember>>> {
+async fn members(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Vec<ProjectMember>>> {
     let user = caller.require()?;
     let p = visible_project(&state, &caller, &id).await?;
     // A public project shows its samples to everyone, but who belongs to it only to its people.
@@ -244,7 +274,8 @@ async fn members(State(state): State<AppState>, caller: Caller, Path(id): Path<S
 
 async fn named_user(state: &AppState, r: &mgds_api::RefOrId) -> ApiResult<String> {
     let uid = ref_id("user", r, "users")?;
-    let found: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE id = ?").bind(uid).fetch_optional(&state.db).await?;
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT id FROM users WHERE id = ?").bind(uid).fetch_optional(&state.db).await?;
     found.ok_or_else(|| ApiError::BadRequest(format!("there is no user {uid}")))
 }
 

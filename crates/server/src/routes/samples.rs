@@ -7,9 +7,9 @@ use axum::routing::{get, post};
 use chrono::Utc;
 use mgds_api::{
     CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitUploadRequest,
-    InitUploadResponse, LIBRARY_TYPES, MAX_EXTERNAL_SAMPLE_ID_CHARS, MAX_TAG_NAME_CHARS, MAX_UPLOAD_BYTES,
-    Metadata, MetadataInput, PLATFORMS, PreuploadRequest, PreuploadResponse, Ref, SAMPLE_TYPES, Sample,
-    SampleUpdate, SuccessResponse, TagInput, Visibility,
+    InitUploadResponse, LIBRARY_TYPES, MAX_EXTERNAL_SAMPLE_ID_CHARS, MAX_TAG_NAME_CHARS, MAX_UPLOAD_BYTES, Metadata,
+    MetadataInput, PLATFORMS, PreuploadRequest, PreuploadResponse, Ref, SAMPLE_TYPES, Sample, SampleUpdate,
+    SuccessResponse, TagInput, Visibility,
 };
 use serde_json::{Map, Value};
 use sqlx::{Sqlite, Transaction};
@@ -141,7 +141,11 @@ pub(crate) async fn visible_sample(state: &AppState, caller: &Caller, id: &str) 
     super::fetch_one(state, &SAMPLES, "s.id", id, access::sample(caller, "s")).await
 }
 
-async fn get_sample(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Sample>> {
+async fn get_sample(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Sample>> {
     let row = visible_sample(&state, &caller, &id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     Ok(axum::Json(row.into_api()))
 }
@@ -150,7 +154,11 @@ async fn get_sample(State(state): State<AppState>, caller: Caller, Path(id): Pat
 // Project membership
 
 /// What the caller may do in a project: `None` if they cannot see it.
-pub(crate) async fn project_permissions(state: &AppState, user: &User, project_id: &str) -> ApiResult<Option<Vec<String>>> {
+pub(crate) async fn project_permissions(
+    state: &AppState,
+    user: &User,
+    project_id: &str,
+) -> ApiResult<Option<Vec<String>>> {
     let row: Option<(String, i64, Option<String>)> = sqlx::query_as(
         "SELECT p.owner_id, p.public, pm.permissions FROM projects p \
          LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = ? WHERE p.id = ?",
@@ -174,9 +182,9 @@ pub(crate) async fn project_permissions(state: &AppState, user: &User, project_i
 /// with `can_add_files` (else 403).
 async fn project_to_add_to(state: &AppState, user: &User, r: &mgds_api::RefOrId) -> ApiResult<String> {
     let id = ref_id("project", r, "projects")?;
-    let perms = project_permissions(state, user, id).await?.ok_or_else(|| {
-        ApiError::BadRequest(format!("project {id} does not exist or you do not have access to it"))
-    })?;
+    let perms = project_permissions(state, user, id)
+        .await?
+        .ok_or_else(|| ApiError::BadRequest(format!("project {id} does not exist or you do not have access to it")))?;
     if !perms.iter().any(|p| p == "can_add_files") {
         return Err(ApiError::Forbidden(format!(
             "you may not add samples to project {id}: its owner has not given you the can_add_files permission"
@@ -212,9 +220,7 @@ async fn may_act(state: &AppState, user: &User, sample: &SampleRow, permission: 
     {
         return Ok(());
     }
-    Err(ApiError::Forbidden(format!(
-        "only the sample's owner, or project members with {permission}, may {doing}"
-    )))
+    Err(ApiError::Forbidden(format!("only the sample's owner, or project members with {permission}, may {doing}")))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -253,7 +259,9 @@ fn check_range(field: &str, v: Option<Option<f64>>, lo: f64, hi: f64) -> ApiResu
 fn normalize_date(field: &str, v: &mut Option<Option<String>>) -> ApiResult<()> {
     if let Some(Some(s)) = v {
         *s = listing::normalize_ts(s).map_err(|e| {
-            ApiError::BadRequest(format!("metadata.{field} must be an RFC 3339 date-time (e.g. 2026-03-01T09:30:00Z): {e}"))
+            ApiError::BadRequest(format!(
+                "metadata.{field} must be an RFC 3339 date-time (e.g. 2026-03-01T09:30:00Z): {e}"
+            ))
         })?;
     }
     Ok(())
@@ -372,7 +380,12 @@ async fn apply_metadata(tx: &mut Transaction<'_, Sqlite>, metadata_id: &str, m: 
 }
 
 /// Finds or creates the caller's tags by name and attaches them to a sample.
-async fn attach_tags(tx: &mut Transaction<'_, Sqlite>, owner: &str, sample_id: &str, tags: &[TagInput]) -> ApiResult<()> {
+async fn attach_tags(
+    tx: &mut Transaction<'_, Sqlite>,
+    owner: &str,
+    sample_id: &str,
+    tags: &[TagInput],
+) -> ApiResult<()> {
     for t in tags {
         let tag_id = tag_by_name(tx, owner, t.name.trim()).await?;
         sqlx::query("INSERT OR IGNORE INTO sample_tags (sample_id, tag_id) VALUES (?, ?)")
@@ -469,7 +482,8 @@ async fn preupload(
         return Err(duplicate_external_id(ext));
     }
     let metadata_id =
-        insert_sample(&mut tx, &id, &user.id, Visibility::AwaitingData.as_str(), None, None, None, project.as_deref()).await?;
+        insert_sample(&mut tx, &id, &user.id, Visibility::AwaitingData.as_str(), None, None, None, project.as_deref())
+            .await?;
     apply_metadata(&mut tx, &metadata_id, &metadata).await?;
     attach_tags(&mut tx, &user.id, &id, &req.tags).await?;
     tx.commit().await?;
@@ -559,9 +573,9 @@ async fn init_upload(
 pub(super) fn check_upload_type(t: Option<&str>) -> ApiResult<()> {
     match t {
         None | Some("standard") => Ok(()),
-        Some(other) => Err(ApiError::BadRequest(format!(
-            "upload_type {other:?} is not supported; only \"standard\" is"
-        ))),
+        Some(other) => {
+            Err(ApiError::BadRequest(format!("upload_type {other:?} is not supported; only \"standard\" is")))
+        }
     }
 }
 
@@ -630,7 +644,8 @@ async fn confirm_upload(
 ) -> ApiResult<axum::Json<ConfirmUploadResponse>> {
     let user = caller.require()?;
     check_upload_type(req.upload_type.as_deref())?;
-    let not_found = || ApiError::NotFound(format!("no upload {:?} of yours to confirm; call init_upload first", req.sample_id));
+    let not_found =
+        || ApiError::NotFound(format!("no upload {:?} of yours to confirm; call init_upload first", req.sample_id));
     // The file check is outside the write lock (it touches the disk); the decision is inside.
     let mut tx = state.db.begin().await?;
     let up = find_upload(&mut tx, "sample", &user.id, &req.sample_id).await?.ok_or_else(not_found)?;
@@ -681,10 +696,12 @@ async fn confirm_upload(
                 .map(|p| p.id().to_string());
             // The project was checked at init_upload; it may have been deleted since.
             let project = match project {
-                Some(p) => sqlx::query_scalar::<_, String>("SELECT id FROM projects WHERE id = ?")
-                    .bind(&p)
-                    .fetch_optional(&mut *tx)
-                    .await?,
+                Some(p) => {
+                    sqlx::query_scalar::<_, String>("SELECT id FROM projects WHERE id = ?")
+                        .bind(&p)
+                        .fetch_optional(&mut *tx)
+                        .await?
+                }
                 None => None,
             };
             insert_sample(
@@ -701,10 +718,8 @@ async fn confirm_upload(
             up.id.clone()
         }
     };
-    let metadata_id: String = sqlx::query_scalar("SELECT id FROM metadata WHERE sample_id = ?")
-        .bind(&sample_id)
-        .fetch_one(&mut *tx)
-        .await?;
+    let metadata_id: String =
+        sqlx::query_scalar("SELECT id FROM metadata WHERE sample_id = ?").bind(&sample_id).fetch_one(&mut *tx).await?;
     if let Some(m) = stored.get("metadata").filter(|m| !m.is_null()) {
         let m: MetadataInput = serde_json::from_value(m.clone())?;
         if let Some(Some(ext)) = &m.external_sample_id
@@ -755,9 +770,7 @@ async fn cancel_upload(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no upload {:?} of yours to cancel", req.sample_id)))?;
     if up.confirmed_id.is_some() {
-        return Err(ApiError::BadRequest(
-            "this upload is already confirmed; delete the sample instead".into(),
-        ));
+        return Err(ApiError::BadRequest("this upload is already confirmed; delete the sample instead".into()));
     }
     sqlx::query("DELETE FROM uploads WHERE id = ?").bind(&up.id).execute(&mut *tx).await?;
     queue_delete(&mut tx, &up.object_key).await?;
@@ -821,7 +834,11 @@ async fn update_sample(
     }
     let mut tx = begin_write(&state.db).await?;
     if let Some(v) = req.visibility {
-        sqlx::query("UPDATE samples SET visibility = ? WHERE id = ?").bind(v.as_str()).bind(&id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE samples SET visibility = ? WHERE id = ?")
+            .bind(v.as_str())
+            .bind(&id)
+            .execute(&mut *tx)
+            .await?;
     }
     if let Some(p) = project {
         sqlx::query("UPDATE samples SET project_id = ? WHERE id = ?").bind(p).bind(&id).execute(&mut *tx).await?;
@@ -902,7 +919,11 @@ pub(crate) async fn purge(state: &AppState) -> ApiResult<()> {
     Ok(())
 }
 
-async fn download_uri(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<DownloadUri>> {
+async fn download_uri(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<DownloadUri>> {
     let user = caller.require()?;
     let row = visible_sample(&state, &caller, &id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     if row.owner_id != user.id
@@ -915,10 +936,8 @@ async fn download_uri(State(state): State<AppState>, caller: Caller, Path(id): P
             "your project membership does not include can_download_files for this sample".into(),
         ));
     }
-    let key: Option<String> = sqlx::query_scalar("SELECT object_key FROM samples WHERE id = ?")
-        .bind(&id)
-        .fetch_one(&state.db)
-        .await?;
+    let key: Option<String> =
+        sqlx::query_scalar("SELECT object_key FROM samples WHERE id = ?").bind(&id).fetch_one(&state.db).await?;
     let key = key.ok_or_else(|| ApiError::BadRequest("the sample has no file yet: it is awaiting data".into()))?;
     let filename = row.filename.unwrap_or_else(|| "sample".into());
     Ok(axum::Json(DownloadUri {
@@ -1014,7 +1033,11 @@ async fn visible_metadata(state: &AppState, caller: &Caller, id: &str) -> ApiRes
         .ok_or_else(|| ApiError::not_found("metadata"))
 }
 
-async fn get_metadata(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Metadata>> {
+async fn get_metadata(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Metadata>> {
     Ok(axum::Json(visible_metadata(&state, &caller, &id).await?.into_api()))
 }
 
@@ -1026,7 +1049,8 @@ async fn update_metadata(
 ) -> ApiResult<axum::Json<Metadata>> {
     let user = caller.require()?;
     let row = visible_metadata(&state, &caller, &id).await?;
-    let sample = visible_sample(&state, &caller, &row.sample_id).await?.ok_or_else(|| ApiError::not_found("metadata"))?;
+    let sample =
+        visible_sample(&state, &caller, &row.sample_id).await?.ok_or_else(|| ApiError::not_found("metadata"))?;
     may_act(&state, user, &sample, "can_edit_metadata", "change its metadata").await?;
     if let Some(s) = &req.sample
         && ref_id("sample", s, "samples")? != row.sample_id

@@ -63,7 +63,8 @@ async fn pending(state: &AppState, key: &str) -> ApiResult<()> {
         .await?;
     if open == 0 {
         return Err(ApiError::Forbidden(
-            "this upload form is no longer valid: its upload was confirmed, canceled or deleted; start a new upload".into(),
+            "this upload form is no longer valid: its upload was confirmed, canceled or deleted; start a new upload"
+                .into(),
         ));
     }
     Ok(())
@@ -84,7 +85,9 @@ async fn upload(
     let mut used = 0usize;
     loop {
         let Some(field) = form.next_field().await.map_err(bad_form)? else {
-            return Err(ApiError::BadRequest("the form has no file part; send the file as a part named \"file\", after the other fields".into()));
+            return Err(ApiError::BadRequest(
+                "the form has no file part; send the file as a part named \"file\", after the other fields".into(),
+            ));
         };
         let name = field.name().unwrap_or_default().to_string();
         if name == "file" {
@@ -165,7 +168,10 @@ async fn download(
     params: Result<Query<DownloadParams>, QueryRejection>,
 ) -> ApiResult<Response> {
     let Query(p) = params.map_err(|e| {
-        ApiError::Forbidden(format!("this download address is malformed ({}); ask the service for a new one", e.body_text()))
+        ApiError::Forbidden(format!(
+            "this download address is malformed ({}); ask the service for a new one",
+            e.body_text()
+        ))
     })?;
     let (Some(expires), Some(filename), Some(signature)) = (p.expires, p.filename, p.signature) else {
         return Err(ApiError::Forbidden("this address is not signed; ask the service for a download address".into()));
@@ -174,11 +180,8 @@ async fn download(
         return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
     }
     state.signer.verify_download(&key, expires, &filename, &signature, Utc::now())?;
-    let (size, stream) = state
-        .storage
-        .stream(&key)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("the file is no longer stored".into()))?;
+    let (size, stream) =
+        state.storage.stream(&key).await?.ok_or_else(|| ApiError::NotFound("the file is no longer stored".into()))?;
     let mut r = Body::from_stream(stream).into_response();
     let h = r.headers_mut();
     h.insert(header::CONTENT_LENGTH, HeaderValue::from(size));

@@ -6,12 +6,12 @@ use axum::routing::get;
 use mgds_api::{MAX_TAG_NAME_CHARS, Ref, Tag, TagCreate};
 
 use super::{Json, ListParams, ListSpec, Listed, ref_id};
+use crate::AppState;
 use crate::access;
 use crate::auth::Caller;
 use crate::db::begin_write;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
-use crate::AppState;
 
 pub(super) fn router() -> Router<AppState> {
     Router::new().route("/tags", get(list_tags).post(create_tag)).route("/tags/{id}", get(get_tag))
@@ -43,7 +43,12 @@ impl TagRow {
     }
 }
 
-async fn list_tags(State(state): State<AppState>, caller: Caller, uri: OriginalUri, params: ListParams) -> ApiResult<Listed<Tag>> {
+async fn list_tags(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<Tag>> {
     caller.require()?;
     let rows: Listed<TagRow> = super::list(&state, &uri, &params, &TAGS, access::tag(&caller, "t"), None).await?;
     Ok(rows.map(TagRow::into_api))
@@ -59,7 +64,11 @@ async fn get_tag(State(state): State<AppState>, caller: Caller, Path(id): Path<S
 
 /// Creates the caller's tag (or finds the one with that name) and attaches it to a sample the
 /// caller owns or may edit as a project member.
-async fn create_tag(State(state): State<AppState>, caller: Caller, Json(req): Json<TagCreate>) -> ApiResult<axum::Json<Tag>> {
+async fn create_tag(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<TagCreate>,
+) -> ApiResult<axum::Json<Tag>> {
     let user = caller.require()?;
     let name = req.name.trim();
     let n = name.chars().count();

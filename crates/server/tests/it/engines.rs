@@ -65,13 +65,18 @@ async fn finished(svc: &Service, user: &TestUser, id: &str) -> Value {
 async fn job_id(svc: &Service, user: &TestUser, analysis_type: &str) -> String {
     let (s, jobs) = svc.get(Some(user), "/api/v1/jobs?per_page=100").await;
     assert_eq!(s, 200);
-    let job = jobs.as_array().unwrap().iter().find(|j| j["analysis_type"] == json!(analysis_type)).expect("job of that type");
+    let job =
+        jobs.as_array().unwrap().iter().find(|j| j["analysis_type"] == json!(analysis_type)).expect("job of that type");
     job["$uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
 }
 
 async fn run(svc: &Service, user: &TestUser, job: &str, sample: &str, args: Value) -> String {
     let (s, r) = svc
-        .post(Some(user), &format!("/api/v1/jobs/{job}/run"), json!({"sample": {"$ref": format!("/api/v1/samples/{sample}")}, "job_args": args}))
+        .post(
+            Some(user),
+            &format!("/api/v1/jobs/{job}/run"),
+            json!({"sample": {"$ref": format!("/api/v1/samples/{sample}")}, "job_args": args}),
+        )
         .await;
     assert_eq!(s, 200, "{r}");
     r["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string()
@@ -105,7 +110,8 @@ async fn an_upload_is_classified_by_itself_with_results_and_read_level_rows() {
     assert_eq!(st, 200);
     let table = results["table"].as_array().unwrap();
     let n_reads = results["n_reads"].as_u64().unwrap();
-    let truth = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/truth.tsv")).unwrap();
+    let truth =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/truth.tsv")).unwrap();
     let expected = truth.lines().filter(|l| !l.is_empty() && !l.starts_with("read")).count() as u64;
     assert_eq!(n_reads, expected, "every demo read counted");
     // Consistency: readcounts sum to the classified reads; the root's subtree holds them all.
@@ -140,7 +146,11 @@ async fn jobs_are_versioned_by_engine_and_reference_and_the_same_input_gives_the
     assert!(j["job_args_schema"]["properties"]["confidence"].is_object(), "{j}");
     // Arguments are checked against the schema before anything is queued.
     let (s, e) = svc
-        .post(Some(&u), &format!("/api/v1/jobs/{job}/run"), json!({"sample": {"$ref": "/api/v1/samples/0123456789abcdef"}, "job_args": {"confidence": 3}}))
+        .post(
+            Some(&u),
+            &format!("/api/v1/jobs/{job}/run"),
+            json!({"sample": {"$ref": "/api/v1/samples/0123456789abcdef"}, "job_args": {"confidence": 3}}),
+        )
         .await;
     assert!(s == 400 || s == 404, "{s} {e}");
 
@@ -155,7 +165,8 @@ async fn jobs_are_versioned_by_engine_and_reference_and_the_same_input_gives_the
     assert_eq!(ra, rb, "same input, same results");
     let (_, la) = svc.get(Some(&u), &format!("/api/v1/classifications/{first}/readlevel")).await;
     let (_, lb) = svc.get(Some(&u), &format!("/api/v1/classifications/{second}/readlevel")).await;
-    let (da, db) = (download(&svc, la["url"].as_str().unwrap()).await, download(&svc, lb["url"].as_str().unwrap()).await);
+    let (da, db) =
+        (download(&svc, la["url"].as_str().unwrap()).await, download(&svc, lb["url"].as_str().unwrap()).await);
     assert!(da == db, "same input, byte-identical read-level file");
 
     // Reinstalling the same data registers no new job.

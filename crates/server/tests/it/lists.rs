@@ -99,7 +99,9 @@ async fn where_filters_and_counts() {
     let (_, body, total, _) = page(&svc, &u, &q(json!({"$uri": {"$in": pick}}))).await;
     assert_eq!(total, Some(2));
     assert_eq!(uris(&body).into_iter().collect::<HashSet<_>>(), pick.into_iter().collect());
-    let (_, _, total, _) = page(&svc, &u, &q(json!({"created_at": {"$between": ["2000-01-01T00:00:00Z", "2100-01-01T00:00:00+02:00"]}}))).await;
+    let (_, _, total, _) =
+        page(&svc, &u, &q(json!({"created_at": {"$between": ["2000-01-01T00:00:00Z", "2100-01-01T00:00:00+02:00"]}})))
+            .await;
     assert_eq!(total, Some(23));
     let (_, _, total, _) = page(&svc, &u, &q(json!({"created_at": {"$lt": "2000-01-01"}}))).await;
     assert_eq!(total, Some(0));
@@ -110,7 +112,13 @@ async fn where_filters_and_counts() {
     assert_eq!((status, total), (200, Some(0)));
 
     // Tags: filter by a tag reference.
-    let (s, tag) = svc.post(Some(&u), "/api/v1/tags", json!({"name": "batch7", "sample": {"$ref": format!("/api/v1/samples/{}", ids[3])}})).await;
+    let (s, tag) = svc
+        .post(
+            Some(&u),
+            "/api/v1/tags",
+            json!({"name": "batch7", "sample": {"$ref": format!("/api/v1/samples/{}", ids[3])}}),
+        )
+        .await;
     assert_eq!(s, 200, "{tag}");
     let (_, body, total, _) = page(&svc, &u, &q(json!({"tags": {"$ref": tag["$uri"]}}))).await;
     assert_eq!(total, Some(1));

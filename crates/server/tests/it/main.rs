@@ -108,10 +108,17 @@ impl Service {
         }
         let (status, init) = self.post(Some(user), "/api/v1/samples/init_upload", body).await;
         assert_eq!(status, 200, "init_upload: {init}");
-        let r = post_form(&self.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), bytes).await;
+        let r = post_form(
+            &self.http,
+            init["upload_url"].as_str().unwrap(),
+            init["additional_fields"].as_object().unwrap(),
+            bytes,
+        )
+        .await;
         assert_eq!(r.status().as_u16(), 201, "upload: {}", r.text().await.unwrap());
         let id = init["sample_id"].as_str().unwrap().to_string();
-        let (status, confirmed) = self.post(Some(user), "/api/v1/samples/confirm_upload", json!({"sample_id": id})).await;
+        let (status, confirmed) =
+            self.post(Some(user), "/api/v1/samples/confirm_upload", json!({"sample_id": id})).await;
         assert_eq!(status, 200, "confirm: {confirmed}");
         id
     }
@@ -122,7 +129,13 @@ impl Service {
             .post(Some(user), "/api/v1/documents/init_upload", json!({"filename": filename, "size": bytes.len()}))
             .await;
         assert_eq!(status, 200, "init_upload: {init}");
-        let r = post_form(&self.http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), bytes).await;
+        let r = post_form(
+            &self.http,
+            init["upload_url"].as_str().unwrap(),
+            init["additional_fields"].as_object().unwrap(),
+            bytes,
+        )
+        .await;
         assert_eq!(r.status().as_u16(), 201);
         let id = init["document_id"].as_str().unwrap().to_string();
         let (status, c) = self.post(Some(user), "/api/v1/documents/confirm_upload", json!({"document_id": id})).await;

@@ -59,7 +59,13 @@ async fn projects_lifecycle() {
         assert_error(s, &b, 400);
         assert!(b["message"].as_str().unwrap().contains("project_name"), "{b}");
     }
-    let (s, p) = svc.post(Some(&u), "/api/v1/projects", json!({"project_name": "Gut-2026", "name": "Gut study", "description": "d"})).await;
+    let (s, p) = svc
+        .post(
+            Some(&u),
+            "/api/v1/projects",
+            json!({"project_name": "Gut-2026", "name": "Gut study", "description": "d"}),
+        )
+        .await;
     assert_eq!(s, 200, "{p}");
     assert_eq!(p["project_name"], json!("Gut-2026"));
     assert_eq!(p["owner"]["$ref"], json!(format!("/api/v1/users/{}", u.id)));
@@ -77,9 +83,16 @@ async fn projects_lifecycle() {
     assert_eq!(p2["description"], Value::Null);
     let (s, p3) = svc.post(Some(&u), &format!("{uri}/change_sharing"), json!({"public": true})).await;
     assert_eq!((s, p3["public"].clone()), (200, json!(true)));
-    let (s, p4) = svc.post(Some(&u), &format!("{uri}/add_user"), json!({"user": {"$ref": format!("/api/v1/users/{}", other.id)}, "permissions": ["can_see_files"]})).await;
+    let (s, p4) = svc
+        .post(
+            Some(&u),
+            &format!("{uri}/add_user"),
+            json!({"user": {"$ref": format!("/api/v1/users/{}", other.id)}, "permissions": ["can_see_files"]}),
+        )
+        .await;
     assert_eq!(s, 200, "{p4}");
-    let (s, b) = svc.post(Some(&u), &format!("{uri}/add_user"), json!({"user": other.id, "permissions": ["can_fly"]})).await;
+    let (s, b) =
+        svc.post(Some(&u), &format!("{uri}/add_user"), json!({"user": other.id, "permissions": ["can_fly"]})).await;
     assert_error(s, &b, 400);
     let (s, b) = svc.post(Some(&u), &format!("{uri}/add_user"), json!({"user": "0123456789abcdef"})).await;
     assert_error(s, &b, 400);
@@ -104,7 +117,12 @@ async fn samples_metadata_and_tags() {
     let svc = Service::start().await;
     let u = svc.user("a@lab.org").await;
     let id = svc
-        .upload_sample(&u, "gut 1.fastq", &crate::fastq(3), json!({"metadata": {"platform": "Illumina MiSeq", "custom": {"site": "A"}}, "tags": [{"name": "run1"}]}))
+        .upload_sample(
+            &u,
+            "gut 1.fastq",
+            &crate::fastq(3),
+            json!({"metadata": {"platform": "Illumina MiSeq", "custom": {"site": "A"}}, "tags": [{"name": "run1"}]}),
+        )
         .await;
     let (s, sample) = svc.get(Some(&u), &format!("/api/v1/samples/{id}")).await;
     assert_eq!(s, 200);
@@ -125,7 +143,12 @@ async fn samples_metadata_and_tags() {
     assert_eq!(m2["date_collected"], json!("2026-03-01T08:30:00.000000Z"));
     assert_eq!(m2["starred"], json!(true));
     assert_eq!(m2["platform"], json!("Illumina MiSeq"), "fields not sent are kept");
-    for bad in [json!({"platform": "Illumina MegaSeq"}), json!({"location_lat": 91}), json!({"date_collected": "yesterday"}), json!({"custom": {"x": [1]}})] {
+    for bad in [
+        json!({"platform": "Illumina MegaSeq"}),
+        json!({"location_lat": 91}),
+        json!({"date_collected": "yesterday"}),
+        json!({"custom": {"x": [1]}}),
+    ] {
         let (s, b) = svc.patch(Some(&u), &meta_uri, bad.clone()).await;
         assert_error(s, &b, 400);
     }
@@ -144,13 +167,22 @@ async fn samples_metadata_and_tags() {
     // PATCH: visibility, project, tags.
     let (_, p) = svc.post(Some(&u), "/api/v1/projects", json!({"project_name": "gut"})).await;
     let (s, patched) = svc
-        .patch(Some(&u), &format!("/api/v1/samples/{id}"), json!({"visibility": "public", "project": {"$ref": p["$uri"]}, "tags": [{"$ref": tag["$uri"]}]}))
+        .patch(
+            Some(&u),
+            &format!("/api/v1/samples/{id}"),
+            json!({"visibility": "public", "project": {"$ref": p["$uri"]}, "tags": [{"$ref": tag["$uri"]}]}),
+        )
         .await;
     assert_eq!(s, 200, "{patched}");
     assert_eq!(patched["visibility"], json!("public"));
     assert_eq!(patched["project"]["$ref"], p["$uri"]);
     assert_eq!(patched["tags"], json!([{"$ref": tag["$uri"]}]));
-    for bad in [json!({"visibility": "importing"}), json!({"visibility": "secret"}), json!({"project": {"$ref": "/api/v1/projects/0123456789abcdef"}}), json!({"tags": ["0123456789abcdef"]})] {
+    for bad in [
+        json!({"visibility": "importing"}),
+        json!({"visibility": "secret"}),
+        json!({"project": {"$ref": "/api/v1/projects/0123456789abcdef"}}),
+        json!({"tags": ["0123456789abcdef"]}),
+    ] {
         let (s, b) = svc.patch(Some(&u), &format!("/api/v1/samples/{id}"), bad.clone()).await;
         assert_error(s, &b, 400);
     }
@@ -192,7 +224,11 @@ async fn jobs_runs_and_results() {
     let aref = r["$ref"].as_str().unwrap().to_string();
     let aid = aref.strip_prefix("/api/v1/analyses/").unwrap().to_string();
     assert!(aid.len() == 16 && aid.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()), "{aref}");
-    for (bad, named) in [(json!({"confidence": 2}), "confidence"), (json!({"min_hits": "five"}), "min_hits"), (json!({"colour": 1}), "colour")] {
+    for (bad, named) in [
+        (json!({"confidence": 2}), "confidence"),
+        (json!({"min_hits": "five"}), "min_hits"),
+        (json!({"colour": 1}), "colour"),
+    ] {
         let (s, b) = svc.post(Some(&u), &format!("/api/v1/jobs/{job}/run"), run(bad)).await;
         assert_error(s, &b, 400);
         assert!(b["message"].as_str().unwrap().contains(named), "{b}");
@@ -203,7 +239,9 @@ async fn jobs_runs_and_results() {
     assert_error(s, &b, 400);
     let (s, b) = svc.post(Some(&u), "/api/v1/jobs/0123456789abcdef/run", run(json!({}))).await;
     assert_error(s, &b, 404);
-    let (s, b) = svc.post(Some(&u), &format!("/api/v1/jobs/{job}/run"), json!({"sample": sref("0123456789abcdef"), "job_args": {}})).await;
+    let (s, b) = svc
+        .post(Some(&u), &format!("/api/v1/jobs/{job}/run"), json!({"sample": sref("0123456789abcdef"), "job_args": {}}))
+        .await;
     assert_error(s, &b, 400);
     let mut with_defaults = run(json!({}));
     with_defaults["populate_default_arguments"] = json!(true);
@@ -215,7 +253,10 @@ async fn jobs_runs_and_results() {
     // Pending, and recorded in the durable queue.
     let (s, a) = svc.get(Some(&u), &aref).await;
     assert_eq!(s, 200);
-    assert_eq!((a["complete"].clone(), a["success"].clone(), a["analysis_type"].clone()), (json!(false), json!(false), json!("classification")));
+    assert_eq!(
+        (a["complete"].clone(), a["success"].clone(), a["analysis_type"].clone()),
+        (json!(false), json!(false), json!("classification"))
+    );
     let queued: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_queue").fetch_one(&svc.state.db).await.unwrap();
     assert_eq!(queued, 2);
 
@@ -243,7 +284,9 @@ async fn jobs_runs_and_results() {
     assert_error(s, &b, 400);
     let results = json!({"table": [{"tax_id": "1", "name": "root", "rank": "no rank", "parent_tax_id": null, "readcount": 0, "readcount_w_children": 2, "abundance": null}], "n_reads": 2, "host_tax_ids": []});
     let tsv_gz = b"\x1f\x8b pretend gzip".to_vec();
-    mgds_server::routes::store_results(&svc.state, &aid, Ok((results.clone(), Some(tsv_gz.clone().into())))).await.unwrap();
+    mgds_server::routes::store_results(&svc.state, &aid, Ok((results.clone(), Some(tsv_gz.clone().into()))))
+        .await
+        .unwrap();
     let (s, got) = svc.get(Some(&u), &format!("/api/v1/classifications/{aid}/results")).await;
     assert_eq!((s, got), (200, results));
     let (s, rl) = svc.get(Some(&u), &format!("/api/v1/classifications/{aid}/readlevel")).await;
@@ -280,7 +323,10 @@ async fn sequencing_batches_move_forward_only() {
     let db = &svc.state.db;
     let b = mgds_server::admin::create_batch(db, "a@lab.org", "B-2026-001", Some("Gut run")).await.unwrap();
     assert_eq!(b.status, BatchStatus::Registered);
-    assert!(mgds_server::admin::create_batch(db, "a@lab.org", "B-2026-001", None).await.is_err(), "batch numbers are unique");
+    assert!(
+        mgds_server::admin::create_batch(db, "a@lab.org", "B-2026-001", None).await.is_err(),
+        "batch numbers are unique"
+    );
     let b = mgds_server::admin::set_batch_status(db, "B-2026-001", BatchStatus::Sequencing).await.unwrap();
     assert_eq!(b.status, BatchStatus::Sequencing);
     assert!(mgds_server::admin::set_batch_status(db, "B-2026-001", BatchStatus::Extracting).await.is_err());
@@ -302,5 +348,8 @@ async fn sequencing_batches_move_forward_only() {
     assert_eq!(none, json!([]));
     let b = mgds_server::admin::set_batch_status(db, "B-2026-001", BatchStatus::Canceled).await.unwrap();
     assert_eq!(b.status, BatchStatus::Canceled);
-    assert!(mgds_server::admin::set_batch_status(db, "B-2026-001", BatchStatus::Done).await.is_err(), "canceled is final");
+    assert!(
+        mgds_server::admin::set_batch_status(db, "B-2026-001", BatchStatus::Done).await.is_err(),
+        "canceled is final"
+    );
 }

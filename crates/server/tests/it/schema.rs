@@ -12,12 +12,29 @@ async fn every_schema_link_is_a_route() {
     let (s, root) = svc.get(None, "/api/v1/schema").await;
     assert_eq!(s, 200);
     let resources = root["properties"].as_object().unwrap();
-    for name in ["samples", "metadata", "analyses", "classifications", "panels", "alignments", "functional_profiles", "jobs", "documents", "projects", "tags", "users", "account", "sequencing_batches"] {
+    for name in [
+        "samples",
+        "metadata",
+        "analyses",
+        "classifications",
+        "panels",
+        "alignments",
+        "functional_profiles",
+        "jobs",
+        "documents",
+        "projects",
+        "tags",
+        "users",
+        "account",
+        "sequencing_batches",
+    ] {
         assert!(resources.contains_key(name), "{name} missing from the schema");
     }
     assert!(resources["samples"]["properties"]["$uri"].is_object());
     assert!(resources["samples"]["properties"]["visibility"].is_object());
-    let where_fields = &resources["samples"]["links"].as_array().unwrap().iter().find(|l| l["rel"] == "instances").unwrap()["schema"]["properties"]["where"]["properties"];
+    let where_fields =
+        &resources["samples"]["links"].as_array().unwrap().iter().find(|l| l["rel"] == "instances").unwrap()["schema"]
+            ["properties"]["where"]["properties"];
     assert!(where_fields["filename"].is_object() && where_fields["tags"].is_object());
 
     let mut checked = 0;

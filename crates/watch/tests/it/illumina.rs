@@ -12,11 +12,15 @@ use crate::*;
 const CHUNK_PAUSE: Duration = Duration::from_millis(60);
 
 fn run_info(id: &str) -> String {
-    format!(r#"<?xml version="1.0"?><RunInfo Version="2"><Run Id="{id}" Number="1"><Flowcell>X</Flowcell></Run></RunInfo>"#)
+    format!(
+        r#"<?xml version="1.0"?><RunInfo Version="2"><Run Id="{id}" Number="1"><Flowcell>X</Flowcell></Run></RunInfo>"#
+    )
 }
 
 fn sheet_v1(samples: &[&str]) -> String {
-    let mut s = "[Header]\r\nIEMFileVersion,4\r\n\r\n[Reads]\r\n151\r\n151\r\n\r\n[Data]\r\nSample_ID,Sample_Name,index\r\n".to_string();
+    let mut s =
+        "[Header]\r\nIEMFileVersion,4\r\n\r\n[Reads]\r\n151\r\n151\r\n\r\n[Data]\r\nSample_ID,Sample_Name,index\r\n"
+            .to_string();
     for id in samples {
         s.push_str(&format!("{id},,ACGT\r\n"));
     }
@@ -108,10 +112,13 @@ async fn scenario(events: bool) {
     assert_eq!(svc.names().await, names(&["ecoli-1", "kleb-2"]));
     // The analysis folder's marker comes last.
     write(&nextseq.join("Analysis/1/CopyComplete.txt"), "");
-    until(30, "the NextSeq samples", || async { svc.names().await == names(&["ecoli-1", "kleb-2", "p-1", "p-2"]) }).await;
-    ev.wait(20, "the NextSeq run to be uploaded", |e| {
-        matches!(e, Event::RunUploaded { run_id, samples: 2, .. } if run_id == "230102_VH00123_2_AAAAAAAA")
-    })
+    until(30, "the NextSeq samples", || async { svc.names().await == names(&["ecoli-1", "kleb-2", "p-1", "p-2"]) })
+        .await;
+    ev.wait(
+        20,
+        "the NextSeq run to be uploaded",
+        |e| matches!(e, Event::RunUploaded { run_id, samples: 2, .. } if run_id == "230102_VH00123_2_AAAAAAAA"),
+    )
     .await;
     // R1 and R2 interleaved, both lanes joined.
     assert_eq!(records_of(&svc, "p-1").await, 2 * 2 * 200);

@@ -57,7 +57,8 @@ impl Service {
         let samples = c.samples().list().per_page(200).all().await.unwrap();
         let mut out = BTreeMap::new();
         for m in metadata {
-            let s = samples.iter().find(|s| s.uri.ends_with(&format!("/{}", m.sample.id()))).expect("sample of metadata");
+            let s =
+                samples.iter().find(|s| s.uri.ends_with(&format!("/{}", m.sample.id()))).expect("sample of metadata");
             let state = if s.visibility == mgds_api::Visibility::AwaitingData { " (awaiting data)" } else { "" };
             *out.entry(format!("{}{state}", m.name.unwrap_or_default())).or_insert(0) += 1;
         }
@@ -159,7 +160,8 @@ pub fn write(path: &Path, text: &str) {
 pub async fn records_of(svc: &Service, name: &str) -> usize {
     let c = svc.client();
     let metadata = c.metadata().list().per_page(200).all().await.unwrap();
-    let m = metadata.into_iter().find(|m| m.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("no sample {name}"));
+    let m =
+        metadata.into_iter().find(|m| m.name.as_deref() == Some(name)).unwrap_or_else(|| panic!("no sample {name}"));
     let dir = tempfile::tempdir().unwrap();
     let dest = dir.path().join("reads");
     c.samples().download(m.sample.id(), &dest).await.unwrap();

@@ -11,7 +11,9 @@ use crate::*;
 const PAUSE: Duration = Duration::from_millis(40);
 
 fn summary(sample: &str, run: &str, files: usize) -> String {
-    format!("instrument=MN12345\nsample_id={sample}\nprotocol_run_id={run}\nfastq_files_in_final_dest={files}\nfast5_files_in_final_dest=0\n")
+    format!(
+        "instrument=MN12345\nsample_id={sample}\nprotocol_run_id={run}\nfastq_files_in_final_dest={files}\nfast5_files_in_final_dest=0\n"
+    )
 }
 
 async fn scenario(events: bool) {
@@ -34,33 +36,50 @@ async fn scenario(events: bool) {
         }
     }
     write_slowly(&batch("unclassified", 0), &fastq_gz("uncl", 20), 1, PAUSE).await;
-    write_slowly(&run.join("fastq_fail/barcode01/FAB12345_fail_barcode01_0a1b2c3d_0.fastq.gz"), &fastq_gz("fail", 20), 1, PAUSE).await;
+    write_slowly(
+        &run.join("fastq_fail/barcode01/FAB12345_fail_barcode01_0a1b2c3d_0.fastq.gz"),
+        &fastq_gz("fail", 20),
+        1,
+        PAUSE,
+    )
+    .await;
     write(&run.join("fastq_pass/barcode01/tmp/partial.fastq"), "@x\nAC");
     write(&run.join("queued_reads/q.fastq"), "@q\nAC\n+\nII\n");
     // The summary counts one more file than is there yet (8: 6 pass + 1 fail + 1 to come).
     write(&run.join("final_summary_FAB12345_0a1b2c3d.txt"), &summary("iso7", "0a1b2c3d-run", 8));
-    ev.wait(20, "the run to wait for its last file", |e| {
-        matches!(e, Event::RunWaiting { reason, .. } if reason.contains("8 FASTQ files; 7 found"))
-    })
+    ev.wait(
+        20,
+        "the run to wait for its last file",
+        |e| matches!(e, Event::RunWaiting { reason, .. } if reason.contains("8 FASTQ files; 7 found")),
+    )
     .await;
     assert!(svc.names().await.is_empty(), "nothing before the run is done");
     write_slowly(&batch("barcode02", 2), &fastq_gz("bc02.2", 100), 3, PAUSE).await;
-    until(30, "the barcode samples", || async { svc.names().await == names(&["iso7_barcode01", "iso7_barcode02"]) }).await;
+    until(30, "the barcode samples", || async { svc.names().await == names(&["iso7_barcode01", "iso7_barcode02"]) })
+        .await;
     assert_eq!(records_of(&svc, "iso7_barcode01").await, 300);
 
     // A second run beside the first, without barcodes.
     let run2 = root.join("exp1/iso8/20240102_0900_MN12345_FAB67890_99887766");
     for i in 0..2 {
-        write_slowly(&run2.join(format!("fastq_pass/FAB67890_pass_99887766_{i}.fastq.gz")), &fastq_gz("r2", 50), 2, PAUSE).await;
+        write_slowly(
+            &run2.join(format!("fastq_pass/FAB67890_pass_99887766_{i}.fastq.gz")),
+            &fastq_gz("r2", 50),
+            2,
+            PAUSE,
+        )
+        .await;
     }
     write(&run2.join("final_summary_FAB67890_99887766.txt"), &summary("iso8", "99887766-run", 2));
     until(30, "the second run's sample", || async {
         svc.names().await == names(&["iso7_barcode01", "iso7_barcode02", "iso8"])
     })
     .await;
-    ev.wait(20, "the second run to be uploaded", |e| {
-        matches!(e, Event::RunUploaded { run_id, samples: 1, .. } if run_id == "99887766-run")
-    })
+    ev.wait(
+        20,
+        "the second run to be uploaded",
+        |e| matches!(e, Event::RunUploaded { run_id, samples: 1, .. } if run_id == "99887766-run"),
+    )
     .await;
     assert_eq!(records_of(&svc, "iso8").await, 100);
     w.stop().await.unwrap();

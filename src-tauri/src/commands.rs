@@ -119,21 +119,28 @@ pub async fn check_files(paths: Vec<PathBuf>) -> CmdResult<Vec<FileCheck>> {
 /// Opens the native dialog to pick sequence files (or a folder); answers the chosen paths.
 #[tauri::command]
 pub async fn pick_files(app: AppHandle, folder: bool) -> CmdResult<Vec<PathBuf>> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let dialog = app.dialog().file().set_title(if folder { "Choose a folder of reads" } else { "Choose read files" });
     if folder {
-        dialog.pick_folder(move |p| {
-            let _ = tx.send(p.into_iter().collect::<Vec<_>>());
-        });
-    } else {
-        dialog
-            .add_filter("Reads (FASTQ, FASTA)", &["fastq", "fq", "fasta", "fa", "fna", "gz", "bz2", "xz", "zst"])
-            .pick_files(move |p| {
-                let _ = tx.send(p.unwrap_or_default());
-            });
+        return Ok(ask_folder(&app, "Choose a folder of reads").await.into_iter().collect());
     }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog()
+        .file()
+        .set_title("Choose read files")
+        .add_filter("Reads (FASTQ, FASTA)", &["fastq", "fq", "fasta", "fa", "fna", "gz", "bz2", "xz", "zst"])
+        .pick_files(move |p| {
+            let _ = tx.send(p.unwrap_or_default());
+        });
     let picked = rx.await.unwrap_or_default();
     Ok(picked.into_iter().filter_map(|p| p.into_path().ok()).collect())
+}
+
+/// Asks for a folder with the native dialog; `None` when the user cancelled.
+async fn ask_folder(app: &AppHandle, title: &str) -> Option<PathBuf> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title(title).pick_folder(move |p| {
+        let _ = tx.send(p);
+    });
+    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
 
 /// Starts uploads; progress arrives in `upload-progress` events.
@@ -246,11 +253,7 @@ pub async fn watch_view(session: State<'_, Session>, watching: State<'_, Watchin
 /// Opens the native dialog to choose a folder to watch.
 #[tauri::command]
 pub async fn pick_watch_folder(app: AppHandle) -> CmdResult<Option<PathBuf>> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().set_title("Choose a folder to watch").pick_folder(move |p| {
-        let _ = tx.send(p);
-    });
-    Ok(rx.await.ok().flatten().and_then(|p| p.into_path().ok()))
+    Ok(ask_folder(&app, "Choose a folder to watch").await)
 }
 
 /// Saves a folder to watch and starts watching it.

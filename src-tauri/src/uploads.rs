@@ -103,21 +103,7 @@ fn pairing_words(p: ReadPairing) -> &'static str {
 
 /// Checks one file (reads it all: the same streaming validation the upload would fail on).
 pub fn check(path: &Path) -> FileCheck {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string());
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let mut c = FileCheck {
-        path: path.display().to_string(),
-        name,
-        size,
-        format: None,
-        compression: None,
-        reads: 0,
-        bases: 0,
-        mean_length: 0.0,
-        pairing: None,
-        mate: None,
-        problem: None,
-    };
+    let mut c = unchecked(path);
     match mgds_formats::validate(path) {
         Ok(s) => {
             c.format = Some(s.format.to_string());
@@ -152,18 +138,19 @@ pub async fn check_all(paths: Vec<PathBuf>) -> Vec<FileCheck> {
     for (t, path) in tasks.into_iter().zip(&files) {
         checks.push(match t.await {
             Ok(Ok(c)) => c,
-            _ => FileCheck { problem: Some("This file could not be checked.".into()), ..check_stub(path) },
+            _ => FileCheck { problem: Some("This file could not be checked.".into()), ..unchecked(path) },
         });
     }
     mark_pairs(&mut checks);
     checks
 }
 
-fn check_stub(path: &Path) -> FileCheck {
+/// A file's name and size, before its content is read.
+fn unchecked(path: &Path) -> FileCheck {
     FileCheck {
         path: path.display().to_string(),
-        name: path.display().to_string(),
-        size: 0,
+        name: path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string()),
+        size: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
         format: None,
         compression: None,
         reads: 0,

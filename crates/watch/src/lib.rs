@@ -37,4 +37,4 @@ pub use error::Error;
 pub use plan::{Recipe, RunKind, RunState};
 pub use queue::{FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
 pub use saved::{PAUSE_FILE, SAVED_FILE, SavedFolders};
-pub use watcher::{Event, LOCK_FILE, Watcher, file_counts};
+pub use watcher::{Event, LOCK_FILE, Watcher};

@@ -1,7 +1,7 @@
 //! The running watcher: a scanner task (events and polling feeding one path, settling,
 //! planning) and an uploader task (the queue, one sample at a time), reporting [`Event`]s.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -534,16 +534,22 @@ impl Scanner {
                 })
                 .map(|(p, _)| p.clone())
                 .collect();
-            for p in &gone {
-                self.folders[i].files.remove(p);
-            }
-            if !gone.is_empty() {
-                changed = true;
-                self.queue.forget_files(&gone).await?;
-            }
-            self.queue.put_files(&new_rows).await?;
+            changed |= self.record_look(i, &gone, &new_rows).await?;
         }
         Ok(changed)
+    }
+
+    /// Saves one look at folder `i`: files that went away are forgotten, new ones recorded.
+    /// Answers whether any went away.
+    async fn record_look(&mut self, i: usize, gone: &[PathBuf], new_rows: &[FileRecord]) -> Result<bool, Error> {
+        for p in gone {
+            self.folders[i].files.remove(p);
+        }
+        if !gone.is_empty() {
+            self.queue.forget_files(gone).await?;
+        }
+        self.queue.put_files(new_rows).await?;
+        Ok(!gone.is_empty())
     }
 
     /// Paths named by file-system events: looked at now (a new folder is walked).
@@ -581,14 +587,7 @@ impl Scanner {
                 .into_iter()
                 .filter(|p| self.folders[i].files.get(p).is_some_and(|t| t.phase != Phase::Taken))
                 .collect();
-            for p in &gone {
-                self.folders[i].files.remove(p);
-            }
-            if !gone.is_empty() {
-                changed = true;
-                self.queue.forget_files(&gone).await?;
-            }
-            self.queue.put_files(&new_rows).await?;
+            changed |= self.record_look(i, &gone, &new_rows).await?;
         }
         Ok(changed)
     }
@@ -998,13 +997,4 @@ impl Uploader {
         }
         self.queue.jobs_started(&s.key).await
     }
-}
-
-/// Files per state and folder, for a status view without a running watcher.
-pub async fn file_counts(queue: &Queue) -> Result<HashMap<(PathBuf, State), usize>, Error> {
-    let mut out = HashMap::new();
-    for f in queue.all_files().await? {
-        *out.entry((f.folder, f.state)).or_insert(0) += 1;
-    }
-    Ok(out)
 }

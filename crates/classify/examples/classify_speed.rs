@@ -1,6 +1,6 @@
 //! Measures the classifier: database build time and size, and reads per second.
 //!
-//! `cargo run -p mgds-classify --release --example bench [-- REPEATS [EXTRA_MBP]]`
+//! `cargo run -p mgds-classify --release --example classify-speed [-- REPEATS [EXTRA_MBP]]`
 //!
 //! Builds the demo database in a temporary folder, writes the demo reads REPEATS times (default
 //! 50, so 300,000 reads of 150 bp) into one gzipped FASTQ, and classifies it with 1 and 2

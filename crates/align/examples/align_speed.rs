@@ -1,6 +1,6 @@
 //! Throughput of `align` and `profile` on simulated data; prints a table.
 //!
-//! `cargo run --release -p mgds-align --example bench [genome_mb] [reads]`
+//! `cargo run --release -p mgds-align --example align-speed [genome_mb] [reads]`
 
 use std::time::Instant;
 

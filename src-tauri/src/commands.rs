@@ -262,6 +262,22 @@ pub async fn add_watch_folder(app: AppHandle, folder: NewFolder) -> CmdResult<()
     watching::add(&app, folder).await
 }
 
+/// Changes a watched folder's settings.
+#[tauri::command]
+pub async fn update_watch_folder(app: AppHandle, original: PathBuf, folder: NewFolder) -> CmdResult<()> {
+    watching::update(&app, &original, folder).await
+}
+
+/// Sets the watcher's upload speed limit in bytes per second (none: no limit).
+#[tauri::command]
+pub async fn set_upload_limit(
+    session: State<'_, Session>,
+    watching: State<'_, Watching>,
+    limit: Option<u64>,
+) -> CmdResult<()> {
+    watching.set_upload_limit(&session.paths().config_dir, limit).await
+}
+
 /// Stops watching a folder (what was uploaded stays).
 #[tauri::command]
 pub async fn remove_watch_folder(app: AppHandle, path: PathBuf) -> CmdResult<()> {

@@ -83,6 +83,8 @@ pub fn run() {
             commands::watch_view,
             commands::pick_watch_folder,
             commands::add_watch_folder,
+            commands::update_watch_folder,
+            commands::set_upload_limit,
             commands::remove_watch_folder,
             commands::pause_watching,
         ])

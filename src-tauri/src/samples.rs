@@ -176,13 +176,26 @@ pub struct Named {
     pub name: String,
 }
 
-/// The tags and projects the user can see.
+/// A job the user can run, for pickers.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobChoice {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The kind of analysis it makes (`classification`, `panel`, ...).
+    pub kind: String,
+}
+
+/// The tags, projects and jobs the user can see.
 #[derive(Debug, Clone, Serialize)]
 pub struct Lookups {
     /// Tags.
     pub tags: Vec<Named>,
     /// Projects.
     pub projects: Vec<Named>,
+    /// Jobs (none if the service would not list them).
+    pub jobs: Vec<JobChoice>,
     /// The sequencing platforms the metadata accepts.
     pub platforms: Vec<&'static str>,
     /// The library types the metadata accepts.
@@ -191,10 +204,29 @@ pub struct Lookups {
     pub sample_types: Vec<&'static str>,
 }
 
-/// Fetches all tags and projects (small lists; fetched once per screen).
+/// Fetches all tags, projects and jobs (small lists; fetched once per screen).
 pub async fn lookups(client: &Client) -> CmdResult<Lookups> {
-    let (tags, projects) =
-        tokio::try_join!(client.tags().list().per_page(200).all(), client.projects().list().per_page(200).all())?;
+    let (tags, projects, jobs) = tokio::join!(
+        client.tags().list().per_page(200).all(),
+        client.projects().list().per_page(200).all(),
+        client.jobs().list().per_page(200).all()
+    );
+    let (tags, projects) = (tags?, projects?);
+    // The jobs only feed optional pickers: a service that will not list them leaves those empty
+    // rather than failing the screen.
+    let mut jobs: Vec<JobChoice> = jobs
+        .unwrap_or_else(|e| {
+            tracing::warn!("could not list the jobs: {e}");
+            Vec::new()
+        })
+        .into_iter()
+        .map(|j| JobChoice {
+            id: id_of(&j.uri),
+            name: j.name.unwrap_or_else(|| "(unnamed)".into()),
+            kind: j.analysis_type.unwrap_or_default(),
+        })
+        .collect();
+    jobs.sort_by(|a, b| (&a.kind, a.name.to_lowercase()).cmp(&(&b.kind, b.name.to_lowercase())));
     let mut tags: Vec<Named> = tags
         .into_iter()
         .map(|t| Named { id: id_of(&t.uri), name: t.name.unwrap_or_else(|| "(unnamed)".into()) })
@@ -208,6 +240,7 @@ pub async fn lookups(client: &Client) -> CmdResult<Lookups> {
     Ok(Lookups {
         tags,
         projects,
+        jobs,
         platforms: mgds_api::PLATFORMS.to_vec(),
         library_types: mgds_api::LIBRARY_TYPES.to_vec(),
         sample_types: mgds_api::SAMPLE_TYPES.to_vec(),

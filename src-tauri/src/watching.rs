@@ -82,6 +82,12 @@ pub struct NewFolder {
     /// Tags (names) for new samples.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Custom metadata for new samples.
+    #[serde(default)]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    /// Jobs (ids) to run on each new sample.
+    #[serde(default)]
+    pub jobs: Vec<String>,
     /// Illumina: interleave R1 and R2 into one sample.
     pub pair: bool,
     /// Illumina: join lanes.
@@ -99,6 +105,9 @@ impl NewFolder {
         cfg.exclude = clean(self.exclude);
         cfg.project = self.project.filter(|p| !p.is_empty());
         cfg.tags = clean(self.tags);
+        cfg.metadata =
+            self.metadata.into_iter().map(|(k, v)| (k.trim().to_string(), v)).filter(|(k, _)| !k.is_empty()).collect();
+        cfg.jobs = clean(self.jobs);
         cfg.illumina.pair = self.pair;
         cfg.illumina.join_lanes = self.join_lanes;
         cfg.nanopore = if self.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
@@ -179,6 +188,8 @@ pub struct WatchView {
     pub samples: Vec<WatchedSample>,
     /// Samples in the queue in all.
     pub samples_total: usize,
+    /// The upload speed limit in bytes per second (none: no limit).
+    pub upload_limit: Option<u64>,
 }
 
 /// What the UI hears as the watcher works.
@@ -192,7 +203,7 @@ pub struct WatchChanged {
     pub live: Option<Live>,
 }
 
-fn options(data_dir: &Path) -> Options {
+fn options(data_dir: &Path, upload_limit: Option<u64>) -> Options {
     // Operators can tune how quickly files settle (a slow copy onto a share needs longer).
     let secs = |var: &str| {
         std::env::var(var).ok().and_then(|v| v.parse::<f64>().ok()).and_then(|s| Duration::try_from_secs_f64(s).ok())
@@ -202,6 +213,7 @@ fn options(data_dir: &Path) -> Options {
         poll_interval: secs("MGDS_WATCH_POLL_SECS").filter(|d| !d.is_zero()).unwrap_or(d.poll_interval),
         min_age: secs("MGDS_WATCH_MIN_AGE_SECS").unwrap_or(d.min_age),
         pause_file: Some(data_dir.join(PAUSE_FILE)),
+        bandwidth: upload_limit.unwrap_or(0),
         ..d
     }
 }
@@ -228,6 +240,7 @@ impl Watching {
                 return;
             }
         };
+        let upload_limit = saved.upload_limit;
         // A folder that is not there (an unmounted share) is skipped, not fatal for the others.
         let folders: Vec<FolderConfig> = saved.folders.into_iter().filter(|f| f.path.is_dir()).collect();
         if folders.is_empty() {
@@ -240,7 +253,7 @@ impl Watching {
                 return;
             }
         };
-        match Watcher::start(folders, options(&paths.data_dir), client, &paths.data_dir).await {
+        match Watcher::start(folders, options(&paths.data_dir, upload_limit), client, &paths.data_dir).await {
             Ok((watcher, rx)) => {
                 inner.running = Some(watcher);
                 let generation = inner.generation;
@@ -275,6 +288,7 @@ impl Watching {
     pub async fn view(&self, session: &Session) -> CmdResult<WatchView> {
         let paths = session.paths();
         let saved = SavedFolders::load(&paths.config_dir).map_err(queue_error)?;
+        let upload_limit = saved.upload_limit;
         let mut inner = self.inner.lock().await;
         if inner.queue.is_none() && paths.data_dir.join(QUEUE_FILE).is_file() {
             inner.queue = Some(Queue::open(&paths.data_dir).await.map_err(queue_error)?);
@@ -331,7 +345,21 @@ impl Watching {
             runs,
             samples,
             samples_total,
+            upload_limit,
         })
+    }
+
+    /// Sets the upload speed limit (none: no limit): saved with the folders, so `mgds watch run`
+    /// uses it too, and applied to the running watcher at once.
+    pub async fn set_upload_limit(&self, config_dir: &Path, limit: Option<u64>) -> CmdResult<()> {
+        let limit = limit.filter(|&n| n > 0);
+        let mut saved = SavedFolders::load(config_dir).map_err(queue_error)?;
+        saved.upload_limit = limit;
+        saved.save(config_dir).map_err(queue_error)?;
+        if let Some(w) = &self.inner.lock().await.running {
+            w.set_bandwidth(limit.unwrap_or(0));
+        }
+        Ok(())
     }
 
     /// Pauses or resumes uploads, for this app and any `mgds watch` on the same data folder.
@@ -445,6 +473,17 @@ pub async fn add(app: &AppHandle, folder: NewFolder) -> CmdResult<()> {
     Ok(())
 }
 
+/// Changes a saved folder's settings and restarts the watcher with them. What it uploaded
+/// stays uploaded and is not sent again.
+pub async fn update(app: &AppHandle, original: &Path, folder: NewFolder) -> CmdResult<()> {
+    let dir = app.state::<Session>().paths().config_dir.clone();
+    let mut saved = SavedFolders::load(&dir).map_err(queue_error)?;
+    saved.replace(original, folder.into_config()).map_err(|e| CmdError::new("watch_folder", words(e)))?;
+    saved.save(&dir).map_err(queue_error)?;
+    app.state::<Watching>().restart(app).await;
+    Ok(())
+}
+
 /// Forgets a folder (what it uploaded stays) and restarts the watcher without it.
 pub async fn remove(app: &AppHandle, path: &Path) -> CmdResult<()> {
     let dir = app.state::<Session>().paths().config_dir.clone();
@@ -466,6 +505,7 @@ mod tests {
         let f: NewFolder = serde_json::from_value(serde_json::json!({
             "path": "/runs", "layout": "illumina", "recursive": true,
             "include": ["", " *.fastq.gz "], "tags": ["miseq", "  "], "project": "",
+            "metadata": {" run_by ": "Ana", "": "dropped"}, "jobs": ["", "panel-1"],
             "pair": false, "join_lanes": true, "per_file": true
         }))
         .unwrap();
@@ -474,6 +514,8 @@ mod tests {
         assert_eq!(c.include, ["*.fastq.gz"]);
         assert_eq!(c.tags, ["miseq"]);
         assert_eq!(c.project, None);
+        assert_eq!(serde_json::Value::Object(c.metadata), serde_json::json!({"run_by": "Ana"}));
+        assert_eq!(c.jobs, ["panel-1"]);
         assert!(!c.illumina.pair && c.illumina.join_lanes);
         assert_eq!(c.nanopore, NanoporeGrouping::PerFile);
     }

@@ -53,6 +53,24 @@ pub enum WatchCommand {
         #[arg(long, value_name = "DIR")]
         state_dir: Option<PathBuf>,
     },
+    /// Set the upload speed limit for the saved folders (the app uses it too); it applies
+    /// when `mgds watch run` next starts.
+    Limit {
+        /// Bytes per second (suffixes k, M, G: 10M is 10 MB/s), or `off`.
+        #[arg(value_parser = parse_limit, value_name = "RATE|off")]
+        rate: Limit,
+    },
+}
+
+/// An upload speed limit, or none.
+#[derive(Clone, Copy)]
+pub struct Limit(Option<u64>);
+
+fn parse_limit(s: &str) -> Result<Limit, String> {
+    match s {
+        "off" | "none" | "0" => Ok(Limit(None)),
+        _ => parse_bytes(s).map(|n| Limit(Some(n))),
+    }
 }
 
 /// `mgds watch run`.
@@ -79,7 +97,8 @@ pub struct RunArgs {
     /// Put new samples in this project (id; with --folder).
     #[arg(long)]
     project: Option<String>,
-    /// Upload speed limit in bytes per second (suffixes k, M, G: 10M).
+    /// Upload speed limit in bytes per second (suffixes k, M, G: 10M) [default: the limit
+    /// saved with `mgds watch limit` for saved folders; none with --folder].
     #[arg(long, value_parser = parse_bytes, value_name = "RATE")]
     bandwidth: Option<u64>,
     /// Where the queue lives [default: the data folder].
@@ -125,6 +144,9 @@ pub struct AddArgs {
     /// Nanopore: one sample per batch file instead of one per barcode.
     #[arg(long)]
     per_file: bool,
+    /// The folder is already saved: replace its settings with these (what it uploaded stays).
+    #[arg(long)]
+    replace: bool,
 }
 
 fn parse_layout(s: &str) -> Result<Layout, String> {
@@ -156,6 +178,7 @@ pub async fn run(g: &Global, cmd: WatchCommand) -> Result<()> {
     match cmd {
         WatchCommand::Run(args) => run_watch(g, args).await,
         WatchCommand::Add(args) => add(args),
+        WatchCommand::Limit { rate } => limit(rate),
         WatchCommand::List { json } => list(json),
         WatchCommand::Remove { folder } => remove(&folder),
         WatchCommand::Status { json, state_dir: d } => status(&state_dir(g, d)?, json).await,
@@ -201,10 +224,33 @@ fn add(a: AddArgs) -> Result<()> {
     cfg.illumina.pair = !a.no_pair;
     cfg.illumina.join_lanes = !a.no_join_lanes;
     cfg.nanopore = if a.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
-    let path = saved.add(cfg)?;
+    let path = if a.replace { saved.replace(&a.folder, cfg)? } else { saved.add(cfg)? };
     saved.save(&dir)?;
-    eprintln!("watching {} (`mgds watch run` starts the watcher)", path.display());
+    let what = if a.replace { "settings changed for" } else { "watching" };
+    eprintln!("{what} {} (`mgds watch run` starts the watcher)", path.display());
     Ok(())
+}
+
+fn limit(rate: Limit) -> Result<()> {
+    let dir = profile::config_dir()?;
+    let mut saved = SavedFolders::load(&dir)?;
+    saved.upload_limit = rate.0.filter(|&n| n > 0);
+    saved.save(&dir)?;
+    match saved.upload_limit {
+        Some(n) => eprintln!("uploads limited to {}/s (from the next `mgds watch run`)", bytes(n)),
+        None => eprintln!("uploads no longer limited (from the next `mgds watch run`)"),
+    }
+    Ok(())
+}
+
+/// A size in bytes in the units the limit is given in (decimal, as network speeds are).
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1_000_000_000 => format!("{:.1} GB", n as f64 / 1e9),
+        n if n >= 1_000_000 => format!("{:.1} MB", n as f64 / 1e6),
+        n if n >= 1_000 => format!("{:.1} kB", n as f64 / 1e3),
+        n => format!("{n} B"),
+    }
 }
 
 fn list(json: bool) -> Result<()> {
@@ -212,6 +258,9 @@ fn list(json: bool) -> Result<()> {
     if json {
         println!("{}", serde_json::to_string_pretty(&saved.folders)?);
         return Ok(());
+    }
+    if let Some(n) = saved.upload_limit {
+        eprintln!("uploads limited to {}/s (`mgds watch limit off` lifts it)", bytes(n));
     }
     for f in &saved.folders {
         let mut extra = Vec::new();
@@ -271,20 +320,20 @@ async fn status(dir: &Path, json: bool) -> Result<()> {
 }
 
 async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
-    let folders = match &a.folder {
+    let (folders, saved_limit) = match &a.folder {
         Some(p) => {
             let mut f = FolderConfig::new(p);
             f.layout = a.layout;
             f.tags = a.tags.clone();
             f.project = a.project.clone();
-            vec![f]
+            (vec![f], None)
         }
         None => {
             let saved = SavedFolders::load(&profile::config_dir()?)?;
             if saved.folders.is_empty() {
                 bail!("no folder to watch: pass --folder PATH or save one with `mgds watch add PATH`");
             }
-            saved.folders
+            (saved.folders, saved.upload_limit)
         }
     };
     let secs = |s: f64, what: &str| -> Result<Duration> {
@@ -298,7 +347,7 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
         poll_interval: secs(a.poll_interval, "poll-interval")?,
         min_age: secs(a.min_age, "min-age")?,
         events: !a.no_events,
-        bandwidth: a.bandwidth.unwrap_or(0),
+        bandwidth: a.bandwidth.or(saved_limit).unwrap_or(0),
         pause_file: Some(dir.join(PAUSE_FILE)),
         ..Options::default()
     };

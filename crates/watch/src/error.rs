@@ -59,8 +59,14 @@ pub enum Error {
         message: String,
     },
     /// The folder is already watched.
-    #[error("{} is already watched; remove it first to change its settings", path.display())]
+    #[error("{} is already watched; change its settings instead of adding it again", path.display())]
     AlreadySaved {
+        /// The folder.
+        path: PathBuf,
+    },
+    /// The folder to change is not among the saved ones.
+    #[error("{} is not a watched folder", path.display())]
+    NotSaved {
         /// The folder.
         path: PathBuf,
     },

@@ -16,9 +16,14 @@ pub const SAVED_FILE: &str = "watch.toml";
 /// on that data folder.
 pub const PAUSE_FILE: &str = "watch.paused";
 
-/// The saved folders.
+/// The saved folders, and the upload speed limit that goes with them.
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedFolders {
+    /// Upload speed limit in bytes per second for the watcher of these folders (none: as fast
+    /// as the link allows). A sequencer's PC often shares its link with the instrument, so the
+    /// limit is kept with the folders: the app and `mgds watch run` both apply it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upload_limit: Option<u64>,
     /// The folders, in the order they were added.
     #[serde(default, rename = "folder")]
     pub folders: Vec<FolderConfig>,
@@ -47,28 +52,56 @@ impl SavedFolders {
     }
 
     /// Adds a folder, its path made absolute; a folder already saved is refused.
-    pub fn add(&mut self, mut cfg: FolderConfig) -> Result<PathBuf, Error> {
+    pub fn add(&mut self, cfg: FolderConfig) -> Result<PathBuf, Error> {
+        let cfg = self.checked(cfg, None)?;
+        let path = cfg.path.clone();
+        self.folders.push(cfg);
+        Ok(path)
+    }
+
+    /// Changes the settings of the saved folder `folder` (given as saved, or by a path that
+    /// leads to it), in its place in the list. The new settings may name another folder, as
+    /// long as that one is not saved already. What was uploaded from it stays uploaded: the
+    /// queue knows its files by path, whatever the settings.
+    pub fn replace(&mut self, folder: &Path, cfg: FolderConfig) -> Result<PathBuf, Error> {
+        let index = self.position(folder).ok_or_else(|| Error::NotSaved { path: folder.to_path_buf() })?;
+        let cfg = self.checked(cfg, Some(index))?;
+        let path = cfg.path.clone();
+        self.folders[index] = cfg;
+        Ok(path)
+    }
+
+    /// The settings made ready to save: the path made absolute and checked to be a folder not
+    /// saved already (other than at `except`), the patterns checked now rather than when the
+    /// watcher starts.
+    fn checked(&self, mut cfg: FolderConfig, except: Option<usize>) -> Result<FolderConfig, Error> {
         let path = std::fs::canonicalize(&cfg.path).map_err(|e| Error::io("open the folder", &cfg.path, e))?;
         if !path.is_dir() {
             return Err(Error::NotAFolder { path });
         }
-        if self.folders.iter().any(|f| f.path == path) {
+        if self.folders.iter().enumerate().any(|(i, f)| f.path == path && Some(i) != except) {
             return Err(Error::AlreadySaved { path });
         }
-        // The patterns are checked now rather than when the watcher starts.
         crate::scan::Filter::new(&cfg, &path)?;
-        cfg.path = path.clone();
-        self.folders.push(cfg);
-        Ok(path)
+        cfg.path = path;
+        Ok(cfg)
+    }
+
+    fn position(&self, folder: &Path) -> Option<usize> {
+        let canonical = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
+        self.folders.iter().position(|f| f.path == canonical || f.path == folder)
     }
 
     /// Removes a folder (given as saved, or by a path that leads to it); false if it was not
     /// saved.
     pub fn remove(&mut self, folder: &Path) -> bool {
-        let canonical = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf());
-        let before = self.folders.len();
-        self.folders.retain(|f| f.path != canonical && f.path != folder);
-        self.folders.len() != before
+        match self.position(folder) {
+            Some(i) => {
+                self.folders.remove(i);
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -105,6 +138,41 @@ mod tests {
         let mut back = back;
         assert!(back.remove(&watched));
         assert!(!back.remove(&watched));
+    }
+
+    #[test]
+    fn settings_are_changed_in_place_and_the_limit_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (dir.path().join("a"), dir.path().join("b"), dir.path().join("c"));
+        for d in [&a, &b, &c] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let mut saved = SavedFolders { upload_limit: Some(5_000_000), ..SavedFolders::default() };
+        saved.add(FolderConfig::new(&a)).unwrap();
+        saved.add(FolderConfig::new(&b)).unwrap();
+
+        let mut changed = FolderConfig::new(&a);
+        changed.tags = vec!["miseq".into()];
+        changed.recursive = false;
+        saved.replace(&a, changed).unwrap();
+        assert_eq!(saved.folders.len(), 2);
+        assert_eq!(saved.folders[0].tags, ["miseq"]);
+        assert!(!saved.folders[0].recursive);
+
+        // Moved to a folder of its own: fine, in the same place; onto another saved one: refused.
+        saved.replace(&a, FolderConfig::new(&c)).unwrap();
+        assert_eq!(saved.folders[0].path, std::fs::canonicalize(&c).unwrap());
+        assert!(matches!(saved.replace(&c, FolderConfig::new(&b)), Err(Error::AlreadySaved { .. })));
+        assert!(matches!(saved.replace(&a, FolderConfig::new(&a)), Err(Error::NotSaved { .. })));
+        let mut bad = FolderConfig::new(&c);
+        bad.exclude = vec!["[".into()];
+        assert!(matches!(saved.replace(&c, bad), Err(Error::Pattern { .. })));
+        assert_eq!(saved.folders[0].exclude, Vec::<String>::new(), "a refused change changes nothing");
+
+        saved.save(dir.path()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(SAVED_FILE)).unwrap();
+        assert!(text.starts_with("upload_limit = 5000000"), "{text}");
+        assert_eq!(SavedFolders::load(dir.path()).unwrap(), saved);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use mgds_e2e::{Driver, FreshHome, Session};
+use mgds_e2e::{Driver, FreshHome, Session, poll};
 use serde_json::json;
 
 fn env_path(name: &str) -> Result<PathBuf> {
@@ -186,7 +186,31 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         .context("the watched file never became a sample")?;
     s.wait_for_text("[data-testid=watch-sample]", "isolate-07", SHORT).await?;
     s.wait_for_text("[data-testid=watch-counts]", "1 uploaded", SHORT).await?;
-    s.screenshot("08-watched-folder").await?;
+    // Its settings changed in place, and an upload speed limit set: both saved in watch.toml,
+    // and the file already uploaded is not sent again.
+    s.click(&s.wait_for("[data-testid=watch-edit]", SHORT).await?).await?;
+    s.type_text(&s.wait_for("[data-testid=watch-tags]", SHORT).await?, "nextseq").await?;
+    s.screenshot("08-folder-settings").await?;
+    s.click(&s.wait_for("[data-testid=watch-save]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=watch-summary]", "tags nextseq", LONG).await?;
+    s.script(
+        "const l = document.querySelector('[data-testid=watch-limit]'); l.value = '10000000'; \
+         l.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    let saved_file = config_dir.join("watch.toml");
+    poll("the upload limit to be saved", SHORT, || {
+        let f = saved_file.clone();
+        async move {
+            let saved = std::fs::read_to_string(&f)?;
+            Ok((saved.contains("upload_limit = 10000000") && saved.contains("nextseq")).then_some(()))
+        }
+    })
+    .await?;
+    s.wait_for_text("[data-testid=watch-status]", "Watching 1 folder", LONG).await?;
+    s.wait_for_text("[data-testid=watch-counts]", "1 uploaded", SHORT).await?;
+    s.screenshot("08-watched-folder-changed").await?;
     s.click(&s.wait_for("[data-testid=nav-samples]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=total]", "2 samples", LONG).await?;
 

@@ -62,15 +62,22 @@ export interface Named {
   name: string;
 }
 
+export interface JobChoice {
+  id: string;
+  name: string;
+  kind: string;
+}
+
 export interface Lookups {
   tags: Named[];
   projects: Named[];
+  jobs: JobChoice[];
   platforms: string[];
   library_types: string[];
   sample_types: string[];
 }
 
-export const NO_LOOKUPS: Lookups = { tags: [], projects: [], platforms: [], library_types: [], sample_types: [] };
+export const NO_LOOKUPS: Lookups = { tags: [], projects: [], jobs: [], platforms: [], library_types: [], sample_types: [] };
 
 export interface AnalysisRow {
   id: string;
@@ -156,6 +163,8 @@ export const api = {
   watchView: () => invoke<WatchView>("watch_view"),
   pickWatchFolder: () => invoke<string | null>("pick_watch_folder"),
   addWatchFolder: (folder: NewFolder) => invoke<void>("add_watch_folder", { folder }),
+  updateWatchFolder: (original: string, folder: NewFolder) => invoke<void>("update_watch_folder", { original, folder }),
+  setUploadLimit: (limit: number | null) => invoke<void>("set_upload_limit", { limit }),
   removeWatchFolder: (path: string) => invoke<void>("remove_watch_folder", { path }),
   pauseWatching: (paused: boolean) => invoke<void>("pause_watching", { paused }),
 };

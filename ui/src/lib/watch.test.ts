@@ -2,8 +2,12 @@ import { describe, expect, it } from "vitest";
 import {
   applyWatchProgress,
   folderSummary,
+  folderToForm,
   groupFolder,
+  limitLabel,
   newFolder,
+  parseMetadata,
+  parsePatterns,
   runStatus,
   sampleStatus,
   watcherStatus,
@@ -44,6 +48,7 @@ const view = (over: Partial<WatchView> = {}): WatchView => ({
   paused: false,
   problem: null,
   config_file: "/c/watch.toml",
+  upload_limit: null,
   runs: [],
   samples: [],
   samples_total: 0,
@@ -107,5 +112,54 @@ describe("watched folders", () => {
     expect(watcherStatus(view()).text).toBe("Watching 1 folder");
     expect(watcherStatus(view({ paused: true })).text).toMatch(/paused/);
     expect(watcherStatus(view({ problem: "Another watcher" })).tone).toBe("bad");
+  });
+});
+
+describe("the folder form", () => {
+  it("reads glob patterns, keeping commas inside braces", () => {
+    expect(parsePatterns(" *.fastq.gz, Undetermined_*,,*.{fastq,fq}.gz \n reads/* ")).toEqual([
+      "*.fastq.gz",
+      "Undetermined_*",
+      "*.{fastq,fq}.gz",
+      "reads/*",
+    ]);
+    expect(parsePatterns("  ")).toEqual([]);
+  });
+
+  it("reads metadata one key = value per line and names a bad line", () => {
+    expect(parseMetadata("run_by = Ana\n\n  site=Leeds = North \r\nempty =")).toEqual({
+      metadata: { run_by: "Ana", site: "Leeds = North", empty: "" },
+    });
+    expect(parseMetadata("run_by = Ana\nnonsense")).toEqual({ error: "Metadata line 2 (“nonsense”) is not “key = value”." });
+    expect(parseMetadata(" = value")).toHaveProperty("error");
+  });
+
+  it("fills the form from a saved folder, and the texts read back to the same settings", () => {
+    const f = folder({
+      layout: "illumina",
+      recursive: false,
+      include: ["*.{fastq,fq}.gz"],
+      exclude: ["Undetermined_*"],
+      tags: ["miseq", "run 7"],
+      metadata: { run_by: "Ana", lane_count: 2 },
+      jobs: ["j1"],
+      illumina: { pair: false, join_lanes: true },
+      nanopore: "per_file",
+    });
+    const { form, texts } = folderToForm(f);
+    expect(form).toMatchObject({ layout: "illumina", recursive: false, jobs: ["j1"], pair: false, join_lanes: true, per_file: true });
+    expect(parsePatterns(texts.include)).toEqual(f.include);
+    expect(parsePatterns(texts.exclude)).toEqual(f.exclude);
+    expect(parseMetadata(texts.metadata)).toEqual({ metadata: { run_by: "Ana", lane_count: "2" } });
+    expect(texts.tags).toBe("miseq, run 7");
+    form.jobs.push("j2");
+    expect(f.jobs).toEqual(["j1"]);
+  });
+
+  it("says the upload limit in words and shows metadata in the summary", () => {
+    expect(limitLabel(null)).toBe("No upload limit");
+    expect(limitLabel(12_500_000)).toBe("At most 12.5 MB/s");
+    expect(limitLabel(500_000)).toBe("At most 500 kB/s");
+    expect(folderSummary(folder({ metadata: { run_by: "Ana" } }))).toContain("metadata run_by=Ana");
   });
 });

@@ -23,6 +23,7 @@ export interface WatchedFolder {
   nanopore: "per_barcode" | "per_file";
   project: string | null;
   tags: string[];
+  metadata: Record<string, unknown>;
   jobs: string[];
   missing: boolean;
   files: Counts;
@@ -67,6 +68,7 @@ export interface WatchView {
   runs: RunRecord[];
   samples: WatchedSample[];
   samples_total: number;
+  upload_limit: number | null;
 }
 
 export interface NewFolder {
@@ -77,6 +79,8 @@ export interface NewFolder {
   exclude: string[];
   project: string | null;
   tags: string[];
+  metadata: Record<string, string>;
+  jobs: string[];
   pair: boolean;
   join_lanes: boolean;
   per_file: boolean;
@@ -90,7 +94,106 @@ export const LAYOUTS: { value: Layout; label: string; hint: string }[] = [
 ];
 
 export function newFolder(path = ""): NewFolder {
-  return { path, layout: "auto", recursive: true, include: [], exclude: [], project: null, tags: [], pair: true, join_lanes: true, per_file: false };
+  return {
+    path,
+    layout: "auto",
+    recursive: true,
+    include: [],
+    exclude: [],
+    project: null,
+    tags: [],
+    metadata: {},
+    jobs: [],
+    pair: true,
+    join_lanes: true,
+    per_file: false,
+  };
+}
+
+/** The form's free-text fields, as typed. */
+export interface FolderTexts {
+  tags: string;
+  include: string;
+  exclude: string;
+  metadata: string;
+}
+
+/** A saved folder's settings, to change them in the form. */
+export function folderToForm(f: WatchedFolder): { form: NewFolder; texts: FolderTexts } {
+  const metadata: Record<string, string> = {};
+  for (const [k, v] of Object.entries(f.metadata ?? {})) metadata[k] = typeof v === "string" ? v : JSON.stringify(v);
+  return {
+    form: {
+      path: f.path,
+      layout: f.layout,
+      recursive: f.recursive,
+      include: [...f.include],
+      exclude: [...f.exclude],
+      project: f.project,
+      tags: [...f.tags],
+      metadata,
+      jobs: [...f.jobs],
+      pair: f.illumina.pair,
+      join_lanes: f.illumina.join_lanes,
+      per_file: f.nanopore === "per_file",
+    },
+    texts: {
+      tags: f.tags.join(", "),
+      include: f.include.join(", "),
+      exclude: f.exclude.join(", "),
+      metadata: Object.entries(metadata)
+        .map(([k, v]) => `${k} = ${v}`)
+        .join("\n"),
+    },
+  };
+}
+
+/**
+ * Glob patterns typed as a comma-separated list. A comma inside braces belongs to the pattern
+ * (`*.{fastq,fq}.gz` is one pattern).
+ */
+export function parsePatterns(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const ch of text) {
+    if (ch === "{") depth++;
+    else if (ch === "}") depth = Math.max(0, depth - 1);
+    if ((ch === "," && depth === 0) || ch === "\n") {
+      out.push(current);
+      current = "";
+    } else current += ch;
+  }
+  out.push(current);
+  return [...new Set(out.map((p) => p.trim()).filter((p) => p !== ""))];
+}
+
+/**
+ * Metadata typed one `key = value` per line (blank lines ignored). A line without `=` or with
+ * no key is refused by its number, so nothing is saved half-read.
+ */
+export function parseMetadata(text: string): { metadata: Record<string, string> } | { error: string } {
+  const metadata: Record<string, string> = {};
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (line === "") continue;
+    const eq = line.indexOf("=");
+    const key = eq < 0 ? "" : line.slice(0, eq).trim();
+    if (key === "") return { error: `Metadata line ${i + 1} (“${line}”) is not “key = value”.` };
+    metadata[key] = line.slice(eq + 1).trim();
+  }
+  return { metadata };
+}
+
+/** The upload speed limits offered (bytes per second; null: none). */
+export const UPLOAD_LIMITS: (number | null)[] = [null, 1e6, 2e6, 5e6, 10e6, 20e6, 50e6, 100e6];
+
+/** An upload speed limit in words. */
+export function limitLabel(limit: number | null): string {
+  if (!limit) return "No upload limit";
+  const mb = limit / 1e6;
+  return mb >= 1 ? `At most ${Number(mb.toFixed(1))} MB/s` : `At most ${Math.round(limit / 1e3)} kB/s`;
 }
 
 export type Tone = "ok" | "busy" | "wait" | "bad";
@@ -186,6 +289,8 @@ export function folderSummary(f: WatchedFolder): string {
   if (f.tags.length) parts.push(`tags ${f.tags.join(", ")}`);
   if (f.include.length) parts.push(`only ${f.include.join(", ")}`);
   if (f.exclude.length) parts.push(`not ${f.exclude.join(", ")}`);
+  const meta = Object.entries(f.metadata ?? {});
+  if (meta.length) parts.push(`metadata ${meta.map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`).join(", ")}`);
   return parts.join(" · ");
 }
 

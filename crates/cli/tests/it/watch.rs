@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::{Http, MGDS, Serve, create_user};
 
@@ -155,6 +155,31 @@ fn saved_folders_and_the_pause_switch() {
     assert_eq!(list[0]["layout"], "illumina");
     assert_eq!(list[0]["tags"][0], "miseq");
     assert_eq!(list[0]["illumina"]["join_lanes"], false);
+
+    // Settings changed in place; the upload limit kept beside the folders.
+    let (code, _, err) = mgds(&["watch", "add", f, "--replace", "--tag", "nextseq", "--exclude", "Undetermined_*"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("settings changed"), "{err}");
+    let (_, out, _) = mgds(&["watch", "list", "--json"]);
+    let list: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(
+        (&list[0]["layout"], &list[0]["tags"][0], &list[0]["exclude"][0]),
+        (&json!("auto"), &json!("nextseq"), &json!("Undetermined_*"))
+    );
+    let (code, _, err) = mgds(&["watch", "add", dir.path().join("elsewhere").to_str().unwrap(), "--replace"]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("elsewhere"), "{err}");
+    assert_eq!(mgds(&["watch", "limit", "12.5M"]).0, Some(0));
+    assert!(std::fs::read_to_string(config.join("watch.toml")).unwrap().contains("upload_limit = 12500000"));
+    let (_, _, err) = mgds(&["watch", "list"]);
+    assert!(err.contains("limited to 12.5 MB/s"), "{err}");
+    let (code, _, err) = mgds(&["watch", "limit", "fast"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("not a rate"), "{err}");
+    assert_eq!(mgds(&["watch", "limit", "off"]).0, Some(0));
+    assert!(!std::fs::read_to_string(config.join("watch.toml")).unwrap().contains("upload_limit"));
+
     let (code, _, _) = mgds(&["watch", "remove", f]);
     assert_eq!(code, Some(0));
     let (_, out, _) = mgds(&["watch", "list"]);

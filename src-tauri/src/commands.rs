@@ -8,7 +8,9 @@ use tauri_plugin_dialog::DialogExt;
 
 use crate::error::{CmdError, CmdResult};
 use crate::results::{PanelView, ResultsCache, Watcher};
-use crate::samples::{self, BulkChange, BulkOutcome, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage};
+use crate::samples::{
+    self, BulkChange, BulkOutcome, JobArgs, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage,
+};
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
 use crate::watching::{self, NewFolder, WatchView, Watching};
@@ -91,6 +93,32 @@ pub async fn sample(
 #[tauri::command]
 pub fn leave_sample(watcher: State<'_, Watcher>) {
     watcher.stop();
+}
+
+/// A job's arguments form (its `job_args_schema`).
+#[tauri::command]
+pub async fn job_args(session: State<'_, Session>, id: String) -> CmdResult<JobArgs> {
+    samples::job_args(&session.connected().await?.client, &id).await
+}
+
+/// Runs a job on a sample; the sample page's analyses are then watched again, so the new one
+/// shows up and updates live.
+#[tauri::command]
+pub async fn run_job(
+    app: AppHandle,
+    session: State<'_, Session>,
+    watcher: State<'_, Watcher>,
+    sample: String,
+    job: String,
+    args: serde_json::Map<String, serde_json::Value>,
+    description: Option<String>,
+) -> CmdResult<String> {
+    let client = session.connected().await?.client;
+    let analysis = samples::run_job(&client, &sample, &job, args, description).await?;
+    watcher.watch(client, sample, move |e| {
+        let _ = app.emit("analyses-changed", e);
+    });
+    Ok(analysis)
 }
 
 /// Changes a sample (visibility, project, tags, metadata).

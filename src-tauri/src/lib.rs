@@ -82,6 +82,8 @@ pub fn run() {
             commands::download_readlevel,
             commands::watch_view,
             commands::pick_watch_folder,
+            commands::job_args,
+            commands::run_job,
             commands::add_watch_folder,
             commands::update_watch_folder,
             commands::set_upload_limit,

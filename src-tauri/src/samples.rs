@@ -295,6 +295,48 @@ pub async fn analyses(client: &Client, id: &str) -> CmdResult<Vec<AnalysisRow>> 
     Ok(list.iter().map(AnalysisRow::from).collect())
 }
 
+/// A job's arguments form: its name and the JSON Schema of its arguments (an empty object
+/// schema when the job takes none).
+#[derive(Debug, Clone, Serialize)]
+pub struct JobArgs {
+    /// The job's id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The kind of analysis it makes.
+    pub kind: String,
+    /// `job_args_schema`.
+    pub schema: serde_json::Value,
+}
+
+/// The arguments form of job `id`.
+pub async fn job_args(client: &Client, id: &str) -> CmdResult<JobArgs> {
+    let job = client.jobs().get(id).await?;
+    Ok(JobArgs {
+        id: id_of(&job.uri),
+        name: job.name.unwrap_or_else(|| "(unnamed)".into()),
+        kind: job.analysis_type.unwrap_or_default(),
+        schema: job.job_args_schema.unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}})),
+    })
+}
+
+/// Runs job `job` on sample `sample` with `args` (checked against the job's schema before
+/// anything is sent; absent arguments take the schema's defaults). Answers the new analysis id.
+pub async fn run_job(
+    client: &Client,
+    sample: &str,
+    job: &str,
+    args: serde_json::Map<String, serde_json::Value>,
+    description: Option<String>,
+) -> CmdResult<String> {
+    let mut run = client.jobs().run(job, sample).args(args).populate_default_arguments(true);
+    if let Some(d) = description.map(|d| d.trim().to_string()).filter(|d| !d.is_empty()) {
+        run = run.description(d);
+    }
+    let created = run.send().await?;
+    Ok(created.id().to_string())
+}
+
 /// The sample page.
 #[derive(Debug, Clone, Serialize)]
 pub struct SampleDetail {

@@ -1,7 +1,8 @@
 //! The real `mgds-desktop` binary in a real WebKitGTK window, driven through `tauri-driver` and
 //! `WebKitWebDriver` under Xvfb (see `test.sh`): first start on the embedded service, a FASTQ
-//! dropped and uploaded, its sample opened with its abundance chart, a bad file explained, a
-//! remote profile with a wrong key refused, a watched folder whose new FASTQ becomes a sample,
+//! dropped and uploaded, its sample opened with its abundance chart, a panel run from the sample
+//! page (after a wrong argument is refused), a bad file explained, a remote profile with a wrong
+//! key refused, a watched folder whose new FASTQ becomes a sample (its settings then changed),
 //! both samples tagged together from the table's selection, and an R1/R2 pair joined into one
 //! sample. Screenshots go to `target/e2e-screenshots/`.
 //!
@@ -114,6 +115,45 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     ensure!(bars.as_u64().unwrap_or(0) >= 1, "the chart has no bars: {bars}");
     s.wait_for("[data-testid=taxa-table] tbody tr", SHORT).await?;
     s.screenshot("05-sample-with-chart").await?;
+
+    // 3b. Another analysis run from the sample page: a wrong argument is named before anything is
+    // sent; the panel then runs, shows up in the list, and its markers open.
+    let choose_job = |kind: &'static str| async move {
+        s.script(
+            "const sel = document.querySelector('[data-testid=run-job]'); \
+             const o = [...sel.options].find(o => o.text.startsWith(arguments[0])); \
+             if (!o) return false; sel.value = o.value; \
+             sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+            json!([kind]),
+        )
+        .await
+    };
+    s.click(&s.wait_for("[data-testid=run-analysis]", SHORT).await?).await?;
+    s.wait_for("[data-testid=run-form]", SHORT).await?;
+    ensure!(choose_job("Alignment").await?.as_bool() == Some(true), "no alignment job offered");
+    s.type_text(&s.wait_for("[data-testid=run-arg-tax_id]", SHORT).await?, "E. coli").await?;
+    s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
+    let refused = s.wait_for_text("[data-testid=run-error]", "Tax id", SHORT).await?;
+    ensure!(refused.contains("E. coli"), "the refusal should quote what was typed: {refused}");
+    s.screenshot("05b-run-analysis-refused").await?;
+    ensure!(choose_job("Panel").await?.as_bool() == Some(true), "no panel job offered");
+    s.wait_for_text("[data-testid=run-form]", "takes no settings", SHORT).await?;
+    s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=run-notice]", "started", SHORT).await?;
+    poll("the panel analysis to complete", LONG, || async {
+        let done = s
+            .script(
+                "const b = [...document.querySelectorAll('[data-testid=analyses] button')]\
+                 .find(b => b.innerText.startsWith('Panel') && b.innerText.includes('Complete')); \
+                 if (b) b.click(); return !!b;",
+                json!([]),
+            )
+            .await?;
+        Ok(done.as_bool().unwrap_or(false).then_some(()))
+    })
+    .await?;
+    s.wait_for("[data-testid=panel]", LONG).await.context("the panel's markers never opened")?;
+    s.screenshot("05c-panel-run-from-the-app").await?;
 
     // 4. A file that is not reads is explained, and cannot be sent.
     let bad = tmp.join("run42_notes.fastq");

@@ -2,6 +2,7 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 import type { FileCheck, ProgressEvent } from "./uploads";
+import type { JobArgs } from "./jobs";
 import type { TaxonRow } from "./taxa";
 import type { Live, NewFolder, WatchView } from "./watch";
 import type { BulkChange, BulkOutcome } from "./bulk";
@@ -147,6 +148,9 @@ export const api = {
   lookups: () => invoke<Lookups>("lookups"),
   sample: (id: string) => invoke<SampleDetail>("sample", { id }),
   leaveSample: () => invoke<void>("leave_sample"),
+  jobArgs: (id: string) => invoke<JobArgs>("job_args", { id }),
+  runJob: (sample: string, job: string, args: Record<string, unknown>, description: string | null) =>
+    invoke<string>("run_job", { sample, job, args, description }),
   updateSample: (id: string, change: unknown) => invoke<SampleDetail>("update_sample", { id, change }),
   changeSamples: (ids: string[], change: BulkChange) => invoke<BulkOutcome>("change_samples", { ids, change }),
   checkFiles: (paths: string[]) => invoke<FileCheck[]>("check_files", { paths }),

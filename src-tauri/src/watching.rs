@@ -293,44 +293,43 @@ impl Watching {
         if inner.queue.is_none() && paths.data_dir.join(QUEUE_FILE).is_file() {
             inner.queue = Some(Queue::open(&paths.data_dir).await.map_err(queue_error)?);
         }
-        let (runs, mut samples, all_files) = match &inner.queue {
-            Some(q) => (
-                q.runs().await.map_err(queue_error)?,
-                q.samples().await.map_err(queue_error)?,
-                q.all_files().await.map_err(queue_error)?,
-            ),
-            None => Default::default(),
-        };
-        let folders = saved
-            .folders
-            .into_iter()
-            .map(|config| {
-                let mut files = Counts::default();
-                let mut file_list = Vec::new();
-                for f in all_files.iter().filter(|f| f.folder == config.path) {
-                    match f.state {
-                        State::Seen => files.seen += 1,
-                        State::Settled => files.settled += 1,
-                        State::Uploading => files.uploading += 1,
-                        State::Confirmed => files.confirmed += 1,
-                        State::Failed => files.failed += 1,
-                    }
-                    let path = f.path.strip_prefix(&config.path).unwrap_or(&f.path).display().to_string();
-                    file_list.push(FileView { path, size: f.size, state: f.state });
+        // Counts and bounded lists come from the queue's indexes, so the screen stays quick for
+        // a share watched for years (it is read again every few seconds while open).
+        let mut folders = Vec::with_capacity(saved.folders.len());
+        let (mut runs, mut samples, mut samples_total, mut counts) = Default::default();
+        if let Some(q) = &inner.queue {
+            runs = q.runs().await.map_err(queue_error)?;
+            (samples, samples_total) = q.recent_samples(MAX_LISTED).await.map_err(queue_error)?;
+            counts = q.file_counts().await.map_err(queue_error)?;
+        }
+        for config in saved.folders {
+            let mut files = Counts::default();
+            for (_, state, n) in counts.iter().filter(|(folder, _, _)| *folder == config.path) {
+                let n = *n as usize;
+                match state {
+                    State::Seen => files.seen += n,
+                    State::Settled => files.settled += n,
+                    State::Uploading => files.uploading += n,
+                    State::Confirmed => files.confirmed += n,
+                    State::Failed => files.failed += n,
                 }
-                // What still needs attention first, then by path.
-                file_list.sort_by(|a, b| {
-                    (a.state == State::Confirmed, &a.path).cmp(&(b.state == State::Confirmed, &b.path))
-                });
-                file_list.truncate(MAX_FILES_LISTED);
-                FolderView { missing: !config.path.is_dir(), config, files, file_list }
-            })
-            .collect();
-        let samples_total = samples.len();
-        samples.reverse();
-        samples.truncate(MAX_LISTED);
+            }
+            let listed = match &inner.queue {
+                Some(q) => q.files_to_show(&config.path, MAX_FILES_LISTED).await.map_err(queue_error)?,
+                None => Vec::new(),
+            };
+            let file_list = listed
+                .into_iter()
+                .map(|f| FileView {
+                    path: f.path.strip_prefix(&config.path).unwrap_or(&f.path).display().to_string(),
+                    size: f.size,
+                    state: f.state,
+                })
+                .collect();
+            folders.push(FolderView { missing: !config.path.is_dir(), config, files, file_list });
+        }
         let live = self.live.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let samples =
+        let samples: Vec<WatchedSample> =
             samples.into_iter().map(|record| WatchedSample { live: live.get(&record.key).copied(), record }).collect();
         let paused = match &inner.running {
             Some(w) => w.is_paused(),
@@ -344,7 +343,7 @@ impl Watching {
             config_file: paths.config_dir.join(mgds_watch::SAVED_FILE).display().to_string(),
             runs,
             samples,
-            samples_total,
+            samples_total: samples_total as usize,
             upload_limit,
         })
     }

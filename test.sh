@@ -38,6 +38,11 @@ fi
 # dependency). Incremental compilation only pays off on rebuilds, so it is off unless asked for;
 # with it, a clean build's target folder is about twice the size.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+mkdir -p "$target_dir"
+free_kb=$(df -Pk "$target_dir" | awk 'NR == 2 { print $4 }')
+if [ "${free_kb:-0}" -lt 3500000 ] && [ ! -d "$target_dir/debug/deps" ]; then
+    echo "warning: $((free_kb / 1024)) MB free at $target_dir; a first build needs about 3 GB (set CARGO_TARGET_DIR to build elsewhere)" >&2
+fi
 cargo build --workspace --bins --tests --locked --quiet
 if cargo nextest --version >/dev/null 2>&1; then
     run_tests="cargo nextest run --workspace --locked --no-fail-fast -E 'not package(mgds-e2e)'"

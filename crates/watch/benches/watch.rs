@@ -1,6 +1,7 @@
 //! The watcher's cost at rest and its speed: a folder of 10,000 files that no longer change
 //! (CPU time the process spends per minute of watching), and the time from a file settling to
-//! its sample being confirmed by the real local service. Prints a table.
+//! its sample being confirmed by the real local service; and the app's read of the queue for its
+//! Watched folders screen against reading everything. Prints tables.
 //!
 //! `cargo bench -p mgds-watch --bench watch` (`WATCH_BENCH_WINDOW=SECS` sets the measured
 //! window per row, default 30).
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mgds_client::Client;
-use mgds_watch::{Event, FolderConfig, Layout, Options, Watcher};
+use mgds_watch::{Event, FolderConfig, Layout, Options, Queue, Watcher};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// Files in the folder at rest (`WATCH_BENCH_FILES` overrides, for a quick run).
@@ -110,6 +111,32 @@ async fn main() {
         let cpu = at_rest(&client, &folder, &tmp.path().join("state-rest"), options, window).await;
         println!("| {name} | {cpu:.3} | {:.2} |", cpu / 60.0 * 100.0);
     }
+
+    // The app's Watched folders screen reads the queue every few seconds while it is open: the
+    // indexed reads it makes, against loading every file and sample (the anchor).
+    let q = Queue::open(&tmp.path().join("state-rest")).await.unwrap();
+    const REPS: u32 = 20;
+    let start = Instant::now();
+    let mut listed = 0;
+    for _ in 0..REPS {
+        let counts = q.file_counts().await.unwrap();
+        let shown = q.files_to_show(&folder, 300).await.unwrap();
+        let (samples, _) = q.recent_samples(500).await.unwrap();
+        listed = counts.len() + shown.len() + samples.len();
+    }
+    let screen_ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(REPS);
+    let start = Instant::now();
+    let mut all = 0;
+    for _ in 0..REPS {
+        all = q.all_files().await.unwrap().len() + q.samples().await.unwrap().len();
+    }
+    let all_ms = start.elapsed().as_secs_f64() * 1000.0 / f64::from(REPS);
+    q.close().await;
+    println!("\nThe Watched folders screen's read of the queue ({} files, as many samples)", files());
+    println!("| read | rows | ms per read |");
+    println!("|---|---:|---:|");
+    println!("| counts + 300 files + newest 500 samples (indexed) | {listed} | {screen_ms:.1} |");
+    println!("| every file and sample (anchor) | {all} | {all_ms:.1} |");
 
     // Latency: files written one after another; from FileSettled to SampleConfirmed.
     let live = tmp.path().join("live");

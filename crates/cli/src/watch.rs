@@ -224,7 +224,15 @@ fn add(a: AddArgs) -> Result<()> {
     cfg.illumina.pair = !a.no_pair;
     cfg.illumina.join_lanes = !a.no_join_lanes;
     cfg.nanopore = if a.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
-    let path = if a.replace { saved.replace(&a.folder, cfg)? } else { saved.add(cfg)? };
+    let path = match a.replace {
+        true => saved.replace(&a.folder, cfg).map_err(|e| match e {
+            mgds_watch::Error::NotSaved { .. } => {
+                anyhow::anyhow!("{e} (see `mgds watch list`; without --replace it is added)")
+            }
+            e => e.into(),
+        })?,
+        false => saved.add(cfg)?,
+    };
     saved.save(&dir)?;
     let what = if a.replace { "settings changed for" } else { "watching" };
     eprintln!("{what} {} (`mgds watch run` starts the watcher)", path.display());

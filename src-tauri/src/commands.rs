@@ -9,7 +9,7 @@ use tauri_plugin_dialog::DialogExt;
 use crate::error::{CmdError, CmdResult};
 use crate::results::{PanelView, ResultsCache, Watcher};
 use crate::samples::{
-    self, BulkChange, BulkOutcome, JobArgs, Lookups, SampleChange, SampleDetail, SampleQuery, SamplesPage,
+    self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
@@ -93,6 +93,12 @@ pub async fn sample(
 #[tauri::command]
 pub fn leave_sample(watcher: State<'_, Watcher>) {
     watcher.stop();
+}
+
+/// Creates a project (to move samples into).
+#[tauri::command]
+pub async fn create_project(session: State<'_, Session>, name: String) -> CmdResult<Named> {
+    samples::create_project(&session.connected().await?.client, &name).await
 }
 
 /// A job's arguments form (its `job_args_schema`).

@@ -82,6 +82,7 @@ pub fn run() {
             commands::download_readlevel,
             commands::watch_view,
             commands::pick_watch_folder,
+            commands::create_project,
             commands::job_args,
             commands::run_job,
             commands::add_watch_folder,

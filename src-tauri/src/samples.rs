@@ -295,6 +295,13 @@ pub async fn analyses(client: &Client, id: &str) -> CmdResult<Vec<AnalysisRow>> 
     Ok(list.iter().map(AnalysisRow::from).collect())
 }
 
+/// Creates a project with this short name (the service checks it: 3 to 15 of `a-zA-Z0-9_-`,
+/// unique in the organisation).
+pub async fn create_project(client: &Client, name: &str) -> CmdResult<Named> {
+    let p = client.projects().create(name.trim()).send().await?;
+    Ok(Named { id: id_of(&p.uri), name: p.project_name.unwrap_or(p.name) })
+}
+
 /// A job's arguments form: its name and the JSON Schema of its arguments (an empty object
 /// schema when the job takes none).
 #[derive(Debug, Clone, Serialize)]
@@ -591,6 +598,51 @@ mod tests {
         assert_eq!(out.failed[0].id, "0000000000000000");
         assert!(!out.failed[0].message.is_empty());
         assert_eq!(client.samples().list().per_page(10).send().await.unwrap().total, Some(0));
+
+        // A new project to move samples into; a name taken is refused with the service's reason.
+        let p = create_project(&client, " outbreak_7 ").await.unwrap();
+        assert_eq!(p.name, "outbreak_7");
+        assert!(lookups(&client).await.unwrap().projects.iter().any(|x| x.id == p.id));
+        let taken = create_project(&client, "outbreak_7").await.unwrap_err();
+        assert!(taken.message.contains("outbreak_7"), "{taken:?}");
+        assert!(create_project(&client, "a b").await.is_err());
+    }
+
+    /// A job run from the sample page: its form comes from the job's schema, its arguments are
+    /// checked before anything is sent, and the analysis is created.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn jobs_are_listed_and_run_with_checked_arguments() {
+        let dir = tempfile::tempdir().unwrap();
+        mgds_server::references::install_demo(&dir.path().join("data")).unwrap();
+        let mut config = mgds_server::Config::new(dir.path().join("data"));
+        config.runner.workers = 0;
+        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let path = dir.path().join("s.fastq");
+        std::fs::write(&path, "@r1\nACGTACGTAC\n+\nIIIIIIIIII\n").unwrap();
+        let sample = id_of(&client.samples().upload(&path).send().await.unwrap().uri);
+
+        let jobs = lookups(&client).await.unwrap().jobs;
+        let kinds: Vec<&str> = jobs.iter().map(|j| j.kind.as_str()).collect();
+        assert!(kinds.contains(&"classification") && kinds.contains(&"panel"), "{kinds:?}");
+        let classify = jobs.iter().find(|j| j.kind == "classification").unwrap();
+        let form = job_args(&client, &classify.id).await.unwrap();
+        assert_eq!(form.schema["properties"]["confidence"]["maximum"], 1);
+
+        let mut bad = serde_json::Map::new();
+        bad.insert("confidence".into(), serde_json::json!(2));
+        let refused = run_job(&client, &sample, &classify.id, bad, None).await.unwrap_err();
+        assert!(refused.message.contains("confidence"), "{refused:?}");
+        let before = analyses(&client, &sample).await.unwrap().len();
+        let mut good = serde_json::Map::new();
+        good.insert("confidence".into(), serde_json::json!(0.1));
+        let id = run_job(&client, &sample, &classify.id, good, Some("  follow-up  ".into())).await.unwrap();
+        let after = analyses(&client, &sample).await.unwrap();
+        assert_eq!(after.len(), before + 1);
+        assert!(after.iter().any(|a| a.id == id && a.kind == "classification"));
+        let a = client.analyses().get(&id).await.unwrap();
+        assert!(a.job_args.as_ref().and_then(|v| v.get("min_hits")).is_some(), "defaults filled in: {a:?}");
     }
 
     fn q() -> SampleQuery {

@@ -3,8 +3,8 @@
 //! dropped and uploaded, its sample opened with its abundance chart, a panel run from the sample
 //! page (after a wrong argument is refused), a bad file explained, a remote profile with a wrong
 //! key refused, a watched folder whose new FASTQ becomes a sample (its settings then changed),
-//! both samples tagged together from the table's selection, and an R1/R2 pair joined into one
-//! sample. Screenshots go to `target/e2e-screenshots/`.
+//! both samples tagged together from the table's selection and moved into a new project, and an
+//! R1/R2 pair joined into one sample. Screenshots go to `target/e2e-screenshots/`.
 //!
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
@@ -267,7 +267,35 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         )
         .await?;
     ensure!(tagged.as_u64() == Some(2), "both rows should show the new tag: {tagged}");
-    s.screenshot("09-bulk-tagged").await?;
+    // ...and moved together into a new project made on the spot (a name the service would refuse
+    // is explained first).
+    s.script(
+        "const sel = document.querySelector('[data-testid=bulk-project]'); sel.value = '+'; \
+         sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    let name = s.wait_for("[data-testid=bulk-new-project]", SHORT).await?;
+    s.type_text(&name, "outbreak 7").await?;
+    s.click(&s.wait_for("[data-testid=bulk-new-project-create]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=bulk-bar] .problem", "no spaces", SHORT).await?;
+    s.script(
+        "const i = document.querySelector('[data-testid=bulk-new-project]'); i.value = 'outbreak_7'; \
+         i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    s.click(&s.wait_for("[data-testid=bulk-new-project-create]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=bulk-notice]", "Moved to the new project outbreak_7: 2 samples.", LONG).await?;
+    let moved = s
+        .script(
+            "return [...document.querySelectorAll('[data-testid=samples-table] tbody tr')]\
+             .filter(r => r.innerText.includes('outbreak_7')).length;",
+            json!([]),
+        )
+        .await?;
+    ensure!(moved.as_u64() == Some(2), "both rows should show the new project: {moved}");
+    s.screenshot("09-bulk-tagged-and-moved").await?;
 
     // 8. An R1/R2 pair dropped together is suggested as a pair, joined, and becomes one sample.
     let (r1, r2) = (tmp.join("pairA_S1_L001_R1_001.fastq"), tmp.join("pairA_S1_L001_R2_001.fastq"));

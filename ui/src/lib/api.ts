@@ -152,6 +152,7 @@ export const api = {
   runJob: (sample: string, job: string, args: Record<string, unknown>, description: string | null) =>
     invoke<string>("run_job", { sample, job, args, description }),
   updateSample: (id: string, change: unknown) => invoke<SampleDetail>("update_sample", { id, change }),
+  createProject: (name: string) => invoke<Named>("create_project", { name }),
   changeSamples: (ids: string[], change: BulkChange) => invoke<BulkOutcome>("change_samples", { ids, change }),
   checkFiles: (paths: string[]) => invoke<FileCheck[]>("check_files", { paths }),
   pickFiles: (folder: boolean) => invoke<string[]>("pick_files", { folder }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { outcomeText, tagChange } from "./bulk";
+import { outcomeText, projectNameProblem, tagChange } from "./bulk";
 
 const tags = [
   { id: "t1", name: "MiSeq" },
@@ -20,5 +20,14 @@ describe("bulk changes", () => {
     expect(
       outcomeText({ done: 0, failed: [{ id: "a", message: "Gone." }, { id: "b", message: "Gone." }] }, "Moved"),
     ).toBe("2 samples could not be changed: Gone. (and 1 more)");
+  });
+});
+
+describe("a new project's short name", () => {
+  it("is checked as the service checks it, saying what is wrong", () => {
+    expect(projectNameProblem(" outbreak_7 ")).toBeNull();
+    expect(projectNameProblem("ab")).toBe("A project's short name has 3 to 15 characters; “ab” has 2.");
+    expect(projectNameProblem("outbreak seven")).toBe("A project's short name uses only letters, digits, - and _ (no spaces); “outbreak seven” does not.");
+    expect(projectNameProblem("a-very-long-project-name")).toContain("3 to 15 characters");
   });
 });

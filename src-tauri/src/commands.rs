@@ -95,6 +95,35 @@ pub fn leave_sample(watcher: State<'_, Watcher>) {
     watcher.stop();
 }
 
+/// The results of a finished alignment or functional profile, as the service sends them.
+#[tauri::command]
+pub async fn analysis_results(session: State<'_, Session>, id: String, kind: String) -> CmdResult<serde_json::Value> {
+    let client = session.connected().await?.client;
+    Ok(match kind.as_str() {
+        "functional_profile" => client.functional_profiles().results(&id).await?,
+        _ => client.analyses().results(&id).await?,
+    })
+}
+
+/// Saves the file an alignment (SAM, gzipped) or functional profile (TSV) offers, where the
+/// user chooses; none if they cancel.
+#[tauri::command]
+pub async fn download_results(
+    app: AppHandle,
+    session: State<'_, Session>,
+    id: String,
+    file_name: String,
+) -> CmdResult<Option<String>> {
+    let client = session.connected().await?.client;
+    let filter =
+        if file_name.contains(".sam") { ("SAM (gzipped)", &["gz", "sam"][..]) } else { ("TSV", &["tsv", "txt"][..]) };
+    let Some(path) = ask_save_path(&app, "Save the results", &file_name, filter).await else {
+        return Ok(None);
+    };
+    client.analyses().download_results(&id, &path).await?;
+    Ok(Some(path.display().to_string()))
+}
+
 /// Creates a project (to move samples into).
 #[tauri::command]
 pub async fn create_project(session: State<'_, Session>, name: String) -> CmdResult<Named> {

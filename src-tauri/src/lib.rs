@@ -83,6 +83,8 @@ pub fn run() {
             commands::watch_view,
             commands::pick_watch_folder,
             commands::create_project,
+            commands::analysis_results,
+            commands::download_results,
             commands::job_args,
             commands::run_job,
             commands::add_watch_folder,

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::catalogue::{ANNOTATIONS_FILE, GENES_FILE};
 use crate::error::Error;
 
-/// The demo catalogue's `genes.fa`: 30 random open reading frames of 600 to 1500 bp.
+/// The demo catalogue's `genes.fa`: 30 segments of 600 to 1,500 bp of the demo genomes.
 pub const GENES_FA: &[u8] = include_bytes!("../../../assets/functions/demo/genes.fa");
 
 /// The demo catalogue's `annotations.tsv`: EC numbers assigned arbitrarily to the genes.

@@ -409,6 +409,15 @@ pub enum AnalysesCommand {
         #[command(flatten)]
         out: OutputArgs,
     },
+    /// Download the file a finished alignment (SAM, gzipped) or functional profile (TSV)
+    /// offers; a classification's reads are `mgds readlevel download`.
+    Download {
+        /// The analysis id.
+        id: String,
+        /// Where to write it.
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 /// Runs an `analyses` command.
@@ -448,6 +457,11 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
                 Some("panel") => print_one(&ctx.client.panels().results(id.as_str()).await?),
                 _ => print_one(&analyses.results(id.as_str()).await?),
             }
+        }
+        AnalysesCommand::Download { id, output } => {
+            let n = analyses.download_results(id.as_str(), &output).await?;
+            eprintln!("wrote {} ({:.1} MB)", output.display(), n as f64 / 1e6);
+            Ok(())
         }
     }
 }

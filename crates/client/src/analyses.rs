@@ -98,6 +98,20 @@ impl Analyses {
     pub async fn results(&self, id: impl ResourceId) -> Result<Value> {
         self.inner.results(id.resource_id()).await
     }
+
+    /// Downloads the file a finished analysis offers at its `results_uri` (an alignment's SAM,
+    /// a functional profile's table) to `dest`, whole or not at all. Returns its size. An
+    /// analysis with no such file (a classification: see
+    /// [`Classifications::download_readlevel`]) is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    pub async fn download_results(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
+        let id = id.resource_id();
+        let a = self.inner.get(id).await?;
+        let Some(url) = a.results_uri.filter(|u| !u.is_empty()) else {
+            let why = if a.complete { "it offers no results file" } else { "it has not finished" };
+            return Err(crate::Error::InvalidInput(format!("analysis {id} has nothing to download: {why}")));
+        };
+        transfer::download_to_file(&self.inner.client, &url, dest.as_ref(), None).await
+    }
 }
 
 impl Classifications {

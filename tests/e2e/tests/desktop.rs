@@ -1,7 +1,8 @@
 //! The real `mgds-desktop` binary in a real WebKitGTK window, driven through `tauri-driver` and
 //! `WebKitWebDriver` under Xvfb (see `test.sh`): first start on the embedded service, a FASTQ
 //! dropped and uploaded, its sample opened with its abundance chart, a panel run from the sample
-//! page (after a wrong argument is refused), a bad file explained, a remote profile with a wrong
+//! page (after a wrong argument is refused), then an alignment to one of its species and a
+//! functional profile, each with its results, a bad file explained, a remote profile with a wrong
 //! key refused, a watched folder whose new FASTQ becomes a sample (its settings then changed),
 //! both samples tagged together from the table's selection and moved into a new project, and an
 //! R1/R2 pair joined into one sample. Screenshots go to `target/e2e-screenshots/`.
@@ -153,7 +154,57 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     })
     .await?;
     s.wait_for("[data-testid=panel]", LONG).await.context("the panel's markers never opened")?;
+    s.script("document.querySelector('[data-testid=panel]').scrollIntoView(); return true;", json!([])).await?;
     s.screenshot("05c-panel-run-from-the-app").await?;
+
+    // 3c. An alignment to a species of the sample (suggested from its classification), and a
+    // functional profile: each opens its results.
+    let run_and_open = |kind: &'static str, testid: &'static str| async move {
+        let n_before = s
+            .script("return document.querySelectorAll('[data-testid=analyses] li').length;", json!([]))
+            .await?
+            .as_u64()
+            .unwrap_or(0);
+        s.click(&s.wait_for("[data-testid=run-analysis]", SHORT).await?).await?;
+        ensure!(choose_job(kind).await?.as_bool() == Some(true), "no {kind} job offered");
+        if kind == "Alignment" {
+            let species = poll("species suggestions from the classification", SHORT, || async {
+                let v = s
+                    .script("const o = document.querySelector('datalist#species-tax_id option'); return o ? o.value : null;", json!([]))
+                    .await?;
+                Ok(v.as_str().map(str::to_string))
+            })
+            .await?;
+            s.type_text(&s.wait_for("[data-testid=run-arg-tax_id]", SHORT).await?, &species).await?;
+        }
+        s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
+        poll(&format!("the {kind} analysis to complete"), LONG, || async {
+            let done = s
+                .script(
+                    "const items = document.querySelectorAll('[data-testid=analyses] li'); \
+                     const b = [...document.querySelectorAll('[data-testid=analyses] button')]\
+                     .find(b => b.innerText.startsWith(arguments[0]) && b.innerText.includes('Complete')); \
+                     if (b && items.length > arguments[1]) { b.click(); return true; } return false;",
+                    json!([kind, n_before]),
+                )
+                .await?;
+            Ok(done.as_bool().unwrap_or(false).then_some(()))
+        })
+        .await?;
+        s.wait_for(&format!("[data-testid={testid}]"), LONG)
+            .await
+            .with_context(|| format!("the {kind} results never opened"))
+    };
+    run_and_open("Alignment", "alignment").await?;
+    let mapped = s.wait_for_text("[data-testid=alignment-mapped]", "of 6,000", LONG).await?;
+    ensure!(!mapped.starts_with("0 of"), "reads of the chosen species should map to its genome: {mapped}");
+    s.script("document.querySelector('[data-testid=alignment]').scrollIntoView(); return true;", json!([])).await?;
+    s.screenshot("05d-alignment").await?;
+    run_and_open("Functional profile", "profile").await?;
+    s.wait_for_text("[data-testid=profile]", "reads mapped to the gene catalogue", LONG).await?;
+    s.wait_for("[data-testid=profile] tbody tr", SHORT).await.context("the demo reads should give functions")?;
+    s.script("document.querySelector('[data-testid=profile]').scrollIntoView(); return true;", json!([])).await?;
+    s.screenshot("05e-functional-profile").await?;
 
     // 4. A file that is not reads is explained, and cannot be sent.
     let bad = tmp.join("run42_notes.fastq");

@@ -152,6 +152,8 @@ export const api = {
   runJob: (sample: string, job: string, args: Record<string, unknown>, description: string | null) =>
     invoke<string>("run_job", { sample, job, args, description }),
   updateSample: (id: string, change: unknown) => invoke<SampleDetail>("update_sample", { id, change }),
+  analysisResults: (id: string, kind: string) => invoke<unknown>("analysis_results", { id, kind }),
+  downloadResults: (id: string, fileName: string) => invoke<string | null>("download_results", { id, fileName }),
   createProject: (name: string) => invoke<Named>("create_project", { name }),
   changeSamples: (ids: string[], change: BulkChange) => invoke<BulkOutcome>("change_samples", { ids, change }),
   checkFiles: (paths: string[]) => invoke<FileCheck[]>("check_files", { paths }),

@@ -74,6 +74,36 @@ fn an_upload_to_a_fresh_service_gets_its_classification_with_no_other_action() {
         .output()
         .unwrap();
     assert!(ok(&out).contains("Escherichia coli"));
+
+    // A functional profile run from the command line, and its table downloaded; a
+    // classification has no such file and says so.
+    let mgds = |args: &[&str]| {
+        Command::new(MGDS)
+            .args(["--base-url", &serve.url, "--api-key", &key])
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let jobs: Value = serde_json::from_str(&ok(&mgds(&["jobs", "list", "--json"]))).unwrap();
+    let profile_job = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["analysis_type"] == json!("functional_profile"))
+        .expect("a functional profile job");
+    let job_id = profile_job["$uri"].as_str().unwrap().rsplit('/').next().unwrap();
+    let sample = a["sample"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap();
+    let done: Value = serde_json::from_str(&ok(&mgds(&["jobs", "run", job_id, "--sample", sample, "--wait"]))).unwrap();
+    let profile_id = done["$uri"].as_str().unwrap().rsplit('/').next().unwrap();
+    let tsv = dir.path().join("functions.tsv");
+    ok(&mgds(&["analyses", "download", profile_id, "-o", tsv.to_str().unwrap()]));
+    let table = std::fs::read_to_string(&tsv).unwrap();
+    assert!(table.lines().count() > 2, "the demo reads map to the demo catalogue: {table}");
+    let out = mgds(&["analyses", "download", &id, "-o", dir.path().join("x").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to download"), "{out:?}");
+    assert!(!dir.path().join("x").exists());
 }
 
 #[test]

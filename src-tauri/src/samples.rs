@@ -262,6 +262,10 @@ pub struct AnalysisRow {
     pub created_at: String,
     /// The job's id.
     pub job: String,
+    /// The taxon whose genome an alignment is to.
+    pub tax_id: Option<String>,
+    /// The note given when it was run.
+    pub description: Option<String>,
 }
 
 impl From<&Analysis> for AnalysisRow {
@@ -278,6 +282,8 @@ impl From<&Analysis> for AnalysisRow {
             error: a.error_msg.clone().filter(|m| !m.trim().is_empty()),
             created_at: a.created_at.clone(),
             job: a.job.id().to_string(),
+            tax_id: a.tax_id.clone(),
+            description: a.description.clone().filter(|d| !d.trim().is_empty()),
         }
     }
 }

@@ -87,6 +87,8 @@ export interface AnalysisRow {
   error: string | null;
   created_at: string;
   job: string;
+  tax_id: string | null;
+  description: string | null;
 }
 
 export interface Metadata {

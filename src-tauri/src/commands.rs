@@ -105,25 +105,6 @@ pub async fn analysis_results(session: State<'_, Session>, id: String, kind: Str
     })
 }
 
-/// Saves the file an alignment (SAM, gzipped) or functional profile (TSV) offers, where the
-/// user chooses; none if they cancel.
-#[tauri::command]
-pub async fn download_results(
-    app: AppHandle,
-    session: State<'_, Session>,
-    id: String,
-    file_name: String,
-) -> CmdResult<Option<String>> {
-    let client = session.connected().await?.client;
-    let filter =
-        if file_name.contains(".sam") { ("SAM (gzipped)", &["gz", "sam"][..]) } else { ("TSV", &["tsv", "txt"][..]) };
-    let Some(path) = ask_save_path(&app, "Save the results", &file_name, filter).await else {
-        return Ok(None);
-    };
-    client.analyses().download_results(&id, &path).await?;
-    Ok(Some(path.display().to_string()))
-}
-
 /// Creates a project (to move samples into).
 #[tauri::command]
 pub async fn create_project(session: State<'_, Session>, name: String) -> CmdResult<Named> {
@@ -275,22 +256,30 @@ pub async fn save_csv(app: AppHandle, file_name: String, text: String) -> CmdRes
     Ok(Some(path.display().to_string()))
 }
 
-/// Downloads a classification's read-level TSV where the user chooses.
+/// Saves the file an analysis offers where the user chooses: a classification's read-level TSV
+/// (gzipped), an alignment (SAM, gzipped) or a functional profile's table (TSV). None if they
+/// cancel.
 #[tauri::command]
-pub async fn download_readlevel(
+pub async fn download_results(
     app: AppHandle,
     session: State<'_, Session>,
     id: String,
+    kind: String,
     file_name: String,
 ) -> CmdResult<Option<String>> {
     let client = session.connected().await?.client;
-    let Some(path) =
-        ask_save_path(&app, "Save the read-level results", &file_name, ("Read-level TSV (gzipped)", &["gz", "tsv"]))
-            .await
-    else {
+    let (title, filter): (&str, (&str, &[&str])) = match kind.as_str() {
+        "classification" => ("Save the read-level results", ("Read-level TSV (gzipped)", &["gz", "tsv"])),
+        "alignment" => ("Save the alignment", ("SAM (gzipped)", &["gz", "sam"])),
+        _ => ("Save the results", ("TSV table", &["tsv", "txt"])),
+    };
+    let Some(path) = ask_save_path(&app, title, &file_name, filter).await else {
         return Ok(None);
     };
-    client.classifications().download_readlevel(&id, &path).await?;
+    match kind.as_str() {
+        "classification" => client.classifications().download_readlevel(&id, &path).await?,
+        _ => client.analyses().download_results(&id, &path).await?,
+    };
     Ok(Some(path.display().to_string()))
 }
 

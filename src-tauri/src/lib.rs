@@ -79,7 +79,6 @@ pub fn run() {
             chart::abundance_chart,
             chart::export_chart,
             commands::save_csv,
-            commands::download_readlevel,
             commands::watch_view,
             commands::pick_watch_folder,
             commands::create_project,

@@ -204,6 +204,34 @@ impl Session {
         .await
     }
 
+    /// Sets the value of the form control matching `selector` as a person's choice or typing
+    /// would (its `input` and `change` events fire); for menus and for replacing a field's text.
+    pub async fn set_value(&self, selector: &str, value: &str) -> Result<()> {
+        let set = self
+            .script(
+                "const e = document.querySelector(arguments[0]); if (!e) return false; e.value = arguments[1]; \
+                 e.dispatchEvent(new Event('input', {bubbles: true})); \
+                 e.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+                json!([selector, value]),
+            )
+            .await?;
+        if set != json!(true) {
+            bail!("no element matches {selector:?}");
+        }
+        Ok(())
+    }
+
+    /// How many elements matching `selector` contain `text`.
+    pub async fn count_with_text(&self, selector: &str, text: &str) -> Result<u64> {
+        let n = self
+            .script(
+                "return [...document.querySelectorAll(arguments[0])].filter(e => e.innerText.includes(arguments[1])).length;",
+                json!([selector, text]),
+            )
+            .await?;
+        n.as_u64().context("the count was not a number")
+    }
+
     /// Clicks an element.
     pub async fn click(&self, e: &Element) -> Result<()> {
         self.post(&format!("/element/{}/click", e.0), json!({})).await.map(|_| ())

@@ -253,13 +253,7 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         missing.contains("No such file"),
         "a folder that is not there should be named and refused with why: {missing}"
     );
-    s.script(
-        "const i = document.querySelector('[data-testid=watch-path]'); i.value = ''; \
-         i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
-        json!([]),
-    )
-    .await?;
-    s.type_text(&s.wait_for("[data-testid=watch-path]", SHORT).await?, &watched.display().to_string()).await?;
+    s.set_value("[data-testid=watch-path]", &watched.display().to_string()).await?;
     s.click(&s.wait_for("[data-testid=watch-save]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=watch-status]", "Watching 1 folder", LONG).await?;
     ensure!(
@@ -284,12 +278,7 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.screenshot("08-folder-settings").await?;
     s.click(&s.wait_for("[data-testid=watch-save]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=watch-summary]", "tags nextseq", LONG).await?;
-    s.script(
-        "const l = document.querySelector('[data-testid=watch-limit]'); l.value = '10000000'; \
-         l.dispatchEvent(new Event('change', {bubbles: true})); return true;",
-        json!([]),
-    )
-    .await?;
+    s.set_value("[data-testid=watch-limit]", "10000000").await?;
     let saved_file = config_dir.join("watch.toml");
     poll("the upload limit to be saved", SHORT, || {
         let f = saved_file.clone();
@@ -310,42 +299,20 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.type_text(&s.wait_for("[data-testid=bulk-tag]", SHORT).await?, "outbreak-7").await?;
     s.click(&s.wait_for("[data-testid=bulk-tag-add]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=bulk-notice]", "Tagged 2 samples.", LONG).await?;
-    let tagged = s
-        .script(
-            "return [...document.querySelectorAll('[data-testid=samples-table] tbody tr')]\
-             .filter(r => r.innerText.includes('outbreak-7')).length;",
-            json!([]),
-        )
-        .await?;
-    ensure!(tagged.as_u64() == Some(2), "both rows should show the new tag: {tagged}");
+    let tagged = s.count_with_text("[data-testid=samples-table] tbody tr", "outbreak-7").await?;
+    ensure!(tagged == 2, "both rows should show the new tag: {tagged}");
     // ...and moved together into a new project made on the spot (a name the service would refuse
     // is explained first).
-    s.script(
-        "const sel = document.querySelector('[data-testid=bulk-project]'); sel.value = '+'; \
-         sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
-        json!([]),
-    )
-    .await?;
+    s.set_value("[data-testid=bulk-project]", "+").await?;
     let name = s.wait_for("[data-testid=bulk-new-project]", SHORT).await?;
     s.type_text(&name, "outbreak 7").await?;
     s.click(&s.wait_for("[data-testid=bulk-new-project-create]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=bulk-bar] .problem", "no spaces", SHORT).await?;
-    s.script(
-        "const i = document.querySelector('[data-testid=bulk-new-project]'); i.value = 'outbreak_7'; \
-         i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
-        json!([]),
-    )
-    .await?;
+    s.set_value("[data-testid=bulk-new-project]", "outbreak_7").await?;
     s.click(&s.wait_for("[data-testid=bulk-new-project-create]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=bulk-notice]", "Moved to the new project outbreak_7: 2 samples.", LONG).await?;
-    let moved = s
-        .script(
-            "return [...document.querySelectorAll('[data-testid=samples-table] tbody tr')]\
-             .filter(r => r.innerText.includes('outbreak_7')).length;",
-            json!([]),
-        )
-        .await?;
-    ensure!(moved.as_u64() == Some(2), "both rows should show the new project: {moved}");
+    let moved = s.count_with_text("[data-testid=samples-table] tbody tr", "outbreak_7").await?;
+    ensure!(moved == 2, "both rows should show the new project: {moved}");
     s.screenshot("09-bulk-tagged-and-moved").await?;
 
     // 8. An R1/R2 pair dropped together is suggested as a pair, joined, and becomes one sample.

@@ -155,7 +155,8 @@ export const api = {
     invoke<string>("run_job", { sample, job, args, description }),
   updateSample: (id: string, change: unknown) => invoke<SampleDetail>("update_sample", { id, change }),
   analysisResults: (id: string, kind: string) => invoke<unknown>("analysis_results", { id, kind }),
-  downloadResults: (id: string, fileName: string) => invoke<string | null>("download_results", { id, fileName }),
+  downloadResults: (id: string, kind: string, fileName: string) =>
+    invoke<string | null>("download_results", { id, kind, fileName }),
   createProject: (name: string) => invoke<Named>("create_project", { name }),
   changeSamples: (ids: string[], change: BulkChange) => invoke<BulkOutcome>("change_samples", { ids, change }),
   checkFiles: (paths: string[]) => invoke<FileCheck[]>("check_files", { paths }),
@@ -167,7 +168,6 @@ export const api = {
   exportChart: (id: string, options: ChartOptions, format: "svg" | "png", fileName: string) =>
     invoke<string | null>("export_chart", { id, options, format, fileName }),
   saveCsv: (fileName: string, text: string) => invoke<string | null>("save_csv", { fileName, text }),
-  downloadReadlevel: (id: string, fileName: string) => invoke<string | null>("download_readlevel", { id, fileName }),
   panel: (id: string) => invoke<PanelView>("panel", { id }),
   watchView: () => invoke<WatchView>("watch_view"),
   pickWatchFolder: () => invoke<string | null>("pick_watch_folder"),

@@ -14,7 +14,7 @@ fn main() {
         std::process::exit(2);
     };
     let threads = args.next().and_then(|t| t.to_str()?.parse().ok()).unwrap_or(2);
-    let opts = AlignOptions { threads, preset: Preset::ShortReads };
+    let opts = AlignOptions { threads, preset: Preset::ShortReads, ..Default::default() };
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     match align(&PathBuf::from(reference), &PathBuf::from(reads), &opts, &mut out) {

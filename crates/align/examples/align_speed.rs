@@ -28,7 +28,7 @@ fn main() {
     println!("| job | input | threads | seconds | reads/s | result |");
     println!("|---|---|---|---|---|---|");
     for threads in [1, 2] {
-        let opts = AlignOptions { threads, preset: Preset::ShortReads };
+        let opts = AlignOptions { threads, preset: Preset::ShortReads, ..Default::default() };
         let mut sam = std::io::sink();
         let t = Instant::now();
         let r = align(&reference, &reads_path, &opts, &mut sam).expect("align");

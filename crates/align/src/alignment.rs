@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::coverage::Depth;
 use crate::error::Error;
-use crate::mapper::{self, Mapper, Preset};
+use crate::mapper::{self, Mapper, Pairing, Preset};
 use crate::seqfile::{self, SeqFile};
 use crate::{percent, ratio, sam};
 
@@ -18,11 +18,14 @@ pub struct AlignOptions {
     pub threads: usize,
     /// The kind of reads.
     pub preset: Preset,
+    /// Whether the reads file interleaves pairs (default: found from its first two records).
+    #[serde(default)]
+    pub pairing: Pairing,
 }
 
 impl Default for AlignOptions {
     fn default() -> Self {
-        AlignOptions { threads: 1, preset: Preset::ShortReads }
+        AlignOptions { threads: 1, preset: Preset::ShortReads, pairing: Pairing::Auto }
     }
 }
 
@@ -44,6 +47,14 @@ pub struct AlignmentResults {
     pub n_mapped_reads: u64,
     /// `n_mapped_reads` as a percentage of `n_reads` (0 to 100; 0 when there are no reads).
     pub percent_mapped: f64,
+    /// The reads came in interleaved pairs and were mapped as the two ends of fragments
+    /// (`n_reads` still counts each read).
+    #[serde(default)]
+    pub paired: bool,
+    /// Reads whose pair is a proper pair: both mapped to one sequence, facing each other, at
+    /// most 1,000 bases apart from end to end (0 for single-end reads).
+    #[serde(default)]
+    pub n_properly_paired_reads: u64,
     /// Fraction of reference bases covered by at least one read (0 to 1).
     pub breadth_of_coverage: f64,
     /// Aligned bases divided by `reference_length`.
@@ -71,8 +82,9 @@ pub struct ContigStats {
 /// gzip, one or more sequences) with minimap2, writes the alignments to `sam_out` as SAM text
 /// and returns coverage statistics.
 ///
-/// Reads are mapped one by one as single-end reads, also when the file interleaves the two
-/// reads of pairs (mates are not paired up). The SAM holds, in the reads file's order, each
+/// The reads of an interleaved file (each read 1 followed by its read 2, found from the first
+/// two records unless [`AlignOptions::pairing`] says) are mapped as pairs, with the pair's SAM
+/// flags, mate positions and template lengths; other files' reads one by one. The SAM holds, in the reads file's order, each
 /// read's primary and supplementary alignments, or one unmapped line; secondary alignments are
 /// left out. Compressing it is the caller's business.
 pub fn align(
@@ -103,10 +115,32 @@ pub fn align(
     let mut line = Vec::new();
     let mut n_reads = 0u64;
     let mut n_mapped = 0u64;
-    while mapper::next_batch(&mut file, &mut record, &mut batch)? {
-        let hits = mapper.map_batch(&pool, &batch);
-        for (read, hits) in batch.iter().zip(&hits) {
+    let mut n_proper = 0u64;
+    let mut pairing = opts.pairing;
+    while mapper::next_batch(&mut file, &mut record, &mut batch, pairing != Pairing::Single)? {
+        if pairing == Pairing::Auto {
+            let same =
+                batch.len() >= 2 && mgds_formats::base_id(&batch[0].name) == mgds_formats::base_id(&batch[1].name);
+            pairing = if same { Pairing::Interleaved } else { Pairing::Single };
+        }
+        let paired = pairing == Pairing::Interleaved;
+        let all_hits = if paired {
+            check_pairs(reads, &batch, n_reads)?;
+            mapper.map_pairs(&pool, &batch)
+        } else {
+            mapper.map_batch(&pool, &batch)
+        };
+        for (i, (read, hits)) in batch.iter().zip(&all_hits).enumerate() {
             n_reads += 1;
+            let mate = paired.then(|| {
+                // Reads 2k and 2k + 1 are the two reads of a pair.
+                let (mate_hits, first) = (all_hits[i ^ 1].as_slice(), i % 2 == 0);
+                let proper = sam::proper_pair(sam::primary(hits), sam::primary(mate_hits));
+                sam::Mate { first, hits: mate_hits, proper, name: mgds_formats::base_id(&read.name) }
+            });
+            if mate.is_some_and(|m| m.proper) {
+                n_proper += 1;
+            }
             for hit in hits {
                 let Ok(target) = usize::try_from(hit.target_id) else {
                     continue;
@@ -119,7 +153,7 @@ pub fn align(
                     depth[target].add(hit.target_start.max(0) as usize, cigar);
                 }
             }
-            sam::write_read(sam_out, read, hits, &mut line).map_err(Error::WriteSam)?;
+            sam::write_read(sam_out, read, hits, mate, &mut line).map_err(Error::WriteSam)?;
         }
     }
     sam_out.flush().map_err(Error::WriteSam)?;
@@ -150,8 +184,35 @@ pub fn align(
         n_reads,
         n_mapped_reads: n_mapped,
         percent_mapped: percent(n_mapped, n_reads),
+        paired: pairing == Pairing::Interleaved,
+        n_properly_paired_reads: n_proper,
         breadth_of_coverage: ratio(covered_total, reference_length),
         mean_depth: ratio(aligned_total, reference_length),
         contigs: rows,
     })
+}
+
+/// Checks that `batch` (of a file read as interleaved, `before` reads in) holds whole pairs:
+/// each read 1 followed by its read 2 under the same read name.
+fn check_pairs(path: &Path, batch: &[mapper::Read], before: u64) -> Result<(), Error> {
+    if batch.len() % 2 == 1 {
+        return Err(mgds_formats::Error::OddInterleaved {
+            path: path.to_owned(),
+            records: before + batch.len() as u64,
+        }
+        .into());
+    }
+    for (k, pair) in batch.chunks_exact(2).enumerate() {
+        let (a, b) = (mgds_formats::base_id(&pair[0].name), mgds_formats::base_id(&pair[1].name));
+        if a != b {
+            return Err(mgds_formats::Error::NotInterleaved {
+                path: path.to_owned(),
+                record: before + 2 * k as u64 + 1,
+                name: String::from_utf8_lossy(a).into_owned(),
+                next_name: String::from_utf8_lossy(b).into_owned(),
+            }
+            .into());
+        }
+    }
+    Ok(())
 }

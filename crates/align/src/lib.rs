@@ -64,7 +64,7 @@ pub use alignment::{AlignOptions, AlignmentResults, ContigStats, align};
 pub use catalogue::{ANNOTATIONS_FILE, Catalogue, Function, GENES_FILE};
 pub use demo::write_demo_catalogue;
 pub use error::Error;
-pub use mapper::Preset;
+pub use mapper::{Pairing, Preset};
 pub use profile::{
     FunctionAbundance, FunctionalGroup, FunctionalProfile, ProfileOptions, ResultsTable, Table, function_group, profile,
 };

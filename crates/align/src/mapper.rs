@@ -35,6 +35,21 @@ impl Preset {
     }
 }
 
+/// Whether the reads file interleaves the two reads of pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pairing {
+    /// Interleaved when the first two records have the same read name (ignoring `/1`, `/2` and
+    /// comments), as samples made of joined R1/R2 files are; single-end otherwise.
+    #[default]
+    Auto,
+    /// Every record is a read of its own.
+    Single,
+    /// Records come in pairs (read 1, then read 2 with the same read name), mapped together as
+    /// the two ends of one fragment. A record without its mate is an error.
+    Interleaved,
+}
+
 /// One read to map.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Read {
@@ -101,15 +116,48 @@ impl Mapper {
                     }
                     // minimap2 only fails here on an empty sequence or a missing index,
                     // neither of which can happen: an error would mean "unmapped".
-                    let mut hits = self.aligner.map(&read.seq, false, false, None, None, None).unwrap_or_default();
-                    hits.retain(|m| m.is_primary || m.is_supplementary);
-                    // Primary first, so a read's lines follow minimap2's own order.
-                    hits.sort_by_key(|m| !m.is_primary);
-                    hits
+                    kept(self.aligner.map(&read.seq, false, false, None, None, None).unwrap_or_default())
                 })
                 .collect()
         })
     }
+
+    /// Maps the reads of `batch` two by two as the ends of one fragment (minimap2's paired-end
+    /// mode, which pairs up the mates' alignments and rescues a mate near the other); the
+    /// answer holds one entry per read, in the batch's order. `batch` has an even length.
+    pub(crate) fn map_pairs(&self, pool: &rayon::ThreadPool, batch: &[Read]) -> Vec<Vec<Mapping>> {
+        let pairs: Vec<[Vec<Mapping>; 2]> = pool.install(|| {
+            batch
+                .par_chunks_exact(2)
+                .map(|pair| match (pair[0].seq.is_empty(), pair[1].seq.is_empty()) {
+                    (false, false) => {
+                        let (a, b) = self
+                            .aligner
+                            .map_pair(&pair[0].seq, &pair[1].seq, false, false, None, None, None)
+                            .unwrap_or_default();
+                        [kept(a), kept(b)]
+                    }
+                    // A mate with no bases cannot be mapped as a pair: the other is mapped alone.
+                    (true, false) => [Vec::new(), self.map_one(&pair[1].seq)],
+                    (false, true) => [self.map_one(&pair[0].seq), Vec::new()],
+                    (true, true) => [Vec::new(), Vec::new()],
+                })
+                .collect()
+        });
+        pairs.into_iter().flatten().collect()
+    }
+
+    fn map_one(&self, seq: &[u8]) -> Vec<Mapping> {
+        kept(self.aligner.map(seq, false, false, None, None, None).unwrap_or_default())
+    }
+}
+
+/// A read's primary and supplementary alignments, primary first (so a read's lines follow
+/// minimap2's own order); secondary ones are dropped.
+fn kept(mut hits: Vec<Mapping>) -> Vec<Mapping> {
+    hits.retain(|m| m.is_primary || m.is_supplementary);
+    hits.sort_by_key(|m| !m.is_primary);
+    hits
 }
 
 /// A rayon pool with `threads` workers (at least one).
@@ -128,15 +176,18 @@ pub(crate) const BATCH_BASES: usize = 8 << 20;
 /// ... and at most this many reads.
 pub(crate) const BATCH_READS: usize = 20_000;
 
-/// Fills `batch` with the next reads of `file`; `false` when the file had none left.
+/// Fills `batch` with the next reads of `file`; `false` when the file had none left. With
+/// `pairs`, a batch never ends between the two reads of a pair (a file with an odd number of
+/// records ends with a batch of odd length: the caller reports it).
 pub(crate) fn next_batch(
     file: &mut crate::seqfile::SeqFile,
     record: &mut mgds_formats::Record,
     batch: &mut Vec<Read>,
+    pairs: bool,
 ) -> Result<bool, Error> {
     batch.clear();
     let mut bases = 0;
-    while batch.len() < BATCH_READS && bases < BATCH_BASES {
+    while (batch.len() < BATCH_READS && bases < BATCH_BASES) || (pairs && batch.len() % 2 == 1) {
         if !file.next(record)? {
             break;
         }

@@ -71,7 +71,7 @@ pub fn profile(catalogue: &Catalogue, reads: &Path, opts: &ProfileOptions) -> Re
     let mut record = mgds_formats::Record::default();
     let mut batch = Vec::new();
     let mut n_reads = 0u64;
-    while mapper::next_batch(&mut file, &mut record, &mut batch)? {
+    while mapper::next_batch(&mut file, &mut record, &mut batch, false)? {
         n_reads += batch.len() as u64;
         for hits in mapper.map_batch(&pool, &batch) {
             let gene = hits.iter().find(|h| h.is_primary).and_then(|h| usize::try_from(h.target_id).ok());

@@ -29,13 +29,79 @@ pub(crate) fn write_header<'a>(
     )
 }
 
-/// Writes the lines of one read: each of its alignments, or one unmapped line. `line` is a
-/// buffer reused across calls.
-pub(crate) fn write_read(out: &mut dyn Write, read: &Read, hits: &[Mapping], line: &mut Vec<u8>) -> io::Result<()> {
+/// The longest fragment (outer ends of the two reads) of a proper pair.
+pub(crate) const MAX_FRAGMENT: i64 = 1_000;
+
+/// The other read of a pair, for the pair's SAM fields.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mate<'a> {
+    /// This read is read 1 (else read 2).
+    pub(crate) first: bool,
+    /// The mate's alignments, primary first.
+    pub(crate) hits: &'a [Mapping],
+    /// The two primary alignments make a proper pair (see [`proper_pair`]).
+    pub(crate) proper: bool,
+    /// The name both reads are written under (the read name without `/1` or `/2`).
+    pub(crate) name: &'a [u8],
+}
+
+/// Whether two primary alignments make a proper pair: the same sequence, opposite strands,
+/// facing each other (forward read before the reverse one), at most [`MAX_FRAGMENT`] bases
+/// from one outer end to the other.
+pub(crate) fn proper_pair(a: Option<&Mapping>, b: Option<&Mapping>) -> bool {
+    let (Some(a), Some(b)) = (a, b) else { return false };
+    if a.target_id != b.target_id || a.strand == b.strand {
+        return false;
+    }
+    let (fwd, rev) = if a.strand == Strand::Forward { (a, b) } else { (b, a) };
+    fwd.target_start <= rev.target_end && fragment(a, b) <= MAX_FRAGMENT
+}
+
+fn fragment(a: &Mapping, b: &Mapping) -> i64 {
+    i64::from(a.target_end.max(b.target_end)) - i64::from(a.target_start.min(b.target_start))
+}
+
+/// The primary alignment among `hits`.
+pub(crate) fn primary(hits: &[Mapping]) -> Option<&Mapping> {
+    hits.iter().find(|h| h.is_primary)
+}
+
+/// Writes the lines of one read: each of its alignments, or one unmapped line; with `mate`, as
+/// one read of a pair (flags, mate position and template length filled in). `line` is a buffer
+/// reused across calls.
+pub(crate) fn write_read(
+    out: &mut dyn Write,
+    read: &Read,
+    hits: &[Mapping],
+    mate: Option<Mate<'_>>,
+    line: &mut Vec<u8>,
+) -> io::Result<()> {
+    let name = mate.map_or(read.name.as_slice(), |m| m.name);
+    let mate_primary = mate.and_then(|m| primary(m.hits));
+    // The flags a pair sets on every line of the read.
+    let mut pair_flags = 0u16;
+    if let Some(m) = mate {
+        pair_flags |= 0x1 | if m.first { 0x40 } else { 0x80 };
+        if m.proper {
+            pair_flags |= 0x2;
+        }
+        match mate_primary {
+            None => pair_flags |= 0x8,
+            Some(p) if p.strand == Strand::Reverse => pair_flags |= 0x20,
+            Some(_) => {}
+        }
+    }
     if hits.is_empty() {
         line.clear();
-        push_name(line, &read.name);
-        line.extend_from_slice(b"\t4\t*\t0\t0\t*\t*\t0\t0\t");
+        push_name(line, name);
+        match mate_primary {
+            // An unmapped read whose mate mapped is placed at its mate, as SAM recommends.
+            Some(p) => {
+                let rname = p.target_name.as_deref().map_or("*", String::as_str);
+                write!(line, "\t{}\t{rname}\t{pos}\t0\t*\t=\t{pos}\t0\t", 0x4 | pair_flags, pos = p.target_start + 1)?;
+            }
+            None => write!(line, "\t{}\t*\t0\t0\t*\t*\t0\t0\t", 0x4 | pair_flags)?,
+        }
         push_seq(line, read, false);
         line.push(b'\n');
         return out.write_all(line);
@@ -43,17 +109,39 @@ pub(crate) fn write_read(out: &mut dyn Write, read: &Read, hits: &[Mapping], lin
     for hit in hits {
         line.clear();
         let reverse = hit.strand == Strand::Reverse;
-        let mut flag = 0u16;
+        let mut flag = pair_flags;
         if reverse {
             flag |= 0x10;
         }
         if hit.is_supplementary {
             flag |= 0x800;
         }
-        push_name(line, &read.name);
+        push_name(line, name);
         let rname = hit.target_name.as_deref().map_or("*", String::as_str);
         let cigar = hit.alignment.as_ref().and_then(|a| a.cigar_str.as_deref()).unwrap_or("*");
-        write!(line, "\t{flag}\t{rname}\t{}\t{}\t{cigar}\t*\t0\t0\t", hit.target_start + 1, hit.mapq.min(255))?;
+        let (rnext, pnext, tlen) = match mate_primary {
+            Some(p) if p.target_id == hit.target_id => {
+                // Template length: from the leftmost to the rightmost base of the two reads,
+                // positive for the leftmost read (read 1 when both start together).
+                let tlen = if hit.is_primary {
+                    let left = hit.target_start < p.target_start
+                        || (hit.target_start == p.target_start && mate.is_some_and(|m| m.first));
+                    if left { fragment(hit, p) } else { -fragment(hit, p) }
+                } else {
+                    0
+                };
+                ("=", p.target_start + 1, tlen)
+            }
+            Some(p) => (p.target_name.as_deref().map_or("*", String::as_str), p.target_start + 1, 0),
+            None if mate.is_some() => ("=", hit.target_start + 1, 0),
+            None => ("*", 0, 0),
+        };
+        write!(
+            line,
+            "\t{flag}\t{rname}\t{}\t{}\t{cigar}\t{rnext}\t{pnext}\t{tlen}\t",
+            hit.target_start + 1,
+            hit.mapq.min(255)
+        )?;
         push_seq(line, read, reverse);
         if let Some(a) = &hit.alignment {
             write!(line, "\tNM:i:{}", a.nm)?;
@@ -132,7 +220,7 @@ mod tests {
     #[test]
     fn unmapped_read_has_flag_4_and_its_sequence() {
         let mut out = Vec::new();
-        write_read(&mut out, &read(b"ACGT", b"IIII"), &[], &mut Vec::new()).unwrap();
+        write_read(&mut out, &read(b"ACGT", b"IIII"), &[], None, &mut Vec::new()).unwrap();
         assert_eq!(out, b"r1\t4\t*\t0\t0\t*\t*\t0\t0\tACGT\tIIII\n");
     }
 
@@ -155,7 +243,7 @@ mod tests {
             ..Mapping::default()
         };
         let mut out = Vec::new();
-        write_read(&mut out, &read(b"AACG", b"ABCD"), &[hit], &mut Vec::new()).unwrap();
+        write_read(&mut out, &read(b"AACG", b"ABCD"), &[hit], None, &mut Vec::new()).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "r1\t16\tchr\t10\t60\t1S3M\t*\t0\t0\tCGTT\tDCBA\tNM:i:1\tAS:i:6\ttp:A:P\n"

@@ -23,6 +23,12 @@ describe("alignment results", () => {
     expect(v.facts.map((f) => f.value)).toEqual(["5 of 10 (50.0%)", "—", "—", "—"]);
     expect(alignmentView(null).contigs).toEqual([]);
   });
+
+  it("say how many reads are in proper pairs when the reads were pairs", () => {
+    const v = alignmentView({ n_reads: 800, n_mapped_reads: 800, paired: true, n_properly_paired_reads: 780 });
+    expect(v.facts.find((f) => f.testid === "pairs")?.value).toBe("780 (97.5%)");
+    expect(alignmentView({ n_reads: 10, paired: false }).facts.some((f) => f.testid === "pairs")).toBe(false);
+  });
 });
 
 describe("functional profile results", () => {

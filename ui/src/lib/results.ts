@@ -40,6 +40,15 @@ export function alignmentView(results: unknown): AlignmentView {
       { label: "Genome covered", value: pct(num(r.breadth_of_coverage)), testid: "breadth" },
       { label: "Mean depth", value: depth(num(r.mean_depth)), testid: "depth" },
       { label: "Genome length", value: num(r.reference_length) === null ? "—" : `${formatCount(num(r.reference_length))} bp`, testid: "length" },
+      ...(r.paired === true
+        ? [
+            {
+              label: "Reads in proper pairs",
+              value: `${formatCount(num(r.n_properly_paired_reads))}${reads ? ` (${((100 * (num(r.n_properly_paired_reads) ?? 0)) / reads).toFixed(1)}%)` : ""}`,
+              testid: "pairs",
+            },
+          ]
+        : []),
     ],
     contigs: (Array.isArray(r.contigs) ? r.contigs : []).map((c) => {
       const o = obj(c);

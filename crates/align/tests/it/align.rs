@@ -28,7 +28,7 @@ fn write_gz(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 fn run(reference: &Path, reads: &Path) -> (AlignmentResults, String) {
     let mut sam = Vec::new();
-    let opts = AlignOptions { threads: 2, preset: Preset::ShortReads };
+    let opts = AlignOptions { threads: 2, preset: Preset::ShortReads, ..Default::default() };
     let results = align(reference, reads, &opts, &mut sam).unwrap();
     (results, String::from_utf8(sam).unwrap())
 }
@@ -184,4 +184,95 @@ fn repeated_or_empty_reference_sequences_are_refused_before_minimap2_sees_them()
     let reference = write(dir.path(), "ref2.fa", ">a\nACGT\n>b\n>c\nACGT\n");
     let err = align(&reference, &reads, &AlignOptions::default(), &mut Vec::new()).unwrap_err();
     assert!(err.to_string().contains("ref2.fa, line 3: `b` has an empty sequence"), "{err}");
+}
+
+/// Read pairs of fragments of 250 to 450 bp: read 1 from the fragment's start, read 2 the
+/// reverse complement of its end, interleaved under `p{i}/1` and `p{i}/2`.
+fn interleaved_pairs(rng: &mut Rng, genome: &[u8], n: usize) -> (String, Vec<usize>) {
+    let mut text = String::new();
+    let mut lengths = Vec::new();
+    for i in 0..n {
+        let frag = 250 + rng.below(201);
+        let start = rng.below(genome.len() - frag);
+        let r1 = genome[start..start + READ_LEN].to_vec();
+        let r2 = sim::revcomp(&genome[start + frag - READ_LEN..start + frag]);
+        // Half the fragments come from the other strand: read 1 is then the reverse one, at the
+        // fragment's right end, and read 2 the forward one at its left.
+        let (r1, r2) = if i % 2 == 0 { (r1, r2) } else { (r2, r1) };
+        for (mate, r) in [(1, &r1), (2, &r2)] {
+            let seq = std::str::from_utf8(r).unwrap();
+            text.push_str(&format!("@p{i}/{mate}\n{seq}\n+\n{}\n", "I".repeat(r.len())));
+        }
+        lengths.push(frag);
+    }
+    (text, lengths)
+}
+
+#[test]
+fn interleaved_pairs_are_mapped_as_pairs_with_their_mate_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(7);
+    let genome = sim::random_seq(&mut rng, 40_000);
+    let reference = write(dir.path(), "ref.fa", &sim::fasta(&[("chr1", &genome)]));
+    let (text, lengths) = interleaved_pairs(&mut rng, &genome, 400);
+    let reads = write_gz(dir.path(), "pairs.fq.gz", &text);
+
+    let (r, sam) = run(&reference, &reads);
+    assert!(r.paired, "{r:?}");
+    assert_eq!(r.n_reads, 800);
+    assert!(r.n_mapped_reads >= 790, "{r:?}");
+    assert!(r.n_properly_paired_reads >= 780, "{r:?}");
+
+    // Both reads of a pair under one name, flagged as read 1 and read 2, each pointing at the
+    // other, with template lengths of the fragment, opposite in sign.
+    let mut by_pair: std::collections::HashMap<String, Vec<Vec<String>>> = Default::default();
+    for line in sam.lines().filter(|l| !l.starts_with('@')) {
+        let f: Vec<String> = line.split('\t').map(str::to_string).collect();
+        let flag: u16 = f[1].parse().unwrap();
+        assert_ne!(flag & 0x1, 0, "every line is of a pair: {line}");
+        if flag & 0x900 == 0 {
+            by_pair.entry(f[0].clone()).or_default().push(f);
+        }
+    }
+    assert_eq!(by_pair.len(), 400, "one name per pair, without /1 and /2");
+    let mut checked = 0;
+    for (name, reads) in &by_pair {
+        let i: usize = name.trim_start_matches('p').parse().unwrap();
+        assert_eq!(reads.len(), 2, "{name}");
+        let flags: Vec<u16> = reads.iter().map(|f| f[1].parse().unwrap()).collect();
+        assert_eq!(flags[0] & 0xC0 | flags[1] & 0xC0, 0xC0, "one read 1 and one read 2: {reads:?}");
+        if flags.iter().all(|f| f & 0x2 != 0) {
+            let (a, b) = (&reads[0], &reads[1]);
+            assert_eq!((a[6].as_str(), b[6].as_str()), ("=", "="));
+            assert_eq!((&a[7], &b[7]), (&b[3], &a[3]), "each points at its mate");
+            let (ta, tb): (i64, i64) = (a[8].parse().unwrap(), b[8].parse().unwrap());
+            assert_eq!(ta, -tb, "{reads:?}");
+            assert_eq!(ta.unsigned_abs() as usize, lengths[i], "template length is the fragment's: {reads:?}");
+            // Mate strand flags agree with the other read's own strand.
+            assert_eq!(flags[0] & 0x20 != 0, flags[1] & 0x10 != 0);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 390, "{checked}");
+}
+
+#[test]
+fn a_file_that_stops_being_interleaved_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng::new(8);
+    let genome = sim::random_seq(&mut rng, 5_000);
+    let reference = write(dir.path(), "ref.fa", &sim::fasta(&[("chr1", &genome)]));
+    let (mut text, _) = interleaved_pairs(&mut rng, &genome, 3);
+    text.push_str(&format!("@lonely/1\n{}\n+\n{}\n", "A".repeat(50), "I".repeat(50)));
+    text.push_str(&format!("@other/2\n{}\n+\n{}\n", "A".repeat(50), "I".repeat(50)));
+    let reads = write(dir.path(), "broken.fq", &text);
+    let opts = AlignOptions::default();
+    let err = align(&reference, &reads, &opts, &mut Vec::new()).unwrap_err().to_string();
+    assert!(err.contains("broken.fq") && err.contains("record 7") && err.contains("lonely"), "{err}");
+
+    // Read as single-end when asked: every record on its own.
+    let opts = AlignOptions { pairing: mgds_align::Pairing::Single, ..AlignOptions::default() };
+    let r = align(&reference, &reads, &opts, &mut Vec::new()).unwrap();
+    assert!(!r.paired);
+    assert_eq!(r.n_reads, 8);
 }

@@ -18,6 +18,37 @@ pub mod watching;
 
 use tauri::Manager;
 
+/// One app per data folder: a second start on the same folder only brings the running window
+/// forward. A start with another `MGDS_DATA_DIR` (a side-by-side install, a test) is an instance
+/// of its own: on Linux its D-Bus name carries a hash of that folder. (On Windows and macOS the
+/// plugin keys on the app's identifier alone, so there one app runs at a time whatever the folder.)
+fn single_instance(paths: &session::Paths) -> tauri::plugin::TauriPlugin<tauri::Wry> {
+    let builder = tauri_plugin_single_instance::Builder::new().callback(|app, _args, _cwd| {
+        if let Some(w) = app.get_webview_window("main") {
+            let _ = w.unminimize();
+            let _ = w.set_focus();
+        }
+    });
+    match std::env::var_os("MGDS_DATA_DIR") {
+        Some(_) => builder.dbus_id(instance_id(&paths.data_dir)).build(),
+        None => builder.build(),
+    }
+}
+
+/// The D-Bus name of the app on `data_dir`: the identifier and a hash of the folder (D-Bus name
+/// elements are letters, digits and `_`, and do not start with a digit).
+fn instance_id(data_dir: &std::path::Path) -> String {
+    use std::hash::{Hash, Hasher};
+    // The folder is made now (the app makes it anyway) so that a relative or linked path names
+    // it the same way at every start.
+    let _ = std::fs::create_dir_all(data_dir);
+    let dir = std::fs::canonicalize(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    // SipHash with fixed keys: the same folder gives the same name in every start of a build.
+    let mut h = std::hash::DefaultHasher::new();
+    dir.hash(&mut h);
+    format!("org.mgds.desktop.d{:016x}", h.finish())
+}
+
 /// Runs the app until its window closes.
 pub fn run() {
     tracing_subscriber::fmt()
@@ -35,12 +66,7 @@ pub fn run() {
     };
     let app = tauri::Builder::default()
         // First: a second start only brings the running window forward.
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
-            if let Some(w) = app.get_webview_window("main") {
-                let _ = w.unminimize();
-                let _ = w.set_focus();
-            }
-        }))
+        .plugin(single_instance(&paths))
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_notification::init())

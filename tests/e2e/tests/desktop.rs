@@ -5,7 +5,8 @@
 //! functional profile, each with its results, a bad file explained, a remote profile with a wrong
 //! key refused, a watched folder whose new FASTQ becomes a sample (its settings then changed),
 //! both samples tagged together from the table's selection and moved into a new project, and an
-//! R1/R2 pair joined into one sample. Screenshots go to `target/e2e-screenshots/`.
+//! R1/R2 pair joined into one sample; then a second start on the same data folder hands over to
+//! the first, and one on another folder runs beside it. Screenshots go to `target/e2e-screenshots/`.
 //!
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
@@ -62,7 +63,10 @@ async fn desktop_app_end_to_end() -> Result<()> {
     let driver = Driver::start(&tauri_driver, &env).await?;
     let started = Instant::now();
     let s = Session::new(&driver, &app, screenshots).await?;
-    let outcome = scenario(&s, &root, home.root(), &home.config_dir(), started).await;
+    let mut outcome = scenario(&s, &root, home.root(), &home.config_dir(), started).await;
+    if outcome.is_ok() {
+        outcome = second_starts(&s, &app, &env).await;
+    }
     if let Err(e) = &outcome {
         // What the window showed when it went wrong, for the log and the artifacts.
         let _ = s.screenshot("failure").await;
@@ -329,6 +333,31 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         .context("the joined pair did not become one sample")?;
     s.wait_for_text("[data-testid=total]", "3 samples", SHORT).await?;
     s.screenshot("11-pair-uploaded").await?;
+    Ok(())
+}
+
+/// A second start on the same data folder only brings the running window forward and ends; a
+/// start on another data folder (a side-by-side install) is an app of its own.
+async fn second_starts(s: &Session, app: &Path, env: &[(&str, std::ffi::OsString)]) -> Result<()> {
+    let quiet = || std::process::Stdio::null();
+    let mut second =
+        std::process::Command::new(app).envs(env.iter().cloned()).stdout(quiet()).stderr(quiet()).spawn()?;
+    let status = poll("the second start to end", SHORT, || {
+        let ended = second.try_wait();
+        async move { Ok(ended?) }
+    })
+    .await?;
+    ensure!(status.success(), "a second start should hand over to the running app and end: {status}");
+    s.wait_for_text("[data-testid=connection]", "Local service", SHORT).await.context("the first window stays")?;
+
+    let other = FreshHome::new()?;
+    let mut side =
+        std::process::Command::new(app).envs(other.env(&[]).into_iter()).stdout(quiet()).stderr(quiet()).spawn()?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let ended = side.try_wait()?;
+    let _ = side.kill();
+    let _ = side.wait();
+    ensure!(ended.is_none(), "an app on another data folder should run beside the first, but it ended: {ended:?}");
     Ok(())
 }
 

@@ -256,9 +256,9 @@ pub async fn save_csv(app: AppHandle, file_name: String, text: String) -> CmdRes
     Ok(Some(path.display().to_string()))
 }
 
-/// Saves the file an analysis offers where the user chooses: a classification's read-level TSV
-/// (gzipped), an alignment (SAM, gzipped) or a functional profile's table (TSV). None if they
-/// cancel.
+/// Saves a file of the service where the user chooses: a sample's reads (`kind` `sample`), a
+/// classification's read-level TSV (gzipped), an alignment (SAM, gzipped) or a functional
+/// profile's table (TSV). None if they cancel.
 #[tauri::command]
 pub async fn download_results(
     app: AppHandle,
@@ -269,6 +269,7 @@ pub async fn download_results(
 ) -> CmdResult<Option<String>> {
     let client = session.connected().await?.client;
     let (title, filter): (&str, (&str, &[&str])) = match kind.as_str() {
+        "sample" => ("Save the reads", ("FASTQ or FASTA", &["gz", "fastq", "fq", "fasta", "fa"])),
         "classification" => ("Save the read-level results", ("Read-level TSV (gzipped)", &["gz", "tsv"])),
         "alignment" => ("Save the alignment", ("SAM (gzipped)", &["gz", "sam"])),
         _ => ("Save the results", ("TSV table", &["tsv", "txt"])),
@@ -277,6 +278,7 @@ pub async fn download_results(
         return Ok(None);
     };
     match kind.as_str() {
+        "sample" => client.samples().download(&id, &path).await?,
         "classification" => client.classifications().download_readlevel(&id, &path).await?,
         _ => client.analyses().download_results(&id, &path).await?,
     };

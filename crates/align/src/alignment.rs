@@ -84,9 +84,9 @@ pub struct ContigStats {
 ///
 /// The reads of an interleaved file (each read 1 followed by its read 2, found from the first
 /// two records unless [`AlignOptions::pairing`] says) are mapped as pairs, with the pair's SAM
-/// flags, mate positions and template lengths; other files' reads one by one. The SAM holds, in the reads file's order, each
-/// read's primary and supplementary alignments, or one unmapped line; secondary alignments are
-/// left out. Compressing it is the caller's business.
+/// flags, mate positions and template lengths; other files' reads one by one. The SAM holds, in
+/// the reads file's order, each read's primary and supplementary alignments, or one unmapped
+/// line; secondary alignments are left out. Compressing it is the caller's business.
 pub fn align(
     reference: &Path,
     reads: &Path,

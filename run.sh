@@ -3,19 +3,32 @@
 # packages the window needs (WebKitGTK) and Node.js when missing, builds the UI, then the app.
 # Extra arguments go to the app. MGDS_DATA_DIR points the local service at another data folder.
 set -euo pipefail
+
+# The Debian packages the app needs to build and run (test.sh adds its own to these).
+APP_PACKAGES=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
+
+# Installs those of the given Debian packages that are missing, and Node.js when there is no
+# node/npm (as root, or through sudo).
+install_debian_packages() {
+    local packages=("$@") missing=() p
+    command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        echo "installing Debian packages: ${missing[*]}" >&2
+        $sudo apt-get update -qq
+        $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+# test.sh reads the two definitions above and stops here.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+
 cd "$(dirname "$0")"
-packages=(build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev)
-command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    echo "installing Debian packages: ${missing[*]}" >&2
-    $SUDO apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+install_debian_packages "${APP_PACKAGES[@]}"
 if [ ! -d ui/node_modules ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
     (cd ui && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -12,20 +12,9 @@ if [ ! -d ../shared/reference/fixtures ]; then
     echo "error: ../shared/reference/fixtures not found; the fixture tests need shared/ beside the repository" >&2
     exit 1
 fi
-packages=(gnome-keyring dbus
-    build-essential pkg-config libssl-dev libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev
-    xvfb xauth webkit2gtk-driver fonts-dejavu-core)
-command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
-missing=()
-for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    echo "installing Debian packages: ${missing[*]}" >&2
-    $SUDO apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# The app's Debian packages (from run.sh), the keychain's, Xvfb and the WebDriver.
+source ./run.sh
+install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth webkit2gtk-driver fonts-dejavu-core
 # The UI: its unit tests, then the build the desktop app embeds (ui/dist).
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"

@@ -144,7 +144,6 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     ensure!(choose_job("Panel").await?.as_bool() == Some(true), "no panel job offered");
     s.wait_for_text("[data-testid=run-form]", "takes no settings", SHORT).await?;
     s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
-    s.wait_for_text("[data-testid=run-notice]", "started", SHORT).await?;
     poll("the panel analysis to complete", LONG, || async {
         let done = s
             .script(

@@ -350,8 +350,7 @@ async fn second_starts(s: &Session, app: &Path, env: &[(&str, std::ffi::OsString
     s.wait_for_text("[data-testid=connection]", "Local service", SHORT).await.context("the first window stays")?;
 
     let other = FreshHome::new()?;
-    let mut side =
-        std::process::Command::new(app).envs(other.env(&[]).into_iter()).stdout(quiet()).stderr(quiet()).spawn()?;
+    let mut side = std::process::Command::new(app).envs(other.env(&[])).stdout(quiet()).stderr(quiet()).spawn()?;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let ended = side.try_wait()?;
     let _ = side.kill();

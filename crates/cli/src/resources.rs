@@ -459,6 +459,12 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
             }
         }
         AnalysesCommand::Download { id, output } => {
+            if analyses.get(id.as_str()).await?.analysis_type.as_deref() == Some("classification") {
+                bail!(
+                    "analysis {id} is a classification, which has no results file; its reads are saved with \
+                     `mgds readlevel download {id}`, its table printed with `mgds analyses results {id}`"
+                );
+            }
             let n = analyses.download_results(id.as_str(), &output).await?;
             eprintln!("wrote {} ({:.1} MB)", output.display(), n as f64 / 1e6);
             Ok(())

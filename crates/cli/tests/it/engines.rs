@@ -102,7 +102,8 @@ fn an_upload_to_a_fresh_service_gets_its_classification_with_no_other_action() {
     assert!(table.lines().count() > 2, "the demo reads map to the demo catalogue: {table}");
     let out = mgds(&["analyses", "download", &id, "-o", dir.path().join("x").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to download"), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is a classification") && err.contains("mgds readlevel download"), "{err}");
     assert!(!dir.path().join("x").exists());
 }
 

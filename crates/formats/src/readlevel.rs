@@ -164,49 +164,9 @@ pub struct ReadLevelRecord {
 }
 
 impl ReadLevelRecord {
-    /// The row, borrowed.
+    /// The row, borrowed: its fields are read through [`ReadLevelRow`]'s accessors.
     pub fn as_row(&self) -> ReadLevelRow<'_> {
         ReadLevelRow { text: &self.buf, values: &self.values, line: self.line }
-    }
-
-    /// The taxon the read was assigned to (0: no hit).
-    pub fn tax_id(&self) -> TaxId {
-        self.values.tax_id
-    }
-
-    /// `N Hits`, when the file has that column.
-    pub fn n_hits(&self) -> Option<u64> {
-        self.values.n_hits
-    }
-
-    /// `Seq Len`, when the file has that column.
-    pub fn seq_len(&self) -> Option<u64> {
-        self.values.seq_len
-    }
-
-    /// `Passed Filter` (`T` is true), when the file has that column.
-    pub fn passed_filter(&self) -> Option<bool> {
-        self.values.passed_filter
-    }
-
-    /// `Header`, when the file has that column.
-    pub fn header(&self) -> Option<&[u8]> {
-        self.as_row().header()
-    }
-
-    /// `Kmer Chain`, when the file has that column.
-    pub fn kmer_chain(&self) -> Option<&[u8]> {
-        self.as_row().kmer_chain()
-    }
-
-    /// Field `i` (0-based) of the row, whatever its column.
-    pub fn field(&self, i: usize) -> Option<&[u8]> {
-        self.as_row().field(i)
-    }
-
-    /// The row's line number in the file (the header line is line 1).
-    pub fn line(&self) -> u64 {
-        self.line
     }
 
     fn set(&mut self, text: &[u8], values: &Values, line: u64) {
@@ -693,12 +653,12 @@ mod tests {
             match reader.read_record(&mut rec) {
                 Ok(0) => return Ok(out),
                 Ok(_) => out.push((
-                    rec.tax_id(),
-                    rec.passed_filter(),
-                    rec.n_hits(),
-                    rec.seq_len(),
-                    rec.header().map(<[u8]>::to_vec),
-                    rec.line(),
+                    rec.as_row().tax_id(),
+                    rec.as_row().passed_filter(),
+                    rec.as_row().n_hits(),
+                    rec.as_row().seq_len(),
+                    rec.as_row().header().map(<[u8]>::to_vec),
+                    rec.as_row().line(),
                 )),
                 Err(e) => return Err(reader.error_for(e)),
             }
@@ -812,12 +772,12 @@ mod tests {
             match reader.read_record(&mut rec) {
                 Ok(0) => return Ok(out),
                 Ok(_) => out.push((
-                    rec.tax_id(),
-                    rec.passed_filter(),
-                    rec.n_hits(),
-                    rec.seq_len(),
-                    rec.header().map(<[u8]>::to_vec),
-                    rec.line(),
+                    rec.as_row().tax_id(),
+                    rec.as_row().passed_filter(),
+                    rec.as_row().n_hits(),
+                    rec.as_row().seq_len(),
+                    rec.as_row().header().map(<[u8]>::to_vec),
+                    rec.as_row().line(),
                 )),
                 Err(e) => return Err(reader.error_for(e).to_string()),
             }

@@ -121,6 +121,7 @@ impl SubsetOptions {
 
     /// Whether a row selects its read.
     fn selects(&self, row: &ReadLevelRecord) -> bool {
+        let row = row.as_row();
         self.selects_values(row.tax_id(), row.passed_filter())
     }
 
@@ -332,7 +333,7 @@ fn row_for<T: BufRead, R: BufRead>(
         }),
         Ok(_) => {
             // Old results name each row's read: a cheap check that rows and reads line up.
-            if let Some(header) = row.header()
+            if let Some(header) = row.as_row().header()
                 && !header.trim_ascii().is_empty()
                 && base_id(header.trim_ascii()) != record.base_id()
             {
@@ -360,7 +361,7 @@ fn expect_no_more_rows<T: BufRead, R: BufRead>(rows: &mut ReadLevelReader<T>, re
             reads: reads.path.clone(),
             results: rows.path().to_owned(),
             records: reads.count(),
-            line: row.line(),
+            line: row.as_row().line(),
         }),
         Err(e) => Err(rows.error_for(e)),
     }

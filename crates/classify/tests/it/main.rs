@@ -77,11 +77,12 @@ pub fn run(reads: &Path, opts: &ClassifyOptions) -> (ClassificationResults, Vec<
     let mut rec = ReadLevelRecord::default();
     let mut rows = Vec::new();
     while reader.read_record(&mut rec).unwrap() > 0 {
+        let r = rec.as_row();
         rows.push(Row {
-            tax_id: rec.tax_id(),
-            n_hits: rec.n_hits().expect("N Hits column"),
-            seq_len: rec.seq_len().expect("Seq Len column"),
-            passed: rec.passed_filter().expect("Passed Filter column"),
+            tax_id: r.tax_id(),
+            n_hits: r.n_hits().expect("N Hits column"),
+            seq_len: r.seq_len().expect("Seq Len column"),
+            passed: r.passed_filter().expect("Passed Filter column"),
         });
     }
     (results, gz, rows)

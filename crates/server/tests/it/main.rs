@@ -102,11 +102,30 @@ impl Service {
 
     /// The whole upload flow for a new sample: init, multipart POST, confirm. Returns the id.
     pub async fn upload_sample(&self, user: &TestUser, filename: &str, bytes: &[u8], extra: Value) -> String {
+        self.upload(user, "samples", "sample_id", filename, bytes, extra).await
+    }
+
+    /// The whole upload flow for a document. Returns the id.
+    pub async fn upload_document(&self, user: &TestUser, filename: &str, bytes: &[u8]) -> String {
+        self.upload(user, "documents", "document_id", filename, bytes, json!({})).await
+    }
+
+    /// The three steps for `collection` (`samples` or `documents`), whose records are named by
+    /// `id_field` in the init answer and the confirm body; `extra` joins the init body.
+    async fn upload(
+        &self,
+        user: &TestUser,
+        collection: &str,
+        id_field: &str,
+        filename: &str,
+        bytes: &[u8],
+        extra: Value,
+    ) -> String {
         let mut body = json!({"filename": filename, "size": bytes.len()});
         if let (Value::Object(b), Value::Object(e)) = (&mut body, extra) {
             b.extend(e);
         }
-        let (status, init) = self.post(Some(user), "/api/v1/samples/init_upload", body).await;
+        let (status, init) = self.post(Some(user), &format!("/api/v1/{collection}/init_upload"), body).await;
         assert_eq!(status, 200, "init_upload: {init}");
         let r = post_form(
             &self.http,
@@ -116,30 +135,10 @@ impl Service {
         )
         .await;
         assert_eq!(r.status().as_u16(), 201, "upload: {}", r.text().await.unwrap());
-        let id = init["sample_id"].as_str().unwrap().to_string();
-        let (status, confirmed) =
-            self.post(Some(user), "/api/v1/samples/confirm_upload", json!({"sample_id": id})).await;
+        let id = init[id_field].as_str().unwrap().to_string();
+        let confirm = Value::Object([(id_field.to_string(), json!(id))].into_iter().collect());
+        let (status, confirmed) = self.post(Some(user), &format!("/api/v1/{collection}/confirm_upload"), confirm).await;
         assert_eq!(status, 200, "confirm: {confirmed}");
-        id
-    }
-
-    /// The whole upload flow for a document. Returns the id.
-    pub async fn upload_document(&self, user: &TestUser, filename: &str, bytes: &[u8]) -> String {
-        let (status, init) = self
-            .post(Some(user), "/api/v1/documents/init_upload", json!({"filename": filename, "size": bytes.len()}))
-            .await;
-        assert_eq!(status, 200, "init_upload: {init}");
-        let r = post_form(
-            &self.http,
-            init["upload_url"].as_str().unwrap(),
-            init["additional_fields"].as_object().unwrap(),
-            bytes,
-        )
-        .await;
-        assert_eq!(r.status().as_u16(), 201);
-        let id = init["document_id"].as_str().unwrap().to_string();
-        let (status, c) = self.post(Some(user), "/api/v1/documents/confirm_upload", json!({"document_id": id})).await;
-        assert_eq!(status, 200, "confirm: {c}");
         id
     }
 

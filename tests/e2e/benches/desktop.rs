@@ -140,9 +140,6 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
         )
         .await?;
     let call_ms = call.as_f64().context("no time for the list_samples call")?;
-    // The first start also installs the demo reference data in the background; the timings
-    // start once that is done.
-    tokio::time::sleep(Duration::from_secs(5)).await;
     // Each interaction waits for what only the new rows can show; next page and sort are
     // repeated and their median reported (one shot varies with what the webview is doing).
     let mut next = Vec::new();

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use mgds_e2e::{Driver, FreshHome, Session, poll};
 use serde_json::json;
 
@@ -351,11 +351,26 @@ async fn second_starts(s: &Session, app: &Path, env: &[(&str, std::ffi::OsString
 
     let other = FreshHome::new()?;
     let mut side = std::process::Command::new(app).envs(other.env(&[])).stdout(quiet()).stderr(quiet()).spawn()?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let ended = side.try_wait()?;
+    // Running beside the first means getting as far as starting its own local service (its
+    // database appears in its data folder); handing over means ending.
+    let database = other.data_dir().join("mgds.sqlite3");
+    let outcome = poll("the app on another data folder to start its service, or to end", LONG, || {
+        let ended = side.try_wait();
+        let started = database.exists();
+        async move {
+            Ok(match ended? {
+                Some(status) => Some(Err(status)),
+                None if started => Some(Ok(())),
+                None => None,
+            })
+        }
+    })
+    .await;
     let _ = side.kill();
     let _ = side.wait();
-    ensure!(ended.is_none(), "an app on another data folder should run beside the first, but it ended: {ended:?}");
+    if let Err(status) = outcome? {
+        bail!("an app on another data folder should run beside the first, but it ended: {status}");
+    }
     Ok(())
 }
 

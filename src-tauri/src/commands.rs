@@ -157,7 +157,7 @@ pub async fn change_samples(
 /// the paths of Tauri's drag-and-drop event.
 #[tauri::command]
 pub async fn check_files(paths: Vec<PathBuf>) -> CmdResult<Vec<FileCheck>> {
-    Ok(uploads::check_all(paths).await)
+    uploads::check_all(paths).await
 }
 
 /// Opens the native dialog to pick sequence files (or a folder); answers the chosen paths.

@@ -84,6 +84,19 @@ impl From<mgds_formats::Error> for CmdError {
     }
 }
 
+impl From<mgds_upload::UploadError> for CmdError {
+    fn from(e: mgds_upload::UploadError) -> Self {
+        use mgds_upload::UploadError as E;
+        match e {
+            E::Service(c) => from_client(&c),
+            E::File(f) => f.into(),
+            E::Cancelled => CmdError::new("cancelled", "Cancelled."),
+            E::MixedCompression { .. } => CmdError::new("bad_file", sentence(&e.to_string())),
+            other => CmdError::new("file", sentence(&other.to_string())),
+        }
+    }
+}
+
 impl From<anyhow::Error> for CmdError {
     fn from(e: anyhow::Error) -> Self {
         match e.downcast_ref::<mgds_client::Error>() {

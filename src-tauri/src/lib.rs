@@ -77,8 +77,7 @@ pub fn run() {
         .manage(watching::Watching::default())
         .setup(|app| {
             // Pairs joined for an upload that a crash or a forced quit interrupted.
-            let staging = app.state::<session::Session>().paths().data_dir.join("upload-staging");
-            let _ = std::fs::remove_dir_all(staging);
+            mgds_upload::sweep_staging(&app.state::<session::Session>().paths().data_dir.join("upload-staging"));
             // Saved watched folders are watched from the start, uploading to the profile in use.
             let handle = app.handle().clone();
             tauri::async_runtime::spawn(async move { handle.state::<watching::Watching>().restart(&handle).await });

@@ -1,68 +1,22 @@
-//! Uploads: files are checked first (format, compression, reads, pairing), then sent one batch at
-//! a time with progress events, cancellation and the batch's tags, project and metadata.
+//! Uploads: files are checked first (format, compression, reads, pairing), then each becomes a
+//! sample through the upload pipeline (`mgds-upload`) with progress events, cancellation and the
+//! batch's tags, project and metadata. What is the app's own: the checks it shows, the queue of
+//! two uploads at a time, and the events to the window.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use mgds_client::{CancellationToken, Client};
-use mgds_formats::{FileGroup, ReadPairing};
+use mgds_formats::ReadPairing;
+use mgds_upload::{Progress, Source, Upload, UploadError};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
 
-use crate::error::CmdError;
+use crate::error::{CmdError, sentence};
 
-/// File name endings of sequence files, for picking them out of a dropped folder.
-const SEQUENCE_ENDINGS: &[&str] = &[".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas"];
-const COMPRESSED_ENDINGS: &[&str] = &["", ".gz", ".bz2", ".xz", ".zst"];
-/// How many files a dropped folder may add at once.
-const MAX_FOLDER_FILES: usize = 2000;
-
-/// Whether a file name looks like a sequence file (used only inside dropped folders: a file
-/// dropped on its own is always checked by its content).
-pub fn looks_like_sequence_file(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    SEQUENCE_ENDINGS.iter().any(|s| COMPRESSED_ENDINGS.iter().any(|c| name.ends_with(&format!("{s}{c}"))))
-}
-
-/// The files behind dropped or picked paths: files as they are; folders walked for sequence files
-/// (hidden entries skipped), sorted by path.
-pub fn expand(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut found = Vec::new();
-            walk(p, &mut found);
-            found.sort();
-            out.extend(found);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|p| seen.insert(p.clone()));
-    out
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for e in entries.flatten() {
-        if out.len() >= MAX_FOLDER_FILES {
-            return;
-        }
-        let name = e.file_name().to_string_lossy().to_string();
-        if name.starts_with('.') {
-            continue;
-        }
-        let path = e.path();
-        if path.is_dir() {
-            walk(&path, out);
-        } else if looks_like_sequence_file(&name) {
-            out.push(path);
-        }
-    }
-}
+/// How many files a drop may add at once.
+const MAX_DROPPED_FILES: usize = 2000;
 
 /// What checking one file found.
 #[derive(Debug, Clone, Serialize)]
@@ -120,8 +74,21 @@ pub fn check(path: &Path) -> FileCheck {
 }
 
 /// Checks files in parallel (bounded by the machine's cores) and marks suggested read pairs.
-pub async fn check_all(paths: Vec<PathBuf>) -> Vec<FileCheck> {
-    let files = tokio::task::spawn_blocking(move || expand(&paths)).await.unwrap_or_default();
+pub async fn check_all(paths: Vec<PathBuf>) -> Result<Vec<FileCheck>, CmdError> {
+    let files = tokio::task::spawn_blocking(move || mgds_upload::sequence_files(&paths))
+        .await
+        .map_err(|e| CmdError::new("failed", format!("The files could not be listed: {e}.")))?
+        .map_err(|e| CmdError::new("invalid", sentence(&e.to_string())))?;
+    if files.len() > MAX_DROPPED_FILES {
+        return Err(CmdError::new(
+            "invalid",
+            format!(
+                "These folders hold {} sequence files; add at most {MAX_DROPPED_FILES} at a time (drop fewer folders, \
+                 or watch the folder instead).",
+                files.len()
+            ),
+        ));
+    }
     let limit = Arc::new(Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get()).min(4)));
     let tasks: Vec<_> = files
         .iter()
@@ -142,7 +109,7 @@ pub async fn check_all(paths: Vec<PathBuf>) -> Vec<FileCheck> {
         });
     }
     mark_pairs(&mut checks);
-    checks
+    Ok(checks)
 }
 
 /// A file's name and size, before its content is read.
@@ -166,12 +133,10 @@ fn unchecked(path: &Path) -> FileCheck {
 pub fn mark_pairs(checks: &mut [FileCheck]) {
     let good: Vec<PathBuf> = checks.iter().filter(|c| c.problem.is_none()).map(|c| PathBuf::from(&c.path)).collect();
     let mut mates: HashMap<String, String> = HashMap::new();
-    for g in mgds_formats::group_paths(&good) {
-        if let FileGroup::Pair { r1, r2, .. } = g {
-            let (a, b) = (r1.display().to_string(), r2.display().to_string());
-            mates.insert(a.clone(), b.clone());
-            mates.insert(b, a);
-        }
+    for (r1, r2) in mgds_upload::find_pairs(&good) {
+        let (a, b) = (r1.display().to_string(), r2.display().to_string());
+        mates.insert(a.clone(), b.clone());
+        mates.insert(b, a);
     }
     for c in checks {
         c.mate = mates.get(&c.path).cloned();
@@ -206,20 +171,40 @@ pub struct UploadBatch {
     pub metadata: Option<mgds_api::MetadataInput>,
 }
 
+/// Where an upload stands, in the window.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum UploadState {
+    /// Queued for a free slot.
+    Waiting,
+    /// A pair being interleaved into one file.
+    Joining,
+    /// Being sent (or confirmed).
+    Sending,
+    /// An attempt failed for a reason that may pass; the next starts soon (`error` says why).
+    Retrying,
+    /// The sample is made.
+    Done,
+    /// It failed (`error` says why).
+    Failed,
+    /// The user cancelled it; nothing of it is left on the service.
+    Cancelled,
+}
+
 /// An upload's progress, as sent to the UI in `upload-progress` events.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct UploadProgress {
     /// The UI's id for the upload.
     pub id: String,
-    /// `waiting`, `joining` (a pair being interleaved), `sending`, `done`, `failed` or `cancelled`.
-    pub state: &'static str,
+    /// Where it stands.
+    pub state: UploadState,
     /// Bytes sent.
     pub sent: u64,
     /// Bytes in all.
     pub total: u64,
     /// The new sample, when done.
     pub sample_id: Option<String>,
-    /// Why it failed.
+    /// Why it failed, or why it is being retried.
     pub error: Option<String>,
 }
 
@@ -237,9 +222,9 @@ impl Default for Uploads {
 }
 
 impl Uploads {
-    /// Starts every file of `batch`; `emit` is called with progress (throttled to ~8 a second
-    /// per upload, plus every change of state). A joined pair is first interleaved into a file in
-    /// `staging` (removed once the upload ends, however it ends).
+    /// Starts every file of `batch`; `emit` is called with each change (sending progress at
+    /// most ten times a second per upload). A joined pair is interleaved into a file in
+    /// `staging`, removed once its upload ends, however it ends.
     pub fn start(
         &self,
         client: Client,
@@ -250,81 +235,59 @@ impl Uploads {
         for file in batch.files.clone() {
             let token = CancellationToken::new();
             self.tokens.lock().unwrap_or_else(|e| e.into_inner()).insert(file.id.clone(), token.clone());
-            let (client, slots, emit, batch) = (client.clone(), self.slots.clone(), emit.clone(), batch.clone());
-            let staging = staging.join(&file.id);
+            let (client, slots, emit, batch, staging) =
+                (client.clone(), self.slots.clone(), emit.clone(), batch.clone(), staging.to_path_buf());
             tokio::spawn(async move {
-                let mut total = std::fs::metadata(&file.path).map(|m| m.len()).unwrap_or(0);
-                if let Some(m) = &file.mate {
-                    total += std::fs::metadata(m).map(|m| m.len()).unwrap_or(0);
-                }
-                let progress = |state, sent, total, sample_id, error| UploadProgress {
-                    id: file.id.clone(),
+                let source = match &file.mate {
+                    None => Source::Single(PathBuf::from(&file.path)),
+                    Some(mate) => Source::Interleave(vec![(PathBuf::from(&file.path), PathBuf::from(mate))]),
+                };
+                let total = source.input_bytes();
+                let id = file.id.clone();
+                let event = move |state, sent, total, error| UploadProgress {
+                    id: id.clone(),
                     state,
                     sent,
                     total,
-                    sample_id,
+                    sample_id: None,
                     error,
                 };
-                emit(progress("waiting", 0, total, None, None));
+                emit(event(UploadState::Waiting, 0, total, None));
                 let _slot = tokio::select! {
                     s = slots.acquire_owned() => s,
-                    () = token.cancelled() => { emit(progress("cancelled", 0, total, None, None)); return; }
+                    () = token.cancelled() => { emit(event(UploadState::Cancelled, 0, total, None)); return; }
                 };
-                let path = match &file.mate {
-                    None => PathBuf::from(&file.path),
-                    Some(mate) => {
-                        emit(progress("joining", 0, total, None, None));
-                        match join_pair(Path::new(&file.path), Path::new(mate), &staging, &token).await {
-                            Ok(p) => p,
-                            Err(JoinError::Cancelled) => {
-                                let _ = std::fs::remove_dir_all(&staging);
-                                emit(progress("cancelled", 0, total, None, None));
-                                return;
-                            }
-                            Err(JoinError::Failed(message)) => {
-                                let _ = std::fs::remove_dir_all(&staging);
-                                emit(progress("failed", 0, total, None, Some(message)));
-                                return;
-                            }
-                        }
-                    }
-                };
-                let total = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(total);
-                emit(progress("sending", 0, total, None, None));
-                let last = Arc::new(Mutex::new(Instant::now()));
-                let (id, emit2) = (file.id.clone(), emit.clone());
-                let mut up = client.samples().upload(&path).cancel_token(token.clone()).progress(move |sent, total| {
-                    let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
-                    if last.elapsed() >= Duration::from_millis(120) || sent == total {
-                        *last = Instant::now();
-                        emit2(UploadProgress {
-                            id: id.clone(),
-                            state: "sending",
-                            sent,
+                let (on_progress, ev) = (emit.clone(), event.clone());
+                let mut up = Upload::new(&client, source).staging(staging).cancel_token(token).progress(move |p| {
+                    on_progress(match p {
+                        Progress::Preparing => ev(UploadState::Joining, 0, total, None),
+                        Progress::Sending { sent, total } => ev(UploadState::Sending, sent, total, None),
+                        Progress::Confirming => ev(UploadState::Sending, total, total, None),
+                        Progress::Retrying { wait_secs, reason, .. } => ev(
+                            UploadState::Retrying,
+                            0,
                             total,
-                            sample_id: None,
-                            error: None,
-                        });
-                    }
+                            Some(format!("{} Trying again in {wait_secs} s.", sentence(&reason))),
+                        ),
+                    })
                 });
-                for t in batch.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-                    up = up.tag(t);
+                for t in &batch.tags {
+                    up = up.tag(t.clone());
                 }
-                if let Some(p) = batch.project.as_deref().filter(|p| !p.is_empty()) {
-                    up = up.project(p);
+                if let Some(p) = &batch.project {
+                    up = up.project(p.clone());
                 }
                 if let Some(m) = batch.metadata.clone() {
                     up = up.metadata(m);
                 }
-                let result = up.send().await;
-                if file.mate.is_some() {
-                    let _ = std::fs::remove_dir_all(&staging);
-                }
-                match result {
-                    Ok(s) => emit(progress("done", total, total, Some(crate::samples::id_of(&s.uri)), None)),
-                    Err(mgds_client::Error::Cancelled) => emit(progress("cancelled", 0, total, None, None)),
-                    Err(e) => emit(progress("failed", 0, total, None, Some(CmdError::from(e).message))),
-                }
+                emit(match up.send().await {
+                    Ok(s) => UploadProgress {
+                        sample_id: Some(crate::samples::id_of(&s.uri)),
+                        ..event(UploadState::Done, total, total, None)
+                    },
+                    Err(UploadError::Cancelled) => event(UploadState::Cancelled, 0, total, None),
+                    Err(e) => event(UploadState::Failed, 0, total, Some(CmdError::from(e).message)),
+                });
             });
         }
     }
@@ -341,54 +304,13 @@ impl Uploads {
     }
 }
 
-enum JoinError {
-    Cancelled,
-    Failed(String),
-}
-
-/// Interleaves read 1 and read 2 into one gzipped FASTQ in `dir`, named after read 1 (the
-/// sample's file name); checks the pair on the way (equal counts, matching read names).
-async fn join_pair(r1: &Path, r2: &Path, dir: &Path, token: &CancellationToken) -> Result<PathBuf, JoinError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        JoinError::Failed(format!(
-            "Could not make room to join the pair in {}: {e}. Check the disk is not full.",
-            dir.display()
-        ))
-    })?;
-    let out = dir.join(mgds_formats::interleaved_name(r1));
-    let (a, b, o) = (r1.to_path_buf(), r2.to_path_buf(), out.clone());
-    let work = tokio::task::spawn_blocking(move || {
-        mgds_formats::interleave(&a, &b, &o, mgds_formats::OutputCompression::GZIP)
-            .map_err(|e| CmdError::from(e).message)
-    });
-    tokio::select! {
-        r = work => match r {
-            Ok(Ok(_)) => Ok(out),
-            Ok(Err(why)) => Err(JoinError::Failed(format!("These two files cannot be joined: {why}"))),
-            Err(e) => Err(JoinError::Failed(format!("Joining the pair stopped: {e}."))),
-        },
-        // The interleaving thread finishes on its own; its output is removed with the folder.
-        () = token.cancelled() => Err(JoinError::Cancelled),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
 
-    #[test]
-    fn sequence_file_names() {
-        for n in ["a.fastq", "A_R1.FQ.GZ", "c.fasta.bz2", "d.fna"] {
-            assert!(looks_like_sequence_file(n), "{n}");
-        }
-        for n in ["SampleSheet.csv", "a.fastq.md5", "notes.txt"] {
-            assert!(!looks_like_sequence_file(n), "{n}");
-        }
-    }
-
-    #[test]
-    fn folders_are_expanded_to_their_sequence_files_and_pairs_found() {
+    #[tokio::test]
+    async fn dropped_folders_give_their_sequence_files_and_pairs_are_found() {
         let dir = tempfile::tempdir().unwrap();
         let fq = |name: &str, mate: u8| {
             let mut f = std::fs::File::create(dir.path().join(name)).unwrap();
@@ -399,38 +321,14 @@ mod tests {
         std::fs::write(dir.path().join("SampleSheet.csv"), "x").unwrap();
         std::fs::create_dir(dir.path().join(".hidden")).unwrap();
         std::fs::write(dir.path().join(".hidden/x.fastq"), "x").unwrap();
-        let files = expand(&[dir.path().to_path_buf()]);
-        assert_eq!(files.len(), 2, "{files:?}");
-        let mut checks: Vec<FileCheck> = files.iter().map(|p| check(p)).collect();
-        mark_pairs(&mut checks);
+        let checks = check_all(vec![dir.path().to_path_buf()]).await.unwrap();
+        assert_eq!(checks.len(), 2, "{checks:?}");
         assert!(checks.iter().all(|c| c.problem.is_none()), "{checks:?}");
         assert_eq!(checks[0].mate.as_deref(), Some(checks[1].path.as_str()));
         assert_eq!(checks[0].pairing.as_deref(), Some("read 1 of a pair"));
         assert_eq!(checks[0].reads, 1);
-    }
-
-    #[tokio::test]
-    async fn a_pair_is_joined_into_one_file_named_after_read_1_and_a_bad_pair_is_explained() {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |name: &str, mate: u8, n: usize| {
-            let mut f = std::fs::File::create(dir.path().join(name)).unwrap();
-            for i in 0..n {
-                writeln!(f, "@r{i} {mate}:N:0:1\nACGTACGT\n+\nIIIIIIII").unwrap();
-            }
-            dir.path().join(name)
-        };
-        let (r1, r2) = (write("s_R1_001.fastq", 1, 3), write("s_R2_001.fastq", 2, 3));
-        let token = CancellationToken::new();
-        let Ok(out) = join_pair(&r1, &r2, &dir.path().join("staging"), &token).await else { panic!("joined") };
-        assert_eq!(out.file_name().unwrap(), "s_001_interleaved.fastq.gz");
-        let summary = mgds_formats::validate(&out).unwrap();
-        assert_eq!(summary.records, 6);
-
-        let short = write("t_R2_001.fastq", 2, 2);
-        match join_pair(&r1, &short, &dir.path().join("staging2"), &token).await {
-            Err(JoinError::Failed(m)) => assert!(m.starts_with("These two files cannot be joined"), "{m}"),
-            _ => panic!("a pair with unequal counts must not be joined"),
-        }
+        let gone = check_all(vec![dir.path().join("gone.fastq")]).await.unwrap_err();
+        assert!(gone.message.ends_with("gone.fastq does not exist; check the path."), "{}", gone.message);
     }
 
     #[test]
@@ -443,5 +341,89 @@ mod tests {
         // Named by the file's name alone (shown beside it), in a whole sentence.
         assert!(why.starts_with("report.fastq is not a FASTA or FASTQ file"), "{why}");
         assert!(!why.contains(&dir.path().display().to_string()) && why.ends_with('.'), "{why}");
+    }
+
+    /// The events of one upload up to its end, and the states it went through.
+    async fn ended(
+        rx: &mut tokio::sync::mpsc::UnboundedReceiver<UploadProgress>,
+    ) -> (UploadProgress, Vec<UploadState>) {
+        let mut states = Vec::new();
+        while let Some(p) = rx.recv().await {
+            states.push(p.state);
+            if matches!(p.state, UploadState::Done | UploadState::Failed | UploadState::Cancelled) {
+                return (p, states);
+            }
+        }
+        panic!("the upload never ended")
+    }
+
+    /// A pair dropped on the window, through the pipeline to the real local service: one joined
+    /// sample; a second drop cancelled mid-way leaves nothing; sent again, it arrives.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_dropped_pair_is_uploaded_a_cancelled_one_leaves_nothing_and_a_retry_arrives() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = mgds_server::Config::new(dir.path().join("data"));
+        config.runner.workers = 0;
+        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let write = |name: &str, mate: u8, n: usize| {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(dir.path().join(name)).unwrap());
+            let mut x: u64 = 0x2545_F491_4F6C_DD1D ^ u64::from(mate);
+            for i in 0..n {
+                let seq: String = (0..100)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        b"ACGT"[(x % 4) as usize] as char
+                    })
+                    .collect();
+                writeln!(f, "@r{i} {mate}:N:0:1\n{seq}\n+\n{}", "I".repeat(100)).unwrap();
+            }
+            dir.path().join(name).display().to_string()
+        };
+        let (r1, r2) = (write("s_R1_001.fastq", 1, 3000), write("s_R2_001.fastq", 2, 3000));
+        let staging = dir.path().join("upload-staging");
+        let uploads = Uploads::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let batch = |id: &str| UploadBatch {
+            files: vec![UploadFile { id: id.into(), path: r1.clone(), mate: Some(r2.clone()) }],
+            tags: vec!["run-7".into()],
+            ..UploadBatch::default()
+        };
+        let t = tx.clone();
+        uploads.start(client.clone(), batch("a"), &staging, move |p| drop(t.send(p)));
+        let (done, states) = ended(&mut rx).await;
+        assert_eq!(done.state, UploadState::Done, "{done:?}");
+        assert!(states.contains(&UploadState::Joining) && states.contains(&UploadState::Sending), "{states:?}");
+        let sample = client.samples().get(done.sample_id.clone().unwrap().as_str()).await.unwrap();
+        assert_eq!(sample.filename.as_deref(), Some("s_001_interleaved.fastq.gz"));
+
+        // Cancelled as soon as it starts sending.
+        let t = tx.clone();
+        let cancel_at_first_byte = {
+            let uploads = std::sync::Arc::new(uploads);
+            let u = uploads.clone();
+            uploads.start(client.clone(), batch("b"), &staging, move |p| {
+                if p.state == UploadState::Sending {
+                    u.cancel("b");
+                }
+                drop(t.send(p));
+            });
+            uploads
+        };
+        let (cancelled, _) = ended(&mut rx).await;
+        assert_eq!(cancelled.state, UploadState::Cancelled, "{cancelled:?}");
+        let count = || async { client.samples().list().per_page(50).all().await.unwrap().len() };
+        assert_eq!(count().await, 1, "the cancelled upload made no sample");
+        assert!(std::fs::read_dir(&staging).unwrap().next().is_none(), "no staged file is left");
+
+        // The window's "Retry" sends the same files again.
+        let t = tx.clone();
+        cancel_at_first_byte.start(client.clone(), batch("c"), &staging, move |p| drop(t.send(p)));
+        let (again, _) = ended(&mut rx).await;
+        assert_eq!(again.state, UploadState::Done, "{again:?}");
+        assert_eq!(count().await, 2);
     }
 }

@@ -10,11 +10,13 @@
 //! client built on them reads any compatible service, including the real one whose responses are
 //! kept as test fixtures.
 
+mod job_args;
 mod requests;
 mod resources;
 mod results;
 mod rules;
 
+pub use job_args::*;
 pub use requests::*;
 pub use resources::*;
 pub use results::*;
@@ -98,6 +100,35 @@ pub struct ErrorBody {
     pub message: String,
     /// The HTTP status code.
     pub status: u16,
+    /// Which refusal this is, for the refusals a client acts on (an addition of this service;
+    /// other services leave it out, and clients must not rely on it being there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<ErrorCode>,
+}
+
+/// Refusals that a client acts on rather than shows: named in [`ErrorBody::code`] so that no
+/// client has to recognise a refusal by its message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The pre-uploaded sample named by an upload is not awaiting data (any more): another
+    /// file was confirmed for it, or it is gone.
+    NotAwaitingData,
+    /// `confirm_upload` came before the file arrived whole.
+    FileNotArrived,
+    /// The stored file's size is not the size announced at `init_upload`.
+    SizeMismatch,
+    /// Another of the caller's samples has this `external_sample_id`.
+    DuplicateExternalSampleId,
+    /// The job's arguments do not fit its `job_args_schema`.
+    InvalidJobArgs,
+    /// The analysis has not finished successfully, so it has no results (yet).
+    AnalysisNotFinished,
+    /// A code this client does not know (a newer service).
+    #[serde(other)]
+    Other,
 }
 
 /// Reads `null` as the type's default (the real service sends `"tags": null` for some samples).

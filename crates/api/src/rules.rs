@@ -52,6 +52,28 @@ pub const SAMPLE_TYPES: [&str; 3] = ["Isolate", "Metagenomic", "Other"];
 /// Sequence file extensions a sample upload accepts (before an optional `.gz`/`.gzip`).
 pub const SEQUENCE_EXTENSIONS: [&str; 8] = [".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas", ".ffn", ".faa"];
 
+/// Compression suffixes a sequence file's name may end in. Uploads take `.gz` and `.gzip`; the
+/// others are recognised so that such files are found, and then refused by their content with a
+/// message saying what to do, rather than passed over without a word.
+pub const COMPRESSION_SUFFIXES: [&str; 5] = [".gz", ".gzip", ".bz2", ".xz", ".zst"];
+
+/// The stem of a sequence file's name: the name without its FASTA/FASTQ extension (one of
+/// [`SEQUENCE_EXTENSIONS`]) and an optional compression suffix (one of [`COMPRESSION_SUFFIXES`]),
+/// compared without regard to case. `None` for any other name (`SampleSheet.csv`,
+/// `reads.fastq.md5`, `.fastq`).
+pub fn sequence_file_stem(name: &str) -> Option<&str> {
+    let ends_with = |s: &str, suffix: &str| {
+        s.len() >= suffix.len()
+            && s.is_char_boundary(s.len() - suffix.len())
+            && s[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
+    let base = COMPRESSION_SUFFIXES.iter().find(|c| ends_with(name, c)).map_or(name, |c| &name[..name.len() - c.len()]);
+    SEQUENCE_EXTENSIONS
+        .iter()
+        .find(|ext| ends_with(base, ext) && base.len() > ext.len())
+        .map(|ext| &base[..base.len() - ext.len()])
+}
+
 /// Why a file name was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FilenameError {
@@ -164,6 +186,17 @@ mod tests {
         let err = clean_sample_filename("gut#1(a).fastq").unwrap_err();
         assert_eq!(err, FilenameError::BadCharacters { chars: vec!['#', '(', ')'] });
         assert!(err.to_string().contains("'#', '(', ')'"));
+    }
+
+    #[test]
+    fn sequence_file_stems() {
+        assert_eq!(sequence_file_stem("S1_R1_001.fastq.gz"), Some("S1_R1_001"));
+        assert_eq!(sequence_file_stem("A.FQ.GZ"), Some("A"));
+        assert_eq!(sequence_file_stem("c.fasta.bz2"), Some("c"));
+        assert_eq!(sequence_file_stem("d.fna"), Some("d"));
+        for n in ["SampleSheet.csv", "a.fastq.md5", "notes.txt", ".fastq", ".fq.gz", "é"] {
+            assert_eq!(sequence_file_stem(n), None, "{n}");
+        }
     }
 
     #[test]

@@ -331,6 +331,10 @@ fn main() -> ExitCode {
     runtime.block_on(local::stop());
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<samples::Interrupted>() => {
+            eprintln!("{e}");
+            ExitCode::from(130)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             for cause in e.chain().skip(1) {

@@ -6,7 +6,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use mgds_api::{MetadataInput, Ref, Visibility};
-use mgds_client::{Filter, Sort};
+use mgds_client::{Bandwidth, CancellationToken, Filter, Sort};
+use mgds_upload::{Progress, Source, Target, Upload, UploadError};
 
 use crate::connect::Ctx;
 use crate::output::{Column, print_list, print_one};
@@ -168,54 +169,31 @@ pub struct UploadArgs {
     /// interleaved into one gzipped FASTQ.
     #[arg(long)]
     pub interleave: bool,
+    /// Upload speed limit in bytes per second (suffixes k, M, G: 10M).
+    #[arg(long, value_parser = crate::watch::parse_bytes, value_name = "RATE")]
+    pub bandwidth: Option<u64>,
     /// Print the samples as JSON at the end.
     #[arg(long)]
     pub json: bool,
 }
 
-/// The sequence files under `paths` (folders are searched, hidden files skipped), sorted.
-fn collect(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let mut stack = vec![p.clone()];
-            while let Some(d) = stack.pop() {
-                for e in std::fs::read_dir(&d).with_context(|| format!("cannot read folder {}", d.display()))? {
-                    let e = e?;
-                    let path = e.path();
-                    let name = e.file_name().to_string_lossy().to_string();
-                    if name.starts_with('.') {
-                        continue;
-                    }
-                    if path.is_dir() {
-                        stack.push(path);
-                    } else if mgds_api::clean_sample_filename(&name).is_ok() {
-                        out.push(path);
-                    }
-                }
-            }
-        } else if p.is_file() {
-            out.push(p.clone());
-        } else {
-            bail!("{} does not exist", p.display());
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
+/// Ctrl-C stopped the command; what it was doing was cleaned up. Exit code 130.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted: {0}")]
+pub struct Interrupted(pub String);
 
 fn bar_style() -> ProgressStyle {
     ProgressStyle::with_template(
-        "{prefix:30!} {bar:30} {bytes:>10}/{total_bytes:10} {binary_bytes_per_sec:>12} {eta:>4}",
+        "{prefix:30!} {bar:30} {bytes:>10}/{total_bytes:10} {binary_bytes_per_sec:>12} {eta:>4} {msg}",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
-/// `mgds upload`: validates every file first, then uploads them one by one with a progress bar
-/// each and a total; prints the new sample ids (or JSON) on stdout and a summary on stderr.
+/// `mgds upload`: validates every file first, then makes the samples one by one through the
+/// upload pipeline with a progress bar each and a total; prints the new sample ids (or JSON) on
+/// stdout and a summary on stderr.
 pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
-    let files = collect(&a.paths)?;
+    let files = mgds_upload::sequence_files(&a.paths)?;
     if files.is_empty() {
         bail!("no FASTA/FASTQ files found in the given paths");
     }
@@ -229,7 +207,6 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     }
     // Validation first: nothing is sent if any file is bad.
     let mut problems = Vec::new();
-    let mut total_bytes = 0;
     for f in &files {
         let path = f.clone();
         match tokio::task::spawn_blocking(move || mgds_formats::validate(&path).map_err(Box::new)).await? {
@@ -248,7 +225,6 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
                     s.min_len,
                     s.max_len
                 );
-                total_bytes += std::fs::metadata(f)?.len();
             }
             Err(e) => problems.push(format!("{}: {e}", f.display())),
         }
@@ -256,84 +232,92 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
     if !problems.is_empty() {
         bail!("nothing was uploaded; fix these files first:\n  {}", problems.join("\n  "));
     }
-    // What to send: each file, or with --interleave each pair as one interleaved file.
-    let workdir = tempfile::tempdir()?;
-    let mut sends: Vec<(PathBuf, Option<String>, bool)> = Vec::new();
-    for group in mgds_formats::group_paths(&files) {
-        match group {
-            mgds_formats::FileGroup::Pair { r1, r2, .. } if a.interleave => {
-                let name = mgds_formats::interleaved_name(&r1);
-                let out = workdir.path().join(&name);
-                eprintln!("interleaving {} and {} into {name}", r1.display(), r2.display());
-                let (r1c, r2c, outc) = (r1.clone(), r2.clone(), out.clone());
-                tokio::task::spawn_blocking(move || {
-                    mgds_formats::interleave(&r1c, &r2c, &outc, mgds_formats::OutputCompression::GZIP).map_err(Box::new)
-                })
-                .await?
-                .with_context(|| format!("cannot interleave {} and {}", r1.display(), r2.display()))?;
-                total_bytes += std::fs::metadata(&out)?.len();
-                total_bytes -= std::fs::metadata(&r1)?.len() + std::fs::metadata(&r2)?.len();
-                sends.push((out, Some(name), true));
-            }
-            mgds_formats::FileGroup::Pair { r1, r2, .. } => {
-                eprintln!(
-                    "hint: {} and {} look like the two reads of a pair; pass --interleave to upload them as one sample",
-                    r1.display(),
-                    r2.display()
-                );
-                sends.push((r1, None, false));
-                sends.push((r2, None, false));
-            }
-            mgds_formats::FileGroup::Single { path, .. } => sends.push((path, None, false)),
-        }
+    // What to send: each file, or with --interleave each pair as one interleaved sample.
+    let plan = mgds_upload::plan(&files, a.interleave);
+    for (r1, r2) in &plan.unjoined_pairs {
+        eprintln!(
+            "hint: {} and {} look like the two reads of a pair; pass --interleave to upload them as one sample",
+            r1.display(),
+            r2.display()
+        );
     }
+    let staging = tempfile::tempdir()?;
+    // Ctrl-C cancels the upload under way (nothing of it is left on the service) and ends the
+    // command.
+    let cancel = CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let bandwidth = a.bandwidth.map(Bandwidth::new);
     let multi = MultiProgress::with_draw_target(if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::ProgressDrawTarget::stderr()
     } else {
         indicatif::ProgressDrawTarget::hidden()
     });
+    let total_bytes: u64 = plan.sources.iter().map(Source::input_bytes).sum();
     let total = multi.add(ProgressBar::new(total_bytes).with_style(bar_style()).with_prefix("total"));
     let started = Instant::now();
     let mut done = Vec::new();
     let mut failed = Vec::new();
     let mut before = 0;
-    for (f, upload_name, interleaved) in &sends {
-        let name = upload_name
-            .clone()
-            .unwrap_or_else(|| f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
+    for source in &plan.sources {
+        let name = source.default_filename();
         let bar = multi.insert_before(&total, ProgressBar::new(0).with_style(bar_style()).with_prefix(name.clone()));
-        let (b, t, base) = (bar.clone(), total.clone(), before);
-        let mut req = ctx.client.samples().upload(f.clone()).progress(move |sent, size| {
-            b.set_length(size);
-            b.set_position(sent);
-            t.set_position(base + sent);
-        });
+        let (b, t, base, input) = (bar.clone(), total.clone(), before, source.input_bytes());
+        if cancel.is_cancelled() {
+            break;
+        }
+        let mut up = Upload::new(&ctx.client, source.clone())
+            .staging(staging.path())
+            .cancel_token(cancel.clone())
+            .progress(move |p| match p {
+                Progress::Preparing => b.set_message("joining the pair"),
+                Progress::Sending { sent, total } => {
+                    b.set_message("");
+                    b.set_length(total);
+                    b.set_position(sent);
+                    // The total counts files on disk; a joined pair's sent bytes are scaled to them.
+                    t.set_position(base + sent.saturating_mul(input) / total.max(1));
+                }
+                Progress::Confirming => b.set_message("confirming"),
+                Progress::Retrying { wait_secs, reason, .. } => {
+                    b.set_message(format!("retrying in {wait_secs} s: {reason}"));
+                }
+            });
         for tag in &a.tag {
-            req = req.tag(tag.clone());
+            up = up.tag(tag.clone());
         }
         if let Some(p) = &a.project {
-            req = req.project(p.as_str());
+            up = up.project(p.clone());
         }
         if !custom.is_empty() {
-            req = req.metadata(MetadataInput { custom: Some(custom.clone()), ..MetadataInput::default() });
+            up = up.metadata(MetadataInput { custom: Some(custom.clone()), ..MetadataInput::default() });
         }
         if let Some(e) = &a.external_sample_id {
-            req = req.external_sample_id(e.clone());
+            up = up.target(Target::ExternalSampleId(e.clone()));
         }
-        if let Some(n) = upload_name {
-            req = req.filename(n.clone()).interleaved(*interleaved);
+        if let Some(b) = &bandwidth {
+            up = up.bandwidth(b.clone());
         }
-        match req.send().await {
+        match up.send().await {
             Ok(sample) => {
                 bar.finish();
                 done.push(sample);
             }
+            Err(UploadError::Cancelled) => {
+                bar.abandon();
+                break;
+            }
             Err(e) => {
                 bar.abandon();
-                failed.push(format!("{}: {e}", f.display()));
+                let what = source.files().iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ");
+                failed.push(format!("{what}: {e}"));
             }
         }
-        before += std::fs::metadata(f).map(|m| m.len()).unwrap_or(0);
+        before += input;
         total.set_position(before);
     }
     total.finish_and_clear();
@@ -345,7 +329,20 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
             println!("{}", Ref { uri: s.uri.clone() }.id());
         }
     }
-    eprintln!("uploaded {} of {} files ({:.1} MB in {secs:.1} s)", done.len(), sends.len(), before as f64 / 1e6);
+    eprintln!(
+        "uploaded {} of {} samples ({:.1} MB in {secs:.1} s)",
+        done.len(),
+        plan.sources.len(),
+        before as f64 / 1e6
+    );
+    if cancel.is_cancelled() {
+        return Err(Interrupted(format!(
+            "{} of {} samples were uploaded; the one under way was cancelled and left nothing behind",
+            done.len(),
+            plan.sources.len()
+        ))
+        .into());
+    }
     if !failed.is_empty() {
         bail!("{} uploads failed:\n  {}", failed.len(), failed.join("\n  "));
     }

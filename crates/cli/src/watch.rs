@@ -153,7 +153,8 @@ fn parse_layout(s: &str) -> Result<Layout, String> {
     s.parse()
 }
 
-fn parse_bytes(s: &str) -> Result<u64, String> {
+/// A rate in bytes per second, with an optional suffix (`k`, `M`, `G`: powers of 1,000).
+pub(crate) fn parse_bytes(s: &str) -> Result<u64, String> {
     let (num, mult) = match s.chars().last() {
         Some('k' | 'K') => (&s[..s.len() - 1], 1_000),
         Some('m' | 'M') => (&s[..s.len() - 1], 1_000_000),

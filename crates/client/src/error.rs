@@ -3,6 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use mgds_api::ErrorCode;
+
 /// Everything a client call can fail with. Each message says what to do next.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -30,6 +32,8 @@ pub enum Error {
     Conflict {
         /// The service's own words.
         message: String,
+        /// Which refusal it is, when the service names it.
+        code: Option<ErrorCode>,
     },
     /// 429: the service is limiting requests; `retry_after` is how long it asked to wait.
     #[error("the service is limiting requests{}; wait and try again (the service said: {message})", wait_text(*.retry_after))]
@@ -47,6 +51,8 @@ pub enum Error {
         status: u16,
         /// The service's own words.
         message: String,
+        /// Which refusal it is, when the service names it.
+        code: Option<ErrorCode>,
     },
     /// 5xx: the service failed; retried where that is safe, and still failing.
     #[error(
@@ -177,7 +183,7 @@ impl Error {
             Error::Unauthorized { message }
             | Error::Forbidden { message }
             | Error::NotFound { message }
-            | Error::Conflict { message }
+            | Error::Conflict { message, .. }
             | Error::RateLimited { message, .. }
             | Error::InvalidRequest { message, .. }
             | Error::Server { message, .. } => Some(message),
@@ -185,29 +191,48 @@ impl Error {
         }
     }
 
+    /// Which refusal this is, when the service named it ([`mgds_api::ErrorBody::code`]).
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Error::Conflict { code, .. } | Error::InvalidRequest { code, .. } => *code,
+            _ => None,
+        }
+    }
+
+    /// Whether trying the same thing again later may succeed: the service could not be
+    /// reached, failed, was limiting requests, or a transfer stalled. Everything else (a
+    /// refusal, a bad file, a cancel) stays the same however often it is tried.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Error::Transport { .. } | Error::Server { .. } | Error::RateLimited { .. } | Error::TransferStalled { .. }
+        )
+    }
+
     /// The error for an answer with a non-success `status`, its `Retry-After` and its body.
     pub(crate) fn from_answer(status: u16, retry_after: Option<Duration>, body: &[u8]) -> Error {
-        let message = match serde_json::from_slice::<mgds_api::ErrorBody>(body) {
-            Ok(b) => b.message,
+        let (message, code) = match serde_json::from_slice::<mgds_api::ErrorBody>(body) {
+            Ok(b) => (b.message, b.code),
             // Not the API's error shape (a proxy's page, an S3 XML error): keep its start.
             Err(_) => {
                 let text = String::from_utf8_lossy(body);
                 let text = text.trim();
-                if text.is_empty() {
+                let message = if text.is_empty() {
                     format!("HTTP {status} with no explanation")
                 } else {
                     text.chars().take(300).collect()
-                }
+                };
+                (message, None)
             }
         };
         match status {
             401 => Error::Unauthorized { message },
             403 => Error::Forbidden { message },
             404 => Error::NotFound { message },
-            409 => Error::Conflict { message },
+            409 => Error::Conflict { message, code },
             429 => Error::RateLimited { retry_after, message },
             500..=599 => Error::Server { status, message },
-            _ => Error::InvalidRequest { status, message },
+            _ => Error::InvalidRequest { status, message, code },
         }
     }
 

@@ -136,42 +136,17 @@ impl JobRun {
         };
         let mut args = self.body.job_args.clone();
         if self.body.populate_default_arguments == Some(true) {
-            populate_defaults(&schema, &mut args);
+            mgds_api::populate_default_args(&schema, &mut args);
         }
-        let problems = check_args(&schema, &args);
+        // A schema this client cannot compile (one referring to remote documents, say) is left to
+        // the service to apply.
+        let problems = mgds_api::JobArgsSchema::new(&schema).map(|s| s.problems(&args)).unwrap_or_default();
         if !problems.is_empty() {
             return Err(Error::InvalidJobArgs { job: self.job, problems });
         }
         let url = self.client.api_url(&["jobs", &self.job, "run"]);
         self.client.send_json(Method::POST, url, &self.body, Idempotency::ConnectOnly).await
     }
-}
-
-/// Fills absent top-level arguments from the schema's `default`s, as the service does.
-fn populate_defaults(schema: &Value, args: &mut Map<String, Value>) {
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (name, prop) in props {
-            if let Some(d) = prop.get("default")
-                && !args.contains_key(name)
-            {
-                args.insert(name.clone(), d.clone());
-            }
-        }
-    }
-}
-
-/// Every way `args` breaks `schema`, each with its place. A schema this client cannot compile
-/// (e.g. one referring to remote documents) is left to the service to apply.
-fn check_args(schema: &Value, args: &Map<String, Value>) -> Vec<String> {
-    let Ok(validator) = jsonschema::validator_for(schema) else { return Vec::new() };
-    let instance = Value::Object(args.clone());
-    validator
-        .iter_errors(&instance)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
-        })
-        .collect()
 }
 
 /// Waiting for an analysis; see [`Jobs::wait`].
@@ -226,29 +201,5 @@ impl WaitForAnalysis {
             tokio::time::sleep(wait.min(deadline - now)).await;
             interval = (interval * 2).min(self.max_interval.max(self.first_interval));
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn args_checked_against_schema() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"confidence": {"type": "number", "minimum": 0, "maximum": 1, "default": 0.5}},
-            "required": ["confidence"],
-            "additionalProperties": false
-        });
-        let mut args = Map::new();
-        assert_eq!(check_args(&schema, &args).len(), 1);
-        populate_defaults(&schema, &mut args);
-        assert!(check_args(&schema, &args).is_empty());
-        args.insert("confidence".into(), json!(3));
-        let problems = check_args(&schema, &args);
-        assert!(problems[0].starts_with("/confidence: "), "{problems:?}");
-        assert!(check_args(&json!({}), &args).is_empty());
     }
 }

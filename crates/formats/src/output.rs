@@ -30,7 +30,7 @@ impl OutputCompression {
     pub const GZIP: OutputCompression = OutputCompression::Gzip { level: 6 };
 }
 
-enum Sink {
+pub(crate) enum Sink {
     Plain(FileWriter),
     // Boxed: the encoder's state is much larger than a plain writer.
     Gzip(Box<GzEncoder<FileWriter>>),
@@ -40,11 +40,61 @@ enum Sink {
 /// only in [`Output::finish`]. Dropped without `finish` (on an error), it leaves nothing behind,
 /// so a half-written output is never mistaken for a complete one.
 pub(crate) struct Output {
-    sink: Sink,
+    records: RecordWriter<Sink>,
     temp: TempPath,
-    path: PathBuf,
+}
+
+/// Writes whole records to any writer, each starting on its own line; `name` is the
+/// destination as errors name it.
+pub(crate) struct RecordWriter<W> {
+    inner: W,
+    name: PathBuf,
     // Whether the last byte written was a line ending (or nothing was written).
     at_line_start: bool,
+}
+
+impl<W: Write> RecordWriter<W> {
+    pub(crate) fn new(inner: W, name: &Path) -> Self {
+        RecordWriter { inner, name: name.to_owned(), at_line_start: true }
+    }
+
+    /// Writes a record's raw bytes, adding a line ending if the record lacks one (the last
+    /// record of an input file may), so the next record starts on its own line.
+    pub(crate) fn write_record(&mut self, raw: &[u8]) -> Result<(), Error> {
+        if !self.at_line_start {
+            self.write(b"\n")?;
+        }
+        self.write(raw)?;
+        self.at_line_start = raw.last().is_none_or(|&b| b == b'\n');
+        Ok(())
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.inner.write_all(bytes).map_err(|source| Error::Write { path: self.name.clone(), source })
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Plain(w) => w.write(data),
+            Sink::Gzip(w) => w.write(data),
+        }
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.write_all(data),
+            Sink::Gzip(w) => w.write_all(data),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.flush(),
+            Sink::Gzip(w) => w.flush(),
+        }
+    }
 }
 
 impl Output {
@@ -72,37 +122,28 @@ impl Output {
                 Sink::Gzip(Box::new(GzEncoder::new(file, flate2::Compression::new(level.min(9)))))
             }
         };
-        Ok(Output { sink, temp, path: path.to_owned(), at_line_start: true })
+        Ok(Output { records: RecordWriter::new(sink, path), temp })
     }
 
     pub(crate) fn path(&self) -> &Path {
-        &self.path
+        &self.records.name
     }
 
-    /// Writes a record's raw bytes, adding a line ending if the record lacks one (the last
-    /// record of an input file may), so the next record starts on its own line.
+    /// See [`RecordWriter::write_record`].
     pub(crate) fn write_record(&mut self, raw: &[u8]) -> Result<(), Error> {
-        if !self.at_line_start {
-            self.write(b"\n")?;
-        }
-        self.write(raw)?;
-        self.at_line_start = raw.last().is_none_or(|&b| b == b'\n');
-        Ok(())
+        self.records.write_record(raw)
     }
 
-    fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let result = match &mut self.sink {
-            Sink::Plain(w) => w.write_all(bytes),
-            Sink::Gzip(w) => w.write_all(bytes),
-        };
-        result.map_err(|source| Error::Write { path: self.path.clone(), source })
+    /// The records' writer, to hand to code that writes to any writer.
+    pub(crate) fn records(&mut self) -> &mut RecordWriter<Sink> {
+        &mut self.records
     }
 
     /// Flushes everything and moves the file into place.
     pub(crate) fn finish(self) -> Result<(), Error> {
-        let path = self.path;
+        let path = self.records.name;
         let err = |source: io::Error| Error::Write { path: path.clone(), source };
-        let file = match self.sink {
+        let file = match self.records.inner {
             Sink::Plain(w) => w.finish().map_err(err)?,
             Sink::Gzip(w) => w.finish().map_err(err)?.finish().map_err(err)?,
         };
@@ -137,7 +178,7 @@ const SYNC_EVERY: u64 = 16 << 20;
 /// more often and leave a shorter tail for the final one (at 16 MiB: about 7 ms each, and a
 /// final `sync_all` of about 11 ms). A request made while a sync is running is folded into the
 /// next one.
-struct FileWriter {
+pub(crate) struct FileWriter {
     buf: Vec<u8>,
     chunks: Option<SyncSender<Vec<u8>>>,
     spare: Receiver<Vec<u8>>,

@@ -2,12 +2,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::compression::open;
 use crate::error::Error;
 use crate::fastx::{Mate, Reader, Record};
-use crate::output::{Output, OutputCompression};
+use crate::output::{Output, OutputCompression, RecordWriter};
 use crate::validate::{Summary, SummaryBuilder};
 
 /// File-name patterns of a pair, most specific first: the first that appears in a name decides.
@@ -253,7 +254,7 @@ pub struct PairSummary {
 /// record *n* has the same read name in both files (ignoring `/1` `/2` and comments) and that
 /// both files hold the same number of records.
 pub fn check_pair(r1: impl AsRef<Path>, r2: impl AsRef<Path>) -> Result<PairSummary, Error> {
-    walk_pair(r1.as_ref(), r2.as_ref(), None)
+    walk_pair::<io::Sink>(r1.as_ref(), r2.as_ref(), None)
 }
 
 /// Writes a pair as one interleaved file (read 1, then its read 2, and so on) so the pair can
@@ -273,9 +274,23 @@ pub fn interleave(
         }
     }
     let mut output = Output::create(out, compression)?;
-    let summary = walk_pair(r1, r2, Some(&mut output))?;
+    let summary = walk_pair(r1, r2, Some(output.records()))?;
     output.finish()?;
     Ok(summary)
+}
+
+/// [`interleave`] into any writer (a compressor, a pipe into an upload): the records of the
+/// pair, read 1 then its read 2, with the checks of [`check_pair`]. `out_name` names the
+/// destination in errors. On an error, what was written so far is not a whole interleaved
+/// file: the caller discards it.
+pub fn interleave_into<W: Write>(
+    r1: impl AsRef<Path>,
+    r2: impl AsRef<Path>,
+    out: W,
+    out_name: &Path,
+) -> Result<PairSummary, Error> {
+    let mut records = RecordWriter::new(out, out_name);
+    walk_pair(r1.as_ref(), r2.as_ref(), Some(&mut records))
 }
 
 /// The file name for a pair interleaved into one sample: the R1 file's name without its mate
@@ -307,7 +322,7 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn walk_pair(r1: &Path, r2: &Path, mut out: Option<&mut Output>) -> Result<PairSummary, Error> {
+fn walk_pair<W: Write>(r1: &Path, r2: &Path, mut out: Option<&mut RecordWriter<W>>) -> Result<PairSummary, Error> {
     let (c1, in1) = open(r1)?;
     let (c2, in2) = open(r2)?;
     let (mut a, mut b) = (Reader::new(in1), Reader::new(in2));

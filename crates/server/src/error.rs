@@ -2,7 +2,7 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use mgds_api::ErrorBody;
+use mgds_api::{ErrorBody, ErrorCode};
 
 /// Everything a handler can answer with instead of success.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +34,14 @@ pub enum ApiError {
     /// 500: something broke inside the service. The cause is logged, never sent.
     #[error("internal error")]
     Internal(#[source] BoxError),
+    /// A refusal that clients act on: the answer of `error`, with `code` beside its message.
+    #[error("{error}")]
+    Coded {
+        /// Which refusal it is.
+        code: ErrorCode,
+        /// The answer.
+        error: Box<ApiError>,
+    },
 }
 
 /// A boxed error, for causes that are only logged.
@@ -59,9 +67,15 @@ impl ApiError {
         ApiError::Internal(e.into())
     }
 
+    /// This refusal, named by `code` in the answer's body.
+    pub fn with_code(self, code: ErrorCode) -> Self {
+        ApiError::Coded { code, error: Box::new(self) }
+    }
+
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {
+            ApiError::Coded { error, .. } => error.status(),
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
@@ -112,7 +126,11 @@ impl From<serde_json::Error> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
-        let message = match &self {
+        let (code, this) = match self {
+            ApiError::Coded { code, error } => (Some(code), *error),
+            other => (None, other),
+        };
+        let message = match &this {
             ApiError::Internal(cause) => {
                 tracing::error!(error = %cause, source = ?cause.source(), "internal error");
                 "the service failed to handle this request; the cause has been logged for the \
@@ -121,10 +139,10 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let body = ErrorBody { message, status: status.as_u16() };
+        let body = ErrorBody { message, status: status.as_u16(), code };
         let mut response = (status, axum::Json(body)).into_response();
         let headers = response.headers_mut();
-        match &self {
+        match &this {
             ApiError::Unauthorized(_) => {
                 headers.insert(
                     header::WWW_AUTHENTICATE,

@@ -6,8 +6,11 @@
 //! engine works, the worker renews the lease; a worker that dies (a killed process, a power cut)
 //! stops renewing, so another worker (or this service after a restart) claims the analysis again
 //! once the lease expires. After [`MAX_ATTEMPTS`] claims the analysis fails with a message
-//! instead of being tried forever. An engine's own refusal (a file that is not sequence data, a
-//! missing reference genome) fails the analysis at once: trying again would not change it.
+//! instead of being tried forever. How a run that did not finish is handled depends on its
+//! [`Failure`]: a refusal (a file that is not sequence data, a missing reference genome) fails
+//! the analysis at once, since trying again would not change it; a fault of the service (its
+//! database or work folder out of reach for a moment) puts it back in the queue for a later
+//! attempt.
 //!
 //! Workers run inside `mgds serve` (and the embedded service), and as separate `mgds worker`
 //! processes against the same data folder.
@@ -221,10 +224,10 @@ pub async fn claim(state: &AppState, worker: &str) -> Result<Option<(String, i64
 async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
     let outcome = if attempts > MAX_ATTEMPTS {
         tracing::warn!(analysis = %id, attempts, "an analysis kept stopping its worker; failing it");
-        Err(format!(
+        Err(Failure::Refused(format!(
             "the analysis stopped before finishing {MAX_ATTEMPTS} times (its worker was interrupted each time); \
              run it again, and if it fails again, report it with the sample"
-        ))
+        )))
     } else {
         tracing::info!(analysis = %id, attempt = attempts, "running analysis");
         let heartbeat = {
@@ -250,13 +253,21 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
         heartbeat.abort();
         match &outcome {
             Ok(_) => tracing::info!(analysis = %id, seconds = started.elapsed().as_secs_f64(), "analysis complete"),
-            Err(e) => tracing::info!(analysis = %id, error = %e, "analysis failed"),
+            Err(e) => tracing::info!(analysis = %id, error = %e.message(), "analysis failed"),
         }
         outcome
     };
     let (result, workdir) = match outcome {
         Ok((v, artifact, dir)) => (Ok((v, artifact)), Some(dir)),
-        Err(e) => (Err(e), None),
+        // Tried again later, unless this was the last attempt.
+        Err(Failure::Transient(why)) if attempts < MAX_ATTEMPTS => {
+            if let Err(e) = requeue(state, id, worker, TRANSIENT_RETRY_AFTER).await {
+                tracing::warn!(analysis = %id, error = %e, "could not put an analysis back in the queue");
+            }
+            tracing::info!(analysis = %id, error = %why, "the analysis goes back to the queue");
+            return;
+        }
+        Err(e) => (Err(e.message().to_string()), None),
     };
     if let Err(e) = store_outcome(state, id, result).await {
         // The lease lapses and the analysis is tried again.
@@ -265,10 +276,48 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
     drop(workdir);
 }
 
+/// Gives a claimed analysis back to the queue, to be claimed again once `after` has passed
+/// (the attempt stays counted).
+async fn requeue(state: &AppState, id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
+    let until = db::ts(chrono::Utc::now() + chrono::Duration::from_std(after).unwrap_or_default());
+    sqlx::query("UPDATE job_queue SET lease_until = ?, worker = NULL WHERE analysis_id = ? AND worker = ?")
+        .bind(until)
+        .bind(id)
+        .bind(worker)
+        .execute(&state.db)
+        .await?;
+    Ok(())
+}
+
 /// What an engine run leaves: results JSON, an optional file, and the folder holding it.
 type Produced = (Value, Option<Artifact>, tempfile::TempDir);
 
-async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
+/// Why an analysis did not produce results. The worker acts on the kind; the message is for the
+/// person who reads the analysis's `error_msg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The analysis cannot be done as asked (a file that is not sequence data, a taxon without
+    /// a genome, a sample that is gone): it fails at once, since trying again changes nothing.
+    Refused(String),
+    /// A fault of this service that may pass (the database or the work folder could not be
+    /// reached, the engine stopped unexpectedly): the analysis goes back to the queue and is
+    /// tried again, at most [`MAX_ATTEMPTS`] times in all.
+    Transient(String),
+}
+
+impl Failure {
+    /// The words stored as the analysis's `error_msg`.
+    pub fn message(&self) -> &str {
+        match self {
+            Failure::Refused(m) | Failure::Transient(m) => m,
+        }
+    }
+}
+
+/// How long a transient failure waits before the analysis may be claimed again.
+const TRANSIENT_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+async fn run(state: &AppState, id: &str) -> Result<Produced, Failure> {
     // job id, job arguments, the sample's object key and file name.
     type Row = (String, Option<String>, Option<String>, Option<String>);
     let row: Option<Row> = sqlx::query_as(
@@ -277,23 +326,26 @@ async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
     .bind(id)
     .fetch_optional(&state.db)
     .await
-    .map_err(|e| format!("the service could not read the analysis: {e}"))?;
+    .map_err(|e| Failure::Transient(format!("the service could not read the analysis: {e}")))?;
     let Some((job_id, job_args, object_key, filename)) = row else {
-        return Err("the analysis or its sample was deleted".into());
+        return Err(Failure::Refused("the analysis or its sample was deleted".into()));
     };
     let reference = state.runner.references().for_job(&job_id).ok_or_else(|| {
-        "this service no longer has the reference data of this job; run the job's newest version".to_string()
+        Failure::Refused(
+            "this service no longer has the reference data of this job; run the job's newest version".into(),
+        )
     })?;
-    let key = object_key.ok_or_else(|| "the sample has no file yet; upload its reads first".to_string())?;
+    let key =
+        object_key.ok_or_else(|| Failure::Refused("the sample has no file yet; upload its reads first".into()))?;
     let reads = state
         .storage
         .local_path(&key)
-        .ok_or_else(|| "the sample's file is not in a local store this worker can read".to_string())?;
+        .ok_or_else(|| Failure::Refused("the sample's file is not in a local store this worker can read".into()))?;
     let args: Map<String, Value> = job_args.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
     let work_root = state.runner.data_dir.join(WORK_DIR);
-    std::fs::create_dir_all(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
-    let workdir =
-        tempfile::tempdir_in(&work_root).map_err(|e| format!("the service cannot write its work folder: {e}"))?;
+    let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
+    std::fs::create_dir_all(&work_root).map_err(unwritable)?;
+    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
     let runner = state.runner.clone();
     let threads = runner.config.threads;
     let dir = workdir.path().to_path_buf();
@@ -301,7 +353,7 @@ async fn run(state: &AppState, id: &str) -> Result<Produced, String> {
     let produced =
         tokio::task::spawn_blocking(move || run_engine(&runner, &reference, &reads, &name, &args, threads, &dir))
             .await
-            .map_err(|e| format!("the engine stopped unexpectedly: {e}"))??;
+            .map_err(|e| Failure::Transient(format!("the engine stopped unexpectedly: {e}")))??;
     Ok((produced.0, produced.1, workdir))
 }
 
@@ -314,14 +366,19 @@ fn run_engine(
     args: &Map<String, Value>,
     threads: usize,
     dir: &Path,
-) -> Result<(Value, Option<Artifact>), String> {
+) -> Result<(Value, Option<Artifact>), Failure> {
     // Engine errors name the file they read; the stored copy's name means nothing to a person.
-    let explain = |e: &dyn std::fmt::Display| e.to_string().replace(&reads.display().to_string(), name);
-    let create =
-        |p: &Path| std::fs::File::create(p).map_err(|e| format!("the service cannot write {}: {e}", p.display()));
+    let explain =
+        |e: &dyn std::fmt::Display| Failure::Refused(e.to_string().replace(&reads.display().to_string(), name));
+    let cannot_write =
+        |what: &str, e: &dyn std::fmt::Display| Failure::Transient(format!("the service cannot write {what}: {e}"));
+    let create = |p: &Path| std::fs::File::create(p).map_err(|e| cannot_write(&p.display().to_string(), &e));
+    let json = |v: serde_json::Result<Value>| {
+        v.map_err(|e| Failure::Transient(format!("the results could not be stored: {e}")))
+    };
     match reference.manifest.kind {
         ReferenceKind::Classification => {
-            let db = runner.database(reference)?;
+            let db = runner.database(reference).map_err(Failure::Transient)?;
             let mut opts = mgds_classify::ClassifyOptions { threads, ..Default::default() };
             if let Some(c) = args.get("confidence").and_then(Value::as_f64) {
                 opts.confidence = c;
@@ -332,38 +389,38 @@ fn run_engine(
             let path = dir.join("readlevel.tsv.gz");
             let mut out = std::io::BufWriter::new(create(&path)?);
             let results = mgds_classify::classify(&db, reads, &opts, &mut out).map_err(|e| explain(&e))?;
-            out.flush().map_err(|e| format!("the service cannot write the read-level results: {e}"))?;
-            let v = serde_json::to_value(results).map_err(|e| e.to_string())?;
+            out.flush().map_err(|e| cannot_write("the read-level results", &e))?;
+            let v = json(serde_json::to_value(results))?;
             Ok((v, Some(Artifact::File(path))))
         }
         ReferenceKind::Panel => {
             let panel = mgds_panel::Panel::load(reference.path()).map_err(|e| explain(&e))?;
             let results =
                 mgds_panel::detect(&panel, reads, &mgds_panel::DetectOptions { threads }).map_err(|e| explain(&e))?;
-            Ok((serde_json::to_value(results).map_err(|e| e.to_string())?, None))
+            Ok((json(serde_json::to_value(results))?, None))
         }
         ReferenceKind::Genomes => {
-            let tax_id = args.get("tax_id").and_then(Value::as_str).ok_or("the job needs a tax_id argument")?;
+            let tax_id = args
+                .get("tax_id")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Failure::Refused("the job needs a tax_id argument".into()))?;
             let fasta = dir.join("reference.fa");
-            genome_for(reference, tax_id, &fasta)?;
+            genome_for(reference, tax_id, &fasta).map_err(Failure::Refused)?;
             let path = dir.join("alignment.sam.gz");
             let mut gz =
                 flate2::write::GzEncoder::new(std::io::BufWriter::new(create(&path)?), flate2::Compression::fast());
             let opts = mgds_align::AlignOptions { threads, ..Default::default() };
             let results = mgds_align::align(&fasta, reads, &opts, &mut gz).map_err(|e| explain(&e))?;
-            gz.finish()
-                .and_then(|mut w| w.flush())
-                .map_err(|e| format!("the service cannot write the alignment file: {e}"))?;
-            Ok((serde_json::to_value(results).map_err(|e| e.to_string())?, Some(Artifact::File(path))))
+            gz.finish().and_then(|mut w| w.flush()).map_err(|e| cannot_write("the alignment file", &e))?;
+            Ok((json(serde_json::to_value(results))?, Some(Artifact::File(path))))
         }
         ReferenceKind::GeneCatalogue => {
             let cat = mgds_align::Catalogue::load(&reference.path()).map_err(|e| explain(&e))?;
             let profile =
                 mgds_align::profile(&cat, reads, &mgds_align::ProfileOptions { threads }).map_err(|e| explain(&e))?;
             let path = dir.join("functional_profile.tsv");
-            std::fs::write(&path, profile.to_tsv())
-                .map_err(|e| format!("the service cannot write the profile: {e}"))?;
-            Ok((serde_json::to_value(profile).map_err(|e| e.to_string())?, Some(Artifact::File(path))))
+            std::fs::write(&path, profile.to_tsv()).map_err(|e| cannot_write("the profile", &e))?;
+            Ok((json(serde_json::to_value(profile))?, Some(Artifact::File(path))))
         }
     }
 }

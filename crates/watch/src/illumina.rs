@@ -103,7 +103,7 @@ pub struct FastqName {
 
 /// Parses a bcl2fastq / BCL Convert file name; `None` for other names and index reads.
 pub fn fastq_name(file_name: &str) -> Option<FastqName> {
-    let stem = strip_sequence_ext(file_name)?;
+    let stem = mgds_api::sequence_file_stem(file_name)?;
     let mut parts: Vec<&str> = stem.split('_').collect();
     if parts.last() == Some(&"001") {
         parts.pop();
@@ -127,23 +127,9 @@ pub fn fastq_name(file_name: &str) -> Option<FastqName> {
 
 /// Whether a file name is an index read's (`..._I1_001.fastq.gz`): not sample data.
 pub fn fastq_name_is_index(file_name: &str) -> bool {
-    let Some(stem) = strip_sequence_ext(file_name) else { return false };
+    let Some(stem) = mgds_api::sequence_file_stem(file_name) else { return false };
     let stem = stem.strip_suffix("_001").unwrap_or(stem);
     stem.ends_with("_I1") || stem.ends_with("_I2")
-}
-
-/// The name without a sequence-file extension (`.fastq.gz`, `.fq`, `.fasta`, ...), or `None`
-/// when the name has none.
-pub fn strip_sequence_ext(name: &str) -> Option<&str> {
-    let base = name.strip_suffix(".gz").unwrap_or(name);
-    for ext in [".fastq", ".fq", ".fasta", ".fa", ".fna", ".fas"] {
-        if let Some(stem) = base.strip_suffix(ext)
-            && !stem.is_empty()
-        {
-            return Some(stem);
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -187,7 +173,5 @@ mod tests {
         );
         assert_eq!(fastq_name("A1_S1_L001_I1_001.fastq.gz"), None);
         assert_eq!(fastq_name("reads.fastq"), None);
-        assert_eq!(strip_sequence_ext("x.fq.gz"), Some("x"));
-        assert_eq!(strip_sequence_ext("x.txt"), None);
     }
 }

@@ -34,7 +34,7 @@ mod watcher;
 
 pub use config::{FolderConfig, IlluminaOptions, Layout, NanoporeGrouping, Options};
 pub use error::Error;
-pub use plan::{Recipe, RunKind, RunState};
+pub use plan::{RunKind, RunState};
 pub use queue::{FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
 pub use saved::{PAUSE_FILE, SAVED_FILE, SavedFolders};
 pub use watcher::{Event, LOCK_FILE, Watcher};

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use mgds_upload::Source;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -18,29 +19,6 @@ pub(crate) struct View {
     pub settled: bool,
     /// SHA-256 of its bytes, once settled.
     pub hash: Option<String>,
-}
-
-/// How a sample's file is made from the files found.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Recipe {
-    /// One file, uploaded as it is.
-    Single(PathBuf),
-    /// Files joined end to end (lanes of a read, batch files of a barcode).
-    Concat(Vec<PathBuf>),
-    /// R1/R2 pairs (one per lane), each interleaved, the results joined.
-    Interleave(Vec<(PathBuf, PathBuf)>),
-}
-
-impl Recipe {
-    /// Every file it reads.
-    pub fn files(&self) -> Vec<PathBuf> {
-        match self {
-            Recipe::Single(p) => vec![p.clone()],
-            Recipe::Concat(v) => v.clone(),
-            Recipe::Interleave(v) => v.iter().flat_map(|(a, b)| [a.clone(), b.clone()]).collect(),
-        }
-    }
 }
 
 /// A sample ready to be made.
@@ -57,7 +35,7 @@ pub(crate) struct Spec {
     /// The `external_sample_id` the sample gets; see [`external_id`].
     pub external_id: String,
     /// How its file is made.
-    pub recipe: Recipe,
+    pub recipe: Source,
 }
 
 /// The kind of a run folder.
@@ -118,7 +96,7 @@ pub(crate) fn is_marker(name: &str) -> bool {
 
 /// Whether a file name is a sequence file's.
 pub(crate) fn is_sequence(name: &str) -> bool {
-    illumina::strip_sequence_ext(name).is_some()
+    mgds_api::sequence_file_stem(name).is_some()
 }
 
 /// The `external_sample_id` of a sample: its name (cut to fit) and 16 hex digits of a hash of
@@ -126,7 +104,7 @@ pub(crate) fn is_sequence(name: &str) -> bool {
 /// (after a restart, or copied elsewhere) give the same id, so the service can say whether
 /// the sample already exists; different content gives a different id. At most 60 characters,
 /// the service's limit.
-pub(crate) fn external_id(name: &str, run_id: Option<&str>, recipe: &Recipe, hashes: &[&str]) -> String {
+pub(crate) fn external_id(name: &str, run_id: Option<&str>, recipe: &Source, hashes: &[&str]) -> String {
     let mut h = Sha256::new();
     h.update(run_id.unwrap_or("").as_bytes());
     h.update([0]);
@@ -143,11 +121,11 @@ pub(crate) fn external_id(name: &str, run_id: Option<&str>, recipe: &Recipe, has
 }
 
 /// The recipe without paths (the same run copied elsewhere is the same sample).
-fn recipe_shape(r: &Recipe) -> (&'static str, usize) {
+fn recipe_shape(r: &Source) -> (&'static str, usize) {
     match r {
-        Recipe::Single(_) => ("single", 1),
-        Recipe::Concat(v) => ("concat", v.len()),
-        Recipe::Interleave(v) => ("interleave", v.len()),
+        Source::Single(_) => ("single", 1),
+        Source::Concat(v) => ("concat", v.len()),
+        Source::Interleave(v) => ("interleave", v.len()),
     }
 }
 
@@ -196,8 +174,8 @@ pub(crate) fn plan(cfg: &FolderConfig, root: &Path, files: &BTreeMap<PathBuf, Vi
             }
             None if matches!(cfg.layout, Layout::Auto | Layout::Files) => {
                 if let Some(v) = files.get(p).filter(|v| v.settled) {
-                    let recipe = Recipe::Single(p.clone());
-                    let name = illumina::strip_sequence_ext(&name_of(p)).unwrap_or("sample").to_string();
+                    let recipe = Source::Single(p.clone());
+                    let name = mgds_api::sequence_file_stem(&name_of(p)).unwrap_or("sample").to_string();
                     let hashes = [v.hash.as_deref().unwrap_or("")];
                     out.samples.push(Spec {
                         key: format!("file:{}", p.display()),
@@ -244,7 +222,7 @@ fn report(run: &Path, kind: RunKind, id: &str, state: RunState) -> RunReport {
     RunReport { path: run.to_path_buf(), kind, id: id.to_string(), state, samples: Vec::new() }
 }
 
-fn spec(run: &Path, run_id: &str, name: String, recipe: Recipe, files: &BTreeMap<PathBuf, View>) -> Spec {
+fn spec(run: &Path, run_id: &str, name: String, recipe: Source, files: &BTreeMap<PathBuf, View>) -> Spec {
     let all = recipe.files();
     let hashes: Vec<&str> = all.iter().map(|p| files.get(p).and_then(|v| v.hash.as_deref()).unwrap_or("")).collect();
     Spec {
@@ -412,10 +390,10 @@ fn plan_illumina(
         }
     }
     for p in singles {
-        let name = illumina::strip_sequence_ext(&p.file_name().unwrap_or_default().to_string_lossy())
+        let name = mgds_api::sequence_file_stem(&p.file_name().unwrap_or_default().to_string_lossy())
             .unwrap_or("sample")
             .to_string();
-        specs.push(spec(run, &id, name, Recipe::Single(p), files));
+        specs.push(spec(run, &id, name, Source::Single(p), files));
     }
     let mut r = report(run, kind, &id, RunState::Complete);
     r.samples = specs.iter().map(|s| s.key.clone()).collect();
@@ -430,12 +408,12 @@ fn group(
     r2: Vec<PathBuf>,
     pair: bool,
     has_r2: bool,
-) -> Result<Vec<(String, Recipe)>, String> {
+) -> Result<Vec<(String, Source)>, String> {
     if pair && !r2.is_empty() {
         if r1.len() != r2.len() {
             return Err(format!("sample {name} has {} R1 file(s) but {} R2 file(s)", r1.len(), r2.len()));
         }
-        return Ok(vec![(name, Recipe::Interleave(r1.into_iter().zip(r2).collect()))]);
+        return Ok(vec![(name, Source::Interleave(r1.into_iter().zip(r2).collect()))]);
     }
     let mut out = Vec::new();
     for (suffix, files) in [("_R1", r1), ("_R2", r2)] {
@@ -443,7 +421,7 @@ fn group(
             continue;
         }
         let n = if pair || !has_r2 { name.clone() } else { format!("{name}{suffix}") };
-        let recipe = if files.len() == 1 { Recipe::Single(files[0].clone()) } else { Recipe::Concat(files) };
+        let recipe = if files.len() == 1 { Source::Single(files[0].clone()) } else { Source::Concat(files) };
         out.push((n, recipe));
     }
     Ok(out)
@@ -532,10 +510,10 @@ fn plan_nanopore(
     match cfg.nanopore {
         NanoporeGrouping::PerFile => {
             for p in pass.iter().filter(|p| settled(p)) {
-                let name = illumina::strip_sequence_ext(&p.file_name().unwrap_or_default().to_string_lossy())
+                let name = mgds_api::sequence_file_stem(&p.file_name().unwrap_or_default().to_string_lossy())
                     .unwrap_or("reads")
                     .to_string();
-                specs.push(spec(run, &id, name, Recipe::Single((*p).clone()), files));
+                specs.push(spec(run, &id, name, Source::Single((*p).clone()), files));
             }
         }
         NanoporeGrouping::PerBarcode => {
@@ -548,7 +526,7 @@ fn plan_nanopore(
                 }
                 for (name, mut fs) in groups {
                     fs.sort_by_key(|p| natural_key(p));
-                    let recipe = if fs.len() == 1 { Recipe::Single(fs.remove(0)) } else { Recipe::Concat(fs) };
+                    let recipe = if fs.len() == 1 { Source::Single(fs.remove(0)) } else { Source::Concat(fs) };
                     specs.push(spec(run, &id, name, recipe, files));
                 }
             }

@@ -8,12 +8,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mgds_upload::Source;
 use serde::Serialize;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqlitePool};
 
 use crate::Error;
-use crate::plan::{Recipe, Spec};
+use crate::plan::Spec;
 
 /// The file name of the queue inside the data folder.
 pub const QUEUE_FILE: &str = "watch.sqlite3";
@@ -92,7 +93,7 @@ pub struct SampleRecord {
     /// The `external_sample_id` it has on the service.
     pub external_id: String,
     /// How its file is made.
-    pub recipe: Recipe,
+    pub recipe: Source,
     /// Where it stands.
     pub state: State,
     /// Its id on the service, once known.
@@ -631,10 +632,7 @@ mod tests {
             )
             .bind(format!("k{i}"))
             .bind(format!("S{i}"))
-            .bind(
-                serde_json::to_string(&crate::plan::Recipe::Single(PathBuf::from(format!("/runs/done{i:02}.fq"))))
-                    .unwrap(),
-            )
+            .bind(serde_json::to_string(&Source::Single(PathBuf::from(format!("/runs/done{i:02}.fq")))).unwrap())
             .bind(at)
             .bind(at)
             .execute(&q.pool)

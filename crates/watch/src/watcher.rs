@@ -247,12 +247,15 @@ impl Watcher {
             checks: Arc::new(tokio::sync::Semaphore::new(2)),
             unsaved: Vec::new(),
         };
+        let staging = data_dir.join("watch-staging");
+        // The lock is held: whatever is staged there was left by a watcher that stopped mid-way.
+        mgds_upload::sweep_staging(&staging);
         let uploader = Uploader {
             folders: folders_cfg,
             options,
             queue: queue.clone(),
             client,
-            staging: data_dir.join("watch-staging"),
+            staging,
             events: tx,
             control: control.clone(),
             confirmed: confirmed_tx,

@@ -853,3 +853,85 @@ fn upload_interleaves_a_read_pair_into_one_sample() {
         serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap())).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 3);
 }
+
+/// A read pair of `n` records with varied bases, named as Illumina names them, in `dir`.
+fn varied_pair(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    for mate in [1u8, 2] {
+        let mut text = String::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ u64::from(mate);
+        for i in 0..n {
+            let seq: String = (0..100)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    ['A', 'C', 'G', 'T'][(x % 4) as usize]
+                })
+                .collect();
+            text.push_str(&format!("@r{i} {mate}:N:0:1\n{seq}\n+\n{}\n", "I".repeat(100)));
+        }
+        std::fs::write(dir.join(format!("gut_S1_L001_R{mate}_001.fastq")), text).unwrap();
+    }
+}
+
+/// Ctrl-C during `mgds upload --interleave` cancels the pair under way: exit code 130, no sample,
+/// nothing staged; the same command again makes the one sample.
+#[test]
+fn an_interrupted_pair_upload_leaves_nothing_and_the_retry_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data, tmp) = (dir.path().join("cfg"), dir.path().join("data"), dir.path().join("tmp"));
+    let runs = dir.path().join("run8");
+    varied_pair(&runs, 20_000);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let count = || {
+        let out = mgds(&cfg, &data).args(["samples", "list", "--json"]).output().unwrap();
+        serde_json::from_str::<Value>(&ok(&out)).unwrap().as_array().unwrap().len()
+    };
+    let before = count();
+    let child = mgds(&cfg, &data)
+        .args(["upload", "--interleave", "--bandwidth", "200k"])
+        .arg(&runs)
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The pair is checked, interleaved and then sent at 200 kB/s (about 20 s): interrupt it once the
+    // upload is under way on the service.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_dir(data.join("objects")).map(|d| d.count() > 0).unwrap_or(false)
+        && std::fs::read_dir(&tmp).map(|d| d.count() == 0).unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "the upload never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted: 0 of 1 samples were uploaded"), "{err}");
+    assert_eq!(count(), before, "no sample from the cancelled upload");
+    let left: Vec<_> = walk(&tmp);
+    assert!(left.is_empty(), "nothing staged is left: {left:?}");
+
+    let out = mgds(&cfg, &data).args(["upload", "--interleave", "--json"]).arg(&runs).output().unwrap();
+    let uploaded: Value = serde_json::from_str(&ok(&out)).unwrap();
+    assert_eq!(uploaded[0]["filename"], json!("gut_S1_L001_001_interleaved.fastq.gz"));
+    assert_eq!(count(), before + 1);
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}

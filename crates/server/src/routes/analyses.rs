@@ -7,7 +7,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use bytes::Bytes;
-use mgds_api::{Analysis, Dependency, ReadlevelUrl, Ref};
+use mgds_api::{Analysis, Dependency, ErrorCode, ReadlevelUrl, Ref};
 
 use super::{ListParams, ListSpec, Listed, flag};
 use crate::AppState;
@@ -234,11 +234,14 @@ async fn not_ready(state: &AppState, id: &str) -> ApiResult<ApiError> {
             .bind(id)
             .fetch_one(&state.db)
             .await?;
-    Ok(ApiError::BadRequest(match (complete != 0, success != 0) {
-        (false, _) => "the analysis has not finished yet; try again when it is complete".into(),
-        (true, false) => format!("the analysis failed, so it has no results: {}", msg.unwrap_or_default()),
-        (true, true) => "this analysis produced no results of this kind".into(),
-    }))
+    let not_finished = |why: String| ApiError::BadRequest(why).with_code(ErrorCode::AnalysisNotFinished);
+    Ok(match (complete != 0, success != 0) {
+        (false, _) => not_finished("the analysis has not finished yet; try again when it is complete".into()),
+        (true, false) => {
+            not_finished(format!("the analysis failed, so it has no results: {}", msg.unwrap_or_default()))
+        }
+        (true, true) => ApiError::BadRequest("this analysis produced no results of this kind".into()),
+    })
 }
 
 async fn results(

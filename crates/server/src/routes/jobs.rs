@@ -4,7 +4,7 @@
 use axum::Router;
 use axum::extract::{OriginalUri, Path, State};
 use axum::routing::{get, post};
-use mgds_api::{Job, JobRunRequest, MAX_RUN_DESCRIPTION_CHARS, Ref};
+use mgds_api::{ErrorCode, Job, JobRunRequest, MAX_RUN_DESCRIPTION_CHARS, Ref};
 use serde_json::{Map, Value};
 
 use super::{Json, ListParams, ListSpec, Listed, flag, ref_id};
@@ -92,36 +92,15 @@ async fn get_job(State(state): State<AppState>, caller: Caller, Path(id): Path<S
     Ok(axum::Json(visible_job(&state, &caller, &id).await?.into_api(true)))
 }
 
-/// Fills absent top-level arguments from the schema's `default`s.
-fn populate_defaults(schema: &Value, args: &mut Map<String, Value>) {
-    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-        for (name, prop) in props {
-            if let Some(d) = prop.get("default")
-                && !args.contains_key(name)
-            {
-                args.insert(name.clone(), d.clone());
-            }
-        }
-    }
-}
-
 /// Checks `args` against a job's JSON Schema; the 400 lists every problem with its place.
 fn check_args(schema: &Value, args: &Map<String, Value>) -> ApiResult<()> {
-    let validator = jsonschema::validator_for(schema).map_err(|e| {
-        ApiError::internal(std::io::Error::other(format!("job_args_schema is not a valid schema: {e}")))
-    })?;
-    let instance = Value::Object(args.clone());
-    let problems: Vec<String> = validator
-        .iter_errors(&instance)
-        .map(|e| {
-            let at = e.instance_path().to_string();
-            if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
-        })
-        .collect();
+    let problems =
+        mgds_api::JobArgsSchema::new(schema).map_err(|e| ApiError::internal(std::io::Error::other(e)))?.problems(args);
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::BadRequest(format!("job_args do not fit this job's job_args_schema: {}", problems.join("; "))))
+        Err(ApiError::BadRequest(format!("job_args do not fit this job's job_args_schema: {}", problems.join("; ")))
+            .with_code(ErrorCode::InvalidJobArgs))
     }
 }
 
@@ -148,7 +127,7 @@ async fn run_job(
     super::samples::sample_for(&state, &caller, &sample_id, "can_add_files", "run jobs on it").await?;
     let schema: Value = serde_json::from_str(&job.job_args_schema).unwrap_or_else(|_| Value::Object(Map::new()));
     if req.populate_default_arguments.unwrap_or(false) {
-        populate_defaults(&schema, &mut req.job_args);
+        mgds_api::populate_default_args(&schema, &mut req.job_args);
     }
     check_args(&schema, &req.job_args)?;
     let mut deps = Vec::new();

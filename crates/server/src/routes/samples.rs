@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use chrono::Utc;
 use mgds_api::{
-    CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitUploadRequest,
+    CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, ErrorCode, InitUploadRequest,
     InitUploadResponse, LIBRARY_TYPES, MAX_EXTERNAL_SAMPLE_ID_CHARS, MAX_TAG_NAME_CHARS, MAX_UPLOAD_BYTES, Metadata,
     MetadataInput, PLATFORMS, PreuploadRequest, PreuploadResponse, Ref, SAMPLE_TYPES, Sample, SampleUpdate,
     SuccessResponse, TagInput, Visibility,
@@ -331,6 +331,7 @@ fn duplicate_external_id(id: &str) -> ApiError {
     ApiError::Conflict(format!(
         "external_sample_id {id:?} is already used by another of your samples; post only unique IDs"
     ))
+    .with_code(ErrorCode::DuplicateExternalSampleId)
 }
 
 /// Writes the given metadata fields (absent ones are left alone).
@@ -532,6 +533,7 @@ async fn init_upload(
                     "no pre-uploaded sample of yours awaiting data matches {what}; pre-upload it first \
                      or leave the field out to create a new sample"
                 ))
+                .with_code(ErrorCode::NotAwaitingData)
             })?)
         }
     };
@@ -628,11 +630,13 @@ pub(super) async fn check_arrived(state: &AppState, up: &UploadRow) -> ApiResult
     match state.storage.size(&up.object_key).await? {
         None => Err(ApiError::BadRequest(
             "the file has not arrived yet: POST it to upload_url with the additional_fields before confirming".into(),
-        )),
+        )
+        .with_code(ErrorCode::FileNotArrived)),
         Some(n) if n as i64 != up.size => Err(ApiError::BadRequest(format!(
             "the stored file has {n} bytes but init_upload announced {}; upload it again",
             up.size
-        ))),
+        ))
+        .with_code(ErrorCode::SizeMismatch)),
         Some(_) => Ok(()),
     }
 }
@@ -685,7 +689,8 @@ async fn confirm_upload(
             if n == 0 {
                 return Err(ApiError::Conflict(format!(
                     "sample {target} is no longer awaiting data (another file was confirmed for it, or it was deleted)"
-                )));
+                ))
+                .with_code(ErrorCode::NotAwaitingData));
             }
             target.clone()
         }

@@ -288,3 +288,49 @@ fn an_outdated_demo_database_is_rebuilt() {
         assert!(dir.path().join(references::DATABASES_DIR).join(f).join("manifest.json").is_file(), "{f}");
     }
 }
+
+/// A fault of the service itself (here: its work folder cannot be made) puts the analysis back
+/// in the queue instead of failing it; once the fault is gone, it completes.
+#[tokio::test]
+async fn a_transient_fault_puts_the_analysis_back_in_the_queue() {
+    let svc = start_with_demo(|c| c.runner.workers = 0).await;
+    let u = svc.user("lab@example.org").await;
+    let work = svc.data_dir().join(worker::WORK_DIR);
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::write(&work, "a file where the work folder should be").unwrap();
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    let id = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let workers = worker::spawn_workers(&svc.state, 1);
+    // Back in the queue, released and waiting, not failed.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let row: Option<(Option<String>, Option<String>, i64)> =
+            sqlx::query_as("SELECT worker, lease_until, attempts FROM job_queue WHERE analysis_id = ?")
+                .bind(&id)
+                .fetch_optional(&svc.state.db)
+                .await
+                .unwrap();
+        let (worker, lease, attempts) = row.expect("still queued");
+        if worker.is_none() && lease.is_some() && attempts == 1 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the analysis was not put back: {worker:?} {lease:?} {attempts}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, a) = svc.get(Some(&u), &format!("/api/v1/analyses/{id}")).await;
+    assert_eq!(a["complete"], json!(false), "{a}");
+    // The fault passes; the next claim (made due at once here) finishes it.
+    std::fs::remove_file(&work).unwrap();
+    sqlx::query("UPDATE job_queue SET lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = ?")
+        .bind(&id)
+        .execute(&svc.state.db)
+        .await
+        .unwrap();
+    svc.state.runner.wake();
+    let a = finished(&svc, &u, &id).await;
+    assert_eq!(a["success"], json!(true), "{a}");
+    for w in workers {
+        w.abort();
+    }
+}

@@ -6,6 +6,7 @@
 
 mod illumina;
 mod nanopore;
+mod pairs;
 mod restart;
 
 use std::collections::BTreeMap;

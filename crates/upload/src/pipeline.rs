@@ -1,0 +1,283 @@
+//! The upload itself: prepare, send, confirm, and try again what is worth trying again.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mgds_api::{MetadataInput, Sample};
+use mgds_client::{Bandwidth, CancellationToken, Client};
+use serde::Serialize;
+
+use crate::source::STAGED_PREFIX;
+use crate::{Source, UploadError};
+
+/// Sending progress is reported at most this often (and always at its start and end).
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+/// The first wait before trying a failed upload again; it doubles with each attempt.
+const FIRST_RETRY_WAIT: Duration = Duration::from_secs(2);
+/// The longest wait between attempts.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// Where an upload stands, as it goes. The ending (a sample, or an error) is what
+/// [`Upload::send`] returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum Progress {
+    /// Joining or interleaving the files into the one file to send.
+    Preparing,
+    /// Sending the file: bytes sent so far of the total. Starts again from 0 when an attempt
+    /// is retried.
+    Sending {
+        /// Bytes sent.
+        sent: u64,
+        /// Bytes in all.
+        total: u64,
+    },
+    /// The file is sent; the service is making the sample.
+    Confirming,
+    /// An attempt failed for a reason that may pass; the next starts after `wait_secs`.
+    Retrying {
+        /// The attempt that comes next (2 for the first retry).
+        attempt: u32,
+        /// Seconds until it starts.
+        wait_secs: u64,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+/// The sample awaiting data that an upload gives its file to, instead of making a new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// By its id.
+    SampleId(String),
+    /// By its `external_sample_id`.
+    ExternalSampleId(String),
+}
+
+type OnProgress = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// One sample made from files on disk: see the [crate] documentation.
+pub struct Upload {
+    client: Client,
+    source: Source,
+    filename: Option<String>,
+    metadata: Option<MetadataInput>,
+    tags: Vec<String>,
+    project: Option<String>,
+    target: Option<Target>,
+    staging: PathBuf,
+    bandwidth: Option<Bandwidth>,
+    cancel: CancellationToken,
+    progress: Option<OnProgress>,
+    attempts: u32,
+    retry_wait: Duration,
+}
+
+impl std::fmt::Debug for Upload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upload").field("source", &self.source).field("target", &self.target).finish_non_exhaustive()
+    }
+}
+
+impl Upload {
+    /// An upload of `source` through `client`: by default a new sample named after its file,
+    /// staged files in the system's temporary folder, three attempts.
+    pub fn new(client: &Client, source: Source) -> Self {
+        Upload {
+            client: client.clone(),
+            source,
+            filename: None,
+            metadata: None,
+            tags: Vec::new(),
+            project: None,
+            target: None,
+            staging: std::env::temp_dir(),
+            bandwidth: None,
+            cancel: CancellationToken::new(),
+            progress: None,
+            attempts: 3,
+            retry_wait: FIRST_RETRY_WAIT,
+        }
+    }
+
+    /// The file name the sample gets (default: [`Source::default_filename`]).
+    pub fn filename(mut self, name: impl Into<String>) -> Self {
+        self.filename = Some(name.into());
+        self
+    }
+
+    /// Metadata for the sample.
+    pub fn metadata(mut self, metadata: MetadataInput) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
+
+    /// Attaches a tag by name (blank names are left out).
+    pub fn tag(mut self, name: impl Into<String>) -> Self {
+        let name: String = name.into();
+        if !name.trim().is_empty() {
+            self.tags.push(name.trim().to_string());
+        }
+        self
+    }
+
+    /// Places the sample in this project (id).
+    pub fn project(mut self, id: impl Into<String>) -> Self {
+        let id: String = id.into();
+        self.project = (!id.is_empty()).then_some(id);
+        self
+    }
+
+    /// Gives the file to this sample awaiting data.
+    pub fn target(mut self, target: Target) -> Self {
+        self.target = Some(target);
+        self
+    }
+
+    /// Where joined and interleaved files are prepared (each removed once its upload ends).
+    pub fn staging(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.staging = dir.into();
+        self
+    }
+
+    /// Keeps the transfer under this speed limit (shared with every upload given a clone).
+    pub fn bandwidth(mut self, limit: Bandwidth) -> Self {
+        self.bandwidth = Some(limit);
+        self
+    }
+
+    /// Stops the upload when this token is cancelled: whatever was prepared or sent is removed,
+    /// and [`Upload::send`] answers [`UploadError::Cancelled`].
+    pub fn cancel_token(mut self, token: CancellationToken) -> Self {
+        self.cancel = token;
+        self
+    }
+
+    /// Called with each [`Progress`] (sending at most ten times a second). It runs on the
+    /// upload's task: keep it quick.
+    pub fn progress(mut self, f: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// How many times to try in all when an attempt fails for a reason that may pass (at
+    /// least 1; default 3). Waits double from 2 s between attempts.
+    pub fn attempts(mut self, n: u32) -> Self {
+        self.attempts = n.max(1);
+        self
+    }
+
+    /// The wait before the first retry (default 2 s); later waits double, up to a minute.
+    pub fn retry_wait(mut self, wait: Duration) -> Self {
+        self.retry_wait = wait;
+        self
+    }
+
+    /// Makes the sample; answers it as the service now has it.
+    pub async fn send(self) -> Result<Sample, UploadError> {
+        let emit = |p: Progress| {
+            if let Some(f) = &self.progress {
+                f(p);
+            }
+        };
+        if self.cancel.is_cancelled() {
+            return Err(UploadError::Cancelled);
+        }
+        let prepared = if matches!(self.source, Source::Single(_)) {
+            let stop = Arc::new(AtomicBool::new(false));
+            self.source.prepare(&self.staging, &stop)?
+        } else {
+            emit(Progress::Preparing);
+            let stop = Arc::new(AtomicBool::new(false));
+            let (source, staging, flag) = (self.source.clone(), self.staging.clone(), stop.clone());
+            let work = tokio::task::spawn_blocking(move || source.prepare(&staging, &flag));
+            // On a cancel the preparing thread is told to stop, and waited for: it removes what
+            // it wrote before this returns.
+            let stopped = async {
+                self.cancel.cancelled().await;
+                stop.store(true, Ordering::Relaxed);
+                std::future::pending::<()>().await;
+            };
+            tokio::select! {
+                r = work => r.map_err(|e| UploadError::Staging {
+                    dir: self.staging.clone(),
+                    source: std::io::Error::other(e.to_string()),
+                })??,
+                () = stopped => unreachable!("waits for the work to end"),
+            }
+        };
+        let filename = self.filename.clone().unwrap_or_else(|| self.source.default_filename());
+        let mut attempt = 1;
+        loop {
+            match self.send_once(&prepared.path, &filename).await {
+                Ok(sample) => return Ok(sample),
+                Err(e) if e.is_transient() && attempt < self.attempts && !self.cancel.is_cancelled() => {
+                    let wait = self.retry_wait.saturating_mul(1 << (attempt - 1).min(16)).min(MAX_RETRY_WAIT);
+                    attempt += 1;
+                    tracing::info!(file = %filename, attempt, error = %e, "upload failed; trying again");
+                    emit(Progress::Retrying { attempt, wait_secs: wait.as_secs(), reason: e.to_string() });
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = self.cancel.cancelled() => return Err(UploadError::Cancelled),
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn send_once(&self, path: &Path, filename: &str) -> Result<Sample, UploadError> {
+        let mut up = self
+            .client
+            .samples()
+            .upload(path)
+            .filename(filename)
+            .interleaved(self.source.is_interleaved())
+            .cancel_token(self.cancel.clone());
+        if let Some(f) = self.progress.clone() {
+            let last = Mutex::new(None::<Instant>);
+            up = up.progress(move |sent, total| {
+                let mut last = last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                let due = last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY);
+                if sent == 0 || sent == total || due {
+                    *last = Some(Instant::now());
+                    f(Progress::Sending { sent, total });
+                    if sent == total {
+                        f(Progress::Confirming);
+                    }
+                }
+            });
+        }
+        for t in &self.tags {
+            up = up.tag(t.clone());
+        }
+        if let Some(p) = &self.project {
+            up = up.project(p.as_str());
+        }
+        if let Some(m) = &self.metadata {
+            up = up.metadata(m.clone());
+        }
+        up = match &self.target {
+            Some(Target::SampleId(id)) => up.sample_id(id.as_str()),
+            Some(Target::ExternalSampleId(id)) => up.external_sample_id(id.clone()),
+            None => up,
+        };
+        if let Some(b) = &self.bandwidth {
+            up = up.bandwidth(b.clone());
+        }
+        Ok(up.send().await?)
+    }
+}
+
+/// Removes the staged files that an upload stopped by a crash or a power cut left in `dir`.
+/// Call it when nothing uploads from `dir` (at start, before the first upload).
+pub fn sweep_staging(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        if e.file_name().to_string_lossy().starts_with(STAGED_PREFIX) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

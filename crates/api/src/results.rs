@@ -22,6 +22,7 @@ pub struct ClassificationResults {
 /// One taxon of a classification result table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TaxonRow {
     /// NCBI taxonomy id.
     pub tax_id: String,
@@ -48,6 +49,13 @@ pub struct TaxonRow {
     /// Reads at this taxon and its descendants that passed the filter, where reported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filtered_readcount_w_children: Option<u64>,
+    /// Share of the sample's reads re-estimated for this species (or genus) from the database's
+    /// k-mer distribution (Bracken): reads placed above the species are shared out to the species
+    /// below in proportion to how likely each one's reads are to stop there. Sums to 1 over the
+    /// species rows (and, separately, over the genus rows); absent for other ranks, for taxa with
+    /// too few reads, and for databases without a k-mer distribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reestimated_abundance: Option<f64>,
 }
 
 /// `GET /panels/{id}/results` (experimental format).
@@ -75,6 +83,7 @@ pub struct SubPanel {
 /// Whether a marker was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum MarkerStatus {
     /// Found at the panel's "present" thresholds.
@@ -88,6 +97,7 @@ pub enum MarkerStatus {
 /// One marker of a panel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Marker {
     /// Marker sequence name.
     pub name: String,

@@ -1,438 +1,145 @@
-//! The reference database: building it from FASTA + taxonomy, and its binary file.
+//! The classification database: our own file format, and the [`Database`] type through which
+//! both kinds of database (ours, or a Kraken 2 folder read in place) are used.
 //!
-//! File layout (all integers little-endian):
+//! File layout (all integers little-endian), built so that the k-mer table is used in place
+//! through a memory map:
 //!
 //! ```text
-//! magic "MGDSKDB\0" | version u32 | k u32 | l u32 | spaces u32 (spaced-seed positions, see kmer)
-//! taxa u32, then per taxon (flat order, parents first):
-//!     tax_id u64 | parent index u32 | genome length u64 | rank (u16 length + UTF-8) | name (u16 length + UTF-8)
-//! slots u64 | minimizers u64 | keys [u64; slots] | values [u32; slots]
-//! end marker "MGDSEND\0"
+//! magic "MGDSKDB\0" | version u32 | k u32 | l u32 | spaces u32 | metadata length u64
+//! metadata:
+//!     taxa u32, then per taxon (flat order, parents first):
+//!         tax_id u64 | parent index u32 | rank (u16 length + UTF-8) | name (u16 length + UTF-8)
+//!     genomes u32, then per genome: tax_id u64 | length u64 | records u32 | name (u16 + UTF-8)
+//! zero padding to a multiple of 8 bytes
+//! table: capacity u64 | size u64 | key_bits u32 | value_bits u32 | cells [u32; capacity]
+//! end marker "MGDSEND\0" | SHA-256 of every byte before the end marker (32 bytes)
 //! ```
+//!
+//! A cell holds a taxon as its flat index + 1 (0 marks an empty cell), see [`crate::table`].
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
 
-use mgds_formats::{Reader, Record, TaxId};
 use sha2::{Digest, Sha256};
 
+use crate::abundance::{self, KmerDistribution};
 use crate::error::Error;
-use crate::index::{EMPTY, KmerTable};
-use crate::kmer::{DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, MAX_WINDOW, Minimizers, max_spaces};
+use crate::genomes::{Genome, SpeciesGenomes, per_species, subtree_mean_lengths};
+use crate::kmer::{MAX_WINDOW, Minimizers, max_spaces};
+use crate::table::{CompactTable, Shape, Slots, Storage, TableBuilder};
 use crate::taxonomy::Taxonomy;
 
 const MAGIC: &[u8; 8] = b"MGDSKDB\0";
 const END: &[u8; 8] = b"MGDSEND\0";
 /// The database file format version this crate writes and reads.
 ///
-/// 2: the header records the spaced seed (its number of spaces), and the stored keys are masked
-/// minimizers. 3: minimizers are chosen in Kraken 2's order ([`crate::kmer::ORDER_TOGGLE`])
-/// instead of by a hash, so a version 2 file holds other minimizers than the reads would look
-/// up. Older files are refused with a request to rebuild.
-pub const FORMAT_VERSION: u32 = 3;
+/// 3: minimizers in Kraken 2's order. 4: a compact table of 32-bit cells (Kraken 2's layout)
+/// used in place through a memory map, the reference genomes recorded for genome-copy abundance,
+/// and the content digest stored at the end. Older files are refused with a request to rebuild.
+pub const FORMAT_VERSION: u32 = 4;
 
-/// What a database is built from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildInput {
-    /// Reference FASTA files (plain or gzipped), read in this order.
-    pub references: Vec<PathBuf>,
-    /// Sequence-to-taxon map: a TSV with `seq_id<TAB>tax_id` per line, and optionally a third
-    /// column naming the genome (assembly) the sequence belongs to; without it each sequence is
-    /// its own genome. Blank lines and lines starting with `#` are skipped.
-    pub seqid2taxid: PathBuf,
-    /// NCBI `nodes.dmp`.
-    pub nodes: PathBuf,
-    /// NCBI `names.dmp`.
-    pub names: PathBuf,
-}
-
-/// How a database is built. The parameters are recorded in the file, and classification uses
-/// the same ones.
+/// Which kind of database a [`Database`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BuildOptions {
-    /// Spaced-seed positions ignored in each minimizer (Kraken 2's `--minimizer-spaces`); 0
-    /// for exact minimizers. At most `l / 4` (7 for the default `l` = 31).
-    pub spaces: u32,
+pub enum DatabaseKind {
+    /// A database file written by [`crate::build`].
+    Mgds,
+    /// A Kraken 2 database folder (`hash.k2d`, `opts.k2d`, `taxo.k2d`) read in place.
+    Kraken2,
 }
 
-impl Default for BuildOptions {
-    fn default() -> Self {
-        BuildOptions { spaces: DEFAULT_SPACES }
-    }
+/// Where the files kept beside a database are looked for and written: the k-mer profile of its
+/// references and the k-mer distributions for abundance re-estimation.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// The folder of the companion files; by default the database file's folder, or the
+    /// Kraken 2 database folder itself.
+    pub companion_dir: Option<PathBuf>,
 }
 
-impl BuildOptions {
-    /// The default options with `spaces` spaced-seed positions.
-    pub fn with_spaces(spaces: u32) -> BuildOptions {
-        BuildOptions { spaces }
-    }
-}
-
-/// What a build produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BuildReport {
-    /// Distinct minimizers stored.
-    pub kmers: u64,
-    /// Taxa in the database's taxonomy (the mapped taxa and their ancestors).
-    pub taxa: usize,
-    /// Size of the database file in bytes.
-    pub bytes: u64,
-    /// Reference sequences read.
-    pub sequences: u64,
-    /// Reference bases read.
-    pub bases: u64,
-    /// Window length.
-    pub k: u32,
-    /// Minimizer length.
-    pub l: u32,
-    /// Spaced-seed positions ignored in each minimizer.
-    pub spaces: u32,
-    /// Hex SHA-256 of the file (the same as [`Database::digest`]).
-    pub digest: String,
-    /// Wall-clock build time in seconds.
-    pub seconds: f64,
-}
-
-/// Builds a database from `input` and writes it to `out` atomically (a temporary file beside
-/// `out`, renamed when complete). The same inputs always give a byte-identical file.
+/// A classification database, opened: our own file ([`crate::build`]) or a Kraken 2 folder
+/// ([`crate::Kraken2Database`]). The k-mer table is memory-mapped, not read onto the heap.
 ///
-/// Each minimizer maps to the lowest common ancestor of all taxa whose references contain it.
-/// The taxonomy is reduced to the mapped taxa and their ancestors. The genome length stored for
-/// a taxon is the mean length of the reference genomes in its subtree (used for abundance).
-///
-/// Uses the default [`BuildOptions`] (Kraken 2's default spaced seed); see [`build_with`].
-pub fn build(input: &BuildInput, out: &Path) -> Result<BuildReport, Error> {
-    build_with(input, &BuildOptions::default(), out)
-}
-
-/// [`build`] with the given options.
-pub fn build_with(input: &BuildInput, options: &BuildOptions, out: &Path) -> Result<BuildReport, Error> {
-    let started = Instant::now();
-    if options.spaces > max_spaces(DEFAULT_L) {
-        return Err(Error::Options(format!(
-            "a spaced seed of {} spaces is more than minimizers of {DEFAULT_L} bases allow (at most {})",
-            options.spaces,
-            max_spaces(DEFAULT_L)
-        )));
-    }
-    let full = Taxonomy::from_dmp(&input.nodes, &input.names)?;
-    let map = read_seqid_map(&input.seqid2taxid, &full)?;
-    let mut mapped: Vec<TaxId> = map.values().map(|e| e.0).collect();
-    mapped.sort_unstable();
-    mapped.dedup();
-    let taxonomy = full.pruned(mapped);
-    drop(full);
-
-    let scanner = Minimizers::spaced(DEFAULT_K, DEFAULT_L, options.spaces);
-    let mut kmers: HashMap<u64, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
-    // Genome id -> (taxon index, total length). Iteration order does not matter: only sums
-    // and LCAs (both order-free) are taken from it.
-    let mut genomes: HashMap<String, (u32, u64)> = HashMap::new();
-    let mut record = Record::default();
-    let (mut sequences, mut bases) = (0u64, 0u64);
-    for path in &input.references {
-        let (compression, decoded) = mgds_formats::open(path)?;
-        let mut reader = Reader::new(decoded);
-        loop {
-            match reader.read_record(&mut record) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    return Err(Error::reading(path, compression, reader.line_number(), e));
-                }
-            }
-            let id = String::from_utf8_lossy(record.id());
-            let Some((tax_id, genome)) = map.get(id.as_ref()) else {
-                return Err(Error::UnmappedSequence {
-                    path: path.clone(),
-                    record: reader.record_count(),
-                    seq_id: id.into_owned(),
-                    map: input.seqid2taxid.clone(),
-                });
-            };
-            let taxon = taxonomy.index_of(*tax_id).expect("mapped taxa are kept by pruning");
-            let seq = record.sequence();
-            sequences += 1;
-            bases += seq.len() as u64;
-            let g = genomes.entry(genome.clone()).or_insert((taxon, 0));
-            g.1 += seq.len() as u64;
-            // A genome split across taxa (unusual) counts towards their common ancestor.
-            g.0 = taxonomy.lca_index(g.0, taxon);
-            let mut last = EMPTY;
-            scanner.scan(seq, |key| {
-                if key != last {
-                    last = key;
-                    kmers.entry(key).and_modify(|t| *t = taxonomy.lca_index(*t, taxon)).or_insert(taxon);
-                }
-            });
-        }
-    }
-    if kmers.is_empty() {
-        return Err(Error::NoKmers { k: DEFAULT_K });
-    }
-    let mut entries: Vec<(u64, u32)> = kmers.into_iter().collect();
-    entries.sort_unstable();
-    let table = KmerTable::from_sorted(&entries);
-    drop(entries);
-    let genome_len = genome_lengths(&taxonomy, genomes.values().copied());
-
-    let bytes = write_atomically(out, |w| write_database(w, &scanner, &taxonomy, &genome_len, &table))?;
-    let digest = file_digest(out)?;
-    Ok(BuildReport {
-        kmers: table.len() as u64,
-        taxa: taxonomy.len(),
-        bytes,
-        sequences,
-        bases,
-        k: DEFAULT_K,
-        l: DEFAULT_L,
-        spaces: options.spaces,
-        digest,
-        seconds: started.elapsed().as_secs_f64(),
-    })
-}
-
-/// Mean genome length over the genomes in each taxon's subtree (0 where there is none).
-fn genome_lengths(taxonomy: &Taxonomy, genomes: impl Iterator<Item = (u32, u64)>) -> Vec<u64> {
-    let n = taxonomy.len();
-    let (mut total, mut count) = (vec![0u64; n], vec![0u64; n]);
-    for (taxon, len) in genomes {
-        total[taxon as usize] += len;
-        count[taxon as usize] += 1;
-    }
-    let parents = taxonomy.parents_slice();
-    for i in (1..n).rev() {
-        let p = parents[i] as usize;
-        total[p] += total[i];
-        count[p] += count[i];
-    }
-    total.iter().zip(&count).map(|(&t, &c)| (t + c / 2).checked_div(c).unwrap_or(0)).collect()
-}
-
-/// Reads the sequence-to-taxon map: seq id -> (tax id, genome id).
-fn read_seqid_map(path: &Path, taxonomy: &Taxonomy) -> Result<HashMap<String, (TaxId, String)>, Error> {
-    let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let mut map = HashMap::new();
-    for (i, line) in BufReader::new(file).lines().enumerate() {
-        let line_no = i as u64 + 1;
-        let line = line.map_err(|source| Error::Io { path: path.to_owned(), source })?;
-        let line = line.trim_end_matches('\r');
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let mut fields = line.split('\t');
-        let (Some(seq_id), Some(tax)) = (fields.next(), fields.next()) else {
-            return Err(Error::table(path, line_no, "expected `seq_id<TAB>tax_id` (and optionally `<TAB>genome`)"));
-        };
-        let seq_id = seq_id.trim();
-        let Some(tax_id) = mgds_formats::parse_tax_id(tax) else {
-            return Err(Error::table(path, line_no, format!("the tax id `{}` is not a whole number", tax.trim())));
-        };
-        if !taxonomy.contains(tax_id) {
-            return Err(Error::table(
-                path,
-                line_no,
-                format!("tax id {tax_id} (for `{seq_id}`) is not in the taxonomy (nodes.dmp)"),
-            ));
-        }
-        let genome = fields.next().map(str::trim).filter(|g| !g.is_empty()).unwrap_or(seq_id).to_owned();
-        if let Some((old, _)) = map.insert(seq_id.to_owned(), (tax_id, genome))
-            && old != tax_id
-        {
-            return Err(Error::table(path, line_no, format!("`{seq_id}` is mapped to both {old} and {tax_id}")));
-        }
-    }
-    Ok(map)
-}
-
-fn write_database(
-    w: &mut dyn Write,
-    scanner: &Minimizers,
-    taxonomy: &Taxonomy,
-    genome_len: &[u64],
-    table: &KmerTable,
-) -> io::Result<()> {
-    w.write_all(MAGIC)?;
-    let header = [FORMAT_VERSION, scanner.k(), scanner.l(), scanner.spaces(), taxonomy.len() as u32];
-    for x in header {
-        w.write_all(&x.to_le_bytes())?;
-    }
-    for i in 0..taxonomy.len() as u32 {
-        w.write_all(&taxonomy.tax_id(i).to_le_bytes())?;
-        w.write_all(&taxonomy.parent(i).unwrap_or(0).to_le_bytes())?;
-        w.write_all(&genome_len[i as usize].to_le_bytes())?;
-        for text in [taxonomy.rank(i), taxonomy.name(i)] {
-            let bytes = &text.as_bytes()[..text.len().min(u16::MAX as usize)];
-            w.write_all(&(bytes.len() as u16).to_le_bytes())?;
-            w.write_all(bytes)?;
-        }
-    }
-    w.write_all(&(table.capacity() as u64).to_le_bytes())?;
-    w.write_all(&(table.len() as u64).to_le_bytes())?;
-    let mut buf = Vec::with_capacity(1 << 16);
-    for k in table.keys() {
-        buf.extend_from_slice(&k.to_le_bytes());
-        if buf.len() >= 1 << 16 {
-            w.write_all(&buf)?;
-            buf.clear();
-        }
-    }
-    for v in table.values() {
-        buf.extend_from_slice(&v.to_le_bytes());
-        if buf.len() >= 1 << 16 {
-            w.write_all(&buf)?;
-            buf.clear();
-        }
-    }
-    w.write_all(&buf)?;
-    w.write_all(END)
-}
-
-/// Writes a file through `f` into a temporary file beside `out`, then renames it into place.
-fn write_atomically(out: &Path, f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<u64, Error> {
-    let write_err = |source| Error::Write { path: out.to_owned(), source };
-    let dir = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let tmp = tempfile::Builder::new().prefix(".mgdsdb-").tempfile_in(dir).map_err(write_err)?;
-    let mut w = BufWriter::with_capacity(1 << 20, tmp);
-    f(&mut w).map_err(write_err)?;
-    let tmp = w.into_inner().map_err(|e| write_err(e.into_error()))?;
-    // A temporary file is private to its owner; the database is ordinary data that other
-    // accounts (a service, a colleague) may read.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(write_err)?;
-    }
-    tmp.as_file().sync_all().map_err(write_err)?;
-    let bytes = tmp.as_file().metadata().map_err(write_err)?.len();
-    tmp.persist(out).map_err(|e| write_err(e.error))?;
-    Ok(bytes)
-}
-
-fn file_digest(path: &Path) -> Result<String, Error> {
-    let mut file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-        if n == 0 {
-            break;
-        }
-        hasher.update(&buf[..n]);
-    }
-    Ok(hex::encode(hasher.finalize()))
-}
-
-/// A classification database loaded into memory.
-#[derive(Debug, Clone)]
+/// Everything that classifies, reports or estimates abundance takes a `&Database`, whichever
+/// kind it is.
+#[derive(Debug)]
 pub struct Database {
-    path: PathBuf,
-    digest: String,
-    scanner: Minimizers,
-    taxonomy: Taxonomy,
-    genome_len: Vec<u64>,
-    table: KmerTable,
+    pub(crate) path: PathBuf,
+    pub(crate) kind: DatabaseKind,
+    pub(crate) digest: String,
+    pub(crate) scanner: Minimizers,
+    pub(crate) min_hash: u64,
+    pub(crate) table: CompactTable,
+    pub(crate) taxonomy: Taxonomy,
+    pub(crate) genomes: Option<Vec<Genome>>,
+    pub(crate) genome_len: Vec<u64>,
+    pub(crate) companion_dir: PathBuf,
+    pub(crate) distributions: Mutex<HashMap<u32, Arc<KmerDistribution>>>,
 }
 
 /// The format version written in a database file's header, read without loading the file (to
 /// tell a database an older engine built from one that is damaged).
 pub fn format_version(path: impl AsRef<Path>) -> Result<u32, Error> {
-    use std::io::Read;
     let path = path.as_ref();
     let mut head = [0u8; MAGIC.len() + 4];
-    let mut f = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let mut f = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     match f.read_exact(&mut head) {
         Ok(()) if &head[..MAGIC.len()] == MAGIC => {
             Ok(u32::from_le_bytes(head[MAGIC.len()..].try_into().expect("4 bytes")))
         }
         Ok(()) => Err(Error::NotDatabase { path: path.to_owned() }),
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(Error::NotDatabase { path: path.to_owned() }),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(Error::NotDatabase { path: path.to_owned() }),
         Err(source) => Err(Error::Io { path: path.to_owned(), source }),
     }
 }
 
 impl Database {
-    /// Reads a database file (in one read) and checks its header, version and size.
+    /// Opens a database: a file written by [`crate::build`], or a Kraken 2 database folder
+    /// (see [`crate::Kraken2Database::open`]). Checks the header, version and sizes; the table
+    /// is mapped, not read.
     pub fn open(path: impl AsRef<Path>) -> Result<Database, Error> {
+        Database::open_with(path, &OpenOptions::default())
+    }
+
+    /// [`Database::open`] with options.
+    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Database, Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-        Database::from_bytes(&bytes, path)
+        if path.is_dir() {
+            return crate::kraken2::Kraken2Database::open_with(path, options)
+                .map(crate::Kraken2Database::into_database);
+        }
+        let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let map = crate::mmap::map_read_only(&file).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let parsed = parse(&map, path)?;
+        let mut db = parsed.into_database(Storage::Mapped(map), path)?;
+        db.companion_dir = companion_dir(path, options);
+        Ok(db)
     }
 
-    /// Reads a database from its file's bytes; `path` is used in messages.
+    /// Reads a database from its file's bytes (copied onto the heap); `path` is used in
+    /// messages and to find companion files.
     pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Database, Error> {
-        let digest = hex::encode(Sha256::digest(bytes));
-        let corrupt = |what: &str| Error::DatabaseCorrupt { path: path.to_owned(), what: what.to_owned() };
-        if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(Error::NotDatabase { path: path.to_owned() });
-        }
-        let mut c = Cursor { bytes, pos: MAGIC.len() };
-        let version = c.u32().ok_or_else(|| corrupt("the header is cut short"))?;
-        if version != FORMAT_VERSION {
-            return Err(Error::DatabaseVersion { path: path.to_owned(), found: version, expected: FORMAT_VERSION });
-        }
-        let short = || corrupt("the file ends early");
-        let k = c.u32().ok_or_else(short)?;
-        let l = c.u32().ok_or_else(short)?;
-        let spaces = c.u32().ok_or_else(short)?;
-        if !((1..=31).contains(&l) && k >= l && (k - l + 1) as usize <= MAX_WINDOW && spaces <= max_spaces(l)) {
-            return Err(corrupt("the k-mer parameters are out of range"));
-        }
-        let n_taxa = c.u32().ok_or_else(short)? as usize;
-        if n_taxa == 0 || n_taxa > bytes.len() {
-            return Err(corrupt("the taxon count is out of range"));
-        }
-        let mut taxonomy = Taxonomy::with_capacity(n_taxa);
-        let mut genome_len = Vec::with_capacity(n_taxa);
-        for i in 0..n_taxa {
-            let tax_id = c.u64().ok_or_else(short)?;
-            let parent = c.u32().ok_or_else(short)?;
-            genome_len.push(c.u64().ok_or_else(short)?);
-            let rank = c.text().ok_or_else(short)?;
-            let name = c.text().ok_or_else(short)?;
-            if (i > 0 && parent as usize >= i) || (i == 0 && parent != 0) {
-                return Err(corrupt("a taxon comes before its parent"));
-            }
-            taxonomy.push(tax_id, parent, rank, name);
-        }
-        let slots = c.u64().ok_or_else(short)? as usize;
-        let stored = c.u64().ok_or_else(short)? as usize;
-        let need = slots.checked_mul(12).ok_or_else(short)?;
-        if c.remaining() < need + END.len() {
-            return Err(short());
-        }
-        let keys = c.take(slots * 8).ok_or_else(short)?;
-        let values = c.take(slots * 4).ok_or_else(short)?;
-        if c.take(END.len()) != Some(END.as_slice()) || c.remaining() != 0 {
-            return Err(corrupt("the end marker is missing"));
-        }
-        let table = KmerTable::from_le_bytes(keys, values, n_taxa as u32)
-            .filter(|t| t.len() == stored)
-            .ok_or_else(|| corrupt("the k-mer table is inconsistent"))?;
-        Ok(Database {
-            path: path.to_owned(),
-            digest,
-            scanner: Minimizers::spaced(k, l, spaces),
-            taxonomy,
-            genome_len,
-            table,
-        })
+        let parsed = parse(bytes, path)?;
+        let mut db = parsed.into_database(Storage::Owned(bytes.to_vec()), path)?;
+        db.companion_dir = companion_dir(path, &OpenOptions::default());
+        Ok(db)
     }
 
-    /// Hex SHA-256 of the database file: identifies the reference data of a job.
+    /// Which kind of database this is.
+    pub fn kind(&self) -> DatabaseKind {
+        self.kind
+    }
+
+    /// Hex SHA-256 identifying the database's content (the reference data of a job). For our
+    /// files it is the digest of the file, stored in it when it was written; for a Kraken 2
+    /// folder, see [`crate::Kraken2Database::open`].
     pub fn digest(&self) -> &str {
         &self.digest
     }
 
-    /// The file the database was read from.
+    /// The file (or Kraken 2 folder) the database was opened from.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -442,12 +149,12 @@ impl Database {
         &self.taxonomy
     }
 
-    /// Window length (bases) of the k-mers.
+    /// Window length (bases, or residues for a protein database) of the k-mers.
     pub fn k(&self) -> u32 {
         self.scanner.k()
     }
 
-    /// Minimizer length (bases): the length of the stored keys.
+    /// Minimizer length: the length of the stored keys.
     pub fn l(&self) -> u32 {
         self.scanner.l()
     }
@@ -457,24 +164,380 @@ impl Database {
         self.scanner.spaces()
     }
 
-    /// Distinct minimizers stored.
+    /// Minimizers stored (occupied cells of the table).
     pub fn kmer_count(&self) -> usize {
-        self.table.len()
+        self.table.shape().size as usize
     }
 
-    /// Mean reference genome length in the subtree of the taxon at flat index `idx` (0 when
-    /// none of its descendants has a reference).
+    /// Cells of the table (stored minimizers plus free cells).
+    pub fn capacity(&self) -> u64 {
+        self.table.shape().capacity
+    }
+
+    /// Mean reference genome length in the subtree of the taxon at flat index `idx`; 0 when
+    /// none of its descendants has a reference genome, or when the genomes are unknown.
     pub fn genome_len(&self, idx: u32) -> u64 {
-        self.genome_len[idx as usize]
+        self.genome_len.get(idx as usize).copied().unwrap_or(0)
+    }
+
+    /// The reference genomes, when known: always for our databases; for a Kraken 2 folder once
+    /// [`crate::Kraken2Database::prepare`] has read its library.
+    pub fn genomes(&self) -> Option<&[Genome]> {
+        self.genomes.as_deref()
+    }
+
+    /// The genomes per species with their mean length (empty when the genomes are unknown).
+    pub fn species_genomes(&self) -> Vec<SpeciesGenomes> {
+        self.genomes.as_deref().map(|g| per_species(&self.taxonomy, g)).unwrap_or_default()
+    }
+
+    /// The file holding the k-mer profile of the references.
+    pub fn profile_path(&self) -> PathBuf {
+        match self.kind {
+            DatabaseKind::Mgds => self.companion_dir.join(format!("{}.kmer-profile", file_name(&self.path))),
+            DatabaseKind::Kraken2 => self.companion_dir.join("mgds.kmer-profile"),
+        }
+    }
+
+    /// The file holding the k-mer distribution for reads of `read_length` (Bracken's format;
+    /// in a Kraken 2 folder, Bracken's own `database<R>mers.kmer_distrib`).
+    pub fn kmer_distribution_path(&self, read_length: u32) -> PathBuf {
+        match self.kind {
+            DatabaseKind::Mgds => {
+                self.companion_dir.join(format!("{}.{read_length}mers.kmer_distrib", file_name(&self.path)))
+            }
+            DatabaseKind::Kraken2 => self.companion_dir.join(format!("database{read_length}mers.kmer_distrib")),
+        }
+    }
+
+    /// The read lengths for which a k-mer distribution is stored beside the database.
+    pub fn distribution_read_lengths(&self) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir(&self.companion_dir) else { return Vec::new() };
+        let mut out: Vec<u32> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter_map(|name| {
+                let stem = match self.kind {
+                    DatabaseKind::Mgds => name.strip_prefix(&format!("{}.", file_name(&self.path)))?,
+                    DatabaseKind::Kraken2 => name.strip_prefix("database")?,
+                };
+                stem.strip_suffix("mers.kmer_distrib")?.parse().ok()
+            })
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The k-mer distribution for reads of `read_length`: loaded from beside the database, or
+    /// computed from the k-mer profile (and stored beside the database when its folder can be
+    /// written). `None` when there is neither (a Kraken 2 folder that was not prepared).
+    pub fn kmer_distribution(&self, read_length: u32) -> Result<Option<Arc<KmerDistribution>>, Error> {
+        if let Some(d) = self.distributions.lock().ok().and_then(|m| m.get(&read_length).cloned()) {
+            return Ok(Some(d));
+        }
+        let path = self.kmer_distribution_path(read_length);
+        let dist = if path.exists() {
+            KmerDistribution::read(&path, read_length)?
+        } else {
+            let Some(d) = self.distribution_from_profile(read_length)? else { return Ok(None) };
+            // A folder that cannot be written only costs the computation next time.
+            let _ = abundance::write_distribution(&path, &d);
+            d
+        };
+        let dist = Arc::new(dist);
+        if let Ok(mut m) = self.distributions.lock() {
+            m.insert(read_length, dist.clone());
+        }
+        Ok(Some(dist))
+    }
+
+    fn distribution_from_profile(&self, read_length: u32) -> Result<Option<KmerDistribution>, Error> {
+        let path = self.profile_path();
+        let Ok(file) = File::open(&path) else { return Ok(None) };
+        let corrupt = |e: io::Error| Error::DatabaseCorrupt { path: path.clone(), what: e.to_string() };
+        let mut r = io::BufReader::with_capacity(1 << 20, file);
+        let header = abundance::read_profile_header(&mut r).map_err(corrupt)?;
+        if header.digest != self.digest || header.k != self.k() {
+            return Ok(None);
+        }
+        let Some(mut b) = abundance::DistributionBuilder::new(&self.taxonomy, self.k(), read_length) else {
+            return Ok(None);
+        };
+        let n = self.taxonomy.len() as u32;
+        abundance::for_each_profile_record(&mut r, |taxon, runs| {
+            if taxon < n {
+                b.add(taxon, runs);
+            }
+        })
+        .map_err(corrupt)?;
+        Ok(Some(b.finish()))
     }
 
     pub(crate) fn scanner(&self) -> &Minimizers {
         &self.scanner
     }
 
-    pub(crate) fn table(&self) -> &KmerTable {
-        &self.table
+    /// Sets the genomes (and the per-taxon mean lengths from them).
+    pub(crate) fn set_genomes(&mut self, genomes: Option<Vec<Genome>>) {
+        self.genome_len = match &genomes {
+            Some(g) => subtree_mean_lengths(&self.taxonomy, g),
+            None => vec![0; self.taxonomy.len()],
+        };
+        self.genomes = genomes;
     }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| "database".to_owned(), |n| n.to_string_lossy().into_owned())
+}
+
+fn companion_dir(path: &Path, options: &OpenOptions) -> PathBuf {
+    options.companion_dir.clone().unwrap_or_else(|| match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    })
+}
+
+/// What the header and metadata of a file say.
+struct Parsed {
+    scanner: Minimizers,
+    taxonomy: Taxonomy,
+    genomes: Vec<Genome>,
+    shape: Shape,
+    cells: usize,
+    digest: String,
+}
+
+impl Parsed {
+    fn into_database(self, storage: Storage, path: &Path) -> Result<Database, Error> {
+        let table = CompactTable::new(storage, self.cells, self.shape).ok_or_else(|| Error::DatabaseCorrupt {
+            path: path.to_owned(),
+            what: "the k-mer table is inconsistent".into(),
+        })?;
+        let mut db = Database {
+            path: path.to_owned(),
+            kind: DatabaseKind::Mgds,
+            digest: self.digest,
+            scanner: self.scanner,
+            min_hash: 0,
+            table,
+            taxonomy: self.taxonomy,
+            genomes: None,
+            genome_len: Vec::new(),
+            companion_dir: PathBuf::new(),
+            distributions: Mutex::new(HashMap::new()),
+        };
+        db.set_genomes(Some(self.genomes));
+        Ok(db)
+    }
+}
+
+fn parse(bytes: &[u8], path: &Path) -> Result<Parsed, Error> {
+    let corrupt = |what: &str| Error::DatabaseCorrupt { path: path.to_owned(), what: what.to_owned() };
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(Error::NotDatabase { path: path.to_owned() });
+    }
+    let mut c = Cursor { bytes, pos: MAGIC.len() };
+    let version = c.u32().ok_or_else(|| corrupt("the header is cut short"))?;
+    if version != FORMAT_VERSION {
+        return Err(Error::DatabaseVersion { path: path.to_owned(), found: version, expected: FORMAT_VERSION });
+    }
+    let short = || corrupt("the file ends early");
+    let k = c.u32().ok_or_else(short)?;
+    let l = c.u32().ok_or_else(short)?;
+    let spaces = c.u32().ok_or_else(short)?;
+    if !((1..=31).contains(&l) && k >= l && (k - l + 1) as usize <= MAX_WINDOW && spaces <= max_spaces(l)) {
+        return Err(corrupt("the k-mer parameters are out of range"));
+    }
+    let meta_len = c.u64().ok_or_else(short)? as usize;
+    let meta_start = c.pos;
+    let n_taxa = c.u32().ok_or_else(short)? as usize;
+    if n_taxa == 0 || n_taxa > bytes.len() {
+        return Err(corrupt("the taxon count is out of range"));
+    }
+    let mut taxonomy = Taxonomy::with_capacity(n_taxa);
+    for i in 0..n_taxa {
+        let tax_id = c.u64().ok_or_else(short)?;
+        let parent = c.u32().ok_or_else(short)?;
+        let rank = c.text().ok_or_else(short)?;
+        let name = c.text().ok_or_else(short)?;
+        if (i > 0 && parent as usize >= i) || (i == 0 && parent != 0) {
+            return Err(corrupt("a taxon comes before its parent"));
+        }
+        taxonomy.push(tax_id, parent, rank, name);
+    }
+    let n_genomes = c.u32().ok_or_else(short)? as usize;
+    if n_genomes > bytes.len() {
+        return Err(corrupt("the genome count is out of range"));
+    }
+    let mut genomes = Vec::with_capacity(n_genomes);
+    for _ in 0..n_genomes {
+        let tax_id = c.u64().ok_or_else(short)?;
+        let length = c.u64().ok_or_else(short)?;
+        let sequences = c.u32().ok_or_else(short)?;
+        let name = c.text().ok_or_else(short)?;
+        if !taxonomy.contains(tax_id) {
+            return Err(corrupt("a genome's taxon is not in the taxonomy"));
+        }
+        genomes.push(Genome { name, tax_id, length, sequences });
+    }
+    if c.pos - meta_start != meta_len {
+        return Err(corrupt("the metadata length is wrong"));
+    }
+    c.pos = c.pos.div_ceil(8) * 8;
+    let capacity = c.u64().ok_or_else(short)?;
+    let size = c.u64().ok_or_else(short)?;
+    let key_bits = c.u32().ok_or_else(short)?;
+    let value_bits = c.u32().ok_or_else(short)?;
+    let shape = Shape { capacity, size, key_bits, value_bits, slots: Slots::MultiplyShift };
+    if shape.cell_bytes() != Some(4) || (1u64 << value_bits) <= n_taxa as u64 || size >= capacity {
+        return Err(corrupt("the k-mer table's shape is inconsistent"));
+    }
+    let cells = c.pos;
+    let end = capacity.checked_mul(4).and_then(|n| n.checked_add(cells as u64)).ok_or_else(short)?;
+    if (bytes.len() as u64) < end + (END.len() + 32) as u64 {
+        return Err(short());
+    }
+    let end = end as usize;
+    if &bytes[end..end + END.len()] != END || bytes.len() != end + END.len() + 32 {
+        return Err(corrupt("the end marker is missing"));
+    }
+    let digest = hex::encode(&bytes[end + END.len()..]);
+    Ok(Parsed { scanner: Minimizers::spaced(k, l, spaces), taxonomy, genomes, shape, cells, digest })
+}
+
+/// Writes a database file through `w`; returns the hex digest stored at its end.
+pub(crate) fn write_database(
+    w: &mut dyn Write,
+    scanner: &Minimizers,
+    taxonomy: &Taxonomy,
+    genomes: &[Genome],
+    table: &TableBuilder,
+) -> io::Result<String> {
+    let mut w = HashingWriter { inner: w, hasher: Sha256::new(), written: 0 };
+    w.write_all(MAGIC)?;
+    for x in [FORMAT_VERSION, scanner.k(), scanner.l(), scanner.spaces()] {
+        w.write_all(&x.to_le_bytes())?;
+    }
+    let mut meta = Vec::new();
+    meta.extend_from_slice(&(taxonomy.len() as u32).to_le_bytes());
+    for i in 0..taxonomy.len() as u32 {
+        meta.extend_from_slice(&taxonomy.tax_id(i).to_le_bytes());
+        meta.extend_from_slice(&taxonomy.parent(i).unwrap_or(0).to_le_bytes());
+        for text in [taxonomy.rank(i), taxonomy.name(i)] {
+            push_text(&mut meta, text);
+        }
+    }
+    meta.extend_from_slice(&(genomes.len() as u32).to_le_bytes());
+    for g in genomes {
+        meta.extend_from_slice(&g.tax_id.to_le_bytes());
+        meta.extend_from_slice(&g.length.to_le_bytes());
+        meta.extend_from_slice(&g.sequences.to_le_bytes());
+        push_text(&mut meta, &g.name);
+    }
+    w.write_all(&(meta.len() as u64).to_le_bytes())?;
+    w.write_all(&meta)?;
+    let pad = w.written.div_ceil(8) * 8 - w.written;
+    w.write_all(&vec![0u8; pad as usize])?;
+    let shape = table.shape();
+    w.write_all(&shape.capacity.to_le_bytes())?;
+    w.write_all(&shape.size.to_le_bytes())?;
+    w.write_all(&shape.key_bits.to_le_bytes())?;
+    w.write_all(&shape.value_bits.to_le_bytes())?;
+    w.write_all(table.bytes())?;
+    w.write_all(END)?;
+    let digest: [u8; 32] = w.hasher.clone().finalize().into();
+    w.inner.write_all(&digest)?;
+    Ok(hex::encode(digest))
+}
+
+fn push_text(buf: &mut Vec<u8>, text: &str) {
+    let mut n = text.len().min(u16::MAX as usize);
+    while !text.is_char_boundary(n) {
+        n -= 1;
+    }
+    buf.extend_from_slice(&(n as u16).to_le_bytes());
+    buf.extend_from_slice(&text.as_bytes()[..n]);
+}
+
+/// Hashes what goes through it, except the final digest (written to `inner` directly); the end
+/// marker is hashed so that the digest covers everything before the digest.
+struct HashingWriter<'a> {
+    inner: &'a mut dyn Write,
+    hasher: Sha256,
+    written: u64,
+}
+
+impl Write for HashingWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A file written beside its final name and renamed into place when complete, so that no
+/// reader ever sees it half written.
+pub(crate) struct AtomicFile {
+    out: PathBuf,
+    w: BufWriter<tempfile::NamedTempFile>,
+}
+
+impl AtomicFile {
+    /// Starts writing `out`.
+    pub fn create(out: &Path) -> Result<AtomicFile, Error> {
+        let dir = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".mgdsdb-")
+            .tempfile_in(dir)
+            .map_err(|source| Error::Write { path: out.to_owned(), source })?;
+        Ok(AtomicFile { out: out.to_owned(), w: BufWriter::with_capacity(1 << 20, tmp) })
+    }
+
+    /// Where to write.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        &mut self.w
+    }
+
+    /// The error for a failed write.
+    pub fn error(&self, source: io::Error) -> Error {
+        Error::Write { path: self.out.clone(), source }
+    }
+
+    /// Renames the finished file into place; returns its size.
+    pub fn commit(self) -> Result<u64, Error> {
+        let out = self.out;
+        let write_err = |source| Error::Write { path: out.clone(), source };
+        let tmp = self.w.into_inner().map_err(|e| write_err(e.into_error()))?;
+        // A temporary file is private to its owner; a database is ordinary data that other
+        // accounts (a service, a colleague) may read.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(write_err)?;
+        }
+        tmp.as_file().sync_all().map_err(write_err)?;
+        let bytes = tmp.as_file().metadata().map_err(write_err)?.len();
+        tmp.persist(&out).map_err(|e| write_err(e.error))?;
+        Ok(bytes)
+    }
+}
+
+/// Writes a file through `f` atomically ([`AtomicFile`]); returns its size and what `f`
+/// returned.
+pub(crate) fn write_atomically<T>(
+    out: &Path,
+    f: impl FnOnce(&mut dyn Write) -> io::Result<T>,
+) -> Result<(u64, T), Error> {
+    let mut file = AtomicFile::create(out)?;
+    let value = f(file.writer()).map_err(|e| file.error(e))?;
+    Ok((file.commit()?, value))
 }
 
 struct Cursor<'a> {
@@ -489,9 +552,6 @@ impl<'a> Cursor<'a> {
         self.pos = end;
         Some(out)
     }
-    fn remaining(&self) -> usize {
-        self.bytes.len() - self.pos
-    }
     fn u16(&mut self) -> Option<u16> {
         Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
     }
@@ -504,25 +564,6 @@ impl<'a> Cursor<'a> {
     fn text(&mut self) -> Option<String> {
         let n = self.u16()? as usize;
         Some(String::from_utf8_lossy(self.take(n)?).into_owned())
-    }
-}
-
-/// FxHash-style hasher for the build's minimizer map: keys are already well spread 62-bit
-/// k-mers, so one multiply-and-mix is enough (SipHash would dominate the build time).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = crate::kmer::mix64(self.0 ^ b as u64);
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = crate::kmer::mix64(x);
     }
 }
 
@@ -549,18 +590,19 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_file_asks_for_a_rebuild() {
-        // The version 1 header: magic, version, k, l, then the taxa (no spaced seed).
-        let mut v = MAGIC.to_vec();
-        for x in [1u32, 35, 31, 1] {
-            v.extend_from_slice(&x.to_le_bytes());
-        }
-        let p = Path::new("/data/old.mgdsdb");
-        let e = Database::from_bytes(&v, p).unwrap_err();
-        assert!(matches!(e, Error::DatabaseVersion { found: 1, expected: FORMAT_VERSION, .. }), "{e}");
-        let message = e.to_string();
-        for part in ["/data/old.mgdsdb", "version 1", "older", "rebuild", "mgds db build", "mgds db install --demo"] {
-            assert!(message.contains(part), "{part:?} missing in: {message}");
+    fn older_versions_ask_for_a_rebuild() {
+        for version in [1u32, 3] {
+            let mut v = MAGIC.to_vec();
+            for x in [version, 35, 31, 1] {
+                v.extend_from_slice(&x.to_le_bytes());
+            }
+            let p = Path::new("/data/old.mgdsdb");
+            let e = Database::from_bytes(&v, p).unwrap_err();
+            assert!(matches!(e, Error::DatabaseVersion { expected: FORMAT_VERSION, .. }), "{e}");
+            let message = e.to_string();
+            for part in ["/data/old.mgdsdb", &format!("version {version}"), "older", "rebuild", "mgds db build"] {
+                assert!(message.contains(part), "{part:?} missing in: {message}");
+            }
         }
     }
 
@@ -572,24 +614,34 @@ mod tests {
         }
         let e = Database::from_bytes(&v, Path::new("x.mgdsdb")).unwrap_err();
         assert!(e.to_string().contains("out of range"), "{e}");
-        let input = BuildInput {
-            references: vec![],
-            seqid2taxid: PathBuf::from("missing.tsv"),
-            nodes: PathBuf::from("missing-nodes.dmp"),
-            names: PathBuf::from("missing-names.dmp"),
-        };
-        let e = build_with(&input, &BuildOptions::with_spaces(8), Path::new("x.mgdsdb")).unwrap_err();
-        assert!(matches!(e, Error::Options(_)), "{e}");
     }
 
     #[test]
-    fn genome_lengths_are_subtree_means() {
+    fn a_written_database_reads_back() {
         let t = crate::taxonomy::tests::small();
-        let coli = t.index_of(562).unwrap();
-        let ferg = t.index_of(564).unwrap();
-        let g = genome_lengths(&t, [(coli, 100), (coli, 200), (ferg, 600)].into_iter());
-        assert_eq!(g[coli as usize], 150);
-        assert_eq!(g[t.index_of(561).unwrap() as usize], 300);
-        assert_eq!(g[t.index_of(623).unwrap() as usize], 0);
+        let scanner = Minimizers::spaced(35, 31, 7);
+        let mut table = TableBuilder::new(100, 4);
+        for k in 0..50u64 {
+            table.insert(crate::mix64(k), (k % 8) as u32 + 1, |a, _| a);
+        }
+        let genomes = vec![Genome { name: "g".into(), tax_id: 562, length: 1000, sequences: 2 }];
+        let mut bytes = Vec::new();
+        let digest = write_database(&mut bytes, &scanner, &t, &genomes, &table).unwrap();
+        let db = Database::from_bytes(&bytes, Path::new("/tmp/x.mgdsdb")).unwrap();
+        assert_eq!(db.digest(), digest);
+        assert_eq!(hex::encode(Sha256::digest(&bytes[..bytes.len() - 32])), digest);
+        assert_eq!(db.taxonomy(), &t);
+        assert_eq!(db.genomes().unwrap(), &genomes[..]);
+        assert_eq!(db.genome_len(t.index_of(561).unwrap()), 1000);
+        assert_eq!(db.kmer_count(), 50);
+        assert_eq!(db.spaces(), 7);
+        for k in 0..50u64 {
+            assert_eq!(db.table.view().get(crate::mix64(k)), (k % 8) as u32 + 1);
+        }
+        // Any cut is refused.
+        for cut in [bytes.len() - 1, bytes.len() - 33, bytes.len() / 2, 40] {
+            let e = Database::from_bytes(&bytes[..cut], Path::new("/tmp/x.mgdsdb")).unwrap_err();
+            assert!(matches!(e, Error::DatabaseCorrupt { .. }), "{cut}: {e}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::database::BuildInput;
+use crate::build::BuildInput;
 use crate::error::Error;
 
 /// NCBI `nodes.dmp` subset: root down to the demo species.

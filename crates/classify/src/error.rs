@@ -62,8 +62,9 @@ pub enum Error {
         message: String,
     },
 
-    /// A reference sequence has no entry in the sequence-to-taxon map.
-    #[error("reference sequence `{seq_id}` ({}, record {record}) has no tax id in {}; add a line `{seq_id}<TAB>tax_id` to the map", .path.display(), .map.display())]
+    /// A reference sequence has no tax id: no entry in the sequence-to-taxon map, no
+    /// `kraken:taxid|N|` in its header, no assembly with a taxon.
+    #[error("reference sequence `{seq_id}` ({}, record {record}) has no tax id (map: {}); add a line `{seq_id}<TAB>tax_id` to the map, or write its header as `>kraken:taxid|TAX_ID|{seq_id}`", .path.display(), if .map.as_os_str().is_empty() { "none given".to_string() } else { .map.display().to_string() })]
     UnmappedSequence {
         /// The FASTA file.
         path: PathBuf,
@@ -73,6 +74,55 @@ pub enum Error {
         seq_id: String,
         /// The sequence-to-taxon map.
         map: PathBuf,
+    },
+
+    /// A reference sequence is mapped to a tax id that the taxonomy does not hold.
+    #[error("reference sequence `{seq_id}` ({}) is mapped to tax id {tax_id}, which is not in {}; use a taxonomy that holds it", .path.display(), .nodes.display())]
+    UnknownTaxon {
+        /// The FASTA file.
+        path: PathBuf,
+        /// The sequence's identifier.
+        seq_id: String,
+        /// The tax id it is mapped to.
+        tax_id: u64,
+        /// The `nodes.dmp` file.
+        nodes: PathBuf,
+    },
+
+    /// A folder given as a Kraken 2 database lacks one of its files.
+    #[error("{} is not a Kraken 2 database folder: {} is missing (a Kraken 2 database holds hash.k2d, opts.k2d and taxo.k2d, as `kraken2-build --build` writes them)", .dir.display(), .missing.display())]
+    NotKraken2 {
+        /// The folder.
+        dir: PathBuf,
+        /// The missing file.
+        missing: PathBuf,
+    },
+
+    /// A database this engine cannot use (options outside what it supports).
+    #[error("{} cannot be used: {what}", .path.display())]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        what: String,
+    },
+
+    /// A Kraken 2 database folder without the reference sequences it was built from.
+    #[error("{} holds no reference sequences (library/*.fna; `kraken2-build --clean` removes them): genome lengths and k-mer distributions need them; give the FASTA files and seqid2taxid.map instead", .dir.display())]
+    NoLibrary {
+        /// The folder.
+        dir: PathBuf,
+    },
+
+    /// The two files of a pair hold different numbers of reads.
+    #[error("{} ends after {records} reads but {} has more; the two files of a pair must hold the same reads in the same order", .short.display(), .long.display())]
+    PairLengths {
+        /// The file that ended first.
+        short: PathBuf,
+        /// The other file.
+        long: PathBuf,
+        /// Pairs read.
+        records: u64,
     },
 
     /// The references hold no k-mer at all (no sequence, or all shorter than k).
@@ -85,7 +135,7 @@ pub enum Error {
     },
 
     /// A file given as a database is not one (wrong magic bytes).
-    #[error("{} is not an MGDS classification database; choose the `.mgdsdb` file written by the database build", .path.display())]
+    #[error("{} is not an MGDS classification database; choose the file written by the database build (or a Kraken 2 database folder)", .path.display())]
     NotDatabase {
         /// The file.
         path: PathBuf,

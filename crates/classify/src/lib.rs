@@ -1,37 +1,57 @@
 //! The MGDS k-mer read classifier: build a reference [`Database`] from FASTA files and an NCBI
-//! [`Taxonomy`], then [`classify`] reads against it.
+//! [`Taxonomy`], or open a Kraken 2 database folder in place ([`Kraken2Database`]), then
+//! [`classify`] reads against either.
 //!
-//! Classification is a chain of pure stages: a read's k-mers and their minimizers
-//! ([`Minimizers`]) -> index lookups ([`count_hits`], into [`Hits`]) -> [`resolve`] (Kraken 2's
-//! root-to-leaf scoring with a confidence threshold) -> a tax id. [`classify`] streams a reads
-//! file through these stages on a thread pool, writes the read-level TSV and returns the
-//! `mgds_api::ClassificationResults` table.
+//! Classification is a chain of pure stages, each as Kraken 2 does it, so that a Kraken 2
+//! database gives Kraken 2's call for every read: a read's k-mers and their minimizers
+//! ([`Minimizers`]) -> lookups in a compact table of 32-bit cells ([`count_hits`], into
+//! [`Hits`]) -> [`resolve`] (root-to-leaf scoring with a confidence threshold) -> a tax id.
+//! [`classify_reads`] streams reads (one file, interleaved, or two files of mates) through these
+//! stages on a thread pool, writes the read-level TSV and Kraken 2's per-read output, and returns
+//! the `mgds_api::ClassificationResults` table and the counts of a Kraken 2 report
+//! ([`KrakenReport`]).
+//!
+//! Results carry two abundance estimates besides read counts: genome copies (reads over the mean
+//! length of the species' reference genomes, [`genomes`]) and reads re-estimated from the
+//! database's k-mer distribution ([`abundance`], Bracken's method).
 //!
 //! [`build`] writes a database deterministically (the same inputs give the same bytes) from a
-//! [`BuildInput`] (with Kraken 2's default spaced seed; [`build_with`] takes [`BuildOptions`]); [`Database::open`] loads it and [`Database::digest`] identifies it. The
-//! [`demo`] module carries the small synthetic demo reference data.
+//! [`BuildInput`]; [`Database::open`] maps it (or a Kraken 2 folder) and [`Database::digest`]
+//! identifies it. The [`demo`] module carries the small synthetic demo reference data.
 
+pub mod abundance;
+mod build;
 mod classify;
 mod database;
 pub mod demo;
 mod error;
-mod index;
+pub mod genomes;
 mod kmer;
+mod kraken2;
+mod mmap;
+mod report;
+mod table;
 mod taxonomy;
 
+pub use abundance::{KmerDistribution, Level, reestimate_reads};
+pub use build::{
+    BuildInput, BuildOptions, BuildProgress, BuildReport, BuildStage, DEFAULT_READ_LENGTH, build, build_with,
+    build_with_progress,
+};
 pub use classify::{
-    ClassifyOptions, DEFAULT_CONFIDENCE, DEFAULT_MIN_HITS, Hits, Pairing, READLEVEL_HEADER, classify, count_hits,
-    resolve, resolve_index,
+    Classification, ClassifyOptions, DEFAULT_CONFIDENCE, DEFAULT_MIN_HITS, DEFAULT_REESTIMATE_THRESHOLD, Hits, Outputs,
+    Pairing, READLEVEL_HEADER, Reads, classify, classify_reads, count_hits, resolve, resolve_index,
 };
-pub use database::{
-    BuildInput, BuildOptions, BuildReport, Database, FORMAT_VERSION, build, build_with, format_version,
-};
+pub use database::{Database, DatabaseKind, FORMAT_VERSION, OpenOptions, format_version};
 pub use error::Error;
+pub use genomes::{Genome, SpeciesGenomes};
 pub use kmer::{
-    DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, Minimizers, canonical, encode, max_spaces, mix64, pack, reverse_complement,
-    spaced_seed_mask,
+    AMBIGUOUS, Alphabet, DEFAULT_K, DEFAULT_L, DEFAULT_SPACES, Minimizers, canonical, encode, max_spaces, mix64, pack,
+    reverse_complement, spaced_seed_mask,
 };
+pub use kraken2::{Kraken2Database, Kraken2Options, PrepareOptions, PrepareReport};
 pub use mgds_formats::TaxId;
+pub use report::KrakenReport;
 pub use taxonomy::{ROOT_TAX_ID, Taxonomy};
 
 /// The engine's name, recorded with every classification job.

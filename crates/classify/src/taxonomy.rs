@@ -272,6 +272,81 @@ impl Taxonomy {
     pub(crate) fn parents_slice(&self) -> &[u32] {
         &self.parents
     }
+
+    /// The children of every taxon, in index order (ascending tax id under one parent): the
+    /// children of `i` are `list[offsets[i]..offsets[i + 1]]`.
+    pub(crate) fn children(&self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.len();
+        let mut offsets = vec![0u32; n + 1];
+        for i in 1..n {
+            offsets[self.parents[i] as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut next = offsets.clone();
+        let mut list = vec![0u32; n.saturating_sub(1)];
+        for i in 1..n {
+            let p = self.parents[i] as usize;
+            list[next[p] as usize] = i as u32;
+            next[p] += 1;
+        }
+        (offsets, list)
+    }
+
+    /// Kraken 2's rank code of every taxon, as its reports print them: `D` (superkingdom or
+    /// domain), `K`, `P`, `C`, `O`, `F`, `G`, `S` for those ranks; any other rank takes the code
+    /// of the nearest such ancestor plus its distance (`S1` for a strain under a species, `G1`,
+    /// `R1`...); the root is `R`.
+    pub fn rank_codes(&self) -> Vec<String> {
+        let n = self.len();
+        let mut letter = vec![b'R'; n];
+        let mut depth = vec![0u32; n];
+        let mut codes = Vec::with_capacity(n);
+        for i in 0..n {
+            let standard = match self.ranks[i].as_str() {
+                "superkingdom" | "domain" => Some(b'D'),
+                "kingdom" => Some(b'K'),
+                "phylum" => Some(b'P'),
+                "class" => Some(b'C'),
+                "order" => Some(b'O'),
+                "family" => Some(b'F'),
+                "genus" => Some(b'G'),
+                "species" => Some(b'S'),
+                _ => None,
+            };
+            match (standard, i) {
+                (Some(l), _) => (letter[i], depth[i]) = (l, 0),
+                (None, 0) => (letter[i], depth[i]) = (b'R', 0),
+                (None, _) => {
+                    let p = self.parents[i] as usize;
+                    (letter[i], depth[i]) = (letter[p], depth[p] + 1);
+                }
+            }
+            let mut code = (letter[i] as char).to_string();
+            if depth[i] > 0 {
+                code += &depth[i].to_string();
+            }
+            codes.push(code);
+        }
+        codes
+    }
+}
+
+/// Reads NCBI's `merged.dmp` (`old_tax_id | new_tax_id |`): tax ids merged into others.
+pub(crate) fn read_merged(path: &Path) -> Result<HashMap<TaxId, TaxId>, Error> {
+    let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let mut merged = HashMap::new();
+    for_each_row(BufReader::new(file), path, |line, fields| {
+        if fields.len() < 2 {
+            return Err(Error::table(path, line, "expected `old_tax_id | new_tax_id |`; is this a merged.dmp file?"));
+        }
+        let old = parse_id(fields[0], path, line, "old tax id")?;
+        let new = parse_id(fields[1], path, line, "new tax id")?;
+        merged.insert(old, new);
+        Ok(())
+    })?;
+    Ok(merged)
 }
 
 /// Calls `f(line_number, fields)` for each non-blank line of a dump file, fields split on `|`
@@ -375,6 +450,28 @@ pub(crate) mod tests {
         assert!(!t.is_ancestor_index(g, t.index_of(623).unwrap()));
         assert_eq!(t.ancestor_at_rank(s, "genus"), Some(g));
         assert_eq!(t.ancestor_at_rank(g, "species"), None);
+    }
+
+    #[test]
+    fn rank_codes_follow_kraken2() {
+        let t = small();
+        let codes = t.rank_codes();
+        let code = |id| codes[t.index_of(id).unwrap() as usize].as_str();
+        assert_eq!((code(1), code(2), code(543), code(561), code(562)), ("R", "D", "F", "G", "S"));
+        let (offsets, list) = t.children();
+        let kids = |id| {
+            let i = t.index_of(id).unwrap() as usize;
+            list[offsets[i] as usize..offsets[i + 1] as usize].iter().map(|&c| t.tax_id(c)).collect::<Vec<_>>()
+        };
+        assert_eq!(kids(561), vec![562, 564]);
+        assert_eq!(kids(543), vec![561, 620]);
+        assert!(kids(562).is_empty());
+        // A strain under a species, a clade under the root.
+        let mut t2 = small();
+        t2.push(99, t2.index_of(562).unwrap(), "strain".into(), "E. coli K-12".into());
+        t2.push(98, 0, "clade".into(), "a clade".into());
+        let codes = t2.rank_codes();
+        assert_eq!((codes[8].as_str(), codes[9].as_str()), ("S1", "R1"));
     }
 
     #[test]

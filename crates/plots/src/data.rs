@@ -162,6 +162,7 @@ mod tests {
             abundance_w_children: None,
             filtered_readcount: None,
             filtered_readcount_w_children: None,
+            reestimated_abundance: None,
         }
     }
 

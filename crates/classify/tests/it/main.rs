@@ -1,8 +1,15 @@
-//! Integration tests: the demo database is built once, then reads are classified against it.
+//! Integration tests: the demo database is built once, then reads are classified against it;
+//! real genomes (Debian example data) are compared with Kraken 2 and with the truth of
+//! simulated reads.
 
+mod abundance;
 mod accuracy;
 mod errors;
+mod inputs;
+mod kraken2;
 mod pairs;
+mod real;
+mod real_genomes;
 mod reproducible;
 
 use std::collections::HashMap;

@@ -24,9 +24,19 @@ fn two_builds_give_identical_files() {
         "demo database: {} minimizers, {} taxa, {} bytes, built in {:.2} s",
         ra.kmers, ra.taxa, ra.bytes, ra.seconds
     );
-    // No temporary file is left beside the output.
-    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    // Each database has its k-mer profile and 150-base k-mer distribution beside it, the same
+    // for both; no temporary file is left.
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    let expected = ["", ".150mers.kmer_distrib", ".kmer-profile"];
+    let want: Vec<String> =
+        ["a.mgdsdb", "b.mgdsdb"].iter().flat_map(|d| expected.iter().map(move |s| format!("{d}{s}"))).collect();
+    assert_eq!(names, want);
+    for suffix in &expected[1..] {
+        let read = |d: &str| std::fs::read(dir.join(format!("{d}{suffix}"))).unwrap();
+        assert!(read("a.mgdsdb") == read("b.mgdsdb"), "{suffix} differs");
+    }
 }
 
 #[test]

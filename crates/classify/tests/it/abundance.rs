@@ -1,0 +1,155 @@
+//! Abundance on reads simulated from real genomes, against the truth: genome copies (reads over
+//! genome length) with genomes found from a two-column map, the same with an explicit genome
+//! column, with `kraken:taxid` headers and for a Kraken 2 folder's library; re-estimated
+//! abundance (Bracken's method) against plain read shares.
+
+use std::collections::HashMap;
+
+use mgds_api::ClassificationResults;
+use mgds_classify::{ClassifyOptions, Database, Kraken2Database, OpenOptions, Pairing, PrepareOptions, classify};
+
+use crate::real::{MapKind, fixture, l1, normalise, our_db, scratch};
+
+fn run(db: &Database) -> ClassificationResults {
+    let fx = fixture();
+    let opts = ClassifyOptions { paired: Pairing::Single, threads: 2, ..ClassifyOptions::default() };
+    classify(db, &fx.single.r1, &opts, &mut std::io::sink()).expect("classify")
+}
+
+/// Species → value of the species rows of a table.
+fn species(results: &ClassificationResults, value: impl Fn(&mgds_api::TaxonRow) -> Option<f64>) -> HashMap<u64, f64> {
+    results
+        .table
+        .iter()
+        .filter(|r| r.rank == "species")
+        .filter_map(|r| Some((r.tax_id.parse().unwrap(), value(r)?)))
+        .collect()
+}
+
+/// The true share of genome copies of each species: each genome's reads over its length.
+fn true_copies() -> HashMap<u64, f64> {
+    let fx = fixture();
+    let mut copies = HashMap::new();
+    for (g, &n) in fx.genomes.iter().zip(&fx.single.reads_per_genome) {
+        *copies.entry(g.species).or_default() += n as f64 / g.bases() as f64;
+    }
+    normalise(copies)
+}
+
+/// The true share of reads of each species.
+fn true_reads() -> HashMap<u64, f64> {
+    let fx = fixture();
+    let mut reads = HashMap::new();
+    for (g, &n) in fx.genomes.iter().zip(&fx.single.reads_per_genome) {
+        *reads.entry(g.species).or_default() += n as f64;
+    }
+    normalise(reads)
+}
+
+#[test]
+fn genomes_are_found_from_a_two_column_map() {
+    let fx = fixture();
+    let db = our_db(MapKind::TwoColumns);
+    let by_species: HashMap<u64, (u32, u32, u64)> =
+        db.species_genomes().iter().map(|s| (s.tax_id, (s.genomes, s.sequences, s.mean_length))).collect();
+    let len = |label: &str| fx.genomes.iter().find(|g| g.label == label).unwrap().bases();
+    // The Klebsiella chromosome and its six plasmids are one genome; so are the two Vibrio
+    // chromosomes; the two H. pylori assemblies mapped to the species are two genomes, their
+    // lengths averaged.
+    assert_eq!(by_species[&573], (1, 7, len("Kpneumoniae_HS11286")));
+    assert_eq!(by_species[&666], (1, 2, len("Vcholerae_O395")));
+    assert_eq!(by_species[&562], (1, 1, len("Ecoli_536")));
+    let hp = (len("Hpylori_G27") + len("Hpylori_Puno120")).div_ceil(2);
+    assert_eq!(by_species[&210], (2, 2, hp));
+    assert_eq!(by_species.len(), 4);
+}
+
+#[test]
+fn genome_copies_with_a_two_column_map_are_near_the_truth() {
+    let results = run(our_db(MapKind::TwoColumns));
+    let estimated = species(&results, |r| r.abundance);
+    let truth = true_copies();
+    let distance = l1(&estimated, &truth);
+    eprintln!("genome copies: estimated {estimated:?}\ntruth {truth:?}\nL1 {distance:.4}");
+    assert!((estimated.values().sum::<f64>() - 1.0).abs() < 1e-9);
+    assert!(distance < 0.01, "L1 to the true genome copies {distance:.4}");
+}
+
+#[test]
+fn an_explicit_genome_column_or_kraken_headers_give_the_same_results() {
+    let two = run(our_db(MapKind::TwoColumns));
+    let three = run(our_db(MapKind::ThreeColumns));
+    let headers = run(our_db(MapKind::Headers));
+    assert_eq!(two, three, "two-column map vs explicit genomes");
+    assert_eq!(two, headers, "two-column map vs kraken:taxid headers");
+    let summary = |kind| -> Vec<(u64, u32, u64)> {
+        our_db(kind).species_genomes().iter().map(|s| (s.tax_id, s.genomes, s.mean_length)).collect()
+    };
+    assert_eq!(summary(MapKind::TwoColumns), summary(MapKind::ThreeColumns));
+    assert_eq!(summary(MapKind::TwoColumns), summary(MapKind::Headers));
+}
+
+#[test]
+fn reestimated_abundance_is_closer_to_the_truth_than_read_shares() {
+    let results = run(our_db(MapKind::TwoColumns));
+    let truth = true_reads();
+    let shares = normalise(species(&results, |r| Some(r.readcount_w_children as f64)));
+    let reestimated = species(&results, |r| r.reestimated_abundance);
+    let (d_shares, d_reest) = (l1(&shares, &truth), l1(&reestimated, &truth));
+    eprintln!(
+        "read shares L1 {d_shares:.4}, re-estimated L1 {d_reest:.4}\ntruth {truth:?}\nre-estimated {reestimated:?}"
+    );
+    assert_eq!(reestimated.len(), 4);
+    assert!((reestimated.values().sum::<f64>() - 1.0).abs() < 1e-9);
+    assert!(d_reest < d_shares, "re-estimated {d_reest:.4} is not closer than read shares {d_shares:.4}");
+    // Genera are re-estimated too, and only species and genera.
+    let genera: f64 = results.table.iter().filter(|r| r.rank == "genus").filter_map(|r| r.reestimated_abundance).sum();
+    assert!((genera - 1.0).abs() < 1e-9, "{genera}");
+    assert!(
+        results.table.iter().all(|r| r.reestimated_abundance.is_none() || r.rank == "species" || r.rank == "genus")
+    );
+}
+
+#[test]
+fn a_kraken2_folder_finds_its_genomes_in_its_library() {
+    let fx = fixture();
+    let companions = scratch("kraken2-companions");
+    let _ = std::fs::remove_dir_all(&companions);
+    std::fs::create_dir_all(&companions).unwrap();
+    let open = OpenOptions { companion_dir: Some(companions.clone()) };
+    // Before its library is read: no genome-copy abundance, no re-estimation, rather than
+    // wrong ones.
+    let db = Database::open_with(&fx.kraken2, &open).unwrap();
+    let before = run(&db);
+    assert!(before.table.iter().all(|r| r.abundance.is_none() && r.reestimated_abundance.is_none()));
+    assert!(before.table.iter().any(|r| r.rank == "species" && r.readcount > 0));
+
+    let mut k = Kraken2Database::open_with(&fx.kraken2, &open).unwrap();
+    let mut stages = Vec::new();
+    let report = k.prepare(&PrepareOptions::default(), &mut |p| stages.push(p.stage)).unwrap();
+    assert!(!stages.is_empty());
+    assert_eq!(report.unmapped, 0);
+    let ours: Vec<(u64, u32, u64)> =
+        our_db(MapKind::TwoColumns).species_genomes().iter().map(|s| (s.tax_id, s.genomes, s.mean_length)).collect();
+    let theirs: Vec<(u64, u32, u64)> = report.genomes.iter().map(|s| (s.tax_id, s.genomes, s.mean_length)).collect();
+    let sorted = |mut v: Vec<(u64, u32, u64)>| {
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(theirs), sorted(ours), "genomes found in the Kraken 2 library");
+    // Prepared once, every later open has them.
+    let db = Database::open_with(&fx.kraken2, &open).unwrap();
+    assert!(db.genomes().is_some());
+    let after = run(&db);
+    let estimated = species(&after, |r| r.abundance);
+    let distance = l1(&estimated, &true_copies());
+    eprintln!("Kraken 2 folder, genome copies L1 {distance:.4}");
+    assert!(distance < 0.01, "{distance}");
+    let reestimated = species(&after, |r| r.reestimated_abundance);
+    assert!(l1(&reestimated, &true_reads()) < 0.02);
+    // The calls are Kraken 2's with or without the companions.
+    let counts = |r: &ClassificationResults| -> Vec<(String, u64)> {
+        r.table.iter().map(|r| (r.tax_id.clone(), r.readcount)).collect()
+    };
+    assert_eq!(counts(&before), counts(&after));
+}

@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 /// How the files of a folder are turned into samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Layout {
     /// Illumina run folders and Nanopore run folders are recognised by their files; any other
     /// sequence file is one sample.
@@ -51,6 +52,7 @@ impl std::str::FromStr for Layout {
 /// How an Illumina run's FASTQ files become samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct IlluminaOptions {
     /// Make one interleaved sample of a sample's R1 and R2 files.
     pub pair: bool,
@@ -67,6 +69,7 @@ impl Default for IlluminaOptions {
 /// How a Nanopore run's batch files become samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum NanoporeGrouping {
     /// One sample per barcode (or per run without barcodes), its batch files concatenated,
     /// made once the run's `final_summary_*.txt` says it is done.
@@ -79,6 +82,7 @@ pub enum NanoporeGrouping {
 /// One watched folder.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FolderConfig {
     /// The folder.
     pub path: PathBuf,

@@ -22,19 +22,28 @@
 //! before its file is sent, so after any crash the service itself says whether it is done.
 
 mod config;
+mod control;
 mod error;
+mod events;
 pub mod illumina;
 pub mod nanopore;
 mod plan;
+mod plan_illumina;
+mod plan_nanopore;
 mod queue;
 mod saved;
 mod scan;
+mod scanner;
+mod settle;
+mod spec;
 mod upload;
+mod uploader;
 mod watcher;
 
 pub use config::{FolderConfig, IlluminaOptions, Layout, NanoporeGrouping, Options};
 pub use error::Error;
-pub use plan::{RunKind, RunState};
+pub use events::Event;
 pub use queue::{FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
 pub use saved::{PAUSE_FILE, SAVED_FILE, SavedFolders};
-pub use watcher::{Event, LOCK_FILE, Watcher};
+pub use spec::{RunKind, RunState};
+pub use watcher::{LOCK_FILE, Watcher};

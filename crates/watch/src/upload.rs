@@ -52,8 +52,8 @@ pub(crate) struct Ctx<'a> {
     pub progress: Box<dyn Fn(u64, u64) + Send + Sync>,
 }
 
-/// Makes the sample `s` of folder `cfg`; `record_id` is told the sample's id as soon as it is
-/// known.
+/// Makes the sample `s` of folder `cfg`. Answers how it ended and, once known, the id of the
+/// sample on the service (so the queue can record it even when the upload itself failed).
 pub(crate) async fn make(ctx: Ctx<'_>, cfg: &FolderConfig, s: &SampleRecord) -> (Outcome, Option<String>) {
     let client = ctx.client;
     // 1. Where does it stand on the service?

@@ -1,10 +1,11 @@
-//! The operator's actions, which have no HTTP route: users and their API keys, sequencing
-//! batches, and the service's signing secret. `mgds admin ...` calls these.
+//! The operator's actions, which have no HTTP route: users and their API keys, and sequencing
+//! batches. `mgds admin ...` calls these.
 
 use sqlx::SqlitePool;
 
 use crate::auth::{hash_key, new_api_key};
-use crate::db::{self, begin_write, new_id};
+use crate::store::batches::{self, Moved};
+use crate::store::users;
 use mgds_api::{BatchStatus, SequencingBatch};
 
 /// Why an admin action failed.
@@ -42,18 +43,6 @@ pub enum AdminError {
     Database(#[from] sqlx::Error),
 }
 
-/// The secret that signs upload forms and download addresses, created on first use.
-pub async fn signing_secret(db: &SqlitePool) -> Result<Vec<u8>, sqlx::Error> {
-    let candidate = hex::encode(rand::random::<[u8; 32]>());
-    sqlx::query("INSERT OR IGNORE INTO settings (key, value) VALUES ('signing_secret', ?)")
-        .bind(&candidate)
-        .execute(db)
-        .await?;
-    let secret: String =
-        sqlx::query_scalar("SELECT value FROM settings WHERE key = 'signing_secret'").fetch_one(db).await?;
-    Ok(hex::decode(&secret).unwrap_or_else(|_| secret.into_bytes()))
-}
-
 /// The name of the organisation users join when none is given.
 pub const DEFAULT_ORGANIZATION: &str = "default";
 
@@ -77,57 +66,17 @@ pub async fn create_user(
     if !email.contains('@') || email.starts_with('@') || email.ends_with('@') || email.contains(char::is_whitespace) {
         return Err(AdminError::BadEmail(email.to_string()));
     }
-    let org_name = organization.unwrap_or(DEFAULT_ORGANIZATION);
-    let mut tx = begin_write(db).await?;
-    let exists: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = ?").bind(email).fetch_one(&mut *tx).await?;
-    if exists > 0 {
-        return Err(AdminError::UserExists(email.to_string()));
-    }
-    let org_id = match sqlx::query_scalar::<_, String>("SELECT id FROM organizations WHERE name = ?")
-        .bind(org_name)
-        .fetch_optional(&mut *tx)
-        .await?
-    {
-        Some(id) => id,
-        None => {
-            let id = new_id();
-            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
-                .bind(&id)
-                .bind(org_name)
-                .bind(db::now())
-                .execute(&mut *tx)
-                .await?;
-            id
-        }
-    };
-    let id = new_id();
     let api_key = new_api_key();
-    sqlx::query(
-        "INSERT INTO users (id, email, organization_id, is_org_admin, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&id)
-    .bind(email)
-    .bind(&org_id)
-    .bind(i64::from(org_admin))
-    .bind(hash_key(&api_key))
-    .bind(db::now())
-    .execute(&mut *tx)
-    .await?;
-    tx.commit().await?;
+    let id = users::insert(db, email, organization.unwrap_or(DEFAULT_ORGANIZATION), org_admin, &hash_key(&api_key))
+        .await?
+        .ok_or_else(|| AdminError::UserExists(email.to_string()))?;
     Ok(NewUser { id, api_key })
 }
 
 /// Gives a user a new API key; the old one stops working at once.
 pub async fn rotate_key(db: &SqlitePool, email: &str) -> Result<String, AdminError> {
     let api_key = new_api_key();
-    let n = sqlx::query("UPDATE users SET key_hash = ? WHERE email = ?")
-        .bind(hash_key(&api_key))
-        .bind(email.trim())
-        .execute(db)
-        .await?
-        .rows_affected();
-    if n == 0 {
+    if !users::set_key_hash(db, email.trim(), &hash_key(&api_key)).await? {
         return Err(AdminError::NoSuchUser(email.to_string()));
     }
     Ok(api_key)
@@ -135,41 +84,16 @@ pub async fn rotate_key(db: &SqlitePool, email: &str) -> Result<String, AdminErr
 
 /// A user's id by e-mail.
 pub async fn user_id(db: &SqlitePool, email: &str) -> Result<String, AdminError> {
-    sqlx::query_scalar("SELECT id FROM users WHERE email = ?")
-        .bind(email.trim())
-        .fetch_optional(db)
-        .await?
-        .ok_or_else(|| AdminError::NoSuchUser(email.to_string()))
+    users::id_by_email(db, email.trim()).await?.ok_or_else(|| AdminError::NoSuchUser(email.to_string()))
 }
 
 /// Users as (id, e-mail, organisation, admin), by e-mail.
 pub async fn list_users(db: &SqlitePool) -> Result<Vec<(String, String, String, bool)>, AdminError> {
-    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
-        "SELECT u.id, u.email, o.name, u.is_org_admin FROM users u JOIN organizations o ON o.id = u.organization_id ORDER BY u.email",
-    )
-    .fetch_all(db)
-    .await?;
-    Ok(rows.into_iter().map(|(a, b, c, d)| (a, b, c, d != 0)).collect())
+    Ok(users::all(db).await?)
 }
 
 async fn batch(db: &SqlitePool, number_or_id: &str) -> Result<SequencingBatch, AdminError> {
-    let row: Option<(String, String, String, Option<String>, String, String)> = sqlx::query_as(
-        "SELECT id, batch_number, created_at, name, owner_id, status FROM sequencing_batches WHERE batch_number = ? OR id = ?",
-    )
-    .bind(number_or_id)
-    .bind(number_or_id)
-    .fetch_optional(db)
-    .await?;
-    let (id, batch_number, created_at, name, owner, status) =
-        row.ok_or_else(|| AdminError::NoSuchBatch(number_or_id.to_string()))?;
-    Ok(SequencingBatch {
-        uri: mgds_api::Ref::new("sequencing/batches", &id).uri,
-        batch_number,
-        created_at,
-        name,
-        owner: mgds_api::Ref::new("users", &owner),
-        status: BatchStatus::parse(&status).unwrap_or(BatchStatus::Registered),
-    })
+    batches::find(db, number_or_id).await?.ok_or_else(|| AdminError::NoSuchBatch(number_or_id.to_string()))
 }
 
 /// Registers a sequencing batch for the user `owner_email`.
@@ -180,25 +104,9 @@ pub async fn create_batch(
     name: Option<&str>,
 ) -> Result<SequencingBatch, AdminError> {
     let owner = user_id(db, owner_email).await?;
-    let now = db::now();
-    let id = new_id();
-    let r = sqlx::query(
-        "INSERT INTO sequencing_batches (id, batch_number, name, owner_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'registered', ?, ?)",
-    )
-    .bind(&id)
-    .bind(batch_number)
-    .bind(name)
-    .bind(&owner)
-    .bind(&now)
-    .bind(&now)
-    .execute(db)
-    .await;
-    match r {
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
-            Err(AdminError::BatchExists(batch_number.to_string()))
-        }
-        Err(e) => Err(e.into()),
-        Ok(_) => batch(db, &id).await,
+    match batches::insert(db, batch_number, name, &owner).await? {
+        None => Err(AdminError::BatchExists(batch_number.to_string())),
+        Some(id) => batch(db, &id).await,
     }
 }
 
@@ -208,24 +116,11 @@ pub async fn set_batch_status(
     number_or_id: &str,
     status: BatchStatus,
 ) -> Result<SequencingBatch, AdminError> {
-    let mut tx = begin_write(db).await?;
-    let current: Option<(String, String, String)> =
-        sqlx::query_as("SELECT id, batch_number, status FROM sequencing_batches WHERE batch_number = ? OR id = ?")
-            .bind(number_or_id)
-            .bind(number_or_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let (id, number, from) = current.ok_or_else(|| AdminError::NoSuchBatch(number_or_id.to_string()))?;
-    let from = BatchStatus::parse(&from).unwrap_or(BatchStatus::Registered);
-    if !from.can_move_to(status) {
-        return Err(AdminError::BadTransition { number, from: from.as_str(), to: status.as_str() });
+    match batches::move_to(db, number_or_id, status).await? {
+        Moved::NoSuchBatch => Err(AdminError::NoSuchBatch(number_or_id.to_string())),
+        Moved::Refused { number, from } => {
+            Err(AdminError::BadTransition { number, from: from.as_str(), to: status.as_str() })
+        }
+        Moved::Done { id } => batch(db, &id).await,
     }
-    sqlx::query("UPDATE sequencing_batches SET status = ?, updated_at = ? WHERE id = ?")
-        .bind(status.as_str())
-        .bind(db::now())
-        .bind(&id)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    batch(db, &id).await
 }

@@ -1,5 +1,5 @@
-//! Authentication: API keys (HTTP Basic username or `X-API-Key`), the caller of a request, and
-//! the limit on repeated failures from one address.
+//! Authentication: API keys (HTTP Basic username, `X-API-Key`, or a bearer token), the caller of
+//! a request as the handlers receive it, and the limit on repeated failures from one address.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -15,10 +15,14 @@ use subtle::ConstantTimeEq;
 
 use crate::AppState;
 use crate::error::ApiError;
+pub use crate::store::caller::{Caller, User};
+use crate::store::users;
 
-/// A new API key: 192 random bits as 48 lowercase hex characters.
+/// A new API key: 128 random bits as 32 lowercase hex characters, the shape of the real
+/// service's keys (its command line refuses any other length). Keys made earlier (48 characters)
+/// keep working until they are rotated: a key is looked up by its hash, whatever its length.
 pub fn new_api_key() -> String {
-    let bytes: [u8; 24] = rand::random();
+    let bytes: [u8; 16] = rand::random();
     hex::encode(bytes)
 }
 
@@ -26,33 +30,6 @@ pub fn new_api_key() -> String {
 /// enough; the key itself is never stored.
 pub fn hash_key(key: &str) -> Vec<u8> {
     Sha256::digest(key.as_bytes()).to_vec()
-}
-
-/// The signed-in user of a request.
-#[derive(Debug, Clone)]
-pub struct User {
-    /// User id.
-    pub id: String,
-    /// Organisation id.
-    pub organization_id: String,
-    /// Whether the user administers their organisation.
-    pub is_org_admin: bool,
-}
-
-/// Who is calling: a user, or nobody (anonymous reads of public records).
-#[derive(Debug, Clone)]
-pub struct Caller(pub Option<User>);
-
-impl Caller {
-    /// The user, or 401 for a route that needs one.
-    pub fn require(&self) -> Result<&User, ApiError> {
-        self.0.as_ref().ok_or_else(ApiError::unauthorized)
-    }
-
-    /// The user id, if signed in.
-    pub fn user_id(&self) -> Option<&str> {
-        self.0.as_ref().map(|u| u.id.as_str())
-    }
 }
 
 /// The API key a request carries, if any: `X-API-Key`, or the username of HTTP Basic.
@@ -65,10 +42,16 @@ fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(v) = headers.get(header::AUTHORIZATION) else { return Ok(None) };
     let v = v.to_str().map_err(|_| ApiError::unauthorized())?;
     let Some((scheme, rest)) = v.split_once(' ') else { return Err(ApiError::unauthorized()) };
+    // The real service's clients send a bearer token when one is configured
+    // (`ONE_CODEX_BEARER_TOKEN`); here the token is the API key.
+    if scheme.eq_ignore_ascii_case("bearer") {
+        let key = rest.trim();
+        return Ok((!key.is_empty()).then(|| key.to_string()));
+    }
     if !scheme.eq_ignore_ascii_case("basic") {
         return Err(ApiError::Unauthorized(
             "unsupported authorization scheme: use HTTP Basic with your API key as the username \
-             and an empty password, or the X-API-Key header"
+             and an empty password, a bearer token, or the X-API-Key header"
                 .into(),
         ));
     }
@@ -83,14 +66,8 @@ fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 /// with the computed one in constant time.
 pub async fn user_for_key(db: &sqlx::SqlitePool, key: &str) -> Result<Option<User>, ApiError> {
     let hash = hash_key(key);
-    let row: Option<(String, String, i64, Vec<u8>)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = ?")
-            .bind(&hash)
-            .fetch_optional(db)
-            .await?;
-    Ok(row.and_then(|(id, organization_id, admin, stored)| {
-        bool::from(stored.ct_eq(&hash)).then_some(User { id, organization_id, is_org_admin: admin != 0 })
-    }))
+    let found = users::by_key_hash(db, &hash).await?;
+    Ok(found.and_then(|(user, stored)| bool::from(stored.ct_eq(&hash)).then_some(user)))
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -182,7 +159,7 @@ mod tests {
     #[test]
     fn keys_are_long_and_distinct() {
         let a = new_api_key();
-        assert_eq!(a.len(), 48);
+        assert_eq!(a.len(), 32);
         assert_ne!(a, new_api_key());
         assert_eq!(hash_key(&a), hash_key(&a));
     }
@@ -197,7 +174,10 @@ mod tests {
         assert_eq!(presented_key(&h).unwrap().as_deref(), Some("xyz"));
         let mut bearer = HeaderMap::new();
         bearer.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer t"));
-        assert!(presented_key(&bearer).is_err());
+        assert_eq!(presented_key(&bearer).unwrap().as_deref(), Some("t"));
+        let mut digest = HeaderMap::new();
+        digest.insert(header::AUTHORIZATION, HeaderValue::from_static("Digest x"));
+        assert!(presented_key(&digest).is_err());
         assert_eq!(presented_key(&HeaderMap::new()).unwrap(), None);
     }
 

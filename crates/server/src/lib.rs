@@ -1,23 +1,23 @@
 //! The Microbial Genomics Data Service API v1 as a local, self-hostable service.
 //!
-//! [`app`] builds the axum [`Router`] over an [`AppState`] that [`AppState::open`] makes from a
-//! data folder ([`Config`]): a SQLite database (see [`db`]) and an object store (see
-//! [`storage`]). [`serve`] runs it on an address, over TLS when given a certificate. [`admin`]
-//! holds the operator's actions (users, keys, sequencing batches) that have no HTTP route.
-//! [`references`] manages the reference data installed in the data folder and the jobs they
-//! provide; [`worker`] runs those jobs from the durable queue.
+//! [`app`] builds the axum [`Router`] of [`routes`] over an [`AppState`] that [`AppState::open`]
+//! makes from a data folder ([`Config`]): a SQLite database (see [`store::db`]) and an object
+//! store (see [`store::files`]). The routes hold the HTTP handlers; [`store`] under them holds
+//! the records, the upload lifecycle, the job queue and the files. [`serve`] runs the service on
+//! an address, over TLS when given a certificate. [`admin`] holds the operator's actions (users,
+//! keys, sequencing batches) that have no HTTP route. [`references`] manages the reference data
+//! installed in the data folder and the jobs they provide; [`worker`] runs those jobs from the
+//! durable queue.
 
-pub mod access;
 pub mod admin;
 pub mod auth;
-pub mod db;
 pub mod error;
 pub mod listing;
 pub mod references;
 pub mod routes;
 pub mod schema;
 pub mod signing;
-pub mod storage;
+pub mod store;
 pub mod worker;
 
 use std::net::SocketAddr;
@@ -29,6 +29,7 @@ use axum::Router;
 use sqlx::SqlitePool;
 
 pub use error::{ApiError, ApiResult};
+pub use store::{db, files as storage};
 
 /// Name of the folder, inside the data folder, that holds the object store.
 pub const OBJECTS_DIR: &str = "objects";
@@ -68,7 +69,7 @@ pub struct AppState {
     /// The database.
     pub db: SqlitePool,
     /// Files.
-    pub storage: storage::Storage,
+    pub storage: store::files::Storage,
     /// Signs upload forms and download addresses.
     pub signer: signing::Signer,
     /// Limits repeated authentication failures.
@@ -84,14 +85,14 @@ impl AppState {
     /// may have left half-done, and loads (or creates) the signing secret.
     pub async fn open(config: &Config) -> Result<AppState, StartError> {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
-        let db = db::open(&config.data_dir).await.map_err(StartError::Database)?;
-        let storage = storage::Storage::local(&config.data_dir.join(OBJECTS_DIR))
+        let db = store::db::open(&config.data_dir).await.map_err(StartError::Database)?;
+        let storage = store::files::Storage::local(&config.data_dir.join(OBJECTS_DIR))
             .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?;
         let swept = storage.sweep_staging().map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
         if swept > 0 {
             tracing::info!(files = swept, "removed partial uploads left by an interrupted run");
         }
-        let secret = admin::signing_secret(&db).await.map_err(StartError::Database)?;
+        let secret = store::settings::signing_secret(&db).await.map_err(StartError::Database)?;
         let state = AppState {
             db,
             storage,
@@ -100,7 +101,7 @@ impl AppState {
             public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
             runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner)),
         };
-        routes::housekeeping(&state).await;
+        housekeeping(&state).await;
         worker::sweep_work_dir(&config.data_dir);
         state.reload_references(&config.data_dir).await.map_err(StartError::References)?;
         Ok(state)
@@ -144,6 +145,13 @@ pub enum StartError {
          give --tls-cert and --tls-key, or listen on 127.0.0.1"
     )]
     PlainHttpOnNetwork(SocketAddr),
+}
+
+/// Work left half-done by an interrupted run: files of deleted records, abandoned uploads.
+async fn housekeeping(state: &AppState) {
+    if let Err(e) = store::deletes::purge(state).await {
+        tracing::warn!(error = %e, "could not finish removing deleted files; will retry at next start");
+    }
 }
 
 /// The service's routes over `state`.
@@ -213,7 +221,7 @@ pub async fn serve(
         every.tick().await;
         loop {
             every.tick().await;
-            routes::housekeeping(&housekeeping_state).await;
+            housekeeping(&housekeeping_state).await;
         }
     });
     let workers = worker::spawn_workers(&state, state.runner.config.workers);
@@ -259,5 +267,5 @@ pub fn default_data_dir() -> Option<PathBuf> {
 
 /// Whether a path looks like an MGDS data folder (has a database).
 pub fn is_data_dir(path: &Path) -> bool {
-    path.join(db::DB_FILE).is_file()
+    path.join(store::db::DB_FILE).is_file()
 }

@@ -9,6 +9,8 @@
 //!
 //! Error strings are returned verbatim to API users as 400 bodies, so they name
 //! the offending field/operator and what would have been accepted instead.
+//!
+//! Longer than most files: every operator of every field kind is one table, kept beside its tests.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, Utc};
 use serde_json::Value;

@@ -22,14 +22,14 @@ pub use mgds_classify::BuildInput;
 
 use crate::AppState;
 use crate::error::ApiResult;
-use crate::routes::{JobSpec, register_job};
+use crate::store::jobs::{JobSpec, register_job};
+use crate::store::settings;
 
 /// Folder, inside the data folder, of the installed references.
 pub const DATABASES_DIR: &str = "databases";
 /// The manifest file of an installed reference.
 pub const MANIFEST: &str = "manifest.json";
-/// The `settings` key naming the job that runs by itself on every confirmed upload.
-pub const DEFAULT_CLASSIFICATION_KEY: &str = "default_classification_job";
+pub use crate::store::settings::DEFAULT_CLASSIFICATION_KEY;
 
 /// What an installed reference is, and so which engine uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -187,21 +187,7 @@ impl References {
             }
             refs.by_job.insert(job_id.clone(), Arc::new(Installed { dir, manifest, job_id }));
         }
-        match &default {
-            Some(job) => {
-                sqlx::query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-                    .bind(DEFAULT_CLASSIFICATION_KEY)
-                    .bind(job)
-                    .execute(&state.db)
-                    .await?;
-            }
-            None => {
-                sqlx::query("DELETE FROM settings WHERE key = ?")
-                    .bind(DEFAULT_CLASSIFICATION_KEY)
-                    .execute(&state.db)
-                    .await?;
-            }
-        }
+        settings::set_default_classification(&state.db, default.as_deref()).await?;
         Ok(refs)
     }
 

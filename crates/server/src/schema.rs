@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
 use crate::listing::{Field, FieldKind};
-use crate::routes::field_tables as ft;
+use crate::store::field_tables as ft;
 
 fn schema_of<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft07()

@@ -16,6 +16,8 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// The bucket name of the local object store, as it appears in upload and download addresses.
 pub const BUCKET: &str = "mgds";
+/// How long a download address stays valid.
+pub const DOWNLOAD_VALID_HOURS: u32 = 24;
 const ACCESS_KEY_ID: &str = "MGDSLOCAL";
 const REGION: &str = "local";
 const ALGORITHM: &str = "AWS4-HMAC-SHA256";
@@ -261,6 +263,14 @@ impl Signer {
         format!("expires={e}&filename={}&signature={}", url_encode(filename), self.download_mac(key, e, filename))
     }
 
+    /// A pre-signed address, under the service's address `public_url`, to GET `key` as
+    /// `filename`, valid for `hours`.
+    pub fn download_url(&self, public_url: &str, key: &str, filename: &str, hours: u32) -> String {
+        let expires = Utc::now() + Duration::hours(i64::from(hours));
+        let path: Vec<String> = key.split('/').map(url_encode).collect();
+        format!("{public_url}/storage/{BUCKET}/{}?{}", path.join("/"), self.download_query(key, filename, expires))
+    }
+
     /// Checks a pre-signed GET.
     pub fn verify_download(
         &self,
@@ -279,6 +289,11 @@ impl Signer {
         }
         Ok(())
     }
+}
+
+/// The address, under the service's address `public_url`, that upload forms are posted to.
+pub fn upload_url(public_url: &str) -> String {
+    format!("{public_url}/storage/{BUCKET}")
 }
 
 fn base64_encode(b: &[u8]) -> String {

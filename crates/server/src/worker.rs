@@ -24,9 +24,11 @@ use serde_json::{Map, Value};
 use tokio::sync::Notify;
 
 use crate::AppState;
-use crate::db;
 use crate::references::{Installed, ReferenceKind, References};
-use crate::routes::analyses::{Artifact, store_outcome};
+use crate::store::analyses::{Artifact, store_outcome};
+use crate::store::{db, queue};
+
+pub use crate::store::queue::queue_default_classification;
 
 /// Claims of one analysis before it fails for good.
 pub const MAX_ATTEMPTS: i64 = 3;
@@ -186,39 +188,14 @@ async fn work(state: AppState, name: String) {
 /// clean stop (Ctrl-C, the end of a command that ran the embedded service), so that another
 /// worker takes them at once instead of after the lease.
 pub async fn release(state: &AppState) -> Result<u64, sqlx::Error> {
-    let r = sqlx::query(
-        "UPDATE job_queue SET lease_until = NULL, worker = NULL, attempts = MAX(attempts - 1, 0) \
-         WHERE worker LIKE ? || '-%'",
-    )
-    .bind(&state.runner.instance)
-    .execute(&state.db)
-    .await?;
-    Ok(r.rows_affected())
+    queue::release(&state.db, &state.runner.instance).await
 }
 
 /// Claims the oldest runnable analysis: waiting, or held by a lapsed lease. Returns its id and
 /// how many times it has now been claimed.
 pub async fn claim(state: &AppState, worker: &str) -> Result<Option<(String, i64)>, sqlx::Error> {
     let jobs = state.runner.references().job_ids();
-    if jobs.is_empty() {
-        return Ok(None);
-    }
-    let now = chrono::Utc::now();
-    let until = db::ts(now + chrono::Duration::from_std(state.runner.config.lease).unwrap_or_default());
-    let marks = vec!["?"; jobs.len()].join(", ");
-    let sql = format!(
-        "UPDATE job_queue SET lease_until = ?, worker = ?, attempts = attempts + 1 \
-         WHERE analysis_id = (SELECT q.analysis_id FROM job_queue q JOIN analyses a ON a.id = q.analysis_id \
-           WHERE a.job_id IN ({marks}) AND (q.lease_until IS NULL OR q.lease_until < ?) \
-           ORDER BY q.enqueued_at, q.analysis_id LIMIT 1) \
-         RETURNING analysis_id, attempts"
-    );
-    // Only placeholders are formatted into the statement; every value is bound.
-    let mut q = sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker);
-    for j in &jobs {
-        q = q.bind(j);
-    }
-    q.bind(db::ts(now)).fetch_optional(&state.db).await
+    queue::claim(&state.db, &jobs, worker, state.runner.config.lease).await
 }
 
 async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
@@ -238,13 +215,7 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
                 every.tick().await;
                 loop {
                     every.tick().await;
-                    let until = db::ts(chrono::Utc::now() + chrono::Duration::from_std(lease).unwrap_or_default());
-                    let _ = sqlx::query("UPDATE job_queue SET lease_until = ? WHERE analysis_id = ? AND worker = ?")
-                        .bind(until)
-                        .bind(&id)
-                        .bind(&worker)
-                        .execute(&state.db)
-                        .await;
+                    let _ = queue::renew(&state.db, &id, &worker, lease).await;
                 }
             })
         };
@@ -261,7 +232,7 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
         Ok((v, artifact, dir)) => (Ok((v, artifact)), Some(dir)),
         // Tried again later, unless this was the last attempt.
         Err(Failure::Transient(why)) if attempts < MAX_ATTEMPTS => {
-            if let Err(e) = requeue(state, id, worker, TRANSIENT_RETRY_AFTER).await {
+            if let Err(e) = queue::requeue(&state.db, id, worker, TRANSIENT_RETRY_AFTER).await {
                 tracing::warn!(analysis = %id, error = %e, "could not put an analysis back in the queue");
             }
             tracing::info!(analysis = %id, error = %why, "the analysis goes back to the queue");
@@ -274,19 +245,6 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
         tracing::error!(analysis = %id, error = %e, "could not store the results of an analysis");
     }
     drop(workdir);
-}
-
-/// Gives a claimed analysis back to the queue, to be claimed again once `after` has passed
-/// (the attempt stays counted).
-async fn requeue(state: &AppState, id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
-    let until = db::ts(chrono::Utc::now() + chrono::Duration::from_std(after).unwrap_or_default());
-    sqlx::query("UPDATE job_queue SET lease_until = ?, worker = NULL WHERE analysis_id = ? AND worker = ?")
-        .bind(until)
-        .bind(id)
-        .bind(worker)
-        .execute(&state.db)
-        .await?;
-    Ok(())
 }
 
 /// What an engine run leaves: results JSON, an optional file, and the folder holding it.
@@ -318,15 +276,9 @@ impl Failure {
 const TRANSIENT_RETRY_AFTER: Duration = Duration::from_secs(30);
 
 async fn run(state: &AppState, id: &str) -> Result<Produced, Failure> {
-    // job id, job arguments, the sample's object key and file name.
-    type Row = (String, Option<String>, Option<String>, Option<String>);
-    let row: Option<Row> = sqlx::query_as(
-        "SELECT a.job_id, a.job_args, s.object_key, s.filename FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = ?",
-    )
-    .bind(id)
-    .fetch_optional(&state.db)
-    .await
-    .map_err(|e| Failure::Transient(format!("the service could not read the analysis: {e}")))?;
+    let row = queue::input(&state.db, id)
+        .await
+        .map_err(|e| Failure::Transient(format!("the service could not read the analysis: {e}")))?;
     let Some((job_id, job_args, object_key, filename)) = row else {
         return Err(Failure::Refused("the analysis or its sample was deleted".into()));
     };
@@ -468,42 +420,4 @@ fn genome_for(reference: &Installed, tax_id: &str, out: &Path) -> Result<(), Str
         }
     }
     w.flush().map_err(|e| e.to_string())
-}
-
-/// Queues the default classification of a newly confirmed sample inside the confirming
-/// transaction, and makes it the sample's primary classification. Does nothing when no
-/// classification database is installed.
-pub async fn queue_default_classification(
-    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
-    sample_id: &str,
-) -> Result<Option<String>, sqlx::Error> {
-    let job: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
-        .bind(crate::references::DEFAULT_CLASSIFICATION_KEY)
-        .fetch_optional(&mut **tx)
-        .await?;
-    let Some(job) = job else { return Ok(None) };
-    let id = db::new_id();
-    let now = db::now();
-    sqlx::query(
-        "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, created_at, updated_at) \
-         VALUES (?, ?, ?, 'classification', '{}', ?, ?)",
-    )
-    .bind(&id)
-    .bind(sample_id)
-    .bind(&job)
-    .bind(&now)
-    .bind(&now)
-    .execute(&mut **tx)
-    .await?;
-    sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES (?, ?)")
-        .bind(&id)
-        .bind(&now)
-        .execute(&mut **tx)
-        .await?;
-    sqlx::query("UPDATE samples SET primary_classification_id = ? WHERE id = ?")
-        .bind(&id)
-        .bind(sample_id)
-        .execute(&mut **tx)
-        .await?;
-    Ok(Some(id))
 }

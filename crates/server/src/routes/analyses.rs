@@ -6,55 +6,14 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use bytes::Bytes;
-use mgds_api::{Analysis, Dependency, ErrorCode, ReadlevelUrl, Ref};
+use mgds_api::{Analysis, ReadlevelUrl};
 
-use super::{ListParams, ListSpec, Listed, flag};
+use super::{ListParams, Listed};
 use crate::AppState;
-use crate::access;
 use crate::auth::Caller;
-use crate::db;
-use crate::error::{ApiError, ApiResult};
-use crate::listing::{Bind, Compiled, Field, FieldKind};
-
-/// The kinds of analysis, each with its own collection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AnalysisKind {
-    /// `/classifications`.
-    Classification,
-    /// `/panels`.
-    Panel,
-    /// `/alignments`.
-    Alignment,
-    /// `/functional_profiles`.
-    FunctionalProfile,
-}
-
-impl AnalysisKind {
-    /// Every kind.
-    pub const ALL: [AnalysisKind; 4] =
-        [AnalysisKind::Classification, AnalysisKind::Panel, AnalysisKind::Alignment, AnalysisKind::FunctionalProfile];
-
-    /// The `analysis_type` value.
-    pub fn analysis_type(self) -> &'static str {
-        ANALYSIS_TYPES[self as usize]
-    }
-
-    /// The collection name.
-    pub fn collection(self) -> &'static str {
-        match self {
-            AnalysisKind::Classification => "classifications",
-            AnalysisKind::Panel => "panels",
-            AnalysisKind::Alignment => "alignments",
-            AnalysisKind::FunctionalProfile => "functional_profiles",
-        }
-    }
-
-    /// The kind of an `analysis_type` value.
-    pub fn from_type(t: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.analysis_type() == t)
-    }
-}
+use crate::error::ApiResult;
+use crate::signing::DOWNLOAD_VALID_HOURS;
+use crate::store::analyses::{self, AnalysisKind};
 
 pub(super) fn router() -> Router<AppState> {
     let mut r = Router::new()
@@ -76,103 +35,6 @@ pub(super) fn router() -> Router<AppState> {
     r.route("/classifications/{id}/readlevel", get(readlevel))
 }
 
-/// The `analysis_type` values, one per [`AnalysisKind`].
-pub(crate) const ANALYSIS_TYPES: [&str; 4] = ["classification", "panel", "alignment", "functional_profile"];
-
-pub(crate) const ANALYSIS_FIELDS: &[Field] = &[
-    Field { name: "$uri", column: "a.id", kind: FieldKind::Uri { collection: "analyses" }, sortable: true },
-    Field { name: "created_at", column: "a.created_at", kind: FieldKind::DateTime, sortable: true },
-    Field { name: "updated_at", column: "a.updated_at", kind: FieldKind::DateTime, sortable: true },
-    Field { name: "analysis_type", column: "a.analysis_type", kind: FieldKind::Enum(&ANALYSIS_TYPES), sortable: true },
-    Field { name: "complete", column: "a.complete", kind: FieldKind::Bool, sortable: true },
-    Field { name: "success", column: "a.success", kind: FieldKind::Bool, sortable: true },
-    Field { name: "error_msg", column: "a.error_msg", kind: FieldKind::Text, sortable: true },
-    Field { name: "job", column: "a.job_id", kind: FieldKind::Ref { collection: "jobs" }, sortable: true },
-    Field { name: "sample", column: "a.sample_id", kind: FieldKind::Ref { collection: "samples" }, sortable: true },
-    Field { name: "tax_id", column: "a.tax_id", kind: FieldKind::Text, sortable: true },
-];
-
-pub(crate) const ANALYSES: ListSpec = ListSpec {
-    from: "analyses a",
-    columns: "a.id, a.analysis_type, a.created_at, a.updated_at, a.complete, a.success, a.error_msg, a.job_id, \
-              a.sample_id, a.job_args, a.description, a.tax_id, a.readlevel_key, \
-              (SELECT json_group_array(json_object('id', d.dependency_id, 'path', d.download_path)) \
-               FROM analysis_dependencies d WHERE d.analysis_id = a.id) AS deps",
-    fields: ANALYSIS_FIELDS,
-    default_order: "a.created_at ASC",
-    tiebreak: "a.id ASC",
-};
-
-#[derive(sqlx::FromRow)]
-pub(crate) struct AnalysisRow {
-    pub id: String,
-    pub analysis_type: String,
-    created_at: String,
-    updated_at: String,
-    complete: i64,
-    success: i64,
-    error_msg: Option<String>,
-    job_id: String,
-    sample_id: String,
-    job_args: Option<String>,
-    description: Option<String>,
-    tax_id: Option<String>,
-    readlevel_key: Option<String>,
-    deps: String,
-}
-
-impl AnalysisRow {
-    /// The record as the collection `kind` (or `/analyses` for `None`) shows it.
-    pub(crate) fn into_api(self, state: &AppState, kind: Option<AnalysisKind>) -> Analysis {
-        // Alignments and functional profiles offer their file (the alignment, the profile table)
-        // at a pre-signed address; classifications offer theirs through `readlevel`.
-        let results_uri = match (AnalysisKind::from_type(&self.analysis_type), &self.readlevel_key) {
-            (Some(AnalysisKind::Alignment | AnalysisKind::FunctionalProfile), Some(key)) => {
-                let file = key.rsplit('/').next().unwrap_or("results");
-                let name = format!("{}.{}", self.id, file);
-                Some(super::storage_endpoint::download_url(state, key, &name, super::samples::DOWNLOAD_VALID_HOURS))
-            }
-            _ => None,
-        };
-        let collection = kind.map_or("analyses", AnalysisKind::collection);
-        // The spec: classifications and /analyses carry analysis_type; the other kinds do not.
-        let show_type = matches!(kind, None | Some(AnalysisKind::Classification));
-        #[derive(serde::Deserialize)]
-        struct Dep {
-            id: Option<String>,
-            path: Option<String>,
-        }
-        let deps: Vec<Dep> = serde_json::from_str(&self.deps).unwrap_or_default();
-        Analysis {
-            uri: Ref::new(collection, &self.id).uri,
-            analysis_type: show_type.then(|| self.analysis_type.clone()),
-            created_at: self.created_at,
-            updated_at: Some(self.updated_at),
-            complete: flag(self.complete),
-            success: flag(self.success),
-            error_msg: Some(self.error_msg.unwrap_or_default()),
-            job: Ref::new("jobs", &self.job_id),
-            sample: Ref::new("samples", &self.sample_id),
-            job_args: self.job_args.and_then(|j| serde_json::from_str(&j).ok()),
-            description: self.description,
-            dependencies: deps
-                .into_iter()
-                .filter_map(|d| Some(Dependency { analysis: Ref::new("analyses", &d.id?), download_path: d.path }))
-                .collect(),
-            results_uri,
-            tax_id: if kind == Some(AnalysisKind::Alignment) || (kind.is_none() && self.analysis_type == "alignment") {
-                self.tax_id
-            } else {
-                None
-            },
-        }
-    }
-}
-
-fn of_kind(kind: Option<AnalysisKind>) -> Option<Compiled> {
-    kind.map(|k| Compiled { sql: "a.analysis_type = ?".into(), binds: vec![Bind::Text(k.analysis_type().into())] })
-}
-
 async fn list(
     State(state): State<AppState>,
     caller: Caller,
@@ -180,10 +42,7 @@ async fn list(
     params: ListParams,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<Listed<Analysis>> {
-    let rows: Listed<AnalysisRow> =
-        super::list(&state, &uri, &params, &ANALYSES, access::via_sample(&caller, "a", "sample_id"), of_kind(kind))
-            .await?;
-    Ok(rows.map(|r| r.into_api(&state, kind)))
+    Ok(Listed::new(analyses::list(&state, &caller, &params.query(), kind).await?, &uri, &params))
 }
 
 async fn list_public(
@@ -192,30 +51,7 @@ async fn list_public(
     params: ListParams,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<Listed<Analysis>> {
-    let rows: Listed<AnalysisRow> = super::list(
-        &state,
-        &uri,
-        &params,
-        &ANALYSES,
-        access::via_sample(&Caller(None), "a", "sample_id"),
-        of_kind(kind),
-    )
-    .await?;
-    Ok(rows.map(|r| r.into_api(&state, kind)))
-}
-
-/// The analysis `id` of `kind` if the caller may see it; an analysis of another kind answers
-/// like a missing one.
-pub(crate) async fn visible_analysis(
-    state: &AppState,
-    caller: &Caller,
-    id: &str,
-    kind: Option<AnalysisKind>,
-) -> ApiResult<AnalysisRow> {
-    let row: Option<AnalysisRow> =
-        super::fetch_one(state, &ANALYSES, "a.id", id, access::via_sample(caller, "a", "sample_id")).await?;
-    let what = kind.map_or("analysis", |k| k.analysis_type());
-    row.filter(|r| kind.is_none_or(|k| r.analysis_type == k.analysis_type())).ok_or_else(|| ApiError::not_found(what))
+    Ok(Listed::new(analyses::list_public(&state, &params.query(), kind).await?, &uri, &params))
 }
 
 async fn get_one(
@@ -224,24 +60,7 @@ async fn get_one(
     Path(id): Path<String>,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<axum::Json<Analysis>> {
-    Ok(axum::Json(visible_analysis(&state, &caller, &id, kind).await?.into_api(&state, kind)))
-}
-
-/// Explains why a visible analysis has no results yet.
-async fn not_ready(state: &AppState, id: &str) -> ApiResult<ApiError> {
-    let (complete, success, msg): (i64, i64, Option<String>) =
-        sqlx::query_as("SELECT complete, success, error_msg FROM analyses WHERE id = ?")
-            .bind(id)
-            .fetch_one(&state.db)
-            .await?;
-    let not_finished = |why: String| ApiError::BadRequest(why).with_code(ErrorCode::AnalysisNotFinished);
-    Ok(match (complete != 0, success != 0) {
-        (false, _) => not_finished("the analysis has not finished yet; try again when it is complete".into()),
-        (true, false) => {
-            not_finished(format!("the analysis failed, so it has no results: {}", msg.unwrap_or_default()))
-        }
-        (true, true) => ApiError::BadRequest("this analysis produced no results of this kind".into()),
-    })
+    Ok(axum::Json(analyses::get(&state, &caller, &id, kind).await?))
 }
 
 async fn results(
@@ -250,15 +69,7 @@ async fn results(
     Path(id): Path<String>,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<Response> {
-    visible_analysis(&state, &caller, &id, kind).await?;
-    let key: Option<String> =
-        sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = ?").bind(&id).fetch_one(&state.db).await?;
-    let Some(key) = key else { return Err(not_ready(&state, &id).await?) };
-    let bytes = state
-        .storage
-        .read(&key)
-        .await?
-        .ok_or_else(|| ApiError::internal(std::io::Error::other(format!("results file {key} is missing"))))?;
+    let bytes = analyses::results(&state, &caller, &id, kind).await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response())
 }
 
@@ -267,88 +78,9 @@ async fn readlevel(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<ReadlevelUrl>> {
-    visible_analysis(&state, &caller, &id, Some(AnalysisKind::Classification)).await?;
-    let key: Option<String> =
-        sqlx::query_scalar("SELECT readlevel_key FROM analyses WHERE id = ?").bind(&id).fetch_one(&state.db).await?;
-    let Some(key) = key else { return Err(not_ready(&state, &id).await?) };
+    let key = analyses::readlevel(&state, &caller, &id).await?;
     let filename = format!("{id}.readlevel.tsv.gz");
     Ok(axum::Json(ReadlevelUrl {
-        url: super::storage_endpoint::download_url(&state, &key, &filename, super::samples::DOWNLOAD_VALID_HOURS),
+        url: state.signer.download_url(&state.public_url, &key, &filename, DOWNLOAD_VALID_HOURS),
     }))
-}
-
-/// A file an engine produced beside its results: the read-level TSV.gz of a classification,
-/// the alignment file of an alignment, the downloadable table of a functional profile.
-#[derive(Debug, Clone)]
-pub enum Artifact {
-    /// Held in memory.
-    Bytes(Bytes),
-    /// A file on disk, streamed into the store.
-    File(std::path::PathBuf),
-}
-
-/// Stores what an engine produced for analysis `id` and marks it complete: the results JSON
-/// (served at `.../results`), the optional read-level TSV.gz (served through `readlevel`), and
-/// success or the error message (cut to 255 characters).
-pub async fn store_results(
-    state: &AppState,
-    id: &str,
-    outcome: Result<(serde_json::Value, Option<Bytes>), String>,
-) -> ApiResult<()> {
-    store_outcome(state, id, outcome.map(|(v, b)| (v, b.map(Artifact::Bytes)))).await
-}
-
-/// As [`store_results`], with the file given in memory or on disk.
-pub async fn store_outcome(
-    state: &AppState,
-    id: &str,
-    outcome: Result<(serde_json::Value, Option<Artifact>), String>,
-) -> ApiResult<()> {
-    let now = db::now();
-    match outcome {
-        Ok((results, artifact)) => {
-            let results_key = format!("analyses/{id}/results.json");
-            state.storage.put(&results_key, Bytes::from(serde_json::to_vec(&results)?)).await?;
-            let artifact_key = match artifact {
-                Some(a) => {
-                    let name = match a {
-                        Artifact::File(ref p) => {
-                            p.file_name().map_or("output".into(), |n| n.to_string_lossy().to_string())
-                        }
-                        Artifact::Bytes(_) => "readlevel.tsv.gz".into(),
-                    };
-                    let k = format!("analyses/{id}/{name}");
-                    match a {
-                        Artifact::Bytes(b) => state.storage.put(&k, b).await?,
-                        Artifact::File(p) => {
-                            state.storage.put_file(&k, &p).await.map_err(ApiError::internal)?;
-                        }
-                    }
-                    Some(k)
-                }
-                None => None,
-            };
-            sqlx::query(
-                "UPDATE analyses SET complete = 1, success = 1, error_msg = '', results_key = ?, readlevel_key = ?, \
-                 updated_at = ? WHERE id = ?",
-            )
-            .bind(&results_key)
-            .bind(&artifact_key)
-            .bind(&now)
-            .bind(id)
-            .execute(&state.db)
-            .await?;
-        }
-        Err(msg) => {
-            let msg: String = msg.chars().take(mgds_api::MAX_ERROR_MSG_CHARS).collect();
-            sqlx::query("UPDATE analyses SET complete = 1, success = 0, error_msg = ?, updated_at = ? WHERE id = ?")
-                .bind(&msg)
-                .bind(&now)
-                .bind(id)
-                .execute(&state.db)
-                .await?;
-        }
-    }
-    sqlx::query("DELETE FROM job_queue WHERE analysis_id = ?").bind(id).execute(&state.db).await?;
-    Ok(())
 }

@@ -1,8 +1,8 @@
-//! The HTTP routes: one module per resource, each with its own `router()`, and the pieces they
-//! share (body and query extractors that answer in the service's error shape, list answers with
-//! `X-Total-Count` and `Link`, reference resolution).
+//! The HTTP routes: one module per resource, each with its own `router()` of handlers over the
+//! [`store`](crate::store), and the pieces they share (body and query extractors that answer in
+//! the service's error shape, list answers with `X-Total-Count` and `Link`).
 
-pub(crate) mod analyses;
+mod analyses;
 mod documents;
 mod jobs;
 mod misc;
@@ -19,27 +19,15 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use sqlx::sqlite::{SqliteArguments, SqliteRow};
-use sqlx::{Arguments, AssertSqlSafe, FromRow};
 
 use crate::AppState;
 use crate::auth::Caller;
-use crate::error::{ApiError, ApiResult};
-use crate::listing::{self, Bind, Compiled, Field, Page};
+use crate::error::ApiError;
+use crate::listing::{self, Page};
+use crate::store::records::{Found, ListQuery};
 
-pub use analyses::{AnalysisKind, Artifact, store_outcome, store_results};
-
-/// The `where`/`sort` field tables of every list, for the schema.
-pub(crate) mod field_tables {
-    pub(crate) use super::analyses::ANALYSIS_FIELDS as ANALYSIS;
-    pub(crate) use super::documents::DOCUMENT_FIELDS as DOCUMENT;
-    pub(crate) use super::jobs::JOB_FIELDS as JOB;
-    pub(crate) use super::misc::{BATCH_FIELDS as BATCH, USER_FIELDS as USER};
-    pub(crate) use super::projects::PROJECT_FIELDS as PROJECT;
-    pub(crate) use super::samples::{METADATA_FIELDS as METADATA, SAMPLE_FIELDS as SAMPLE};
-    pub(crate) use super::tags::TAG_FIELDS as TAG;
-}
-pub use jobs::{JobSpec, register_job};
+pub use crate::store::analyses::{AnalysisKind, Artifact, store_outcome, store_results};
+pub use crate::store::jobs::{JobSpec, register_job};
 
 /// All routes of the service over `state`.
 pub fn router(state: AppState) -> Router {
@@ -107,13 +95,6 @@ async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiError {
     ApiError::MethodNotAllowed(format!("{method} is not allowed on {}", uri.path()))
 }
 
-/// Work left half-done by an interrupted run: files of deleted records, abandoned uploads.
-pub async fn housekeeping(state: &AppState) {
-    if let Err(e) = samples::purge(state).await {
-        tracing::warn!(error = %e, "could not finish removing deleted files; will retry at next start");
-    }
-}
-
 /// A JSON body, read whatever the content type, with a 400 in the service's shape when it is
 /// malformed or does not fit the route's fields.
 pub struct Json<T>(pub T);
@@ -155,6 +136,18 @@ pub struct ListParams {
     per_page: Option<String>,
 }
 
+impl ListParams {
+    /// The parameters as the store reads them.
+    pub fn query(&self) -> ListQuery<'_> {
+        ListQuery {
+            filter: self.filter.as_deref(),
+            sort: self.sort.as_deref(),
+            page: self.page.as_deref(),
+            per_page: self.per_page.as_deref(),
+        }
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for ListParams {
     type Rejection = ApiError;
 
@@ -164,35 +157,6 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
             .map_err(|e| ApiError::BadRequest(format!("the query string is malformed: {}", e.body_text())))?;
         Ok(p)
     }
-}
-
-/// How a collection is listed: its table, columns, filterable fields and order.
-pub struct ListSpec {
-    /// `FROM` clause body, e.g. `samples s`.
-    pub from: &'static str,
-    /// Selected columns.
-    pub columns: &'static str,
-    /// Fields of `where` and `sort`.
-    pub fields: &'static [Field],
-    /// Order when no `sort` is given.
-    pub default_order: &'static str,
-    /// Unique last sort key that makes the order stable.
-    pub tiebreak: &'static str,
-}
-
-/// Builds the arguments of a query from bound values, in order.
-pub fn args(binds: &[Bind]) -> ApiResult<SqliteArguments> {
-    let mut a = SqliteArguments::default();
-    for b in binds {
-        let r = match b {
-            Bind::Text(s) => a.add(s.clone()),
-            Bind::Int(i) => a.add(*i),
-            Bind::Real(f) => a.add(*f),
-            Bind::Null => a.add(Option::<String>::None),
-        };
-        r.map_err(ApiError::internal)?;
-    }
-    Ok(a)
 }
 
 /// One page of a list.
@@ -205,26 +169,23 @@ pub struct Listed<T> {
 }
 
 impl<T> Listed<T> {
-    /// Converts each item.
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Listed<U> {
-        Listed {
-            items: self.items.into_iter().map(f).collect(),
-            total: self.total,
-            page: self.page,
-            path: self.path,
-            params: self.params,
+    /// The answer to the list request at `uri` with `params`: the page found, with links to the
+    /// other pages that keep the request's `where` and `sort`.
+    pub fn new(found: Found<T>, uri: &OriginalUri, params: &ListParams) -> Self {
+        let mut others = Vec::new();
+        if let Some(w) = &params.filter {
+            others.push(("where", w.clone()));
         }
-    }
-
-    /// Converts each item, failing on the first error.
-    pub fn try_map<U>(self, f: impl FnMut(T) -> ApiResult<U>) -> ApiResult<Listed<U>> {
-        Ok(Listed {
-            items: self.items.into_iter().map(f).collect::<ApiResult<_>>()?,
-            total: self.total,
-            page: self.page,
-            path: self.path,
-            params: self.params,
-        })
+        if let Some(s) = &params.sort {
+            others.push(("sort", s.clone()));
+        }
+        Listed {
+            items: found.items,
+            total: found.total,
+            page: found.page,
+            path: uri.path().to_string(),
+            params: others,
+        }
     }
 }
 
@@ -239,98 +200,4 @@ impl<T: Serialize> IntoResponse for Listed<T> {
         }
         (StatusCode::OK, headers, axum::Json(self.items)).into_response()
     }
-}
-
-/// Runs a list query: the caller's visibility rule, any fixed condition, then `where`, `sort`
-/// and the page, all as bound parameters. Counts the filtered total in the same snapshot.
-pub async fn list<T>(
-    state: &AppState,
-    uri: &OriginalUri,
-    params: &ListParams,
-    spec: &ListSpec,
-    visible: Compiled,
-    fixed: Option<Compiled>,
-) -> ApiResult<Listed<T>>
-where
-    T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
-{
-    let filter = listing::compile_where(spec.fields, params.filter.as_deref()).map_err(ApiError::BadRequest)?;
-    let order = listing::compile_sort(spec.fields, params.sort.as_deref(), spec.default_order, spec.tiebreak)
-        .map_err(ApiError::BadRequest)?;
-    let page = listing::parse_page(params.page.as_deref(), params.per_page.as_deref()).map_err(ApiError::BadRequest)?;
-
-    let mut binds = visible.binds;
-    let mut cond = format!("({})", visible.sql);
-    if let Some(f) = fixed {
-        cond.push_str(&format!(" AND ({})", f.sql));
-        binds.extend(f.binds);
-    }
-    cond.push_str(&format!(" AND ({})", filter.sql));
-    binds.extend(filter.binds);
-
-    // One read transaction so the total and the page agree.
-    let mut tx = state.db.begin().await?;
-    let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {cond}", spec.from);
-    let total: i64 = sqlx::query_scalar_with(AssertSqlSafe(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
-    let mut page_binds = binds;
-    page_binds.push(Bind::Int(page.limit()));
-    page_binds.push(Bind::Int(page.offset()));
-    let sql = format!("SELECT {} FROM {} WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?", spec.columns, spec.from);
-    let items: Vec<T> = sqlx::query_as_with(AssertSqlSafe(sql), args(&page_binds)?).fetch_all(&mut *tx).await?;
-    tx.commit().await?;
-
-    let mut others = Vec::new();
-    if let Some(w) = &params.filter {
-        others.push(("where", w.clone()));
-    }
-    if let Some(s) = &params.sort {
-        others.push(("sort", s.clone()));
-    }
-    Ok(Listed { items, total: total.max(0) as u64, page, path: uri.path().to_string(), params: others })
-}
-
-/// Fetches one record by id under the caller's visibility rule; `None` if absent or hidden.
-pub async fn fetch_one<T>(
-    state: &AppState,
-    spec: &ListSpec,
-    id_column: &str,
-    id: &str,
-    visible: Compiled,
-) -> ApiResult<Option<T>>
-where
-    T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
-{
-    let sql = format!("SELECT {} FROM {} WHERE {id_column} = ? AND ({})", spec.columns, spec.from, visible.sql);
-    let mut binds = vec![Bind::Text(id.to_string())];
-    binds.extend(visible.binds);
-    Ok(sqlx::query_as_with(AssertSqlSafe(sql), args(&binds)?).fetch_optional(&state.db).await?)
-}
-
-/// Whether the record `id` in `from` (aliased, with `id_column`) passes `visible`.
-pub async fn is_visible(state: &AppState, from: &str, id_column: &str, id: &str, visible: Compiled) -> ApiResult<bool> {
-    let sql = format!("SELECT EXISTS (SELECT 1 FROM {from} WHERE {id_column} = ? AND ({}))", visible.sql);
-    let mut binds = vec![Bind::Text(id.to_string())];
-    binds.extend(visible.binds);
-    let found: i64 = sqlx::query_scalar_with(AssertSqlSafe(sql), args(&binds)?).fetch_one(&state.db).await?;
-    Ok(found != 0)
-}
-
-/// The id named by a reference in a request body, checked to be of `collection`.
-pub fn ref_id<'a>(field: &str, r: &'a mgds_api::RefOrId, collection: &str) -> ApiResult<&'a str> {
-    if let Some(c) = r.collection()
-        && c != collection
-    {
-        return Err(ApiError::BadRequest(format!("{field} must reference /api/v1/{collection}/<id>, not {c}")));
-    }
-    Ok(r.id())
-}
-
-/// Parses a JSON array of ids stored by `json_group_array`.
-pub fn id_list(json: &str) -> Vec<String> {
-    serde_json::from_str::<Vec<Option<String>>>(json).unwrap_or_default().into_iter().flatten().collect()
-}
-
-/// Converts a stored boolean.
-pub fn flag(v: i64) -> bool {
-    v != 0
 }

@@ -17,8 +17,9 @@ use futures::TryStreamExt;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::signing::{BUCKET, PolicyError, url_encode};
-use crate::storage::WriteError;
+use crate::signing::{BUCKET, PolicyError};
+use crate::store::files::WriteError;
+use crate::store::uploads;
 
 /// Most bytes of form fields accepted before the file part.
 const MAX_FIELDS_BYTES: usize = 64 * 1024;
@@ -54,22 +55,6 @@ fn xml_escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Whether `key` belongs to an upload still waiting for its file: a form stops storing files
-/// once its upload was confirmed, canceled or deleted.
-async fn pending(state: &AppState, key: &str) -> ApiResult<()> {
-    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = ? AND confirmed_id IS NULL")
-        .bind(key)
-        .fetch_one(&state.db)
-        .await?;
-    if open == 0 {
-        return Err(ApiError::Forbidden(
-            "this upload form is no longer valid: its upload was confirmed, canceled or deleted; start a new upload"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
 async fn upload(
     State(state): State<AppState>,
     Path(bucket): Path<String>,
@@ -95,14 +80,14 @@ async fn upload(
             if bucket != BUCKET {
                 return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
             }
-            pending(&state, &key).await?;
+            uploads::check_open(&state, &key).await?;
             let body = field.map_err(|e| e.body_text());
             let written = state
                 .storage
                 .write_stream_checked(&key, body, size.max, async |n| {
                     size.check(n)?;
                     // Checked again before publishing: the upload may have ended meanwhile.
-                    pending(&state, &key).await
+                    uploads::check_open(&state, &key).await
                 })
                 .await?;
             tracing::info!(key = %key, bytes = written.bytes, "stored upload");
@@ -141,18 +126,6 @@ async fn upload(
             .map_err(|_| ApiError::BadRequest(format!("the form field {name:?} is not UTF-8 text")))?;
         fields.push((name, value));
     }
-}
-
-/// A pre-signed address to GET `key` as `filename`, valid for `hours`.
-pub(crate) fn download_url(state: &AppState, key: &str, filename: &str, hours: u32) -> String {
-    let expires = Utc::now() + chrono::Duration::hours(i64::from(hours));
-    let path: Vec<String> = key.split('/').map(url_encode).collect();
-    format!(
-        "{}/storage/{BUCKET}/{}?{}",
-        state.public_url,
-        path.join("/"),
-        state.signer.download_query(key, filename, expires)
-    )
 }
 
 #[derive(serde::Deserialize)]

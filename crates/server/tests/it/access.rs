@@ -1296,3 +1296,30 @@ async fn repeated_auth_failures_block_the_address_with_429() {
     let r = send(&svc, Some(&u), Method::GET, "/api/v1/account", None).await;
     assert_eq!(r.status, 200, "after the window: {}", r.text());
 }
+
+/// Keys are 32 characters, as the real service's; a 48-character key made by an earlier version
+/// keeps working (until it is rotated), and a bearer token is taken as the key.
+#[tokio::test]
+async fn keys_are_32_characters_older_48_character_keys_still_work_and_bearer_tokens_are_keys() {
+    let svc = Service::start().await;
+    let u = svc.user("lab@example.org").await;
+    assert_eq!(u.key.len(), 32);
+    assert!(u.key.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+    let old_key = "0123456789abcdef".repeat(3);
+    sqlx::query("UPDATE users SET key_hash = ? WHERE id = ?")
+        .bind(mgds_server::auth::hash_key(&old_key))
+        .bind(&u.id)
+        .execute(&svc.state.db)
+        .await
+        .unwrap();
+    let old = TestUser { key: old_key, ..u.clone() };
+    let r = send(&svc, Some(&old), Method::GET, "/api/v1/account", None).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let r = svc
+        .req(Method::GET, "/api/v1/account")
+        .header("Authorization", format!("Bearer {}", old.key))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+}

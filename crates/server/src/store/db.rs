@@ -1,12 +1,16 @@
-//! The SQLite database: opening it durably, identifiers, timestamps and write transactions.
+//! The SQLite database: opening it durably, identifiers, timestamps, write transactions, and how
+//! values are stored (booleans as integers, id lists as JSON text, bound parameters).
 
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::sqlite::{SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Arguments, Sqlite, SqlitePool, Transaction};
+
+use crate::error::{ApiError, ApiResult};
+use crate::listing::Bind;
 
 /// File name of the database inside the data folder.
 pub const DB_FILE: &str = "mgds.sqlite3";
@@ -30,9 +34,12 @@ pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
     Ok(pool)
 }
 
+/// A transaction on the database.
+pub type Tx = Transaction<'static, Sqlite>;
+
 /// Starts a write transaction that takes the write lock at once (`BEGIN IMMEDIATE`), so that a
 /// read-then-write inside it cannot be interleaved with another writer.
-pub async fn begin_write(pool: &SqlitePool) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+pub async fn begin_write(pool: &SqlitePool) -> Result<Tx, sqlx::Error> {
     pool.begin_with("BEGIN IMMEDIATE").await
 }
 
@@ -55,6 +62,31 @@ pub fn ts(t: DateTime<Utc>) -> String {
 /// The current time, formatted with [`ts`].
 pub fn now() -> String {
     ts(Utc::now())
+}
+
+/// Builds the arguments of a query from bound values, in order.
+pub fn args(binds: &[Bind]) -> ApiResult<SqliteArguments> {
+    let mut a = SqliteArguments::default();
+    for b in binds {
+        let r = match b {
+            Bind::Text(s) => a.add(s.clone()),
+            Bind::Int(i) => a.add(*i),
+            Bind::Real(f) => a.add(*f),
+            Bind::Null => a.add(Option::<String>::None),
+        };
+        r.map_err(ApiError::internal)?;
+    }
+    Ok(a)
+}
+
+/// Parses a JSON array of ids stored by `json_group_array`.
+pub fn id_list(json: &str) -> Vec<String> {
+    serde_json::from_str::<Vec<Option<String>>>(json).unwrap_or_default().into_iter().flatten().collect()
+}
+
+/// Converts a stored boolean.
+pub fn flag(v: i64) -> bool {
+    v != 0
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 //! - a user by themselves, their organisation and the people they share projects or documents
 //!   with; a sequencing batch by its owner's organisation.
 
-use crate::auth::Caller;
+use super::caller::Caller;
 use crate::listing::{Bind, Compiled};
 
 fn c(sql: String, binds: Vec<Bind>) -> Compiled {

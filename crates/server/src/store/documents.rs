@@ -1,0 +1,170 @@
+//! Documents: their records, the changes their uploader makes, their deletion with their file,
+//! and sharing them for download.
+
+use mgds_api::{Document, DocumentUpdate, Ref, UserRequest};
+
+use super::access;
+use super::caller::{Caller, User};
+use super::db::{begin_write, id_list};
+use super::deletes::{purge, queue_delete};
+use super::records::{self, Found, ListQuery, ListSpec};
+use super::users;
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{Field, FieldKind};
+
+/// The fields of `where` and `sort` in lists of documents.
+pub(crate) const DOCUMENT_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "d.id", kind: FieldKind::Uri { collection: "documents" }, sortable: true },
+    Field { name: "created_at", column: "d.created_at", kind: FieldKind::DateTime, sortable: true },
+    Field { name: "filename", column: "d.filename", kind: FieldKind::Text, sortable: true },
+    Field { name: "size", column: "d.size", kind: FieldKind::Integer, sortable: true },
+    Field { name: "description", column: "d.description", kind: FieldKind::Text, sortable: true },
+    Field { name: "uploader", column: "d.uploader_id", kind: FieldKind::Ref { collection: "users" }, sortable: true },
+    Field {
+        name: "downloaders",
+        column: "",
+        kind: FieldKind::RefSet {
+            collection: "users",
+            subquery: "SELECT dd.user_id FROM document_downloaders dd WHERE dd.document_id = d.id",
+        },
+        sortable: false,
+    },
+];
+
+const DOCUMENTS: ListSpec = ListSpec {
+    from: "documents d",
+    columns: "d.id, d.created_at, d.filename, d.size, d.description, d.uploader_id, d.object_key, \
+              (SELECT json_group_array(dd.user_id) FROM document_downloaders dd WHERE dd.document_id = d.id) AS downloader_ids",
+    fields: DOCUMENT_FIELDS,
+    default_order: "d.created_at ASC",
+    tiebreak: "d.id ASC",
+};
+
+#[derive(sqlx::FromRow)]
+struct DocumentRow {
+    id: String,
+    created_at: String,
+    filename: String,
+    size: i64,
+    description: Option<String>,
+    uploader_id: String,
+    object_key: String,
+    downloader_ids: String,
+}
+
+impl DocumentRow {
+    fn into_api(self) -> Document {
+        Document {
+            uri: Ref::new("documents", &self.id).uri,
+            created_at: self.created_at,
+            filename: self.filename,
+            size: self.size.max(0) as u64,
+            description: self.description,
+            uploader: Ref::new("users", &self.uploader_id),
+            downloaders: id_list(&self.downloader_ids).iter().map(|u| Ref::new("users", u)).collect(),
+        }
+    }
+}
+
+/// One page of the documents the caller may see: their own and those shared with them.
+pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Document>> {
+    caller.require()?;
+    let rows: Found<DocumentRow> = records::list(&state.db, &DOCUMENTS, q, access::document(caller, "d"), None).await?;
+    Ok(rows.map(DocumentRow::into_api))
+}
+
+async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<DocumentRow> {
+    caller.require()?;
+    records::fetch_one(&state.db, &DOCUMENTS, "d.id", id, access::document(caller, "d"))
+        .await?
+        .ok_or_else(|| ApiError::not_found("document"))
+}
+
+/// The document `id` if the caller may see it.
+pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Document> {
+    Ok(visible(state, caller, id).await?.into_api())
+}
+
+/// Whether `user` is an admin of `uploader`'s organisation.
+async fn is_org_admin_of(state: &AppState, user: &User, uploader: &str) -> ApiResult<bool> {
+    if !user.is_org_admin {
+        return Ok(false);
+    }
+    let org: Option<String> = sqlx::query_scalar("SELECT organization_id FROM users WHERE id = ?")
+        .bind(uploader)
+        .fetch_optional(&state.db)
+        .await?;
+    Ok(org.as_deref() == Some(user.organization_id.as_str()))
+}
+
+/// The visible document `id`, which the caller must have uploaded (or administer): 403 if not.
+async fn modifiable(state: &AppState, caller: &Caller, id: &str, admin_allowed: bool) -> ApiResult<DocumentRow> {
+    let user = caller.require()?;
+    let row = visible(state, caller, id).await?;
+    if row.uploader_id != user.id && !(admin_allowed && is_org_admin_of(state, user, &row.uploader_id).await?) {
+        return Err(ApiError::Forbidden(if admin_allowed {
+            "only the document's uploader or an admin of their organisation may share it".into()
+        } else {
+            "only the document's uploader may change or delete it".into()
+        }));
+    }
+    Ok(row)
+}
+
+/// Renames or describes a document the caller uploaded.
+pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &DocumentUpdate) -> ApiResult<Document> {
+    modifiable(state, caller, id, false).await?;
+    let mut tx = begin_write(&state.db).await?;
+    if let Some(f) = &req.filename {
+        let f = mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        sqlx::query("UPDATE documents SET filename = ? WHERE id = ?").bind(f).bind(id).execute(&mut *tx).await?;
+    }
+    if let Some(d) = &req.description {
+        sqlx::query("UPDATE documents SET description = ? WHERE id = ?").bind(d).bind(id).execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    get(state, caller, id).await
+}
+
+/// Deletes a document the caller uploaded, with its file.
+pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+    let row = modifiable(state, caller, id, false).await?;
+    let mut tx = begin_write(&state.db).await?;
+    queue_delete(&mut tx, &row.object_key).await?;
+    sqlx::query("DELETE FROM documents WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    purge(state).await
+}
+
+/// Lets a user download a document the caller uploaded or administers.
+pub async fn add_downloader(state: &AppState, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
+    let row = modifiable(state, caller, id, true).await?;
+    let uid = users::existing(state, &req.user).await?;
+    if uid != row.uploader_id {
+        sqlx::query("INSERT OR IGNORE INTO document_downloaders (document_id, user_id) VALUES (?, ?)")
+            .bind(id)
+            .bind(&uid)
+            .execute(&state.db)
+            .await?;
+    }
+    get(state, caller, id).await
+}
+
+/// Stops sharing a document the caller uploaded or administers with a user.
+pub async fn remove_downloader(state: &AppState, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
+    modifiable(state, caller, id, true).await?;
+    let uid = users::existing(state, &req.user).await?;
+    sqlx::query("DELETE FROM document_downloaders WHERE document_id = ? AND user_id = ?")
+        .bind(id)
+        .bind(&uid)
+        .execute(&state.db)
+        .await?;
+    get(state, caller, id).await
+}
+
+/// The file of the document `id`, for the caller to download: its object key and file name.
+pub async fn file(state: &AppState, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
+    let row = visible(state, caller, id).await?;
+    Ok((row.object_key, row.filename))
+}

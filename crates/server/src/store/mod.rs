@@ -1,0 +1,40 @@
+//! The service under its routes: records and who may see them, the upload lifecycle, the job
+//! queue and file storage, over SQLite and the object store.
+//!
+//! Every SQL statement of the service is here, and nothing here knows HTTP: functions take ids,
+//! the [`Caller`](caller::Caller), the API's request values and the raw list parameters, and
+//! answer with the API's records or an [`ApiError`](crate::ApiError). Record functions take the
+//! service's state for its database and files; those the operator's commands and the workers
+//! call take the database alone. How SQLite stores values and runs statements is in [`db`].
+
+pub mod access;
+pub mod analyses;
+pub mod batches;
+pub mod caller;
+pub mod db;
+pub mod deletes;
+pub mod documents;
+pub mod files;
+pub mod jobs;
+pub mod metadata;
+pub mod projects;
+pub mod queue;
+pub mod records;
+pub mod samples;
+pub mod settings;
+pub mod tags;
+pub mod uploads;
+pub mod users;
+
+/// The `where`/`sort` field tables of every list, for the schema.
+pub(crate) mod field_tables {
+    pub(crate) use super::analyses::ANALYSIS_FIELDS as ANALYSIS;
+    pub(crate) use super::batches::BATCH_FIELDS as BATCH;
+    pub(crate) use super::documents::DOCUMENT_FIELDS as DOCUMENT;
+    pub(crate) use super::jobs::JOB_FIELDS as JOB;
+    pub(crate) use super::metadata::METADATA_FIELDS as METADATA;
+    pub(crate) use super::projects::PROJECT_FIELDS as PROJECT;
+    pub(crate) use super::samples::SAMPLE_FIELDS as SAMPLE;
+    pub(crate) use super::tags::TAG_FIELDS as TAG;
+    pub(crate) use super::users::USER_FIELDS as USER;
+}

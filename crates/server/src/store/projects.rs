@@ -1,0 +1,330 @@
+//! Projects: their records, members and sharing, and what a caller may do in one.
+
+use mgds_api::{
+    PROJECT_PERMISSIONS, Project, ProjectAddUser, ProjectCreate, ProjectMember, ProjectUpdate, Ref, RefOrId,
+};
+
+use super::access;
+use super::caller::{Caller, User};
+use super::db::{self, Tx, args, begin_write, flag, new_id};
+use super::records::{self, Found, ListQuery, ListSpec, ref_id};
+use super::users;
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{Bind, Compiled, Field, FieldKind};
+
+/// The fields of `where` and `sort` in lists of projects.
+pub(crate) const PROJECT_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "p.id", kind: FieldKind::Uri { collection: "projects" }, sortable: true },
+    Field { name: "created_at", column: "p.created_at", kind: FieldKind::DateTime, sortable: true },
+    Field { name: "name", column: "p.name", kind: FieldKind::Text, sortable: true },
+    Field { name: "project_name", column: "p.project_name", kind: FieldKind::Text, sortable: true },
+    Field { name: "description", column: "p.description", kind: FieldKind::Text, sortable: true },
+    Field { name: "external_id", column: "p.external_id", kind: FieldKind::Text, sortable: true },
+    Field { name: "owner", column: "p.owner_id", kind: FieldKind::Ref { collection: "users" }, sortable: true },
+    Field { name: "public", column: "p.public", kind: FieldKind::Bool, sortable: true },
+];
+
+/// The caller's id is the first parameter of every project query (the `me` row), so that each
+/// project can carry the caller's own permissions.
+const PROJECTS: ListSpec = ListSpec {
+    from: "projects p, (SELECT ? AS v) me",
+    columns: "p.id, p.owner_id, p.project_name, p.name, p.description, p.external_id, p.public, \
+              (SELECT pm.permissions FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = me.v) AS my_permissions",
+    fields: PROJECT_FIELDS,
+    default_order: "p.created_at ASC",
+    tiebreak: "p.id ASC",
+};
+
+#[derive(sqlx::FromRow)]
+struct ProjectRow {
+    id: String,
+    owner_id: String,
+    project_name: String,
+    name: String,
+    description: Option<String>,
+    external_id: Option<String>,
+    public: i64,
+    my_permissions: Option<String>,
+}
+
+/// Every permission, which a project's owner holds.
+fn all_permissions() -> Vec<String> {
+    PROJECT_PERMISSIONS.iter().map(|s| s.to_string()).collect()
+}
+
+impl ProjectRow {
+    fn into_api(self, caller: &Caller) -> Project {
+        let permissions = if caller.user_id() == Some(self.owner_id.as_str()) {
+            all_permissions()
+        } else {
+            self.my_permissions.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default()
+        };
+        Project {
+            uri: Ref::new("projects", &self.id).uri,
+            owner: Ref::new("users", &self.owner_id),
+            permissions,
+            project_name: Some(self.project_name),
+            description: self.description,
+            external_id: self.external_id,
+            name: self.name,
+            public: flag(self.public),
+        }
+    }
+}
+
+fn me(caller: &Caller) -> Bind {
+    Bind::Text(caller.user_id().unwrap_or_default().to_string())
+}
+
+/// One page of the projects the caller may see.
+pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Project>> {
+    let rows = list_with(state, caller, q, access::project(caller, "p")).await?;
+    Ok(rows.map(|r| r.into_api(caller)))
+}
+
+/// One page of the public projects, with the caller's permissions in each.
+pub async fn list_public(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Project>> {
+    let rows = list_with(state, caller, q, access::project(&Caller(None), "p")).await?;
+    Ok(rows.map(|r| r.into_api(caller)))
+}
+
+async fn list_with(
+    state: &AppState,
+    caller: &Caller,
+    q: &ListQuery<'_>,
+    rule: Compiled,
+) -> ApiResult<Found<ProjectRow>> {
+    let mut binds = vec![me(caller)];
+    binds.extend(rule.binds);
+    records::list(&state.db, &PROJECTS, q, Compiled { sql: rule.sql, binds }, None).await
+}
+
+async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
+    let rule = access::project(caller, "p");
+    let sql = format!("SELECT {} FROM {} WHERE p.id = ? AND ({})", PROJECTS.columns, PROJECTS.from, rule.sql);
+    let mut binds = vec![me(caller), Bind::Text(id.to_string())];
+    binds.extend(rule.binds);
+    sqlx::query_as_with(sqlx::AssertSqlSafe(sql), args(&binds)?)
+        .fetch_optional(&state.db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("project"))
+}
+
+/// The project `id` if the caller may see it.
+pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Project> {
+    Ok(visible(state, caller, id).await?.into_api(caller))
+}
+
+/// The visible project `id`, which the caller must own: 403 if not.
+async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
+    let user = caller.require()?;
+    let row = visible(state, caller, id).await?;
+    if row.owner_id != user.id {
+        return Err(ApiError::Forbidden("only the project's owner may change it or its members".into()));
+    }
+    Ok(row)
+}
+
+fn check_name(name: &str) -> ApiResult<()> {
+    let n = name.trim().chars().count();
+    if n == 0 || n > 60 {
+        return Err(ApiError::BadRequest("name must be 1 to 60 characters".into()));
+    }
+    Ok(())
+}
+
+fn name_taken(project_name: &str) -> ApiError {
+    ApiError::Conflict(format!(
+        "a project called {project_name:?} already exists in your organisation; choose another project_name"
+    ))
+}
+
+/// Creates a project owned by the caller.
+pub async fn create(state: &AppState, caller: &Caller, req: &ProjectCreate) -> ApiResult<Project> {
+    let user = caller.require()?;
+    mgds_api::check_project_name(&req.project_name).map_err(ApiError::BadRequest)?;
+    let name = req.name.clone().unwrap_or_else(|| req.project_name.clone());
+    check_name(&name)?;
+    let id = new_id();
+    let mut tx = begin_write(&state.db).await?;
+    let taken: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE organization_id = ? AND project_name = ?")
+        .bind(&user.organization_id)
+        .bind(&req.project_name)
+        .fetch_one(&mut *tx)
+        .await?;
+    if taken > 0 {
+        return Err(name_taken(&req.project_name));
+    }
+    sqlx::query(
+        "INSERT INTO projects (id, owner_id, organization_id, project_name, name, description, external_id, public, created_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(&user.id)
+    .bind(&user.organization_id)
+    .bind(&req.project_name)
+    .bind(name.trim())
+    .bind(&req.description)
+    .bind(&req.external_id)
+    .bind(i64::from(req.public.unwrap_or(false)))
+    .bind(db::now())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    get(state, caller, &id).await
+}
+
+/// Changes the given fields of a project the caller owns.
+pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUpdate) -> ApiResult<Project> {
+    let user = caller.require()?;
+    owned(state, caller, id).await?;
+    let mut tx = begin_write(&state.db).await?;
+    if let Some(pn) = &req.project_name {
+        mgds_api::check_project_name(pn).map_err(ApiError::BadRequest)?;
+        let taken: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM projects WHERE organization_id = ? AND project_name = ? AND id != ?",
+        )
+        .bind(&user.organization_id)
+        .bind(pn)
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if taken > 0 {
+            return Err(name_taken(pn));
+        }
+        sqlx::query("UPDATE projects SET project_name = ? WHERE id = ?").bind(pn).bind(id).execute(&mut *tx).await?;
+    }
+    if let Some(n) = &req.name {
+        check_name(n)?;
+        sqlx::query("UPDATE projects SET name = ? WHERE id = ?").bind(n.trim()).bind(id).execute(&mut *tx).await?;
+    }
+    if let Some(d) = &req.description {
+        sqlx::query("UPDATE projects SET description = ? WHERE id = ?").bind(d).bind(id).execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    get(state, caller, id).await
+}
+
+/// Deletes a project the caller owns; its samples stay with their owners.
+pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+    owned(state, caller, id).await?;
+    // Samples leave the project (ON DELETE SET NULL).
+    sqlx::query("DELETE FROM projects WHERE id = ?").bind(id).execute(&state.db).await?;
+    Ok(())
+}
+
+/// Who belongs to a project: its owner first, then its members in the order they joined.
+pub async fn members(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Vec<ProjectMember>> {
+    let user = caller.require()?;
+    let p = visible(state, caller, id).await?;
+    // A public project shows its samples to everyone, but who belongs to it only to its people.
+    if p.owner_id != user.id && p.my_permissions.is_none() {
+        return Err(ApiError::Forbidden("only the project's owner and members can see who belongs to it".into()));
+    }
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT user_id, permissions FROM project_members WHERE project_id = ? ORDER BY rowid")
+            .bind(id)
+            .fetch_all(&state.db)
+            .await?;
+    let mut out = vec![ProjectMember { user: Ref::new("users", &p.owner_id), permissions: all_permissions() }];
+    out.extend(rows.into_iter().map(|(u, perms)| ProjectMember {
+        user: Ref::new("users", &u),
+        permissions: serde_json::from_str(&perms).unwrap_or_default(),
+    }));
+    Ok(out)
+}
+
+/// Adds a member to a project the caller owns, or changes their permissions.
+pub async fn add_user(state: &AppState, caller: &Caller, id: &str, req: ProjectAddUser) -> ApiResult<Project> {
+    let p = owned(state, caller, id).await?;
+    let uid = users::existing(state, &req.user).await?;
+    if uid == p.owner_id {
+        return Err(ApiError::BadRequest("the project's owner is already a member with every permission".into()));
+    }
+    let perms = req.permissions.unwrap_or_else(all_permissions);
+    if let Some(bad) = perms.iter().find(|p| !PROJECT_PERMISSIONS.contains(&p.as_str())) {
+        return Err(ApiError::BadRequest(format!(
+            "unknown permission {bad:?}; permissions are {}",
+            PROJECT_PERMISSIONS.join(", ")
+        )));
+    }
+    let mut perms = perms;
+    perms.sort();
+    perms.dedup();
+    sqlx::query(
+        "INSERT INTO project_members (project_id, user_id, permissions) VALUES (?, ?, ?) \
+         ON CONFLICT (project_id, user_id) DO UPDATE SET permissions = excluded.permissions",
+    )
+    .bind(id)
+    .bind(&uid)
+    .bind(serde_json::to_string(&perms)?)
+    .execute(&state.db)
+    .await?;
+    get(state, caller, id).await
+}
+
+/// Removes a member from a project the caller owns.
+pub async fn remove_user(state: &AppState, caller: &Caller, id: &str, user: &RefOrId) -> ApiResult<Project> {
+    owned(state, caller, id).await?;
+    let uid = users::existing(state, user).await?;
+    sqlx::query("DELETE FROM project_members WHERE project_id = ? AND user_id = ?")
+        .bind(id)
+        .bind(&uid)
+        .execute(&state.db)
+        .await?;
+    get(state, caller, id).await
+}
+
+/// Makes a project the caller owns public or not.
+pub async fn set_public(state: &AppState, caller: &Caller, id: &str, public: bool) -> ApiResult<Project> {
+    owned(state, caller, id).await?;
+    sqlx::query("UPDATE projects SET public = ? WHERE id = ?")
+        .bind(i64::from(public))
+        .bind(id)
+        .execute(&state.db)
+        .await?;
+    get(state, caller, id).await
+}
+
+/// What the user may do in a project: `None` if they cannot see it.
+pub async fn permissions(state: &AppState, user: &User, project_id: &str) -> ApiResult<Option<Vec<String>>> {
+    let row: Option<(String, i64, Option<String>)> = sqlx::query_as(
+        "SELECT p.owner_id, p.public, pm.permissions FROM projects p \
+         LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = ? WHERE p.id = ?",
+    )
+    .bind(&user.id)
+    .bind(project_id)
+    .fetch_optional(&state.db)
+    .await?;
+    Ok(match row {
+        None => None,
+        Some((owner, _, _)) if owner == user.id => Some(all_permissions()),
+        Some((_, _, Some(perms))) => Some(serde_json::from_str(&perms).unwrap_or_default()),
+        Some((_, public, None)) if public != 0 => Some(vec![]),
+        Some(_) => None,
+    })
+}
+
+/// The project a sample may be placed in by the user: visible (else 400) and owned or joined
+/// with `can_add_files` (else 403).
+pub async fn to_add_to(state: &AppState, user: &User, r: &RefOrId) -> ApiResult<String> {
+    let id = ref_id("project", r, "projects")?;
+    let perms = permissions(state, user, id)
+        .await?
+        .ok_or_else(|| ApiError::BadRequest(format!("project {id} does not exist or you do not have access to it")))?;
+    if !perms.iter().any(|p| p == "can_add_files") {
+        return Err(ApiError::Forbidden(format!(
+            "you may not add samples to project {id}: its owner has not given you the can_add_files permission"
+        )));
+    }
+    Ok(id.to_string())
+}
+
+/// The project `id` if it still exists.
+pub(crate) async fn still_there(tx: &mut Tx, id: &str) -> ApiResult<Option<String>> {
+    Ok(sqlx::query_scalar::<_, String>("SELECT id FROM projects WHERE id = ?")
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?)
+}

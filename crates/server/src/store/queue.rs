@@ -1,0 +1,140 @@
+//! The durable job queue: analyses waiting to run, claimed by workers under a lease that they
+//! renew, give back or let lapse, and removed once their outcome is stored.
+//!
+//! A claim is one statement: it takes the oldest waiting analysis of the given jobs (or one whose
+//! lease has lapsed), sets a lease, and counts the attempt, so two workers never hold the same
+//! analysis.
+
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+
+use super::db::{self, Tx};
+use super::settings;
+
+/// A lease deadline `d` from now, as the queue stores it.
+fn from_now(d: Duration) -> String {
+    db::ts(chrono::Utc::now() + chrono::Duration::from_std(d).unwrap_or_default())
+}
+
+/// Puts the analysis `analysis_id` in the queue.
+pub async fn enqueue(tx: &mut Tx, analysis_id: &str, now: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES (?, ?)")
+        .bind(analysis_id)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Queues the default classification of a newly confirmed sample inside the confirming
+/// transaction, and makes it the sample's primary classification. Does nothing when no
+/// classification database is installed.
+pub async fn queue_default_classification(tx: &mut Tx, sample_id: &str) -> Result<Option<String>, sqlx::Error> {
+    let Some(job) = settings::default_classification(tx).await? else { return Ok(None) };
+    let id = db::new_id();
+    let now = db::now();
+    sqlx::query(
+        "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, created_at, updated_at) \
+         VALUES (?, ?, ?, 'classification', '{}', ?, ?)",
+    )
+    .bind(&id)
+    .bind(sample_id)
+    .bind(&job)
+    .bind(&now)
+    .bind(&now)
+    .execute(&mut **tx)
+    .await?;
+    enqueue(tx, &id, &now).await?;
+    sqlx::query("UPDATE samples SET primary_classification_id = ? WHERE id = ?")
+        .bind(&id)
+        .bind(sample_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(Some(id))
+}
+
+/// Claims for `worker`, under a lease of `lease`, the oldest analysis of one of `jobs` that is
+/// waiting or held by a lapsed lease. Returns its id and how many times it has now been claimed.
+pub async fn claim(
+    db: &SqlitePool,
+    jobs: &[String],
+    worker: &str,
+    lease: Duration,
+) -> Result<Option<(String, i64)>, sqlx::Error> {
+    if jobs.is_empty() {
+        return Ok(None);
+    }
+    let now = chrono::Utc::now();
+    let until = db::ts(now + chrono::Duration::from_std(lease).unwrap_or_default());
+    let marks = vec!["?"; jobs.len()].join(", ");
+    let sql = format!(
+        "UPDATE job_queue SET lease_until = ?, worker = ?, attempts = attempts + 1 \
+         WHERE analysis_id = (SELECT q.analysis_id FROM job_queue q JOIN analyses a ON a.id = q.analysis_id \
+           WHERE a.job_id IN ({marks}) AND (q.lease_until IS NULL OR q.lease_until < ?) \
+           ORDER BY q.enqueued_at, q.analysis_id LIMIT 1) \
+         RETURNING analysis_id, attempts"
+    );
+    // Only placeholders are formatted into the statement; every value is bound.
+    let mut q = sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker);
+    for j in jobs {
+        q = q.bind(j);
+    }
+    q.bind(db::ts(now)).fetch_optional(db).await
+}
+
+/// Extends the lease `worker` holds on `id` to `lease` from now.
+pub async fn renew(db: &SqlitePool, id: &str, worker: &str, lease: Duration) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE job_queue SET lease_until = ? WHERE analysis_id = ? AND worker = ?")
+        .bind(from_now(lease))
+        .bind(id)
+        .bind(worker)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Gives the analysis `id` that `worker` holds back to the queue, to be claimed again once
+/// `after` has passed (the attempt stays counted).
+pub async fn requeue(db: &SqlitePool, id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE job_queue SET lease_until = ?, worker = NULL WHERE analysis_id = ? AND worker = ?")
+        .bind(from_now(after))
+        .bind(id)
+        .bind(worker)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Gives back every analysis held by the workers named `<instance>-<n>`, without counting the
+/// attempt. Returns how many.
+pub async fn release(db: &SqlitePool, instance: &str) -> Result<u64, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE job_queue SET lease_until = NULL, worker = NULL, attempts = MAX(attempts - 1, 0) \
+         WHERE worker LIKE ? || '-%'",
+    )
+    .bind(instance)
+    .execute(db)
+    .await?;
+    Ok(r.rows_affected())
+}
+
+/// Takes the analysis `id` off the queue once its outcome is stored.
+pub async fn done(db: &SqlitePool, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM job_queue WHERE analysis_id = ?").bind(id).execute(db).await?;
+    Ok(())
+}
+
+/// What a claimed analysis runs on: its job id, its job arguments, and its sample's object key
+/// and file name.
+pub type Input = (String, Option<String>, Option<String>, Option<String>);
+
+/// The input of analysis `id`; `None` if it or its sample was deleted.
+pub async fn input(db: &SqlitePool, id: &str) -> Result<Option<Input>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT a.job_id, a.job_args, s.object_key, s.filename FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}

@@ -1,0 +1,283 @@
+//! Samples: their records, who may see them and act on them, the changes their owner makes
+//! (visibility, project, tags), their deletion with every file they hold, and tags attached to
+//! them by name.
+
+use mgds_api::{MAX_TAG_NAME_CHARS, Ref, Sample, SampleUpdate, Tag, TagCreate, Visibility};
+
+use super::access;
+use super::caller::{Caller, User};
+use super::db::{self, begin_write, id_list};
+use super::deletes::{purge, queue_delete};
+use super::projects;
+use super::records::{self, Found, ListQuery, ListSpec, ref_id};
+use super::tags;
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{Compiled, Field, FieldKind};
+
+/// The fields of `where` and `sort` in lists of samples.
+pub(crate) const SAMPLE_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "s.id", kind: FieldKind::Uri { collection: "samples" }, sortable: true },
+    Field { name: "created_at", column: "s.created_at", kind: FieldKind::DateTime, sortable: true },
+    Field { name: "filename", column: "s.filename", kind: FieldKind::Text, sortable: true },
+    Field { name: "size", column: "s.size", kind: FieldKind::Integer, sortable: true },
+    Field {
+        name: "visibility",
+        column: "s.visibility",
+        kind: FieldKind::Enum(&["public", "shared", "private", "importing", "awaiting data"]),
+        sortable: true,
+    },
+    Field { name: "owner", column: "s.owner_id", kind: FieldKind::Ref { collection: "users" }, sortable: true },
+    Field { name: "project", column: "s.project_id", kind: FieldKind::Ref { collection: "projects" }, sortable: true },
+    Field {
+        name: "primary_classification",
+        column: "s.primary_classification_id",
+        kind: FieldKind::Ref { collection: "classifications" },
+        sortable: true,
+    },
+    Field {
+        name: "metadata",
+        column: "(SELECT m.id FROM metadata m WHERE m.sample_id = s.id)",
+        kind: FieldKind::Ref { collection: "metadata" },
+        sortable: true,
+    },
+    Field {
+        name: "tags",
+        column: "",
+        kind: FieldKind::RefSet {
+            collection: "tags",
+            subquery: "SELECT st.tag_id FROM sample_tags st WHERE st.sample_id = s.id",
+        },
+        sortable: false,
+    },
+];
+
+const SAMPLES: ListSpec = ListSpec {
+    from: "samples s",
+    columns: "s.id, s.owner_id, s.visibility, s.filename, s.size, s.project_id, s.primary_classification_id, \
+              s.created_at, (SELECT m.id FROM metadata m WHERE m.sample_id = s.id) AS metadata_id, \
+              (SELECT json_group_array(st.tag_id) FROM sample_tags st WHERE st.sample_id = s.id) AS tag_ids",
+    fields: SAMPLE_FIELDS,
+    default_order: "s.created_at ASC",
+    tiebreak: "s.id ASC",
+};
+
+/// A sample as stored.
+#[derive(sqlx::FromRow)]
+pub(crate) struct SampleRow {
+    id: String,
+    pub(crate) owner_id: String,
+    visibility: String,
+    filename: Option<String>,
+    size: Option<i64>,
+    project_id: Option<String>,
+    primary_classification_id: Option<String>,
+    created_at: String,
+    metadata_id: Option<String>,
+    tag_ids: String,
+}
+
+impl SampleRow {
+    fn into_api(self) -> Sample {
+        Sample {
+            uri: Ref::new("samples", &self.id).uri,
+            created_at: self.created_at,
+            filename: self.filename,
+            size: self.size.map(|s| s.max(0) as u64),
+            visibility: Visibility::parse(&self.visibility).unwrap_or(Visibility::Private),
+            owner: Ref::new("users", &self.owner_id),
+            metadata: self.metadata_id.map(|m| Ref::new("metadata", &m)),
+            project: self.project_id.map(|p| Ref::new("projects", &p)),
+            primary_classification: self.primary_classification_id.map(|c| Ref::new("classifications", &c)),
+            tags: id_list(&self.tag_ids).iter().map(|t| Ref::new("tags", t)).collect(),
+        }
+    }
+}
+
+/// One page of the samples the caller may see.
+pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
+    let rows: Found<SampleRow> = records::list(&state.db, &SAMPLES, q, access::sample(caller, "s"), None).await?;
+    Ok(rows.map(SampleRow::into_api))
+}
+
+/// One page of the public samples.
+pub async fn list_public(state: &AppState, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
+    let public = Compiled { sql: "s.visibility = 'public'".into(), binds: vec![] };
+    let rows: Found<SampleRow> = records::list(&state.db, &SAMPLES, q, public, None).await?;
+    Ok(rows.map(SampleRow::into_api))
+}
+
+/// The sample `id` if the caller may see it.
+pub(crate) async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Option<SampleRow>> {
+    records::fetch_one(&state.db, &SAMPLES, "s.id", id, access::sample(caller, "s")).await
+}
+
+/// The sample `id` if the caller may see it (else 404).
+pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Sample> {
+    let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
+    Ok(row.into_api())
+}
+
+/// Checks the sample `id` named in a request body: the caller must see it (else 400) and own it
+/// or hold `permission` on it through its project (else 403, saying that `doing` needs it).
+pub async fn may_act_on(state: &AppState, caller: &Caller, id: &str, permission: &str, doing: &str) -> ApiResult<()> {
+    let user = caller.require()?;
+    let sample = visible(state, caller, id)
+        .await?
+        .ok_or_else(|| ApiError::BadRequest(format!("sample {id} does not exist or you do not have access to it")))?;
+    may_act(state, user, &sample, permission, doing).await
+}
+
+/// The user owns `sample` or holds `permission` in its project; else 403.
+pub(crate) async fn may_act(
+    state: &AppState,
+    user: &User,
+    sample: &SampleRow,
+    permission: &str,
+    doing: &str,
+) -> ApiResult<()> {
+    if sample.owner_id == user.id {
+        return Ok(());
+    }
+    if let Some(p) = &sample.project_id
+        && projects::permissions(state, user, p).await?.is_some_and(|perms| perms.iter().any(|x| x == permission))
+    {
+        return Ok(());
+    }
+    Err(ApiError::Forbidden(format!("only the sample's owner, or project members with {permission}, may {doing}")))
+}
+
+/// The caller must own the visible sample `id`: 404 if hidden, 403 if not theirs.
+async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<SampleRow> {
+    let user = caller.require()?;
+    let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
+    if row.owner_id != user.id {
+        return Err(ApiError::Forbidden("only the sample's owner may change or delete it".into()));
+    }
+    Ok(row)
+}
+
+/// Changes the visibility, project or tags of a sample the caller owns.
+pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpdate) -> ApiResult<Sample> {
+    let row = owned(state, caller, id).await?;
+    let user = caller.require()?;
+    if let Some(v) = req.visibility {
+        if !matches!(v, Visibility::Public | Visibility::Shared | Visibility::Private) {
+            return Err(ApiError::BadRequest(format!(
+                "visibility can be set to public, shared or private, not {:?}",
+                v.as_str()
+            )));
+        }
+        if row.visibility == Visibility::AwaitingData.as_str() || row.visibility == Visibility::Importing.as_str() {
+            return Err(ApiError::BadRequest(format!(
+                "the sample is {}; its visibility can be changed once its file has arrived",
+                row.visibility
+            )));
+        }
+    }
+    let project = match &req.project {
+        Some(Some(p)) => Some(Some(projects::to_add_to(state, user, p).await?)),
+        Some(None) => Some(None),
+        None => None,
+    };
+    let mut tag_ids: Option<Vec<String>> = None;
+    if let Some(tags) = &req.tags {
+        let mut ids = Vec::new();
+        for t in tags.iter().flatten() {
+            let tid = ref_id("tags", t, "tags")?;
+            let ok = records::is_visible(&state.db, "tags t", "t.id", tid, access::tag(caller, "t")).await?;
+            if !ok {
+                return Err(ApiError::BadRequest(format!("tag {tid} does not exist or you do not have access to it")));
+            }
+            ids.push(tid.to_string());
+        }
+        tag_ids = Some(ids);
+    }
+    let mut tx = begin_write(&state.db).await?;
+    if let Some(v) = req.visibility {
+        sqlx::query("UPDATE samples SET visibility = ? WHERE id = ?")
+            .bind(v.as_str())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    if let Some(p) = project {
+        sqlx::query("UPDATE samples SET project_id = ? WHERE id = ?").bind(p).bind(id).execute(&mut *tx).await?;
+    }
+    if let Some(ids) = tag_ids {
+        sqlx::query("DELETE FROM sample_tags WHERE sample_id = ?").bind(id).execute(&mut *tx).await?;
+        for t in ids {
+            tags::link(&mut tx, id, &t).await?;
+        }
+    }
+    sqlx::query("UPDATE samples SET updated_at = ? WHERE id = ?").bind(db::now()).bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    get(state, caller, id).await
+}
+
+/// Deletes a sample the caller owns, with its metadata, tag links, analyses, uploads and every
+/// file they hold.
+pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+    owned(state, caller, id).await?;
+    let mut tx = begin_write(&state.db).await?;
+    let keys: Vec<Option<String>> = sqlx::query_scalar(
+        "SELECT object_key FROM samples WHERE id = ? \
+         UNION ALL SELECT results_key FROM analyses WHERE sample_id = ? \
+         UNION ALL SELECT readlevel_key FROM analyses WHERE sample_id = ? \
+         UNION ALL SELECT object_key FROM uploads WHERE target_sample = ? OR id = ?",
+    )
+    .bind(id)
+    .bind(id)
+    .bind(id)
+    .bind(id)
+    .bind(id)
+    .fetch_all(&mut *tx)
+    .await?;
+    for k in keys.into_iter().flatten() {
+        queue_delete(&mut tx, &k).await?;
+    }
+    // Metadata, tag links, analyses and queue entries go with it (ON DELETE CASCADE).
+    sqlx::query("DELETE FROM uploads WHERE id = ? OR target_sample = ?").bind(id).bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM samples WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    tx.commit().await?;
+    purge(state).await
+}
+
+/// The file of the sample `id`, for the caller to download: its object key and the name to
+/// download it as. Project members need `can_download_files` for a sample that is not public.
+pub async fn file(state: &AppState, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
+    let user = caller.require()?;
+    let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
+    if row.owner_id != user.id
+        && let Some(project) = &row.project_id
+        && row.visibility != "public"
+        && let Some(perms) = projects::permissions(state, user, project).await?
+        && !perms.iter().any(|p| p == "can_download_files")
+    {
+        return Err(ApiError::Forbidden(
+            "your project membership does not include can_download_files for this sample".into(),
+        ));
+    }
+    let key: Option<String> =
+        sqlx::query_scalar("SELECT object_key FROM samples WHERE id = ?").bind(id).fetch_one(&state.db).await?;
+    let key = key.ok_or_else(|| ApiError::BadRequest("the sample has no file yet: it is awaiting data".into()))?;
+    Ok((key, row.filename.unwrap_or_else(|| "sample".into())))
+}
+
+/// Creates the caller's tag (or finds the one with that name) and attaches it to a sample the
+/// caller owns or may edit as a project member.
+pub async fn add_tag(state: &AppState, caller: &Caller, req: &TagCreate) -> ApiResult<Tag> {
+    let user = caller.require()?;
+    let name = req.name.trim();
+    let n = name.chars().count();
+    if n == 0 || n > MAX_TAG_NAME_CHARS {
+        return Err(ApiError::BadRequest(format!("name must be 1 to {MAX_TAG_NAME_CHARS} characters")));
+    }
+    let sample_id = ref_id("sample", &req.sample, "samples")?;
+    may_act_on(state, caller, sample_id, "can_edit_metadata", "tag it").await?;
+    let mut tx = begin_write(&state.db).await?;
+    let tag_id = tags::by_name(&mut tx, &user.id, name).await?;
+    tags::link(&mut tx, sample_id, &tag_id).await?;
+    tx.commit().await?;
+    Ok(Tag { uri: Ref::new("tags", &tag_id).uri, name: Some(name.to_string()) })
+}

@@ -1,0 +1,48 @@
+//! The service's own settings: the secret that signs upload forms and download addresses, and
+//! the job that runs by itself on every confirmed upload.
+
+use sqlx::SqlitePool;
+
+use super::db::Tx;
+
+/// The `settings` key naming the job that runs by itself on every confirmed upload.
+pub const DEFAULT_CLASSIFICATION_KEY: &str = "default_classification_job";
+
+/// The secret that signs upload forms and download addresses, created on first use.
+pub async fn signing_secret(db: &SqlitePool) -> Result<Vec<u8>, sqlx::Error> {
+    let candidate = hex::encode(rand::random::<[u8; 32]>());
+    sqlx::query("INSERT OR IGNORE INTO settings (key, value) VALUES ('signing_secret', ?)")
+        .bind(&candidate)
+        .execute(db)
+        .await?;
+    let secret: String =
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = 'signing_secret'").fetch_one(db).await?;
+    Ok(hex::decode(&secret).unwrap_or_else(|_| secret.into_bytes()))
+}
+
+/// Names `job` as the default classification, or clears it for `None`.
+pub async fn set_default_classification(db: &SqlitePool, job: Option<&str>) -> Result<(), sqlx::Error> {
+    match job {
+        Some(job) => {
+            sqlx::query(
+                "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(DEFAULT_CLASSIFICATION_KEY)
+            .bind(job)
+            .execute(db)
+            .await?;
+        }
+        None => {
+            sqlx::query("DELETE FROM settings WHERE key = ?").bind(DEFAULT_CLASSIFICATION_KEY).execute(db).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The default classification job, if one is installed.
+pub async fn default_classification(tx: &mut Tx) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+        .bind(DEFAULT_CLASSIFICATION_KEY)
+        .fetch_optional(&mut **tx)
+        .await
+}

@@ -1,0 +1,109 @@
+//! Tags: their records, and a user's tags found or created by name and attached to samples.
+
+use mgds_api::{MAX_TAG_NAME_CHARS, Ref, Tag, TagInput};
+
+use super::access;
+use super::caller::Caller;
+use super::db::{self, Tx, new_id};
+use super::records::{self, Found, ListQuery, ListSpec};
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{Field, FieldKind};
+
+/// The fields of `where` and `sort` in lists of tags.
+pub(crate) const TAG_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "t.id", kind: FieldKind::Uri { collection: "tags" }, sortable: true },
+    Field { name: "name", column: "t.name", kind: FieldKind::Text, sortable: true },
+    Field { name: "created_at", column: "t.created_at", kind: FieldKind::DateTime, sortable: true },
+];
+
+const TAGS: ListSpec = ListSpec {
+    from: "tags t",
+    columns: "t.id, t.name",
+    fields: TAG_FIELDS,
+    default_order: "t.name ASC",
+    tiebreak: "t.id ASC",
+};
+
+#[derive(sqlx::FromRow)]
+struct TagRow {
+    id: String,
+    name: String,
+}
+
+impl TagRow {
+    fn into_api(self) -> Tag {
+        Tag { uri: Ref::new("tags", &self.id).uri, name: Some(self.name) }
+    }
+}
+
+/// One page of the tags the caller may see.
+pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Tag>> {
+    caller.require()?;
+    let rows: Found<TagRow> = records::list(&state.db, &TAGS, q, access::tag(caller, "t"), None).await?;
+    Ok(rows.map(TagRow::into_api))
+}
+
+/// The tag `id` if the caller may see it.
+pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Tag> {
+    caller.require()?;
+    let row: TagRow = records::fetch_one(&state.db, &TAGS, "t.id", id, access::tag(caller, "t"))
+        .await?
+        .ok_or_else(|| ApiError::not_found("tag"))?;
+    Ok(row.into_api())
+}
+
+/// Checks the names of tags to create with a sample.
+pub fn check_names(tags: &[TagInput]) -> ApiResult<()> {
+    for t in tags {
+        let n = t.name.trim().chars().count();
+        if n == 0 || n > MAX_TAG_NAME_CHARS {
+            return Err(ApiError::BadRequest(format!(
+                "tag name {:?} must be 1 to {MAX_TAG_NAME_CHARS} characters",
+                t.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Finds or creates the owner's tags by name and attaches them to a sample.
+pub(crate) async fn attach(tx: &mut Tx, owner: &str, sample_id: &str, tags: &[TagInput]) -> ApiResult<()> {
+    for t in tags {
+        let tag_id = by_name(tx, owner, t.name.trim()).await?;
+        link(tx, sample_id, &tag_id).await?;
+    }
+    Ok(())
+}
+
+/// Attaches a tag to a sample (once).
+pub(crate) async fn link(tx: &mut Tx, sample_id: &str, tag_id: &str) -> ApiResult<()> {
+    sqlx::query("INSERT OR IGNORE INTO sample_tags (sample_id, tag_id) VALUES (?, ?)")
+        .bind(sample_id)
+        .bind(tag_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The owner's tag called `name`, created if it does not exist yet (a user's tag names are
+/// unique, so the same label always means the same tag).
+pub(crate) async fn by_name(tx: &mut Tx, owner: &str, name: &str) -> ApiResult<String> {
+    if let Some(id) = sqlx::query_scalar::<_, String>("SELECT id FROM tags WHERE owner_id = ? AND name = ?")
+        .bind(owner)
+        .bind(name)
+        .fetch_optional(&mut **tx)
+        .await?
+    {
+        return Ok(id);
+    }
+    let id = new_id();
+    sqlx::query("INSERT INTO tags (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)")
+        .bind(&id)
+        .bind(owner)
+        .bind(name)
+        .bind(db::now())
+        .execute(&mut **tx)
+        .await?;
+    Ok(id)
+}

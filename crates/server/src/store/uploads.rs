@@ -1,0 +1,443 @@
+//! The upload lifecycle: a sample announced before its file (pre-upload), an upload started and
+//! waiting for its file, the check that the file arrived whole, its confirmation into a sample or
+//! a document, and its cancellation.
+
+use chrono::{DateTime, Utc};
+use mgds_api::{
+    CancelUploadRequest, ConfirmUploadRequest, DocumentInitUploadRequest, ErrorCode, InitUploadRequest,
+    MAX_UPLOAD_BYTES, MetadataInput, PreuploadRequest, TagInput, Visibility,
+};
+use serde_json::{Map, Value};
+
+use super::caller::Caller;
+use super::db::{self, Tx, begin_write, new_id};
+use super::deletes::{purge, queue_delete};
+use super::{metadata, projects, queue, tags};
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+
+/// How long an upload form stays valid.
+const UPLOAD_VALID_HOURS: i64 = 24;
+
+/// An upload waiting for its file.
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// The id the client confirms the upload with: the sample or document to be.
+    pub id: String,
+    /// Where the file is to be stored.
+    pub object_key: String,
+    /// The size announced for the file.
+    pub size: u64,
+    /// When the upload started.
+    pub at: DateTime<Utc>,
+    /// How long its form stays valid.
+    pub valid_for: chrono::Duration,
+}
+
+/// Registers a sample that awaits its file, with its metadata, tags and project; returns its id.
+pub async fn preupload(state: &AppState, caller: &Caller, mut req: PreuploadRequest) -> ApiResult<String> {
+    let user = caller.require()?;
+    let mut metadata = req.metadata.take().unwrap_or_default();
+    metadata::validate(&mut metadata)?;
+    tags::check_names(&req.tags)?;
+    let project = match &req.project {
+        Some(p) => Some(projects::to_add_to(state, user, p).await?),
+        None => None,
+    };
+    let id = new_id();
+    // BEGIN IMMEDIATE: the uniqueness check and the insert are one step for concurrent callers.
+    let mut tx = begin_write(&state.db).await?;
+    if let Some(Some(ext)) = &metadata.external_sample_id
+        && metadata::external_id_taken(&mut tx, &user.id, ext, None).await?
+    {
+        return Err(metadata::duplicate_external_id(ext));
+    }
+    let metadata_id =
+        insert_sample(&mut tx, &id, &user.id, Visibility::AwaitingData.as_str(), None, None, None, project.as_deref())
+            .await?;
+    metadata::apply(&mut tx, &metadata_id, &metadata).await?;
+    tags::attach(&mut tx, &user.id, &id, &req.tags).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// Starts the upload of a sample's file: for a new sample, or for a pre-uploaded one named by
+/// `sample_id` or `external_sample_id`. The request is kept to be applied at confirmation.
+pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUploadRequest) -> ApiResult<Started> {
+    let user = caller.require()?;
+    let filename = mgds_api::clean_sample_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    check_upload_type(req.upload_type.as_deref())?;
+    check_size(req.size)?;
+    if let Some(m) = req.metadata.as_mut() {
+        metadata::validate(m)?;
+    }
+    tags::check_names(&req.tags)?;
+    if let Some(p) = &req.project {
+        projects::to_add_to(state, user, p).await?;
+    }
+    // A pre-uploaded sample to receive this file.
+    let target: Option<String> = match (&req.sample_id, &req.external_sample_id) {
+        (None, None) => None,
+        (sample_id, external) => {
+            let found: Option<String> = sqlx::query_scalar(
+                "SELECT s.id FROM samples s JOIN metadata m ON m.sample_id = s.id \
+                 WHERE s.owner_id = ? AND s.visibility = 'awaiting data' \
+                 AND (? IS NULL OR s.id = ?) AND (? IS NULL OR m.external_sample_id = ?)",
+            )
+            .bind(&user.id)
+            .bind(sample_id)
+            .bind(sample_id)
+            .bind(external)
+            .bind(external)
+            .fetch_optional(&state.db)
+            .await?;
+            Some(found.ok_or_else(|| {
+                let what = match (sample_id, external) {
+                    (Some(s), _) => format!("sample_id {s:?}"),
+                    (None, Some(e)) => format!("external_sample_id {e:?}"),
+                    (None, None) => String::new(),
+                };
+                ApiError::BadRequest(format!(
+                    "no pre-uploaded sample of yours awaiting data matches {what}; pre-upload it first \
+                     or leave the field out to create a new sample"
+                ))
+                .with_code(ErrorCode::NotAwaitingData)
+            })?)
+        }
+    };
+    let upload_id = new_id();
+    let object_key = format!("samples/{upload_id}/{filename}");
+    let now = Utc::now();
+    let valid_for = chrono::Duration::hours(UPLOAD_VALID_HOURS);
+    let stored = serde_json::json!({
+        "metadata": req.metadata,
+        "tags": req.tags,
+        "project": req.project,
+        "interleaved": req.interleaved,
+    });
+    sqlx::query(
+        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, expires_at) \
+         VALUES (?, 'sample', ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&upload_id)
+    .bind(&user.id)
+    .bind(&filename)
+    .bind(req.size as i64)
+    .bind(&object_key)
+    .bind(&target)
+    .bind(stored.to_string())
+    .bind(db::ts(now))
+    .bind(db::ts(now + valid_for))
+    .execute(&state.db)
+    .await?;
+    Ok(Started { id: target.unwrap_or(upload_id), object_key, size: req.size, at: now, valid_for })
+}
+
+/// Starts the upload of a document.
+pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentInitUploadRequest) -> ApiResult<Started> {
+    let user = caller.require()?;
+    let filename = mgds_api::clean_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    check_size(req.size)?;
+    let id = new_id();
+    let object_key = format!("documents/{id}/{filename}");
+    let now = Utc::now();
+    let valid_for = chrono::Duration::hours(UPLOAD_VALID_HOURS);
+    sqlx::query(
+        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at) \
+         VALUES (?, 'document', ?, ?, ?, ?, '{}', ?, ?)",
+    )
+    .bind(&id)
+    .bind(&user.id)
+    .bind(&filename)
+    .bind(req.size as i64)
+    .bind(&object_key)
+    .bind(db::ts(now))
+    .bind(db::ts(now + valid_for))
+    .execute(&state.db)
+    .await?;
+    Ok(Started { id, object_key, size: req.size, at: now, valid_for })
+}
+
+/// Refuses an `upload_type` other than `standard`.
+pub fn check_upload_type(t: Option<&str>) -> ApiResult<()> {
+    match t {
+        None | Some("standard") => Ok(()),
+        Some(other) => {
+            Err(ApiError::BadRequest(format!("upload_type {other:?} is not supported; only \"standard\" is")))
+        }
+    }
+}
+
+fn check_size(size: u64) -> ApiResult<()> {
+    if size == 0 {
+        return Err(ApiError::BadRequest("size must be at least 1 byte: the file is empty".into()));
+    }
+    if size > MAX_UPLOAD_BYTES {
+        return Err(ApiError::BadRequest(format!(
+            "the file is {size} bytes; uploads are limited to {MAX_UPLOAD_BYTES} bytes (20 GB)"
+        )));
+    }
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct UploadRow {
+    id: String,
+    filename: String,
+    size: i64,
+    object_key: String,
+    target_sample: Option<String>,
+    request: String,
+    confirmed_id: Option<String>,
+}
+
+/// The caller's upload answering to `id`: the upload itself, or the newest upload for the
+/// pre-uploaded sample `id` (preferring one not yet confirmed).
+async fn find(tx: &mut Tx, kind: &str, owner: &str, id: &str) -> ApiResult<Option<UploadRow>> {
+    Ok(sqlx::query_as(
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id FROM uploads \
+         WHERE kind = ? AND owner_id = ? AND (id = ? OR target_sample = ?) \
+         ORDER BY (confirmed_id IS NULL) DESC, created_at DESC, rowid DESC LIMIT 1",
+    )
+    .bind(kind)
+    .bind(owner)
+    .bind(id)
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await?)
+}
+
+/// Checks that an upload's file arrived whole.
+async fn check_arrived(state: &AppState, up: &UploadRow) -> ApiResult<()> {
+    match state.storage.size(&up.object_key).await? {
+        None => Err(ApiError::BadRequest(
+            "the file has not arrived yet: POST it to upload_url with the additional_fields before confirming".into(),
+        )
+        .with_code(ErrorCode::FileNotArrived)),
+        Some(n) if n as i64 != up.size => Err(ApiError::BadRequest(format!(
+            "the stored file has {n} bytes but init_upload announced {}; upload it again",
+            up.size
+        ))
+        .with_code(ErrorCode::SizeMismatch)),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Confirms a sample upload whose file arrived: fills the pre-uploaded sample or creates a new
+/// one, applies the metadata, tags and project given at the start, and queues the default
+/// classification. Returns the sample's id; confirming again answers the same sample.
+pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUploadRequest) -> ApiResult<String> {
+    let user = caller.require()?;
+    check_upload_type(req.upload_type.as_deref())?;
+    let not_found =
+        || ApiError::NotFound(format!("no upload {:?} of yours to confirm; call init_upload first", req.sample_id));
+    // The file check is outside the write lock (it touches the disk); the decision is inside.
+    let mut tx = state.db.begin().await?;
+    let up = find(&mut tx, "sample", &user.id, &req.sample_id).await?.ok_or_else(not_found)?;
+    drop(tx);
+    if let Some(done) = up.confirmed_id {
+        return Ok(done);
+    }
+    check_arrived(state, &up).await?;
+
+    let mut tx = begin_write(&state.db).await?;
+    // Re-read under the lock: a concurrent confirm may have finished first.
+    let up: UploadRow = sqlx::query_as(
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id FROM uploads WHERE id = ?",
+    )
+    .bind(&up.id)
+    .fetch_optional(&mut *tx)
+    .await?
+    .ok_or_else(not_found)?;
+    if let Some(done) = up.confirmed_id {
+        return Ok(done);
+    }
+    let stored: Map<String, Value> = serde_json::from_str(&up.request).unwrap_or_default();
+    let sample_id = match &up.target_sample {
+        Some(target) => {
+            let n = sqlx::query(
+                "UPDATE samples SET filename = ?, size = ?, object_key = ?, visibility = 'private', updated_at = ? \
+                 WHERE id = ? AND visibility = 'awaiting data'",
+            )
+            .bind(&up.filename)
+            .bind(up.size)
+            .bind(&up.object_key)
+            .bind(db::now())
+            .bind(target)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if n == 0 {
+                return Err(ApiError::Conflict(format!(
+                    "sample {target} is no longer awaiting data (another file was confirmed for it, or it was deleted)"
+                ))
+                .with_code(ErrorCode::NotAwaitingData));
+            }
+            target.clone()
+        }
+        None => {
+            let project = stored
+                .get("project")
+                .and_then(|p| serde_json::from_value::<Option<mgds_api::RefOrId>>(p.clone()).ok().flatten())
+                .map(|p| p.id().to_string());
+            // The project was checked at init_upload; it may have been deleted since.
+            let project = match project {
+                Some(p) => projects::still_there(&mut tx, &p).await?,
+                None => None,
+            };
+            insert_sample(
+                &mut tx,
+                &up.id,
+                &user.id,
+                Visibility::Private.as_str(),
+                Some(&up.filename),
+                Some(up.size),
+                Some(&up.object_key),
+                project.as_deref(),
+            )
+            .await?;
+            up.id.clone()
+        }
+    };
+    let metadata_id = metadata::of_sample(&mut tx, &sample_id).await?;
+    if let Some(m) = stored.get("metadata").filter(|m| !m.is_null()) {
+        let m: MetadataInput = serde_json::from_value(m.clone())?;
+        if let Some(Some(ext)) = &m.external_sample_id
+            && up.target_sample.is_none()
+            && metadata::external_id_taken(&mut tx, &user.id, ext, Some(&sample_id)).await?
+        {
+            // Only pre-uploads must be unique; a plain upload keeps its id but says so in the log.
+            tracing::info!(sample = %sample_id, "uploaded sample reuses an external_sample_id");
+        }
+        metadata::apply(&mut tx, &metadata_id, &m).await?;
+    }
+    if let Some(tags) = stored.get("tags").filter(|t| !t.is_null()) {
+        let tags: Vec<TagInput> = serde_json::from_value(tags.clone())?;
+        tags::attach(&mut tx, &user.id, &sample_id, &tags).await?;
+    }
+    sqlx::query("UPDATE uploads SET confirmed_id = ? WHERE id = ?")
+        .bind(&sample_id)
+        .bind(&up.id)
+        .execute(&mut *tx)
+        .await?;
+    // The default classification runs by itself on every new file, in the same transaction: a
+    // confirmed sample never misses it.
+    let queued = queue::queue_default_classification(&mut tx, &sample_id).await?;
+    tx.commit().await?;
+    if queued.is_some() {
+        state.runner.wake();
+    }
+    Ok(sample_id)
+}
+
+/// Cancels a sample upload that is not confirmed yet, and removes its file if it arrived.
+pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUploadRequest) -> ApiResult<()> {
+    let user = caller.require()?;
+    let mut tx = begin_write(&state.db).await?;
+    let up = find(&mut tx, "sample", &user.id, &req.sample_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no upload {:?} of yours to cancel", req.sample_id)))?;
+    if up.confirmed_id.is_some() {
+        return Err(ApiError::BadRequest("this upload is already confirmed; delete the sample instead".into()));
+    }
+    sqlx::query("DELETE FROM uploads WHERE id = ?").bind(&up.id).execute(&mut *tx).await?;
+    queue_delete(&mut tx, &up.object_key).await?;
+    tx.commit().await?;
+    purge(state).await
+}
+
+/// Confirms a document upload whose file arrived: the document appears under the upload's id,
+/// which it returns; confirming again answers the same document.
+pub async fn confirm_document(state: &AppState, caller: &Caller, document_id: &str) -> ApiResult<String> {
+    let user = caller.require()?;
+    let up: UploadRow = sqlx::query_as(
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id FROM uploads \
+         WHERE kind = 'document' AND owner_id = ? AND id = ?",
+    )
+    .bind(&user.id)
+    .bind(document_id)
+    .fetch_optional(&state.db)
+    .await?
+    .ok_or_else(|| {
+        ApiError::NotFound(format!("no document upload {document_id:?} of yours to confirm; call init_upload first"))
+    })?;
+    if let Some(done) = up.confirmed_id {
+        return Ok(done);
+    }
+    check_arrived(state, &up).await?;
+    let mut tx = begin_write(&state.db).await?;
+    let n = sqlx::query("UPDATE uploads SET confirmed_id = id WHERE id = ? AND confirmed_id IS NULL")
+        .bind(&up.id)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if n == 1 {
+        sqlx::query(
+            "INSERT INTO documents (id, uploader_id, filename, size, object_key, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&up.id)
+        .bind(&user.id)
+        .bind(&up.filename)
+        .bind(up.size)
+        .bind(&up.object_key)
+        .bind(db::now())
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(up.id)
+}
+
+/// Whether `key` belongs to an upload still waiting for its file: a form stops storing files
+/// once its upload was confirmed, canceled or deleted.
+pub async fn check_open(state: &AppState, key: &str) -> ApiResult<()> {
+    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = ? AND confirmed_id IS NULL")
+        .bind(key)
+        .fetch_one(&state.db)
+        .await?;
+    if open == 0 {
+        return Err(ApiError::Forbidden(
+            "this upload form is no longer valid: its upload was confirmed, canceled or deleted; start a new upload"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Inserts a sample and its (empty) metadata record; returns the metadata record's id.
+#[allow(clippy::too_many_arguments)]
+async fn insert_sample(
+    tx: &mut Tx,
+    id: &str,
+    owner: &str,
+    visibility: &str,
+    filename: Option<&str>,
+    size: Option<i64>,
+    object_key: Option<&str>,
+    project: Option<&str>,
+) -> ApiResult<String> {
+    let now = db::now();
+    sqlx::query(
+        "INSERT INTO samples (id, owner_id, visibility, filename, size, object_key, project_id, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(id)
+    .bind(owner)
+    .bind(visibility)
+    .bind(filename)
+    .bind(size)
+    .bind(object_key)
+    .bind(project)
+    .bind(&now)
+    .bind(&now)
+    .execute(&mut **tx)
+    .await?;
+    let metadata_id = new_id();
+    sqlx::query("INSERT INTO metadata (id, sample_id, owner_id) VALUES (?, ?, ?)")
+        .bind(&metadata_id)
+        .bind(id)
+        .bind(owner)
+        .execute(&mut **tx)
+        .await?;
+    Ok(metadata_id)
+}

@@ -1,0 +1,174 @@
+//! Users: the people a caller may see, the caller's account, the holder of an API key, and the
+//! user records the operator's commands create and change.
+
+use mgds_api::{Account, Ref, RefOrId};
+use sqlx::SqlitePool;
+
+use super::access;
+use super::caller::{Caller, User};
+use super::db::{self, begin_write, new_id};
+use super::records::{self, Found, ListQuery, ListSpec, ref_id};
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{Field, FieldKind};
+
+/// The user holding the API key whose hash is `hash`, with the hash as stored (for the caller
+/// to compare in constant time).
+pub async fn by_key_hash(db: &SqlitePool, hash: &[u8]) -> ApiResult<Option<(User, Vec<u8>)>> {
+    let row: Option<(String, String, i64, Vec<u8>)> =
+        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = ?")
+            .bind(hash)
+            .fetch_optional(db)
+            .await?;
+    Ok(row.map(|(id, organization_id, admin, stored)| {
+        (User { id, organization_id, is_org_admin: db::flag(admin) }, stored)
+    }))
+}
+
+/// The fields of `where` and `sort` in lists of users.
+pub(crate) const USER_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "u.id", kind: FieldKind::Uri { collection: "users" }, sortable: true },
+    Field { name: "email", column: "u.email", kind: FieldKind::Text, sortable: true },
+    Field { name: "username", column: "u.username", kind: FieldKind::Text, sortable: true },
+];
+
+const USERS: ListSpec = ListSpec {
+    from: "users u",
+    columns: "u.id, u.email, u.username",
+    fields: USER_FIELDS,
+    default_order: "u.email ASC",
+    tiebreak: "u.id ASC",
+};
+
+#[derive(sqlx::FromRow)]
+struct UserRow {
+    id: String,
+    email: String,
+    username: Option<String>,
+}
+
+impl UserRow {
+    fn into_api(self) -> mgds_api::User {
+        mgds_api::User { uri: Ref::new("users", &self.id).uri, email: Some(self.email), username: self.username }
+    }
+}
+
+/// One page of the users the caller may see.
+pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<mgds_api::User>> {
+    caller.require()?;
+    let rows: Found<UserRow> = records::list(&state.db, &USERS, q, access::user(caller, "u"), None).await?;
+    Ok(rows.map(UserRow::into_api))
+}
+
+/// The user `id` if the caller may see them.
+pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<mgds_api::User> {
+    caller.require()?;
+    let row: UserRow = records::fetch_one(&state.db, &USERS, "u.id", id, access::user(caller, "u"))
+        .await?
+        .ok_or_else(|| ApiError::not_found("user"))?;
+    Ok(row.into_api())
+}
+
+/// The caller's own account.
+pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
+    let user = caller.require()?;
+    let (email, username, created_at, org, admin): (String, Option<String>, String, String, i64) = sqlx::query_as(
+        "SELECT u.email, u.username, u.created_at, o.name, u.is_org_admin FROM users u \
+         JOIN organizations o ON o.id = u.organization_id WHERE u.id = ?",
+    )
+    .bind(&user.id)
+    .fetch_one(&state.db)
+    .await?;
+    Ok(Account {
+        user: Ref::new("users", &user.id),
+        email: Some(email),
+        username,
+        created_at: Some(created_at.clone()),
+        confirmed_at: Some(created_at),
+        coupons: vec![],
+        organization: Some(org),
+        organization_admin: Some(admin != 0),
+    })
+}
+
+/// The user a request body names, who must exist (else 400).
+pub async fn existing(state: &AppState, r: &RefOrId) -> ApiResult<String> {
+    let uid = ref_id("user", r, "users")?;
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT id FROM users WHERE id = ?").bind(uid).fetch_optional(&state.db).await?;
+    found.ok_or_else(|| ApiError::BadRequest(format!("there is no user {uid}")))
+}
+
+/// Creates a user with the key hash `key_hash` in the organisation called `organization`
+/// (created if needed); returns the new id, or `None` if the e-mail address is taken.
+pub async fn insert(
+    db: &SqlitePool,
+    email: &str,
+    organization: &str,
+    org_admin: bool,
+    key_hash: &[u8],
+) -> Result<Option<String>, sqlx::Error> {
+    let mut tx = begin_write(db).await?;
+    let exists: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = ?").bind(email).fetch_one(&mut *tx).await?;
+    if exists > 0 {
+        return Ok(None);
+    }
+    let org_id = match sqlx::query_scalar::<_, String>("SELECT id FROM organizations WHERE name = ?")
+        .bind(organization)
+        .fetch_optional(&mut *tx)
+        .await?
+    {
+        Some(id) => id,
+        None => {
+            let id = new_id();
+            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
+                .bind(&id)
+                .bind(organization)
+                .bind(db::now())
+                .execute(&mut *tx)
+                .await?;
+            id
+        }
+    };
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO users (id, email, organization_id, is_org_admin, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(email)
+    .bind(&org_id)
+    .bind(i64::from(org_admin))
+    .bind(key_hash)
+    .bind(db::now())
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(Some(id))
+}
+
+/// Replaces the key hash of the user with this e-mail address; `false` if there is none.
+pub async fn set_key_hash(db: &SqlitePool, email: &str, key_hash: &[u8]) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query("UPDATE users SET key_hash = ? WHERE email = ?")
+        .bind(key_hash)
+        .bind(email)
+        .execute(db)
+        .await?
+        .rows_affected();
+    Ok(n > 0)
+}
+
+/// The id of the user with this e-mail address.
+pub async fn id_by_email(db: &SqlitePool, email: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM users WHERE email = ?").bind(email).fetch_optional(db).await
+}
+
+/// Every user as (id, e-mail, organisation, admin), by e-mail.
+pub async fn all(db: &SqlitePool) -> Result<Vec<(String, String, String, bool)>, sqlx::Error> {
+    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+        "SELECT u.id, u.email, o.name, u.is_org_admin FROM users u JOIN organizations o ON o.id = u.organization_id ORDER BY u.email",
+    )
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|(a, b, c, d)| (a, b, c, db::flag(d))).collect())
+}

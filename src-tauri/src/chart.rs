@@ -3,6 +3,7 @@
 use mgds_plots::{AbundanceChartOptions, Metric};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
+use ts_rs::TS;
 
 use crate::commands::{ask_save_path, write_file};
 use crate::error::{CmdError, CmdResult, sentence};
@@ -10,7 +11,7 @@ use crate::results::ResultsCache;
 use crate::session::Session;
 
 /// The chart controls as the UI sends them.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, TS)]
 pub struct ChartControls {
     /// Rank of the bars.
     pub rank: String,
@@ -39,7 +40,7 @@ impl ChartControls {
 }
 
 /// One bar, for the UI.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct BarView {
     /// Taxon name, or "Other (N taxa)".
     pub label: String,
@@ -50,7 +51,7 @@ pub struct BarView {
 }
 
 /// A chart for the UI: the SVG to show inline, and its bars.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ChartView {
     /// The SVG document.
     pub svg: String,

@@ -3,10 +3,12 @@
 use std::path::PathBuf;
 
 use serde::Serialize;
-use tauri::{AppHandle, Emitter, Manager, State};
+use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
+use ts_rs::TS;
 
 use crate::error::{CmdError, CmdResult};
+use crate::events;
 use crate::results::{PanelView, ResultsCache, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
@@ -84,7 +86,7 @@ pub async fn sample(
     let client = session.connected().await?.client;
     let detail = samples::detail(&client, &id).await?;
     watcher.watch(client, id, move |e| {
-        let _ = app.emit("analyses-changed", e);
+        events::emit(&app, e);
     });
     Ok(detail)
 }
@@ -132,7 +134,7 @@ pub async fn run_job(
     let client = session.connected().await?.client;
     let analysis = samples::run_job(&client, &sample, &job, args, description).await?;
     watcher.watch(client, sample, move |e| {
-        let _ = app.emit("analyses-changed", e);
+        events::emit(&app, e);
     });
     Ok(analysis)
 }
@@ -198,7 +200,7 @@ pub async fn start_uploads(
     let client = session.connected().await?.client;
     let staging = session.paths().data_dir.join("upload-staging");
     uploads.start(client, batch, &staging, move |p| {
-        let _ = app.emit("upload-progress", p);
+        events::emit(&app, p);
     });
     Ok(())
 }
@@ -210,7 +212,7 @@ pub fn cancel_upload(uploads: State<'_, Uploads>, id: String) -> bool {
 }
 
 /// A classification's table, for the taxa table.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 pub struct ClassificationView {
     /// Reads in the sample.
     pub n_reads: u64,

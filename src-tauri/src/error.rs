@@ -2,9 +2,10 @@
 //! understands, saying what to do next.
 
 use serde::Serialize;
+use ts_rs::TS;
 
 /// An error crossing to the UI.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct CmdError {
     /// A stable, machine-readable code the UI can branch on (`key_refused`, `unreachable`, ...).
     pub code: &'static str,
@@ -89,7 +90,7 @@ impl From<mgds_upload::UploadError> for CmdError {
         use mgds_upload::UploadError as E;
         match e {
             E::Service(c) => from_client(&c),
-            E::File(f) => f.into(),
+            E::File(f) => (*f).into(),
             E::Cancelled => CmdError::new("cancelled", "Cancelled."),
             E::MixedCompression { .. } => CmdError::new("bad_file", sentence(&e.to_string())),
             other => CmdError::new("file", sentence(&other.to_string())),

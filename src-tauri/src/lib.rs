@@ -5,16 +5,22 @@
 //! [`results::Watcher`], [`results::ResultsCache`] and [`watching::Watching`] (the watched
 //! folders) as managed state, and the thin
 //! [`commands`] the web UI in `ui/` invokes. Errors reach the UI as [`error::CmdError`]
-//! (`{code, message}`); upload progress and analysis state arrive as events.
+//! (`{code, message}`); upload progress and analysis state arrive as [`events`]. The UI's
+//! TypeScript types and typed calls (`ui/src/lib/bindings.ts`) are generated from these types and
+//! commands, and a test fails when that file is out of date.
 
 pub mod chart;
 pub mod commands;
 pub mod error;
+pub mod events;
 pub mod results;
 pub mod samples;
 pub mod session;
 pub mod uploads;
 pub mod watching;
+
+#[cfg(test)]
+mod bindings;
 
 use tauri::Manager;
 

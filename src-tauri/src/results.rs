@@ -7,6 +7,7 @@ use std::time::Duration;
 use mgds_api::{ClassificationResults, Marker};
 use mgds_client::{CancellationToken, Client};
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::error::{CmdError, CmdResult};
 use crate::samples::{self, AnalysisRow};
@@ -38,7 +39,7 @@ impl ResultsCache {
 }
 
 /// One sub-panel for the panels view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SubPanelView {
     /// Its name.
     pub name: String,
@@ -51,7 +52,7 @@ pub struct SubPanelView {
 }
 
 /// The panels view.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct PanelView {
     /// The panel's name.
     pub panel_name: String,
@@ -72,12 +73,16 @@ pub async fn panel(client: &Client, id: &str) -> CmdResult<PanelView> {
 }
 
 /// The analyses of one sample, as sent in `analyses-changed` events.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct AnalysesChanged {
     /// The sample.
     pub sample_id: String,
     /// Its analyses.
     pub analyses: Vec<AnalysisRow>,
+}
+
+impl crate::events::ShellEvent for AnalysesChanged {
+    const NAME: &'static str = "analyses-changed";
 }
 
 /// Watches the analyses of the sample on screen (managed state): one at a time.
@@ -103,7 +108,7 @@ impl Watcher {
             let mut interval = Duration::from_millis(500);
             while started.elapsed() < WATCH_FOR {
                 if let Ok(now) = samples::analyses(&client, &id).await {
-                    let settled = !now.is_empty() && now.iter().all(|a| a.state != "running");
+                    let settled = !now.is_empty() && now.iter().all(|a| a.state != samples::AnalysisState::Running);
                     if last.as_ref() != Some(&now) {
                         emit(AnalysesChanged { sample_id: id.clone(), analyses: now.clone() });
                         last = Some(now);

@@ -5,11 +5,14 @@ use futures::StreamExt;
 use mgds_api::{Analysis, Metadata, Ref, Sample};
 use mgds_client::{Client, Filter, Sort};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::error::{CmdError, CmdResult};
 
 /// The table's state as the UI sends it.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, TS)]
+// What the shell defaults (`#[serde(default)]`, and any `Option`) the UI may leave out.
+#[ts(optional_fields = nullable)]
 pub struct SampleQuery {
     /// Page number, from 1.
     pub page: u32,
@@ -20,6 +23,7 @@ pub struct SampleQuery {
     pub sort: Option<String>,
     /// Descending order.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub desc: bool,
     /// The file name contains this (any case).
     #[serde(default)]
@@ -98,7 +102,7 @@ fn check_day(day: &str) -> CmdResult<&str> {
 }
 
 /// One row of the samples table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SampleRow {
     /// Sample id.
     pub id: String,
@@ -142,7 +146,7 @@ pub fn id_of(uri: &str) -> String {
 }
 
 /// One page of the table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SamplesPage {
     /// The rows.
     pub rows: Vec<SampleRow>,
@@ -168,7 +172,7 @@ pub async fn list(client: &Client, q: &SampleQuery) -> CmdResult<SamplesPage> {
 }
 
 /// A tag or project, for pickers and for showing names in the table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct Named {
     /// Its id.
     pub id: String,
@@ -177,7 +181,7 @@ pub struct Named {
 }
 
 /// A job the user can run, for pickers.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct JobChoice {
     /// Its id.
     pub id: String,
@@ -188,7 +192,7 @@ pub struct JobChoice {
 }
 
 /// The tags, projects and jobs the user can see.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct Lookups {
     /// Tags.
     pub tags: Vec<Named>,
@@ -247,15 +251,27 @@ pub async fn lookups(client: &Client) -> CmdResult<Lookups> {
     })
 }
 
+/// Where an analysis stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum AnalysisState {
+    /// Pending or running: not complete.
+    Running,
+    /// Finished successfully.
+    Complete,
+    /// Finished with an error.
+    Failed,
+}
+
 /// One analysis of a sample, for the sample page.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct AnalysisRow {
     /// Analysis id.
     pub id: String,
     /// `classification`, `panel`, ...
     pub kind: String,
-    /// `pending`/`running` (not complete), `complete`, or `failed`.
-    pub state: &'static str,
+    /// Where it stands.
+    pub state: AnalysisState,
     /// Why it failed.
     pub error: Option<String>,
     /// When it was created.
@@ -271,9 +287,9 @@ pub struct AnalysisRow {
 impl From<&Analysis> for AnalysisRow {
     fn from(a: &Analysis) -> Self {
         let state = match (a.complete, a.success) {
-            (false, _) => "running",
-            (true, true) => "complete",
-            (true, false) => "failed",
+            (false, _) => AnalysisState::Running,
+            (true, true) => AnalysisState::Complete,
+            (true, false) => AnalysisState::Failed,
         };
         AnalysisRow {
             id: id_of(&a.uri),
@@ -310,7 +326,7 @@ pub async fn create_project(client: &Client, name: &str) -> CmdResult<Named> {
 
 /// A job's arguments form: its name and the JSON Schema of its arguments (an empty object
 /// schema when the job takes none).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct JobArgs {
     /// The job's id.
     pub id: String,
@@ -351,7 +367,7 @@ pub async fn run_job(
 }
 
 /// The sample page.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SampleDetail {
     /// The sample.
     pub sample: SampleRow,
@@ -383,7 +399,8 @@ pub async fn detail(client: &Client, id: &str) -> CmdResult<SampleDetail> {
 }
 
 /// A change to a sample from its page.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
 pub struct SampleChange {
     /// New visibility.
     #[serde(default)]
@@ -396,6 +413,7 @@ pub struct SampleChange {
     pub tags: Option<Vec<String>>,
     /// Names of new tags to create and attach.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub new_tags: Vec<String>,
     /// New metadata fields.
     #[serde(default)]
@@ -434,16 +452,20 @@ pub async fn change(client: &Client, id: &str, change: SampleChange) -> CmdResul
 }
 
 /// A change to many samples at once, from the samples table's selection.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
 pub struct BulkChange {
     /// Tag ids to add (the samples keep their other tags).
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub add_tags: Vec<String>,
     /// Names of new tags to create and add.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub new_tags: Vec<String>,
     /// Tag ids to take off.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub remove_tags: Vec<String>,
     /// New project id; an empty string takes them out of their project.
     #[serde(default)]
@@ -453,11 +475,12 @@ pub struct BulkChange {
     pub visibility: Option<mgds_api::Visibility>,
     /// Delete the samples instead.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub delete: bool,
 }
 
 /// What a bulk change did: the samples changed, and those that could not be, with why.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, TS)]
 pub struct BulkOutcome {
     /// Samples changed (or deleted).
     pub done: usize,
@@ -466,7 +489,7 @@ pub struct BulkOutcome {
 }
 
 /// One sample a bulk change could not change.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct BulkFailure {
     /// The sample.
     pub id: String,

@@ -9,6 +9,7 @@ use mgds_profiles::local::{self, Local};
 use mgds_profiles::profile::{self, Config, KeyStore, LOCAL, Profile};
 use serde::Serialize;
 use tokio::sync::{Mutex, OnceCell};
+use ts_rs::TS;
 
 use crate::error::{CmdError, CmdResult};
 
@@ -54,7 +55,7 @@ pub struct Session {
 }
 
 /// What the UI shows about the connection.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ConnectionView {
     /// The profile's name.
     pub profile: String,
@@ -69,7 +70,7 @@ pub struct ConnectionView {
 }
 
 /// One profile, as the profiles screen lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ProfileView {
     /// Its name.
     pub name: String,
@@ -80,7 +81,7 @@ pub struct ProfileView {
 }
 
 /// The profiles screen.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ProfilesView {
     /// All profiles, the local one first.
     pub profiles: Vec<ProfileView>,
@@ -89,7 +90,7 @@ pub struct ProfilesView {
 }
 
 /// What the UI sends to add a remote profile.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, serde::Deserialize, TS)]
 pub struct NewProfile {
     /// Its name.
     pub name: String,
@@ -99,6 +100,7 @@ pub struct NewProfile {
     pub api_key: String,
     /// The user agreed to keep the key in a private file because there is no keychain.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub store_key_in_file: bool,
 }
 

@@ -12,6 +12,7 @@ use mgds_formats::ReadPairing;
 use mgds_upload::{Progress, Source, Upload, UploadError};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Semaphore;
+use ts_rs::TS;
 
 use crate::error::{CmdError, sentence};
 
@@ -19,7 +20,7 @@ use crate::error::{CmdError, sentence};
 const MAX_DROPPED_FILES: usize = 2000;
 
 /// What checking one file found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FileCheck {
     /// The file.
     pub path: String,
@@ -144,7 +145,9 @@ pub fn mark_pairs(checks: &mut [FileCheck]) {
 }
 
 /// One file to upload.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, TS)]
+// What the shell defaults (`#[serde(default)]`, and any `Option`) the UI may leave out.
+#[ts(optional_fields = nullable)]
 pub struct UploadFile {
     /// The UI's id for this upload (progress events carry it).
     pub id: String,
@@ -156,12 +159,14 @@ pub struct UploadFile {
 }
 
 /// What the UI sends to start uploads.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
 pub struct UploadBatch {
     /// The files.
     pub files: Vec<UploadFile>,
     /// Tag names for every sample.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub tags: Vec<String>,
     /// Project id for every sample.
     #[serde(default)]
@@ -172,7 +177,7 @@ pub struct UploadBatch {
 }
 
 /// Where an upload stands, in the window.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum UploadState {
     /// Queued for a free slot.
@@ -192,7 +197,7 @@ pub enum UploadState {
 }
 
 /// An upload's progress, as sent to the UI in `upload-progress` events.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, TS)]
 pub struct UploadProgress {
     /// The UI's id for the upload.
     pub id: String,
@@ -206,6 +211,10 @@ pub struct UploadProgress {
     pub sample_id: Option<String>,
     /// Why it failed, or why it is being retried.
     pub error: Option<String>,
+}
+
+impl crate::events::ShellEvent for UploadProgress {
+    const NAME: &'static str = "upload-progress";
 }
 
 /// The running uploads (managed state).

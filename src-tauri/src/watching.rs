@@ -14,15 +14,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mgds_watch::{
-    Event, FolderConfig, Layout, NanoporeGrouping, Options, PAUSE_FILE, QUEUE_FILE, Queue, RunRecord, SampleRecord,
-    SavedFolders, State, Watcher,
+    Event, FolderConfig, NanoporeGrouping, Options, PAUSE_FILE, QUEUE_FILE, Queue, SavedFolders, State, Watcher,
 };
 use serde::{Deserialize, Serialize};
-use tauri::{AppHandle, Emitter, Manager};
+use tauri::{AppHandle, Manager};
 use tauri_plugin_notification::NotificationExt;
 use tokio::sync::Mutex;
+use ts_rs::TS;
 
 use crate::error::{CmdError, CmdResult};
+use crate::events::emit;
 use crate::session::Session;
 
 /// The most samples the screen lists (the newest); the counts cover all of them.
@@ -31,7 +32,7 @@ const MAX_LISTED: usize = 500;
 const MAX_FILES_LISTED: usize = 300;
 
 /// Upload progress of one sample, as the watcher reports it.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, TS)]
 pub struct Live {
     /// Bytes sent.
     pub sent: u64,
@@ -62,31 +63,38 @@ struct Inner {
 }
 
 /// What the UI sends to add a folder.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, TS)]
+// What the shell defaults (`#[serde(default)]`, and any `Option`) the UI may leave out.
+#[ts(optional_fields = nullable)]
 pub struct NewFolder {
     /// The folder.
     pub path: PathBuf,
     /// `auto`, `illumina`, `nanopore` or `files`.
-    pub layout: Layout,
+    pub layout: mgds_watch::Layout,
     /// Look into subfolders.
     pub recursive: bool,
     /// Glob patterns a file must match (empty: all).
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub include: Vec<String>,
     /// Glob patterns of files to leave alone.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub exclude: Vec<String>,
     /// The project (id) for new samples.
     #[serde(default)]
     pub project: Option<String>,
     /// Tags (names) for new samples.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub tags: Vec<String>,
     /// Custom metadata for new samples.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub metadata: serde_json::Map<String, serde_json::Value>,
     /// Jobs (ids) to run on each new sample.
     #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
     pub jobs: Vec<String>,
     /// Illumina: interleave R1 and R2 into one sample.
     pub pair: bool,
@@ -120,7 +128,7 @@ fn clean(v: Vec<String>) -> Vec<String> {
 }
 
 /// Files of a folder per state.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, TS)]
 pub struct Counts {
     /// Found, may still change.
     pub seen: usize,
@@ -135,11 +143,11 @@ pub struct Counts {
 }
 
 /// One saved folder on the screen.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FolderView {
     /// Its settings.
     #[serde(flatten)]
-    pub config: FolderConfig,
+    pub config: mgds_watch::FolderConfig,
     /// It is not there (an unmounted share, a removed disk): it is skipped until it is back.
     pub missing: bool,
     /// Its files per state.
@@ -149,28 +157,28 @@ pub struct FolderView {
 }
 
 /// One file the watcher found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FileView {
     /// Its path inside the watched folder.
     pub path: String,
     /// Its size when last seen.
     pub size: u64,
     /// `seen`, `settled`, `uploading`, `confirmed` or `failed`.
-    pub state: State,
+    pub state: mgds_watch::State,
 }
 
 /// A sample made by the watcher, with its live progress.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct WatchedSample {
     /// What the queue knows.
     #[serde(flatten)]
-    pub record: SampleRecord,
+    pub record: mgds_watch::SampleRecord,
     /// Upload progress, while it is being sent.
     pub live: Option<Live>,
 }
 
 /// The "Watched folders" screen.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct WatchView {
     /// The saved folders.
     pub folders: Vec<FolderView>,
@@ -183,7 +191,7 @@ pub struct WatchView {
     /// Where the folders are saved (shared with `mgds watch`).
     pub config_file: String,
     /// Run folders seen.
-    pub runs: Vec<RunRecord>,
+    pub runs: Vec<mgds_watch::RunRecord>,
     /// Samples made, newest first (at most 500).
     pub samples: Vec<WatchedSample>,
     /// Samples in the queue in all.
@@ -192,15 +200,29 @@ pub struct WatchView {
     pub upload_limit: Option<u64>,
 }
 
+/// What a [`WatchChanged`] event says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchChange {
+    /// A sample's upload progressed (only `key` and `live` matter).
+    Progress,
+    /// Anything else: reload the screen.
+    Changed,
+}
+
 /// What the UI hears as the watcher works.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct WatchChanged {
-    /// `progress` (only `key`, `sent`, `total`, `rate` matter) or `changed` (reload the screen).
-    pub kind: &'static str,
+    /// Progress, or a change to reload the screen for.
+    pub kind: WatchChange,
     /// The sample's key, for progress.
     pub key: Option<String>,
     /// Upload progress.
     pub live: Option<Live>,
+}
+
+impl crate::events::ShellEvent for WatchChanged {
+    const NAME: &'static str = "watch-changed";
 }
 
 fn options(data_dir: &Path, upload_limit: Option<u64>) -> Options {
@@ -330,7 +352,7 @@ impl Watching {
         }
         let live = self.live.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let samples: Vec<WatchedSample> =
-            samples.into_iter().map(|record| WatchedSample { live: live.get(&record.key).copied(), record }).collect();
+            samples.into_iter().map(|r| WatchedSample { live: live.get(&r.key).copied(), record: r }).collect();
         let paused = match &inner.running {
             Some(w) => w.is_paused(),
             None => paths.data_dir.join(PAUSE_FILE).exists(),
@@ -341,7 +363,7 @@ impl Watching {
             paused,
             problem: inner.problem.clone(),
             config_file: paths.config_dir.join(mgds_watch::SAVED_FILE).display().to_string(),
-            runs,
+            runs: runs.into_iter().map(Into::into).collect(),
             samples,
             samples_total: samples_total as usize,
             upload_limit,
@@ -397,7 +419,7 @@ async fn forward(
     live: Arc<std::sync::Mutex<HashMap<String, Live>>>,
     generation: u64,
 ) {
-    let changed = WatchChanged { kind: "changed", key: None, live: None };
+    let changed = WatchChanged { kind: WatchChange::Changed, key: None, live: None };
     while let Some(e) = rx.recv().await {
         match e {
             Event::Uploading { key, sent, total, .. } => {
@@ -411,9 +433,9 @@ async fn forward(
                 entry.rate = if secs > 0.2 { sent as f64 / secs } else { 0.0 };
                 let l = *entry;
                 drop(map);
-                let _ = app.emit("watch-changed", WatchChanged { kind: "progress", key: Some(key), live: Some(l) });
+                emit(&app, WatchChanged { kind: WatchChange::Progress, key: Some(key), live: Some(l) });
                 if first {
-                    let _ = app.emit("watch-changed", changed.clone());
+                    emit(&app, changed.clone());
                 }
                 continue;
             }
@@ -437,7 +459,7 @@ async fn forward(
             Event::FileSeen { .. } => continue,
             _ => {}
         }
-        let _ = app.emit("watch-changed", changed.clone());
+        emit(&app, changed.clone());
     }
     // The channel closed: the watcher was stopped, or it ended by itself on an error.
     let watching = app.state::<Watching>();
@@ -451,7 +473,7 @@ async fn forward(
         };
         inner.problem = Some(format!("Watching stopped: {why} Restart MGDS to try again."));
         drop(inner);
-        let _ = app.emit("watch-changed", changed);
+        emit(&app, changed);
     }
 }
 
@@ -509,7 +531,7 @@ mod tests {
         }))
         .unwrap();
         let c = f.into_config();
-        assert_eq!(c.layout, Layout::Illumina);
+        assert_eq!(c.layout, mgds_watch::Layout::Illumina);
         assert_eq!(c.include, ["*.fastq.gz"]);
         assert_eq!(c.tags, ["miseq"]);
         assert_eq!(c.project, None);

@@ -11,12 +11,14 @@
 //! kept as test fixtures.
 
 mod job_args;
+mod multipart;
 mod requests;
 mod resources;
 mod results;
 mod rules;
 
 pub use job_args::*;
+pub use multipart::*;
 pub use requests::*;
 pub use resources::*;
 pub use results::*;
@@ -30,6 +32,7 @@ pub const API_PREFIX: &str = "/api/v1";
 /// A reference to another resource: `{"$ref": "/api/v1/<collection>/<id>"}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Ref {
     /// The address of the referenced resource.
     #[serde(rename = "$ref")]
@@ -60,6 +63,7 @@ impl Ref {
 /// reference schema allows for request fields such as `project`, `sample` and `user`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(untagged)]
 pub enum RefOrId {
     /// `{"$ref": "/api/v1/<collection>/<id>"}`.

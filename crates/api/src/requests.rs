@@ -34,6 +34,9 @@ pub struct ListQuery {
 /// alone; in an update an explicit `null` clears a field.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+// In TypeScript every field may be left out (`name?: string | null`): absent fields are left
+// alone, and the double options take `null` to clear a field.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 #[serde(deny_unknown_fields)]
 pub struct MetadataInput {
     /// Marked as a favourite.

@@ -8,6 +8,7 @@ use crate::{Ref, null_as_default};
 /// Who may see a sample (see the spec's visibility rules).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Visibility {
     /// Anyone, signed in or not.
     #[serde(rename = "public")]
@@ -84,6 +85,7 @@ pub struct Sample {
 /// The metadata record of a sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Metadata {
     /// Address of the record.
     #[serde(rename = "$uri")]

@@ -1,20 +1,8 @@
 // Changes to the samples table's selection: what to send, and what to say afterwards.
-import type { Named } from "./api";
+import type { BulkChange, BulkOutcome, Named } from "./bindings";
 import { plural } from "./format";
 
-export interface BulkChange {
-  add_tags?: string[];
-  new_tags?: string[];
-  remove_tags?: string[];
-  project?: string;
-  visibility?: string;
-  delete?: boolean;
-}
-
-export interface BulkOutcome {
-  done: number;
-  failed: { id: string; message: string }[];
-}
+export type { BulkChange, BulkOutcome };
 
 /** A tag typed by name: an existing tag (matched without regard to case) is reused, any other is made. */
 export function tagChange(name: string, tags: Named[]): BulkChange | null {

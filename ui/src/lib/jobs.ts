@@ -1,6 +1,9 @@
 // Running a job on a sample: the job's `job_args_schema` (JSON Schema) turned into form fields,
 // and what was typed turned back into arguments, checked first so a mistake is named by its field
 // before anything is sent (the service checks again).
+import type { JsonValue } from "./bindings";
+
+export type { JobArgs } from "./bindings";
 
 export type FieldKind = "number" | "integer" | "boolean" | "text" | "choice";
 
@@ -15,13 +18,6 @@ export interface JobField {
   maximum: number | null;
   pattern: string | null;
   options: string[];
-}
-
-export interface JobArgs {
-  id: string;
-  name: string;
-  kind: string;
-  schema: unknown;
 }
 
 /** The form's values, as typed (text fields) or ticked (booleans). */
@@ -84,8 +80,8 @@ export function initialValues(fields: JobField[]): FieldValues {
  * default); anything out of range, of the wrong kind or not matching the field's pattern is
  * refused with the field's label and what it accepts.
  */
-export function collectArgs(fields: JobField[], values: FieldValues): { args: Record<string, unknown> } | { error: string } {
-  const args: Record<string, unknown> = {};
+export function collectArgs(fields: JobField[], values: FieldValues): { args: Record<string, JsonValue> } | { error: string } {
+  const args: Record<string, JsonValue> = {};
   for (const f of fields) {
     const v = values[f.name];
     if (f.kind === "boolean") {

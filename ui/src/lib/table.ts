@@ -1,5 +1,6 @@
 // The samples table's state: paging, sorting, filters and selection. Pure functions; the
 // component holds one TableState and replaces it.
+import type { SampleQuery } from "./bindings";
 
 export type SortColumn = "created_at" | "filename" | "size" | "visibility";
 
@@ -81,7 +82,7 @@ export function toggleAllOnPage(s: TableState, ids: string[]): TableState {
 }
 
 /** The query the shell's `list_samples` command takes. */
-export function toQuery(s: TableState) {
+export function toQuery(s: TableState): SampleQuery {
   const f = s.filters;
   const opt = (v: string) => (v.trim() === "" ? null : v.trim());
   return {

@@ -1,14 +1,7 @@
 // The taxa table of a classification: filter, sort and CSV export.
+import type { TaxonRow } from "./bindings";
 
-export interface TaxonRow {
-  tax_id: string;
-  name: string;
-  rank: string;
-  parent_tax_id: string | null;
-  readcount: number;
-  readcount_w_children: number;
-  abundance: number | null;
-}
+export type { TaxonRow };
 
 export type TaxaColumn = "name" | "rank" | "readcount" | "readcount_w_children" | "abundance";
 

@@ -7,6 +7,7 @@ import {
   uploadFiles,
   applyProgress,
   fraction,
+  isActive,
   parseTags,
   ready,
   retry,
@@ -69,6 +70,26 @@ describe("upload queue", () => {
     items = retry(items, id);
     expect(items[0].state).toBe("checked");
     expect(ready(items).length).toBe(1);
+  });
+  it("an upload being retried stays active, says why, and goes on", () => {
+    let items = addChecked([], [check("a.fq")], ids);
+    const id = items[0].id;
+    const ev = (state: "sending" | "retrying", sent: number, error: string | null = null) =>
+      ({ id, state, sent, total: 1000, sample_id: null, error });
+    items = applyProgress(items, ev("sending", 400), 0);
+    items = applyProgress(items, ev("retrying", 0, "The service is busy. Trying again in 4 s."), 1000);
+    expect(items[0].state).toBe("retrying");
+    expect(items[0].error).toBe("The service is busy. Trying again in 4 s.");
+    expect(isActive(items[0].state)).toBe(true);
+    expect(summary(items)).toEqual({ active: 1, done: 0, failed: 0, invalid: 0 });
+    // Still the shell's: not sent again, not offered to retry by hand, not cleared as finished.
+    expect(ready(items)).toEqual([]);
+    expect(retry(items, id)).toEqual(items);
+    expect(removeFinished(items)).toEqual(items);
+    expect(addChecked(items, [check("a.fq")], ids)).toHaveLength(1);
+    items = applyProgress(items, ev("sending", 100), 5000);
+    expect(items[0].state).toBe("sending");
+    expect(items[0].error).toBeNull();
   });
   it("tags are split on commas", () => {
     expect(parseTags(" run42, lab A ,,run42")).toEqual(["run42", "lab A"]);

@@ -1,30 +1,16 @@
 // The upload queue: files checked, then sent, with progress events from the shell. Pure
 // functions over a list of items; speed and time left from recent progress samples.
+import type { FileCheck, UploadFile, UploadProgress, UploadState as SendState } from "./bindings";
 
-export interface FileCheck {
-  path: string;
-  name: string;
-  size: number;
-  format: string | null;
-  compression: string | null;
-  reads: number;
-  bases: number;
-  mean_length: number;
-  pairing: string | null;
-  mate: string | null;
-  problem: string | null;
+export type { FileCheck, UploadProgress };
+
+/** Before it is sent an item is checked, invalid, or read 2 joined to its read 1; then the shell says. */
+export type UploadState = "checked" | "invalid" | "joined" | SendState;
+
+/** Being sent, or about to be: the shell has it (it can be cancelled). */
+export function isActive(state: UploadState): boolean {
+  return state === "waiting" || state === "joining" || state === "sending" || state === "retrying";
 }
-
-export type UploadState =
-  | "checked"
-  | "invalid"
-  | "joined"
-  | "waiting"
-  | "joining"
-  | "sending"
-  | "done"
-  | "failed"
-  | "cancelled";
 
 export interface UploadItem {
   id: string;
@@ -40,15 +26,6 @@ export interface UploadItem {
   include: boolean;
   /** Read 1 of a joined pair: the id of its read 2 item (which is then `joined`). */
   joinWith: string | null;
-}
-
-export interface ProgressEvent {
-  id: string;
-  state: "waiting" | "joining" | "sending" | "done" | "failed" | "cancelled";
-  sent: number;
-  total: number;
-  sample_id: string | null;
-  error: string | null;
 }
 
 let counter = 0;
@@ -80,7 +57,7 @@ export function addChecked(items: UploadItem[], checks: FileCheck[], makeId = ne
 const WINDOW_MS = 5000;
 
 /** Applies one progress event from the shell. */
-export function applyProgress(items: UploadItem[], e: ProgressEvent, now = Date.now()): UploadItem[] {
+export function applyProgress(items: UploadItem[], e: UploadProgress, now = Date.now()): UploadItem[] {
   return items.map((i) => {
     if (i.id !== e.id) return i;
     const samples: [number, number][] =
@@ -147,7 +124,7 @@ export function removeFinished(items: UploadItem[]): UploadItem[] {
 
 export function summary(items: UploadItem[]): { active: number; done: number; failed: number; invalid: number } {
   return {
-    active: items.filter((i) => i.state === "waiting" || i.state === "joining" || i.state === "sending").length,
+    active: items.filter((i) => isActive(i.state)).length,
     done: items.filter((i) => i.state === "done").length,
     failed: items.filter((i) => i.state === "failed").length,
     invalid: items.filter((i) => i.state === "invalid").length,
@@ -183,7 +160,7 @@ export function splitPair(items: UploadItem[], id: string): UploadItem[] {
 }
 
 /** What the shell is sent for the items to upload: read 2's path beside read 1 for a joined pair. */
-export function uploadFiles(items: UploadItem[], list: UploadItem[]): { id: string; path: string; mate: string | null }[] {
+export function uploadFiles(items: UploadItem[], list: UploadItem[]): UploadFile[] {
   return list.map((i) => ({
     id: i.id,
     path: i.check.path,

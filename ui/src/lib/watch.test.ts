@@ -12,7 +12,7 @@ import {
   sampleStatus,
   watcherStatus,
   type WatchView,
-  type WatchedFolder,
+  type FolderView,
   type WatchedSample,
 } from "./watch";
 
@@ -23,15 +23,17 @@ const sample = (over: Partial<WatchedSample>): WatchedSample => ({
   run_id: null,
   name: "S1",
   external_id: "x",
+  recipe: { single: "/runs/a.fq" },
   state: "seen",
   sample_id: null,
   attempts: 0,
   error: null,
+  jobs_pending: false,
   live: null,
   ...over,
 });
 
-const folder = (over: Partial<WatchedFolder> = {}): WatchedFolder => ({
+const folder = (over: Partial<FolderView> = {}): FolderView => ({
   ...newFolder("/runs"),
   illumina: { pair: true, join_lanes: true },
   nanopore: "per_barcode",

@@ -1,90 +1,13 @@
 // The "Watched folders" screen's logic: what the watcher's queue says, in words, grouped the way
 // a lab thinks of it (folder, then run, then sample).
+import type { FileState, FolderView, Layout, Live, NewFolder, RunRecord, WatchedSample, WatchView } from "./bindings";
+
 import { formatBytes, formatDuration, formatSpeed } from "./format";
 
-export type Layout = "auto" | "illumina" | "nanopore" | "files";
-export type FileState = "seen" | "settled" | "uploading" | "confirmed" | "failed";
+export type { Counts, FileState, FolderView, Layout, Live, NewFolder, RunRecord, WatchedSample, WatchView } from "./bindings";
 
-export interface Counts {
-  seen: number;
-  settled: number;
-  uploading: number;
-  confirmed: number;
-  failed: number;
-}
-
-export interface WatchedFolder {
-  path: string;
-  recursive: boolean;
-  include: string[];
-  exclude: string[];
-  layout: Layout;
-  illumina: { pair: boolean; join_lanes: boolean };
-  nanopore: "per_barcode" | "per_file";
-  project: string | null;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  jobs: string[];
-  missing: boolean;
-  files: Counts;
-  file_list: { path: string; size: number; state: FileState }[];
-}
-
-export interface RunRecord {
-  path: string;
-  folder: string;
-  kind: string;
-  run_id: string;
-  state: "waiting" | "complete" | "uploaded" | "failed" | string;
-  detail: string | null;
-}
-
-export interface Live {
-  sent: number;
-  total: number;
-  rate: number;
-}
-
-export interface WatchedSample {
-  key: string;
-  folder: string;
-  run: string | null;
-  run_id: string | null;
-  name: string;
-  external_id: string;
-  state: FileState;
-  sample_id: string | null;
-  attempts: number;
-  error: string | null;
-  live: Live | null;
-}
-
-export interface WatchView {
-  folders: WatchedFolder[];
-  running: boolean;
-  paused: boolean;
-  problem: string | null;
-  config_file: string;
-  runs: RunRecord[];
-  samples: WatchedSample[];
-  samples_total: number;
-  upload_limit: number | null;
-}
-
-export interface NewFolder {
-  path: string;
-  layout: Layout;
-  recursive: boolean;
-  include: string[];
-  exclude: string[];
-  project: string | null;
-  tags: string[];
-  metadata: Record<string, string>;
-  jobs: string[];
-  pair: boolean;
-  join_lanes: boolean;
-  per_file: boolean;
-}
+/** The add/change form: a `NewFolder` with every field filled in. */
+export type FolderForm = Required<NewFolder>;
 
 export const LAYOUTS: { value: Layout; label: string; hint: string }[] = [
   { value: "auto", label: "Recognise runs", hint: "Illumina and Nanopore run folders are recognised; any other FASTQ/FASTA file is one sample." },
@@ -93,7 +16,7 @@ export const LAYOUTS: { value: Layout; label: string; hint: string }[] = [
   { value: "files", label: "Plain files", hint: "Every finished FASTQ/FASTA file is one sample, as soon as it stops changing." },
 ];
 
-export function newFolder(path = ""): NewFolder {
+export function newFolder(path = ""): FolderForm {
   return {
     path,
     layout: "auto",
@@ -119,7 +42,7 @@ export interface FolderTexts {
 }
 
 /** A saved folder's settings, to change them in the form. */
-export function folderToForm(f: WatchedFolder): { form: NewFolder; texts: FolderTexts } {
+export function folderToForm(f: FolderView): { form: FolderForm; texts: FolderTexts } {
   const metadata: Record<string, string> = {};
   for (const [k, v] of Object.entries(f.metadata ?? {})) metadata[k] = typeof v === "string" ? v : JSON.stringify(v);
   return {
@@ -278,7 +201,7 @@ export function applyWatchProgress(view: WatchView, key: string, live: Live): Wa
 }
 
 /** The folder's settings in one line. */
-export function folderSummary(f: WatchedFolder): string {
+export function folderSummary(f: FolderView): string {
   const parts = [LAYOUTS.find((l) => l.value === f.layout)?.label ?? f.layout];
   if (!f.recursive) parts.push("this folder only");
   if (f.layout === "auto" || f.layout === "illumina") {

@@ -1,0 +1,903 @@
+// The shell's commands and events, and the types they carry: generated from the Rust code in
+// src-tauri by its `bindings` test. Do not edit; after changing those Rust types or commands, run
+//   MGDS_WRITE_BINDINGS=1 cargo test -p mgds-desktop bindings
+// (`cargo test` fails while this file is out of date).
+
+import { invoke } from "@tauri-apps/api/core";
+import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+
+/** The analyses of one sample, as sent in `analyses-changed` events. */
+export type AnalysesChanged = {
+  /** The sample. */
+  sample_id: string,
+  /** Its analyses. */
+  analyses: Array<AnalysisRow>,
+};
+
+/** One analysis of a sample, for the sample page. */
+export type AnalysisRow = {
+  /** Analysis id. */
+  id: string,
+  /** `classification`, `panel`, ... */
+  kind: string,
+  /** Where it stands. */
+  state: AnalysisState,
+  /** Why it failed. */
+  error: string | null,
+  /** When it was created. */
+  created_at: string,
+  /** The job's id. */
+  job: string,
+  /** The taxon whose genome an alignment is to. */
+  tax_id: string | null,
+  /** The note given when it was run. */
+  description: string | null,
+};
+
+/** Where an analysis stands. */
+export type AnalysisState = "running" | "complete" | "failed";
+
+/** One bar, for the UI. */
+export type BarView = {
+  /** Taxon name, or "Other (N taxa)". */
+  label: string,
+  /** Tax id (none for "Other"). */
+  tax_id: string | null,
+  /** Percent or reads. */
+  value: number,
+};
+
+/** A change to many samples at once, from the samples table's selection. */
+export type BulkChange = {
+  /** Tag ids to add (the samples keep their other tags). */
+  add_tags?: Array<string>,
+  /** Names of new tags to create and add. */
+  new_tags?: Array<string>,
+  /** Tag ids to take off. */
+  remove_tags?: Array<string>,
+  /** New project id; an empty string takes them out of their project. */
+  project?: string | null,
+  /** New visibility. */
+  visibility?: Visibility | null,
+  /** Delete the samples instead. */
+  delete?: boolean,
+};
+
+/** One sample a bulk change could not change. */
+export type BulkFailure = {
+  /** The sample. */
+  id: string,
+  /** Why, in words. */
+  message: string,
+};
+
+/** What a bulk change did: the samples changed, and those that could not be, with why. */
+export type BulkOutcome = {
+  /** Samples changed (or deleted). */
+  done: number,
+  /** Samples not changed, with the service's reason. */
+  failed: Array<BulkFailure>,
+};
+
+/** The chart controls as the UI sends them. */
+export type ChartControls = {
+  /** Rank of the bars. */
+  rank: string,
+  /** Taxa with their own bar; the rest become "Other". */
+  top_n: number,
+  /** `abundance` or `readcount`. */
+  metric: string,
+};
+
+/** A chart for the UI: the SVG to show inline, and its bars. */
+export type ChartView = {
+  /** The SVG document. */
+  svg: string,
+  /** The bars, top to bottom. */
+  bars: Array<BarView>,
+};
+
+/** A classification's table, for the taxa table. */
+export type ClassificationView = {
+  /** Reads in the sample. */
+  n_reads: number,
+  /** One row per taxon. */
+  table: Array<TaxonRow>,
+};
+
+/** An error crossing to the UI. */
+export type CmdError = {
+  /** A stable, machine-readable code the UI can branch on (`key_refused`, `unreachable`, ...). */
+  code: string,
+  /** What went wrong and what to do, for a person. */
+  message: string,
+};
+
+/** What the UI shows about the connection. */
+export type ConnectionView = {
+  /** The profile's name. */
+  profile: string,
+  /** The service's base address. */
+  base_url: string,
+  /** Whether this is the embedded local service. */
+  local: boolean,
+  /** The signed-in user's e-mail address. */
+  email: string | null,
+  /** The local service's data folder. */
+  data_dir: string,
+};
+
+/** Files of a folder per state. */
+export type Counts = {
+  /** Found, may still change. */
+  seen: number,
+  /** Complete, waiting for their run or sample. */
+  settled: number,
+  /** Being uploaded (or waiting to be). */
+  uploading: number,
+  /** On the service. */
+  confirmed: number,
+  /** Could not be uploaded. */
+  failed: number,
+};
+
+/** What checking one file found. */
+export type FileCheck = {
+  /** The file. */
+  path: string,
+  /** Its name. */
+  name: string,
+  /** Its size in bytes. */
+  size: number,
+  /** FASTA or FASTQ, when readable. */
+  format: string | null,
+  /** The compression, when readable. */
+  compression: string | null,
+  /** Reads (records). */
+  reads: number,
+  /** Bases. */
+  bases: number,
+  /** Mean read length. */
+  mean_length: number,
+  /** What the reads' names say about pairing, in words. */
+  pairing: string | null,
+  /** The other file of a suggested read pair. */
+  mate: string | null,
+  /** Why the file cannot be uploaded; `None` when it can. */
+  problem: string | null,
+};
+
+/** Where a file or a sample stands. */
+export type FileState = "seen" | "settled" | "uploading" | "confirmed" | "failed";
+
+/** One file the watcher found. */
+export type FileView = {
+  /** Its path inside the watched folder. */
+  path: string,
+  /** Its size when last seen. */
+  size: number,
+  /** `seen`, `settled`, `uploading`, `confirmed` or `failed`. */
+  state: FileState,
+};
+
+/** One saved folder on the screen. */
+export type FolderView = {
+  /** It is not there (an unmounted share, a removed disk): it is skipped until it is back. */
+  missing: boolean,
+  /** Its files per state. */
+  files: Counts,
+  /** Its files (at most 300, the unfinished first), with their state. */
+  file_list: Array<FileView>,
+  /** The folder. */
+  path: string,
+  /** Look into subfolders (run folders need it). */
+  recursive: boolean,
+  /** Glob patterns (relative to the folder) a file must match to be considered; none: all. */
+  include: Array<string>,
+  /** Glob patterns (relative to the folder) of files to leave alone. */
+  exclude: Array<string>,
+  /** How files become samples. */
+  layout: Layout,
+  /** Illumina options. */
+  illumina: IlluminaOptions,
+  /** Nanopore options. */
+  nanopore: NanoporeGrouping,
+  /** The project (id) new samples go into. */
+  project: string | null,
+  /** Tags (names) given to new samples. */
+  tags: Array<string>,
+  /** Custom metadata given to new samples (string, number or boolean values). */
+  metadata: { [key in string]: JsonValue },
+  /** Jobs (ids) to run on each new sample once it is confirmed. */
+  jobs: Array<string>,
+};
+
+/** How an Illumina run's FASTQ files become samples. */
+export type IlluminaOptions = {
+  /** Make one interleaved sample of a sample's R1 and R2 files. */
+  pair: boolean,
+  /** Join a sample's lanes (L001, L002, ...) into one sample. */
+  join_lanes: boolean,
+};
+
+/**
+ * A job's arguments form: its name and the JSON Schema of its arguments (an empty object
+ * schema when the job takes none).
+ */
+export type JobArgs = {
+  /** The job's id. */
+  id: string,
+  /** Its name. */
+  name: string,
+  /** The kind of analysis it makes. */
+  kind: string,
+  /** `job_args_schema`. */
+  schema: JsonValue,
+};
+
+/** A job the user can run, for pickers. */
+export type JobChoice = {
+  /** Its id. */
+  id: string,
+  /** Its name. */
+  name: string,
+  /** The kind of analysis it makes (`classification`, `panel`, ...). */
+  kind: string,
+};
+
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]: JsonValue } | null;
+
+/** How the files of a folder are turned into samples. */
+export type Layout = "auto" | "illumina" | "nanopore" | "files";
+
+/** Upload progress of one sample, as the watcher reports it. */
+export type Live = {
+  /** Bytes sent. */
+  sent: number,
+  /** Bytes in all. */
+  total: number,
+  /** Bytes per second since the upload started. */
+  rate: number,
+};
+
+/** The tags, projects and jobs the user can see. */
+export type Lookups = {
+  /** Tags. */
+  tags: Array<Named>,
+  /** Projects. */
+  projects: Array<Named>,
+  /** Jobs (none if the service would not list them). */
+  jobs: Array<JobChoice>,
+  /** The sequencing platforms the metadata accepts. */
+  platforms: Array<string>,
+  /** The library types the metadata accepts. */
+  library_types: Array<string>,
+  /** The sample types the metadata accepts. */
+  sample_types: Array<string>,
+};
+
+/** One marker of a panel. */
+export type Marker = {
+  /** Marker sequence name. */
+  name: string,
+  /** What it marks. */
+  description: string,
+  /** Whether it was found. */
+  status: MarkerStatus,
+  /** Marker sequence length. */
+  length: number,
+  /** Percent identity (long markers). */
+  identity?: number | null,
+  /** Percent of the marker covered (long markers). */
+  coverage?: number | null,
+  /** Depth of coverage (long markers). */
+  depth?: number | null,
+  /** Reads matching exactly (short markers). */
+  n_reads_exact_match?: number | null,
+  /** Reads matching within the panel's SNP allowance (short markers). */
+  n_reads_partial_match?: number | null,
+};
+
+/** Whether a marker was found. */
+export type MarkerStatus = "present" | "probable" | "absent";
+
+/** The metadata record of a sample. */
+export type Metadata = {
+  /** Address of the record. */
+  $uri: string,
+  /** The sample described. */
+  sample: Ref,
+  /** Marked by the user as a favourite. */
+  starred: boolean,
+  /** Free-form key/value pairs. */
+  custom: { [key in string]: JsonValue },
+  /** The lab's own identifier for the sample; unique among pre-uploaded samples. */
+  external_sample_id: string | null,
+  /** Display name. */
+  name: string | null,
+  /** Free-text description. */
+  description: string | null,
+  /** When the specimen was collected (RFC 3339). */
+  date_collected: string | null,
+  /** When it was sequenced (RFC 3339). */
+  date_sequenced: string | null,
+  /** Sequencing platform, one of [`PLATFORMS`](crate::PLATFORMS). */
+  platform: string | null,
+  /** `WGS`, `Targeted/16S` or `Other`. */
+  library_type: string | null,
+  /** `Isolate`, `Metagenomic` or `Other`. */
+  sample_type: string | null,
+  /** Latitude of the collection site. */
+  location_lat: number | null,
+  /** Longitude of the collection site. */
+  location_lon: number | null,
+  /** Collection site in words. */
+  location_string: string | null,
+};
+
+/**
+ * Metadata given with a pre-upload or upload, or in a metadata update. Absent fields are left
+ * alone; in an update an explicit `null` clears a field.
+ */
+export type MetadataInput = {
+  /** Marked as a favourite. */
+  starred?: boolean,
+  /** Free-form key/value pairs (values: string, number, boolean or null). */
+  custom?: { [key in string]: JsonValue },
+  /** The lab's own identifier, at most 60 characters. */
+  external_sample_id?: string | null,
+  /** Display name, at most 255 characters. */
+  name?: string | null,
+  /** Free-text description. */
+  description?: string | null,
+  /** When the specimen was collected (RFC 3339). */
+  date_collected?: string | null,
+  /** When it was sequenced (RFC 3339). */
+  date_sequenced?: string | null,
+  /** One of [`PLATFORMS`](crate::PLATFORMS). */
+  platform?: string | null,
+  /** One of [`LIBRARY_TYPES`](crate::LIBRARY_TYPES). */
+  library_type?: string | null,
+  /** One of [`SAMPLE_TYPES`](crate::SAMPLE_TYPES). */
+  sample_type?: string | null,
+  /** Latitude, -90 to 90. */
+  location_lat?: number | null,
+  /** Longitude, -180 to 180. */
+  location_lon?: number | null,
+  /** Collection site in words, at most 255 characters. */
+  location_string?: string | null,
+  /** The sample (accepted and ignored in updates: a record never moves to another sample). */
+  sample?: RefOrId,
+};
+
+/** A tag or project, for pickers and for showing names in the table. */
+export type Named = {
+  /** Its id. */
+  id: string,
+  /** Its name. */
+  name: string,
+};
+
+/** How a Nanopore run's batch files become samples. */
+export type NanoporeGrouping = "per_barcode" | "per_file";
+
+/** What the UI sends to add a folder. */
+export type NewFolder = {
+  /** The folder. */
+  path: string,
+  /** `auto`, `illumina`, `nanopore` or `files`. */
+  layout: Layout,
+  /** Look into subfolders. */
+  recursive: boolean,
+  /** Glob patterns a file must match (empty: all). */
+  include?: Array<string>,
+  /** Glob patterns of files to leave alone. */
+  exclude?: Array<string>,
+  /** The project (id) for new samples. */
+  project?: string | null,
+  /** Tags (names) for new samples. */
+  tags?: Array<string>,
+  /** Custom metadata for new samples. */
+  metadata?: { [key in string]: JsonValue },
+  /** Jobs (ids) to run on each new sample. */
+  jobs?: Array<string>,
+  /** Illumina: interleave R1 and R2 into one sample. */
+  pair: boolean,
+  /** Illumina: join lanes. */
+  join_lanes: boolean,
+  /** Nanopore: one sample per batch file instead of per barcode. */
+  per_file: boolean,
+};
+
+/** What the UI sends to add a remote profile. */
+export type NewProfile = {
+  /** Its name. */
+  name: string,
+  /** The service's base address. */
+  base_url: string,
+  /** The API key. */
+  api_key: string,
+  /** The user agreed to keep the key in a private file because there is no keychain. */
+  store_key_in_file?: boolean,
+};
+
+/** The panels view. */
+export type PanelView = {
+  /** The panel's name. */
+  panel_name: string,
+  /** Its sub-panels. */
+  sub_panels: Array<SubPanelView>,
+};
+
+/** One profile, as the profiles screen lists it. */
+export type ProfileView = {
+  /** Its name. */
+  name: string,
+  /** Its base address (`local` for the embedded service). */
+  base_url: string,
+  /** Whether it is the one in use. */
+  current: boolean,
+};
+
+/** The profiles screen. */
+export type ProfilesView = {
+  /** All profiles, the local one first. */
+  profiles: Array<ProfileView>,
+  /** Why the OS keychain cannot be used, when it cannot. */
+  keychain_problem: string | null,
+};
+
+/** A reference to another resource: `{"$ref": "/api/v1/<collection>/<id>"}`. */
+export type Ref = {
+  /** The address of the referenced resource. */
+  $ref: string,
+};
+
+/**
+ * A reference given in a request body: either a reference object or a bare identifier, as the
+ * reference schema allows for request fields such as `project`, `sample` and `user`.
+ */
+export type RefOrId = Ref | string;
+
+/** A run folder's last reported state. */
+export type RunRecord = {
+  /** The run folder. */
+  path: string,
+  /** The watched folder. */
+  folder: string,
+  /** `illumina` or `nanopore`. */
+  kind: string,
+  /** The run id. */
+  run_id: string,
+  /** `waiting`, `complete`, `uploaded` or `failed`. */
+  state: string,
+  /** What it waits for, or why it failed. */
+  detail: string | null,
+};
+
+/** A change to a sample from its page. */
+export type SampleChange = {
+  /** New visibility. */
+  visibility?: Visibility | null,
+  /** New project id; an empty string takes it out of its project. */
+  project?: string | null,
+  /** New tag ids (replacing the old ones). */
+  tags?: Array<string> | null,
+  /** Names of new tags to create and attach. */
+  new_tags?: Array<string>,
+  /** New metadata fields. */
+  metadata?: MetadataInput | null,
+};
+
+/** The sample page. */
+export type SampleDetail = {
+  /** The sample. */
+  sample: SampleRow,
+  /** Its metadata record. */
+  metadata: Metadata | null,
+  /** Its analyses. */
+  analyses: Array<AnalysisRow>,
+  /** Whether the signed-in user owns it (and so may edit it). */
+  editable: boolean,
+};
+
+/** The table's state as the UI sends it. */
+export type SampleQuery = {
+  /** Page number, from 1. */
+  page: number,
+  /** Rows per page. */
+  per_page: number,
+  /** Column to sort by: `created_at`, `filename`, `size`, `visibility`. */
+  sort?: string | null,
+  /** Descending order. */
+  desc?: boolean,
+  /** The file name contains this (any case). */
+  filename?: string | null,
+  /** Carries this tag (id). */
+  tag?: string | null,
+  /** In this project (id). */
+  project?: string | null,
+  /** Uploaded on or after this day (`YYYY-MM-DD`). */
+  from?: string | null,
+  /** Uploaded on or before this day (`YYYY-MM-DD`). */
+  to?: string | null,
+  /** Visibility: `public`, `shared` or `private`. */
+  visibility?: string | null,
+};
+
+/** One row of the samples table. */
+export type SampleRow = {
+  /** Sample id. */
+  id: string,
+  /** File name (none while awaiting data). */
+  filename: string | null,
+  /** File size in bytes. */
+  size: number | null,
+  /** Upload time (RFC 3339). */
+  created_at: string,
+  /** `public`, `shared`, `private`, ... */
+  visibility: string,
+  /** Project id. */
+  project: string | null,
+  /** Tag ids. */
+  tags: Array<string>,
+  /** The primary classification's id, once there is one. */
+  classification: string | null,
+};
+
+/** One page of the table. */
+export type SamplesPage = {
+  /** The rows. */
+  rows: Array<SampleRow>,
+  /** Samples matching the filters on all pages. */
+  total: number,
+  /** This page's number. */
+  page: number,
+  /** Rows per page. */
+  per_page: number,
+};
+
+/**
+ * How one sample's file is made. (The names on the wire are those of the watcher's journal,
+ * which keeps them across versions.)
+ */
+export type Source = { "single": string } | { "concat": Array<string> } | { "interleave": Array<[string, string]> };
+
+/** One sub-panel for the panels view. */
+export type SubPanelView = {
+  /** Its name. */
+  name: string,
+  /** What it detects. */
+  description: string,
+  /** Its markers. */
+  markers: Array<Marker>,
+  /** Markers found (present or probable). */
+  found: number,
+};
+
+/** One taxon of a classification result table. */
+export type TaxonRow = {
+  /** NCBI taxonomy id. */
+  tax_id: string,
+  /** Scientific name. */
+  name: string,
+  /** Rank (`species`, `genus`, `no rank`, ...). */
+  rank: string,
+  /** Parent taxon; null for the root. */
+  parent_tax_id: string | null,
+  /** Reads classified at exactly this taxon. */
+  readcount: number,
+  /** Reads classified at this taxon and its descendants. */
+  readcount_w_children: number,
+  /** Estimated relative abundance (species level, primary database only). */
+  abundance: number | null,
+  /** Abundance of this taxon and its descendants, where the service reports it. */
+  abundance_w_children?: number | null,
+  /** Reads at exactly this taxon that passed the sample-wide filter, where reported. */
+  filtered_readcount?: number | null,
+  /** Reads at this taxon and its descendants that passed the filter, where reported. */
+  filtered_readcount_w_children?: number | null,
+  /**
+   * Share of the sample's reads re-estimated for this species (or genus) from the database's
+   * k-mer distribution (Bracken): reads placed above the species are shared out to the species
+   * below in proportion to how likely each one's reads are to stop there. Sums to 1 over the
+   * species rows (and, separately, over the genus rows); absent for other ranks, for taxa with
+   * too few reads, and for databases without a k-mer distribution.
+   */
+  reestimated_abundance?: number | null,
+};
+
+/** What the UI sends to start uploads. */
+export type UploadBatch = {
+  /** The files. */
+  files: Array<UploadFile>,
+  /** Tag names for every sample. */
+  tags?: Array<string>,
+  /** Project id for every sample. */
+  project?: string | null,
+  /** Metadata for every sample. */
+  metadata?: MetadataInput | null,
+};
+
+/** One file to upload. */
+export type UploadFile = {
+  /** The UI's id for this upload (progress events carry it). */
+  id: string,
+  /** The file (read 1 of a pair that is joined). */
+  path: string,
+  /** Read 2 of a pair to join with `path` into one interleaved sample. */
+  mate?: string | null,
+};
+
+/** An upload's progress, as sent to the UI in `upload-progress` events. */
+export type UploadProgress = {
+  /** The UI's id for the upload. */
+  id: string,
+  /** Where it stands. */
+  state: UploadState,
+  /** Bytes sent. */
+  sent: number,
+  /** Bytes in all. */
+  total: number,
+  /** The new sample, when done. */
+  sample_id: string | null,
+  /** Why it failed, or why it is being retried. */
+  error: string | null,
+};
+
+/** Where an upload stands, in the window. */
+export type UploadState = "waiting" | "joining" | "sending" | "retrying" | "done" | "failed" | "cancelled";
+
+/** Who may see a sample (see the spec's visibility rules). */
+export type Visibility = "public" | "shared" | "private" | "importing" | "awaiting data";
+
+/** What a [`WatchChanged`] event says. */
+export type WatchChange = "progress" | "changed";
+
+/** What the UI hears as the watcher works. */
+export type WatchChanged = {
+  /** Progress, or a change to reload the screen for. */
+  kind: WatchChange,
+  /** The sample's key, for progress. */
+  key: string | null,
+  /** Upload progress. */
+  live: Live | null,
+};
+
+/** The "Watched folders" screen. */
+export type WatchView = {
+  /** The saved folders. */
+  folders: Array<FolderView>,
+  /** The app's watcher is running. */
+  running: boolean,
+  /** Uploads are paused. */
+  paused: boolean,
+  /** Why nothing is watched, or what stopped the watcher. */
+  problem: string | null,
+  /** Where the folders are saved (shared with `mgds watch`). */
+  config_file: string,
+  /** Run folders seen. */
+  runs: Array<RunRecord>,
+  /** Samples made, newest first (at most 500). */
+  samples: Array<WatchedSample>,
+  /** Samples in the queue in all. */
+  samples_total: number,
+  /** The upload speed limit in bytes per second (none: no limit). */
+  upload_limit: number | null,
+};
+
+/** A sample made by the watcher, with its live progress. */
+export type WatchedSample = {
+  /** Upload progress, while it is being sent. */
+  live: Live | null,
+  /** Stable identity: the run folder (or file) and the sample's name. */
+  key: string,
+  /** The watched folder. */
+  folder: string,
+  /** The run folder, if any. */
+  run: string | null,
+  /** The run's id, if any. */
+  run_id: string | null,
+  /** The sample's name (metadata `name`). */
+  name: string,
+  /** The `external_sample_id` it has on the service. */
+  external_id: string,
+  /** How its file is made. */
+  recipe: Source,
+  /** Where it stands. */
+  state: FileState,
+  /** Its id on the service, once known. */
+  sample_id: string | null,
+  /** Failed attempts so far. */
+  attempts: number,
+  /** The last error. */
+  error: string | null,
+  /** Jobs still to start on it (after it was confirmed). */
+  jobs_pending: boolean,
+};
+
+/** The shell's commands: each resolves to its result, or rejects with a `CmdError`. */
+export const commands = {
+  /**
+   * The abundance chart of classification `id`.
+   */
+  abundanceChart: (id: string, options: ChartControls): Promise<ChartView> =>
+    invoke<ChartView>("abundance_chart", { id, options }),
+  /**
+   * Adds a remote profile after checking its key, and switches to it.
+   */
+  addProfile: (profile: NewProfile): Promise<ProfilesView> =>
+    invoke<ProfilesView>("add_profile", { profile }),
+  /**
+   * Saves a folder to watch and starts watching it.
+   */
+  addWatchFolder: (folder: NewFolder): Promise<void> =>
+    invoke<void>("add_watch_folder", { folder }),
+  /**
+   * The results of a finished alignment or functional profile, as the service sends them.
+   */
+  analysisResults: (id: string, kind: string): Promise<JsonValue> =>
+    invoke<JsonValue>("analysis_results", { id, kind }),
+  /**
+   * Cancels an upload.
+   */
+  cancelUpload: (id: string): Promise<boolean> =>
+    invoke<boolean>("cancel_upload", { id }),
+  /**
+   * Changes (or deletes) the selected samples: tags added or taken off, project, visibility.
+   */
+  changeSamples: (ids: string[], change: BulkChange): Promise<BulkOutcome> =>
+    invoke<BulkOutcome>("change_samples", { ids, change }),
+  /**
+   * Checks dropped or picked files before anything is sent. The drop handler calls this with
+   * the paths of Tauri's drag-and-drop event.
+   */
+  checkFiles: (paths: string[]): Promise<FileCheck[]> =>
+    invoke<FileCheck[]>("check_files", { paths }),
+  /**
+   * The results of a classification.
+   */
+  classification: (id: string): Promise<ClassificationView> =>
+    invoke<ClassificationView>("classification", { id }),
+  /**
+   * The connection in use, connecting (and on first start, starting the local service) if needed.
+   */
+  connection: (): Promise<ConnectionView> =>
+    invoke<ConnectionView>("connection"),
+  /**
+   * Creates a project (to move samples into).
+   */
+  createProject: (name: string): Promise<Named> =>
+    invoke<Named>("create_project", { name }),
+  /**
+   * Saves a file of the service where the user chooses: a sample's reads (`kind` `sample`), a
+   * classification's read-level TSV (gzipped), an alignment (SAM, gzipped) or a functional
+   * profile's table (TSV). None if they cancel.
+   */
+  downloadResults: (id: string, kind: string, fileName: string): Promise<string | null> =>
+    invoke<string | null>("download_results", { id, kind, fileName }),
+  /**
+   * Saves the chart as SVG or PNG where the user chooses; answers the path, or `None` if cancelled.
+   */
+  exportChart: (id: string, options: ChartControls, format: string, fileName: string): Promise<string | null> =>
+    invoke<string | null>("export_chart", { id, options, format, fileName }),
+  /**
+   * A job's arguments form (its `job_args_schema`).
+   */
+  jobArgs: (id: string): Promise<JobArgs> =>
+    invoke<JobArgs>("job_args", { id }),
+  /**
+   * Stops watching the sample page's analyses.
+   */
+  leaveSample: (): Promise<void> =>
+    invoke<void>("leave_sample"),
+  /**
+   * One page of the samples table.
+   */
+  listSamples: (query: SampleQuery): Promise<SamplesPage> =>
+    invoke<SamplesPage>("list_samples", { query }),
+  /**
+   * The tags and projects, for filters and pickers.
+   */
+  lookups: (): Promise<Lookups> =>
+    invoke<Lookups>("lookups"),
+  /**
+   * The results of a panel analysis.
+   */
+  panel: (id: string): Promise<PanelView> =>
+    invoke<PanelView>("panel", { id }),
+  /**
+   * Pauses or resumes the watcher's uploads.
+   */
+  pauseWatching: (paused: boolean): Promise<void> =>
+    invoke<void>("pause_watching", { paused }),
+  /**
+   * Opens the native dialog to pick sequence files (or a folder); answers the chosen paths.
+   */
+  pickFiles: (folder: boolean): Promise<string[]> =>
+    invoke<string[]>("pick_files", { folder }),
+  /**
+   * Opens the native dialog to choose a folder to watch.
+   */
+  pickWatchFolder: (): Promise<string | null> =>
+    invoke<string | null>("pick_watch_folder"),
+  /**
+   * The profiles screen.
+   */
+  profiles: (): Promise<ProfilesView> =>
+    invoke<ProfilesView>("profiles"),
+  /**
+   * Forgets a remote profile and its key.
+   */
+  removeProfile: (name: string): Promise<ProfilesView> =>
+    invoke<ProfilesView>("remove_profile", { name }),
+  /**
+   * Stops watching a folder (what was uploaded stays).
+   */
+  removeWatchFolder: (path: string): Promise<void> =>
+    invoke<void>("remove_watch_folder", { path }),
+  /**
+   * Runs a job on a sample; the sample page's analyses are then watched again, so the new one
+   * shows up and updates live.
+   */
+  runJob: (sample: string, job: string, args: { [key in string]: JsonValue }, description: string | null): Promise<string> =>
+    invoke<string>("run_job", { sample, job, args, description }),
+  /**
+   * The sample page; its analyses are then watched and sent in `analyses-changed` events.
+   */
+  sample: (id: string): Promise<SampleDetail> =>
+    invoke<SampleDetail>("sample", { id }),
+  /**
+   * Saves text the UI made (the taxa table as CSV) where the user chooses. Answers the path, or
+   * `None` when the user cancelled.
+   */
+  saveCsv: (fileName: string, text: string): Promise<string | null> =>
+    invoke<string | null>("save_csv", { fileName, text }),
+  /**
+   * Sets the watcher's upload speed limit in bytes per second (none: no limit).
+   */
+  setUploadLimit: (limit: number | null): Promise<void> =>
+    invoke<void>("set_upload_limit", { limit }),
+  /**
+   * Starts uploads; progress arrives in `upload-progress` events.
+   */
+  startUploads: (batch: UploadBatch): Promise<void> =>
+    invoke<void>("start_uploads", { batch }),
+  /**
+   * Switches to another profile.
+   */
+  switchProfile: (name: string): Promise<ProfilesView> =>
+    invoke<ProfilesView>("switch_profile", { name }),
+  /**
+   * Changes a sample (visibility, project, tags, metadata).
+   */
+  updateSample: (id: string, change: SampleChange): Promise<SampleDetail> =>
+    invoke<SampleDetail>("update_sample", { id, change }),
+  /**
+   * Changes a watched folder's settings.
+   */
+  updateWatchFolder: (original: string, folder: NewFolder): Promise<void> =>
+    invoke<void>("update_watch_folder", { original, folder }),
+  /**
+   * The "Watched folders" screen; changes arrive in `watch-changed` events.
+   */
+  watchView: (): Promise<WatchView> =>
+    invoke<WatchView>("watch_view"),
+};
+
+/** The events the shell sends to the window, by name, with their payloads. */
+export type Events = {
+  "analyses-changed": AnalysesChanged;
+  "upload-progress": UploadProgress;
+  "watch-changed": WatchChanged;
+};
+
+/** Listeners for the shell's events: each resolves to the function that stops listening. */
+export const events = {
+  analysesChanged: (f: (payload: AnalysesChanged) => void): Promise<UnlistenFn> =>
+    listen<AnalysesChanged>("analyses-changed", (e) => f(e.payload)),
+  uploadProgress: (f: (payload: UploadProgress) => void): Promise<UnlistenFn> =>
+    listen<UploadProgress>("upload-progress", (e) => f(e.payload)),
+  watchChanged: (f: (payload: WatchChanged) => void): Promise<UnlistenFn> =>
+    listen<WatchChanged>("watch-changed", (e) => f(e.payload)),
+};

@@ -97,14 +97,13 @@ pub fn leave_sample(watcher: State<'_, Watcher>) {
     watcher.stop();
 }
 
-/// The results of a finished alignment or functional profile, as the service sends them.
+/// The results of a finished alignment or functional profile, as the service sends them at
+/// `/analyses/{id}/results` (everything the engine reported; `kind` is kept for the window's
+/// calls and not needed).
 #[tauri::command]
 pub async fn analysis_results(session: State<'_, Session>, id: String, kind: String) -> CmdResult<serde_json::Value> {
-    let client = session.connected().await?.client;
-    Ok(match kind.as_str() {
-        "functional_profile" => client.functional_profiles().results(&id).await?,
-        _ => client.analyses().results(&id).await?,
-    })
+    let _ = kind;
+    Ok(session.connected().await?.client.analyses().results(&id).await?)
 }
 
 /// Creates a project (to move samples into).

@@ -363,7 +363,7 @@ impl Watching {
             paused,
             problem: inner.problem.clone(),
             config_file: paths.config_dir.join(mgds_watch::SAVED_FILE).display().to_string(),
-            runs: runs.into_iter().map(Into::into).collect(),
+            runs,
             samples,
             samples_total: samples_total as usize,
             upload_limit,

@@ -80,6 +80,23 @@ pub struct Sample {
     /// Tags attached to the sample.
     #[serde(default, deserialize_with = "null_as_default")]
     pub tags: Vec<Ref>,
+    /// Where the sample's file stands: `available` once it has arrived, `awaiting data` before.
+    /// (Not in the reference schema; the real service sends it and its clients require it.)
+    #[serde(default)]
+    pub status: String,
+    /// Last change (RFC 3339). Sent only when known: the real service's clients refuse `null`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+/// The cost of an analysis, on services that charge for them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Cost {
+    /// In the currency's smallest unit.
+    pub amount: i64,
+    /// ISO 4217 code.
+    pub currency: String,
 }
 
 /// The metadata record of a sample.
@@ -133,17 +150,6 @@ pub struct Metadata {
     pub location_string: Option<String>,
 }
 
-/// One dependency of an analysis: another analysis whose output it used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-pub struct Dependency {
-    /// The analysis depended on.
-    pub analysis: Ref,
-    /// Where its output was placed for the job.
-    #[serde(default)]
-    pub download_path: Option<String>,
-}
-
 /// An analysis: the result of running a job against a sample. The same shape serves the
 /// typed collections (`classifications`, `panels`, `alignments`, `functional_profiles`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -182,7 +188,14 @@ pub struct Analysis {
     pub description: Option<String>,
     /// Analyses whose output this one used.
     #[serde(default, deserialize_with = "null_as_default")]
-    pub dependencies: Vec<Dependency>,
+    pub dependencies: Vec<Ref>,
+    /// What the analysis cost; always `null` here (nothing is charged). Sent because the real
+    /// service's clients require the field.
+    #[serde(default)]
+    pub cost: Option<Cost>,
+    /// True for a run of an unpublished (draft) job.
+    #[serde(default)]
+    pub draft: bool,
     /// Where the results can be downloaded, where the service offers that.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub results_uri: Option<String>,
@@ -209,8 +222,8 @@ pub struct Job {
     /// Whether every user may run it.
     #[serde(default)]
     pub public: Option<bool>,
-    /// True for an unpublished draft (single-job answer only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// True for an unpublished draft, visible only to its creator.
+    #[serde(default)]
     pub draft: Option<bool>,
     /// JSON Schema of the job's arguments (single-job answer only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -238,6 +251,10 @@ pub struct Document {
     /// Users who may download but not modify it.
     #[serde(default, deserialize_with = "null_as_default")]
     pub downloaders: Vec<Ref>,
+    /// Until when it may be downloaded (`{"$date": <ms>}`); always `null` here: documents do
+    /// not expire.
+    #[serde(default)]
+    pub valid_until: Option<Value>,
 }
 
 /// Project permissions a member can hold, as the reference schema names them.

@@ -124,3 +124,25 @@ pub struct Marker {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n_reads_partial_match: Option<u64>,
 }
+
+/// One output file of an analysis (`GET /analyses/{id}/file_details`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileDetail {
+    /// The file's name.
+    pub filename: String,
+    /// Where it goes under a download folder.
+    pub filepath: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// A pre-signed, expiring address to download it from.
+    pub url: String,
+}
+
+/// The output files of an analysis (`GET /analyses/{id}/file_details`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct FileDetails {
+    /// The files; none for an analysis whose only output is its results.
+    pub files: Vec<FileDetail>,
+}

@@ -591,6 +591,27 @@ fn results_table(
     let known = present.iter().filter(|&&i| is_species(i)).all(|&i| db.genome_len(i) > 0);
     let density = |i: u32| with_children[i as usize] as f64 / db.genome_len(i) as f64;
     let total: f64 = if known { present.iter().filter(|&&i| is_species(i)).map(|&i| density(i)).sum() } else { 0.0 };
+    // Genome-copy abundance of each species, summed up the tree: a genus's share is that of its
+    // species, the root's is 1 (the real service's `abundance_w_children`).
+    let mut abundance = vec![None::<f64>; taxonomy.len()];
+    if total > 0.0 {
+        for &i in present.iter().filter(|&&i| is_species(i)) {
+            abundance[i as usize] = Some(density(i) / total);
+        }
+    }
+    // Parents come before children: whether a taxon sits below a species (a strain).
+    let mut below_species = vec![false; taxonomy.len()];
+    for i in 1..taxonomy.len() {
+        let p = taxonomy.parent(i as u32).expect("not the root");
+        below_species[i] = is_species(p) || below_species[p as usize];
+    }
+    let mut abundance_w_children = abundance.clone();
+    for i in (1..taxonomy.len()).rev() {
+        let p = taxonomy.parent(i as u32).expect("not the root") as usize;
+        if let Some(a) = abundance_w_children[i].filter(|_| !below_species[i]) {
+            *abundance_w_children[p].get_or_insert(0.0) += a;
+        }
+    }
     let mut reestimated = vec![None; taxonomy.len()];
     if let Some(dist) = dist {
         let codes = taxonomy.rank_codes();
@@ -613,8 +634,8 @@ fn results_table(
             parent_tax_id: taxonomy.parent(i).map(|p| taxonomy.tax_id(p).to_string()),
             readcount: readcount[i as usize],
             readcount_w_children: with_children[i as usize],
-            abundance: (is_species(i) && total > 0.0).then(|| density(i) / total),
-            abundance_w_children: None,
+            abundance: abundance[i as usize],
+            abundance_w_children: abundance_w_children[i as usize],
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: reestimated[i as usize],

@@ -239,8 +239,13 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     }
     let state = open_with(config).await?.with_public_url(&url);
     eprintln!("MGDS service: data in {}", dir.display());
-    // The one line on stdout, once the service accepts connections: scripts wait for it.
-    println!("listening on {}", bound.url());
+    // Two lines on stdout, in one write, once the service accepts connections: scripts wait for
+    // them. The second is the S3-compatible endpoint that S3 clients (boto3 in the onecodex
+    // client) upload to; it is the service's own address.
+    print!(
+        "listening on {}\ns3 endpoint: {url} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={url} for the onecodex client)\n",
+        bound.url(),
+    );
     let shutdown = async {
         shutdown_signal().await;
         eprintln!("stopping: finishing requests in flight");

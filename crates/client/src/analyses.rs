@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use mgds_api::{Analysis, ClassificationResults, PanelResults, ReadlevelUrl};
+use mgds_api::{Analysis, ClassificationResults, FileDetail, FileDetails, PanelResults, ReadlevelUrl};
 use serde_json::Value;
 
 use crate::transfer::{self, Progress};
@@ -99,18 +99,26 @@ impl Analyses {
         self.inner.results(id.resource_id()).await
     }
 
-    /// Downloads the file a finished analysis offers at its `results_uri` (an alignment's SAM,
-    /// a functional profile's table) to `dest`, whole or not at all. Returns its size. An
-    /// analysis with no such file (a classification: see
-    /// [`Classifications::download_readlevel`]) is [`Error::InvalidInput`](crate::Error::InvalidInput).
+    /// The output files of a finished analysis, with their sizes and pre-signed addresses
+    /// (`GET /analyses/{id}/file_details`).
+    pub async fn files(&self, id: impl ResourceId) -> Result<Vec<FileDetail>> {
+        let c = &self.inner.client;
+        let details: FileDetails = c.get_json(c.api_url(&["analyses", id.resource_id(), "file_details"])).await?;
+        Ok(details.files)
+    }
+
+    /// Downloads the output file of a finished analysis (an alignment's SAM, a functional
+    /// profile's table, a classification's read-level TSV) to `dest`, whole or not at all.
+    /// Returns its size. An analysis with no output file (a panel) is
+    /// [`Error::InvalidInput`](crate::Error::InvalidInput).
     pub async fn download_results(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
         let id = id.resource_id();
-        let a = self.inner.get(id).await?;
-        let Some(url) = a.results_uri.filter(|u| !u.is_empty()) else {
-            let why = if a.complete { "it offers no results file" } else { "it has not finished" };
-            return Err(crate::Error::InvalidInput(format!("analysis {id} has nothing to download: {why}")));
+        let Some(file) = self.files(id).await?.into_iter().next() else {
+            return Err(crate::Error::InvalidInput(format!(
+                "analysis {id} has nothing to download: its only output is its results"
+            )));
         };
-        transfer::download_to_file(&self.inner.client, &url, dest.as_ref(), None).await
+        transfer::download_to_file(&self.inner.client, &file.url, dest.as_ref(), None).await
     }
 }
 

@@ -146,6 +146,13 @@ pub enum Error {
     /// The operation was cancelled by the caller; what it started was cleaned up.
     #[error("cancelled")]
     Cancelled,
+    /// Writing to the upload's S3-compatible store failed (after the store client's retries).
+    #[error("the upload's storage refused or failed the transfer: {source}")]
+    Storage {
+        /// What the store (or the way to it) said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Waiting for an analysis took longer than allowed; it may still finish later.
     #[error("analysis {analysis} had not finished after {waited:?}; check it again later")]
     Timeout {
@@ -205,7 +212,11 @@ impl Error {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            Error::Transport { .. } | Error::Server { .. } | Error::RateLimited { .. } | Error::TransferStalled { .. }
+            Error::Transport { .. }
+                | Error::Server { .. }
+                | Error::RateLimited { .. }
+                | Error::TransferStalled { .. }
+                | Error::Storage { .. }
         )
     }
 

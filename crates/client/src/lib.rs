@@ -19,6 +19,7 @@ mod list;
 mod misc;
 mod projects;
 mod retry;
+mod s3;
 mod samples;
 mod transfer;
 
@@ -43,6 +44,7 @@ pub use list::{Filter, Links, ListRequest, Page, Sort, parse_link_header};
 pub use misc::{Batches, MetadataRecords, MetadataUpdate, Tags, Users};
 pub use projects::{ProjectCreateRequest, ProjectUpdateRequest, Projects};
 pub use retry::RetryPolicy;
+pub use s3::S3Writer;
 pub use samples::{Preupload, SampleUpdateRequest, SampleUpload, Samples};
 pub use transfer::{Bandwidth, Progress};
 
@@ -481,6 +483,19 @@ impl Client {
             path.pop_if_empty().extend(["api", "v1"]).extend(segments);
         }
         url
+    }
+
+    /// A path the service handed out to be appended to its base address (an upload's
+    /// `callback_url`), as the real service's clients do, so that a base address with a path
+    /// prefix (behind a reverse proxy) keeps it; an absolute address is taken as it is.
+    pub(crate) fn base_relative(&self, path: &str) -> Result<Url> {
+        if !path.starts_with('/') {
+            return self.service_url(path);
+        }
+        let joined = format!("{}{path}", self.base_url.as_str().trim_end_matches('/'));
+        let url = Url::parse(&joined).map_err(|e| Error::InvalidUrl { url: joined.clone(), reason: e.to_string() })?;
+        check_secure(&url)?;
+        Ok(url)
     }
 
     /// An address the service handed out (upload form, download), resolved against the base

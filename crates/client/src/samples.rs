@@ -3,9 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use mgds_api::{
-    CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitUploadRequest,
-    InitUploadResponse, MetadataInput, PreuploadRequest, PreuploadResponse, Sample, SampleUpdate, SuccessResponse,
-    TagInput, Visibility,
+    CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitMultipartUploadRequest,
+    InitMultipartUploadResponse, InitUploadRequest, InitUploadResponse, MetadataInput, PreuploadRequest,
+    PreuploadResponse, Sample, SampleUpdate, SuccessResponse, TagInput, Visibility,
 };
 use reqwest::Method;
 use tokio_util::sync::CancellationToken;
@@ -105,6 +105,17 @@ impl Samples {
         let url = self.client.api_url(&["samples", "confirm_upload"]);
         let body = ConfirmUploadRequest { sample_id: sample_id.to_string(), upload_type: None };
         self.client.send_json(Method::POST, url, &body, Idempotency::Safe).await
+    }
+
+    /// Starts an upload through the service's S3-compatible store (`POST
+    /// /samples/init_multipart_upload`): an object key and credentials to write it with. Not
+    /// retried once sent.
+    pub async fn init_multipart_upload(
+        &self,
+        body: &InitMultipartUploadRequest,
+    ) -> Result<InitMultipartUploadResponse> {
+        let url = self.client.api_url(&["samples", "init_multipart_upload"]);
+        self.client.send_json(Method::POST, url, body, Idempotency::ConnectOnly).await
     }
 
     /// Abandons an upload that was not confirmed (`POST /samples/cancel_upload`): its file and

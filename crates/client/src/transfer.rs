@@ -64,7 +64,8 @@ impl Bandwidth {
     }
 
     /// Waits for the slot of `n` bytes: slots are handed out back to back at the limit's pace.
-    async fn take(&self, n: u64) {
+    /// Callers that send bytes themselves (a streamed upload) wait here before each piece.
+    pub async fn wait_for(&self, n: u64) {
         let limit = self.limit();
         if limit == 0 {
             return;
@@ -232,7 +233,7 @@ async fn post_once(
                 let chunk = bandwidth.as_ref().map_or(CHUNK, |b| b.piece(CHUNK));
                 let want = usize::try_from(total - sent).unwrap_or(chunk).min(chunk);
                 if let Some(b) = &bandwidth {
-                    b.take(want as u64).await;
+                    b.wait_for(want as u64).await;
                     // Waiting for the limit is not a stall.
                     activity.touch();
                 }

@@ -4,6 +4,8 @@ use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
@@ -69,8 +71,23 @@ impl fmt::Display for Compression {
 /// parsing and decompression run side by side (and two files read together, such as reads and
 /// their read-level results, decompress in parallel).
 pub fn open(path: impl AsRef<Path>) -> Result<(Compression, Box<dyn BufRead + Send>), Error> {
-    let path = path.as_ref();
-    let mut file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    open_from(path.as_ref(), |f| f)
+}
+
+/// [`open`], adding to `consumed` the bytes read from the file itself (before decompression):
+/// how far through the file a reader is, for progress.
+pub fn open_counted(
+    path: impl AsRef<Path>,
+    consumed: Arc<AtomicU64>,
+) -> Result<(Compression, Box<dyn BufRead + Send>), Error> {
+    open_from(path.as_ref(), |inner| Counted { inner, consumed })
+}
+
+fn open_from<R: Read + Send + 'static>(
+    path: &Path,
+    wrap: impl FnOnce(File) -> R,
+) -> Result<(Compression, Box<dyn BufRead + Send>), Error> {
+    let mut file = wrap(File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?);
     let mut magic = [0u8; 6];
     let n = read_up_to(&mut file, &mut magic).map_err(|source| Error::Io { path: path.to_owned(), source })?;
     let compression = Compression::detect(&magic[..n]);
@@ -80,6 +97,20 @@ pub fn open(path: impl AsRef<Path>) -> Result<(Compression, Box<dyn BufRead + Se
             Ok((compression, Box::new(Prefetch::spawn(MultiGzDecoder::new(BufReader::with_capacity(BUF_SIZE, whole))))))
         }
         _ => decompress(whole, path),
+    }
+}
+
+/// A reader that counts the bytes read through it.
+struct Counted<R> {
+    inner: R,
+    consumed: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
     }
 }
 

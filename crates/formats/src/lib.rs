@@ -31,7 +31,7 @@ mod subset;
 mod taxonomy;
 mod validate;
 
-pub use compression::{Compression, decompress, open};
+pub use compression::{Compression, decompress, open, open_counted};
 pub use error::{Error, ParseError, ParseErrorKind};
 pub use fastx::{Format, MAX_LINE_LEN, Mate, Reader, Record, Records, base_id, mate_from_header};
 pub use output::OutputCompression;

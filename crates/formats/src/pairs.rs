@@ -4,8 +4,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
-use crate::compression::open;
+use crate::compression::{open, open_counted};
 use crate::error::Error;
 use crate::fastx::{Mate, Reader, Record};
 use crate::output::{Output, OutputCompression, RecordWriter};
@@ -281,16 +283,18 @@ pub fn interleave(
 
 /// [`interleave`] into any writer (a compressor, a pipe into an upload): the records of the
 /// pair, read 1 then its read 2, with the checks of [`check_pair`]. `out_name` names the
-/// destination in errors. On an error, what was written so far is not a whole interleaved
-/// file: the caller discards it.
+/// destination in errors; `consumed`, when given, counts the bytes read from both files (for
+/// progress). On an error, what was written so far is not a whole interleaved file: the caller
+/// discards it.
 pub fn interleave_into<W: Write>(
     r1: impl AsRef<Path>,
     r2: impl AsRef<Path>,
     out: W,
     out_name: &Path,
+    consumed: Option<Arc<AtomicU64>>,
 ) -> Result<PairSummary, Error> {
     let mut records = RecordWriter::new(out, out_name);
-    walk_pair(r1.as_ref(), r2.as_ref(), Some(&mut records))
+    walk_pair_counted(r1.as_ref(), r2.as_ref(), Some(&mut records), consumed)
 }
 
 /// The file name for a pair interleaved into one sample: the R1 file's name without its mate
@@ -322,9 +326,23 @@ pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn walk_pair<W: Write>(r1: &Path, r2: &Path, mut out: Option<&mut RecordWriter<W>>) -> Result<PairSummary, Error> {
-    let (c1, in1) = open(r1)?;
-    let (c2, in2) = open(r2)?;
+fn walk_pair<W: Write>(r1: &Path, r2: &Path, out: Option<&mut RecordWriter<W>>) -> Result<PairSummary, Error> {
+    walk_pair_counted(r1, r2, out, None)
+}
+
+/// [`walk_pair`], adding the bytes read from both files to `consumed` when given.
+fn walk_pair_counted<W: Write>(
+    r1: &Path,
+    r2: &Path,
+    mut out: Option<&mut RecordWriter<W>>,
+    consumed: Option<Arc<AtomicU64>>,
+) -> Result<PairSummary, Error> {
+    let opened = |p: &Path| match &consumed {
+        Some(c) => open_counted(p, c.clone()),
+        None => open(p),
+    };
+    let (c1, in1) = opened(r1)?;
+    let (c2, in2) = opened(r2)?;
     let (mut a, mut b) = (Reader::new(in1), Reader::new(in2));
     let (mut ra, mut rb) = (Record::default(), Record::default());
     let (mut sa, mut sb) = (SummaryBuilder::default(), SummaryBuilder::default());

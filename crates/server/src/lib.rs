@@ -15,6 +15,7 @@ pub mod error;
 pub mod listing;
 pub mod references;
 pub mod routes;
+pub mod s3;
 pub mod schema;
 pub mod signing;
 pub mod store;

@@ -12,7 +12,7 @@
 //!
 //! Longer than most files: every operator of every field kind is one table, kept beside its tests.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 use serde_json::Value;
 
 /// How a field is stored and which `where` operators it accepts.
@@ -300,7 +300,7 @@ fn value_bind(field: &Field, op: &str, v: &Value, range: bool) -> Result<Bind, S
                 .get("$date")
                 .and_then(Value::as_i64)
                 .and_then(DateTime::from_timestamp_millis)
-                .map(|d| Bind::Text(d.to_rfc3339_opts(SecondsFormat::Micros, true)))
+                .map(|d| Bind::Text(crate::store::db::ts(d)))
                 .ok_or_else(bad),
             _ => Err(bad()),
         },
@@ -481,7 +481,7 @@ pub fn normalize_ts(s: &str) -> Result<String, String> {
             "'{s}' is not an RFC 3339 timestamp (e.g. 2026-11-22T08:01:02Z, 2026-11-22T08:01:02.5-07:00 or 2026-11-22)"
         ));
     };
-    Ok(utc.to_rfc3339_opts(SecondsFormat::Micros, true))
+    Ok(crate::store::db::ts(utc))
 }
 
 #[cfg(test)]
@@ -596,10 +596,18 @@ mod tests {
         chk(
             r#"{"created_at": {"$between": ["2015-09-25T17:27:30-07:00", "2015-09-27"]}}"#,
             "(s.created_at BETWEEN ? AND ?)",
-            &[t("2015-09-26T00:27:30.000000Z"), t("2015-09-27T00:00:00.000000Z")],
+            &[t("2015-09-26T00:27:30.000000+00:00"), t("2015-09-27T00:00:00.000000+00:00")],
         );
-        chk(r#"{"created_at": {"$gt": {"$date": 1000}}}"#, "(s.created_at > ?)", &[t("1970-01-01T00:00:01.000000Z")]);
-        chk(r#"{"created_at": "2020-01-01T00:00:00Z"}"#, "(s.created_at = ?)", &[t("2020-01-01T00:00:00.000000Z")]);
+        chk(
+            r#"{"created_at": {"$gt": {"$date": 1000}}}"#,
+            "(s.created_at > ?)",
+            &[t("1970-01-01T00:00:01.000000+00:00")],
+        );
+        chk(
+            r#"{"created_at": "2020-01-01T00:00:00Z"}"#,
+            "(s.created_at = ?)",
+            &[t("2020-01-01T00:00:00.000000+00:00")],
+        );
         assert!(
             err(r#"{"created_at": {"$lt": "yesterday"}}"#)
                 .starts_with("field 'created_at' expects an RFC 3339 date-time for $lt: 'yesterday' is not")
@@ -739,13 +747,13 @@ mod tests {
     #[test]
     fn timestamps() {
         for (input, want) in [
-            ("2015-09-25T17:27:30.622286-07:00", "2015-09-26T00:27:30.622286Z"),
-            ("2026-11-22T08:01:02.123456Z", "2026-11-22T08:01:02.123456Z"),
-            ("2026-11-22T08:01:02+00:00", "2026-11-22T08:01:02.000000Z"),
-            ("2026-11-22T08:01:02", "2026-11-22T08:01:02.000000Z"),
-            ("2026-11-22T08:01:02.5", "2026-11-22T08:01:02.500000Z"),
-            ("2026-11-22 08:01:02.25", "2026-11-22T08:01:02.250000Z"),
-            ("2026-11-22", "2026-11-22T00:00:00.000000Z"),
+            ("2015-09-25T17:27:30.622286-07:00", "2015-09-26T00:27:30.622286+00:00"),
+            ("2026-11-22T08:01:02.123456+00:00", "2026-11-22T08:01:02.123456+00:00"),
+            ("2026-11-22T08:01:02+00:00", "2026-11-22T08:01:02.000000+00:00"),
+            ("2026-11-22T08:01:02", "2026-11-22T08:01:02.000000+00:00"),
+            ("2026-11-22T08:01:02.5", "2026-11-22T08:01:02.500000+00:00"),
+            ("2026-11-22 08:01:02.25", "2026-11-22T08:01:02.250000+00:00"),
+            ("2026-11-22", "2026-11-22T00:00:00.000000+00:00"),
         ] {
             assert_eq!(normalize_ts(input).unwrap(), want, "{input}");
         }

@@ -15,7 +15,7 @@ pub enum UploadError {
     /// A file is not sequence data, or two files are not the two reads of a pair (the error
     /// names the file, the line and the record).
     #[error(transparent)]
-    File(mgds_formats::Error),
+    File(Box<mgds_formats::Error>),
     /// A file could not be read.
     #[error("cannot read {}; check that it is still there and that you may read it", .path.display())]
     Read {
@@ -45,6 +45,9 @@ pub enum UploadError {
         #[source]
         source: std::io::Error,
     },
+    /// The file being made could not be written on (a pipe into the transfer that closed).
+    #[error("the file being sent could not be written: {0}")]
+    Write(#[source] std::io::Error),
     /// The service (or the way to it) refused or failed; see [`mgds_client::Error`].
     #[error(transparent)]
     Service(mgds_client::Error),

@@ -1,12 +1,13 @@
 //! The upload itself: prepare, send, confirm, and try again what is worth trying again.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mgds_api::{MetadataInput, Sample};
-use mgds_client::{Bandwidth, CancellationToken, Client};
+use bytes::Bytes;
+use mgds_api::{InitMultipartUploadRequest, InitMultipartUploadResponse, MetadataInput, RefOrId, Sample, TagInput};
+use mgds_client::{Bandwidth, CancellationToken, Client, S3Writer};
 use serde::Serialize;
 
 use crate::source::STAGED_PREFIX;
@@ -18,6 +19,54 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 const FIRST_RETRY_WAIT: Duration = Duration::from_secs(2);
 /// The longest wait between attempts.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// Bytes handed from the thread making a streamed file to the transfer at a time: small enough
+/// that progress and a speed limit move smoothly.
+const STREAM_CHUNK: usize = 64 * 1024;
+/// Chunks made ahead of the transfer (the rest of memory is the store's parts in flight).
+const STREAM_CHUNKS_AHEAD: usize = 16;
+
+/// The writing end of a streamed file: chunks go to the transfer over a bounded channel, each
+/// with how much of the source files had been read when it was made (its progress).
+struct ChannelWriter {
+    tx: tokio::sync::mpsc::Sender<(Bytes, u64)>,
+    buf: Vec<u8>,
+    consumed: Arc<AtomicU64>,
+}
+
+impl ChannelWriter {
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(&mut self.buf, Vec::with_capacity(STREAM_CHUNK)));
+        let read = self.consumed.load(Ordering::Relaxed);
+        self.tx.blocking_send((chunk, read)).map_err(|_| std::io::Error::other("the transfer stopped"))
+    }
+}
+
+impl std::io::Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let n = data.len().min(STREAM_CHUNK - self.buf.len());
+        self.buf.extend_from_slice(&data[..n]);
+        if self.buf.len() >= STREAM_CHUNK {
+            self.send()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
+}
+
+/// Sets a stop flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 /// Where an upload stands, as it goes. The ending (a sample, or an error) is what
 /// [`Upload::send`] returns.
@@ -73,6 +122,7 @@ pub struct Upload {
     progress: Option<OnProgress>,
     attempts: u32,
     retry_wait: Duration,
+    stream: bool,
 }
 
 impl std::fmt::Debug for Upload {
@@ -99,6 +149,7 @@ impl Upload {
             progress: None,
             attempts: 3,
             retry_wait: FIRST_RETRY_WAIT,
+            stream: true,
         }
     }
 
@@ -169,6 +220,15 @@ impl Upload {
         self
     }
 
+    /// Whether a file that must be made (a pair interleaved, lanes joined) may stream into the
+    /// service's S3-compatible store as it is made (default: yes, where the service has one).
+    /// With `false` it is always made in the staging folder first and sent as a form: a retry
+    /// then re-sends the staged file instead of making it again.
+    pub fn stream(mut self, yes: bool) -> Self {
+        self.stream = yes;
+        self
+    }
+
     /// The wait before the first retry (default 2 s); later waits double, up to a minute.
     pub fn retry_wait(mut self, wait: Duration) -> Self {
         self.retry_wait = wait;
@@ -184,6 +244,16 @@ impl Upload {
         };
         if self.cancel.is_cancelled() {
             return Err(UploadError::Cancelled);
+        }
+        let filename = self.filename.clone().unwrap_or_else(|| self.source.default_filename());
+        // A file that must be made (a pair interleaved, lanes joined) streams straight into the
+        // service's S3-compatible store where it has one, so that no second copy of a big pair is
+        // written to disk first; elsewhere it is made in the staging folder and sent as a form.
+        if self.stream && !matches!(self.source, Source::Single(_)) {
+            let streamed = self.retrying(&emit, || self.send_streamed(&filename, &emit)).await?;
+            if let Some(sample) = streamed {
+                return Ok(sample);
+            }
         }
         let prepared = if matches!(self.source, Source::Single(_)) {
             let stop = Arc::new(AtomicBool::new(false));
@@ -208,15 +278,24 @@ impl Upload {
                 () = stopped => unreachable!("waits for the work to end"),
             }
         };
-        let filename = self.filename.clone().unwrap_or_else(|| self.source.default_filename());
+        self.retrying(&emit, || self.send_once(&prepared.path, &filename)).await
+    }
+
+    /// Runs `attempt_once` until it succeeds, fails for good, or the attempts are spent; waits
+    /// between attempts (doubling), and stops waiting on a cancel.
+    async fn retrying<T, F, Fut>(&self, emit: &impl Fn(Progress), mut attempt_once: F) -> Result<T, UploadError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, UploadError>>,
+    {
         let mut attempt = 1;
         loop {
-            match self.send_once(&prepared.path, &filename).await {
-                Ok(sample) => return Ok(sample),
+            match attempt_once().await {
+                Ok(v) => return Ok(v),
                 Err(e) if e.is_transient() && attempt < self.attempts && !self.cancel.is_cancelled() => {
                     let wait = self.retry_wait.saturating_mul(1 << (attempt - 1).min(16)).min(MAX_RETRY_WAIT);
                     attempt += 1;
-                    tracing::info!(file = %filename, attempt, error = %e, "upload failed; trying again");
+                    tracing::info!(attempt, error = %e, "upload failed; trying again");
                     emit(Progress::Retrying { attempt, wait_secs: wait.as_secs(), reason: e.to_string() });
                     tokio::select! {
                         () = tokio::time::sleep(wait) => {}
@@ -226,6 +305,124 @@ impl Upload {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// Makes the file as it is sent into the service's S3-compatible store, then confirms it.
+    /// `None` when the service offers no such store (then the file is staged and sent as a
+    /// form).
+    async fn send_streamed(&self, filename: &str, emit: &impl Fn(Progress)) -> Result<Option<Sample>, UploadError> {
+        let samples = self.client.samples();
+        let clean = mgds_api::clean_sample_filename(filename)
+            .map_err(|e| UploadError::Service(mgds_client::Error::InvalidInput(e.to_string())))?;
+        let mut req = InitMultipartUploadRequest {
+            filename: Some(clean.clone()),
+            metadata: self.metadata.clone(),
+            tags: self.tags.iter().map(|t| TagInput { name: t.clone() }).collect(),
+            project: self.project.clone().map(RefOrId::Id),
+            interleaved: Some(self.source.is_interleaved()),
+            ..InitMultipartUploadRequest::default()
+        };
+        match &self.target {
+            Some(Target::SampleId(id)) => req.sample_id = Some(id.clone()),
+            Some(Target::ExternalSampleId(id)) => req.external_sample_id = Some(id.clone()),
+            None => {}
+        }
+        let init = match samples.init_multipart_upload(&req).await {
+            Ok(init) => init,
+            // A service without it: the staged form upload does the job.
+            Err(e) if matches!(e.status(), Some(404 | 405)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let sample_id = init.sample_id.clone().unwrap_or_default();
+        if init.s3_endpoint.is_none() {
+            // A cloud store at an address this client does not know: send a form instead.
+            let _ = samples.cancel_upload(&sample_id).await;
+            return Ok(None);
+        }
+        match self.stream_into(&init, &clean, emit).await {
+            Ok(sample) => Ok(Some(sample)),
+            Err(e) => {
+                // Leave nothing behind: the service drops the proposed sample and its objects.
+                let _ = samples.cancel_upload(&sample_id).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn stream_into(
+        &self,
+        init: &InitMultipartUploadResponse,
+        filename: &str,
+        emit: &impl Fn(Progress),
+    ) -> Result<Sample, UploadError> {
+        let total = self.source.input_bytes();
+        let consumed = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<(Bytes, u64)>(STREAM_CHUNKS_AHEAD);
+        let producer = {
+            let (source, consumed, stop) = (self.source.clone(), consumed.clone(), stop.clone());
+            let name = std::path::PathBuf::from(filename);
+            tokio::task::spawn_blocking(move || {
+                let mut out = ChannelWriter { tx, buf: Vec::with_capacity(STREAM_CHUNK), consumed: consumed.clone() };
+                source.write_to(&mut out, &name, Some(&consumed), &stop)
+            })
+        };
+        // However this ends, the thread making the file stops soon after.
+        let _stop_producer = StopOnDrop(stop.clone());
+        let mut writer = S3Writer::start(&self.client, init).await?;
+        emit(Progress::Sending { sent: 0, total });
+        let mut last = Instant::now();
+        let sent = loop {
+            let next = tokio::select! {
+                biased;
+                () = self.cancel.cancelled() => None,
+                chunk = rx.recv() => Some(chunk),
+            };
+            let Some(next) = next else {
+                writer.abort().await;
+                return Err(UploadError::Cancelled);
+            };
+            let Some((chunk, read)) = next else { break Ok(()) };
+            if let Some(b) = &self.bandwidth {
+                tokio::select! {
+                    biased;
+                    () = self.cancel.cancelled() => {
+                        writer.abort().await;
+                        return Err(UploadError::Cancelled);
+                    }
+                    () = b.wait_for(chunk.len() as u64) => {}
+                }
+            }
+            if let Err(e) = writer.write(chunk).await {
+                break Err(UploadError::from(e));
+            }
+            // Progress is how much of the source the bytes sent so far were made from.
+            if last.elapsed() >= PROGRESS_EVERY {
+                last = Instant::now();
+                emit(Progress::Sending { sent: read.min(total), total });
+            }
+        };
+        drop(rx);
+        let made = producer.await.map_err(|e| UploadError::Write(std::io::Error::other(e.to_string())))?;
+        if let Err(e) = sent.and(made) {
+            writer.abort().await;
+            return Err(e);
+        }
+        // A cancel that came with the last piece still stops the upload before it is made.
+        if self.cancel.is_cancelled() {
+            writer.abort().await;
+            return Err(UploadError::Cancelled);
+        }
+        writer.finish().await?;
+        emit(Progress::Sending { sent: total, total });
+        emit(Progress::Confirming);
+        let done = self.client.upload_callback(init, filename).await?;
+        let id = done.sample_id.ok_or_else(|| {
+            UploadError::Service(mgds_client::Error::InvalidInput(
+                "the service confirmed the upload but named no sample".into(),
+            ))
+        })?;
+        Ok(self.client.samples().get(id.as_str()).await?)
     }
 
     async fn send_once(&self, path: &Path, filename: &str) -> Result<Sample, UploadError> {

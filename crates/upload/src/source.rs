@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use flate2::write::GzEncoder;
 use serde::{Deserialize, Serialize};
@@ -23,6 +23,7 @@ const COPY_CHUNK: usize = 1 << 20;
 /// which keeps them across versions.)
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Source {
     /// One file, sent as it is.
     Single(PathBuf),
@@ -82,11 +83,9 @@ impl Source {
     /// value is dropped, whatever happened). Blocking; stops early with
     /// [`UploadError::Cancelled`] once `stop` is set.
     pub(crate) fn prepare(&self, staging: &Path, stop: &Arc<AtomicBool>) -> Result<Prepared, UploadError> {
-        let parts = match self {
-            Source::Single(p) => return Ok(Prepared { path: p.clone(), _staged: None }),
-            Source::Concat(v) => v,
-            Source::Interleave(_) => &Vec::new(),
-        };
+        if let Source::Single(p) = self {
+            return Ok(Prepared { path: p.clone(), _staged: None });
+        }
         std::fs::create_dir_all(staging)
             .map_err(|source| UploadError::Staging { dir: staging.to_path_buf(), source })?;
         let (file, staged) = tempfile::Builder::new()
@@ -96,47 +95,76 @@ impl Source {
             .map_err(|source| UploadError::Staging { dir: staging.to_path_buf(), source })?
             .into_parts();
         let path = staged.to_path_buf();
-        let staging_error = |source: io::Error| {
-            if stop.load(Ordering::Relaxed) {
-                UploadError::Cancelled
-            } else {
-                UploadError::Staging { dir: staging.to_path_buf(), source }
-            }
+        let mut out = BufWriter::with_capacity(COPY_CHUNK, file);
+        let staging_error = |source: io::Error| UploadError::Staging { dir: staging.to_path_buf(), source };
+        self.write_to(&mut out, &path, None, stop).map_err(|e| match e {
+            UploadError::Write(source) => staging_error(source),
+            other => other,
+        })?;
+        let file = out.into_inner().map_err(|e| staging_error(e.into_error()))?;
+        file.sync_all().map_err(staging_error)?;
+        Ok(Prepared { path, _staged: Some(staged) })
+    }
+
+    /// Writes the sample's file into `out` (`name` names it in errors): pairs interleaved and
+    /// gzipped, other files joined as they are. `consumed`, when given, counts the bytes read from
+    /// the source files (for progress). Blocking; stops early with [`UploadError::Cancelled`]
+    /// once `stop` is set. A failure to write `out` is [`UploadError::Write`].
+    pub(crate) fn write_to(
+        &self,
+        out: &mut impl Write,
+        name: &Path,
+        consumed: Option<&Arc<AtomicU64>>,
+        stop: &Arc<AtomicBool>,
+    ) -> Result<(), UploadError> {
+        let mut out = Stoppable { inner: out, stop: stop.clone() };
+        let write_error = |source: io::Error| {
+            if stop.load(Ordering::Relaxed) { UploadError::Cancelled } else { UploadError::Write(source) }
         };
-        let out = Stoppable { inner: BufWriter::with_capacity(COPY_CHUNK, file), stop: stop.clone() };
         match self {
             Source::Interleave(pairs) => {
-                let mut gz = GzEncoder::new(out, flate2::Compression::new(PAIR_GZIP_LEVEL));
+                let mut gz = GzEncoder::new(&mut out, flate2::Compression::new(PAIR_GZIP_LEVEL));
                 for (r1, r2) in pairs {
-                    if let Err(e) = mgds_formats::interleave_into(r1, r2, &mut gz, &path) {
+                    if let Err(e) = mgds_formats::interleave_into(r1, r2, &mut gz, name, consumed.cloned()) {
                         return Err(match e {
                             _ if stop.load(Ordering::Relaxed) => UploadError::Cancelled,
-                            mgds_formats::Error::Write { source, .. } => staging_error(source),
-                            other => UploadError::File(other),
+                            mgds_formats::Error::Write { source, .. } => UploadError::Write(source),
+                            other => UploadError::File(Box::new(other)),
                         });
                     }
                 }
-                let out = gz.finish().map_err(staging_error)?;
-                finish(out).map_err(staging_error)?;
+                gz.finish().map_err(write_error)?;
             }
-            _ => {
+            Source::Single(p) => copy_counted(p, &mut out, consumed, &write_error)?,
+            Source::Concat(parts) => {
                 check_same_compression(parts)?;
-                let mut out = out;
-                let mut buf = vec![0u8; COPY_CHUNK];
                 for p in parts {
-                    let mut input = File::open(p).map_err(|source| UploadError::Read { path: p.clone(), source })?;
-                    loop {
-                        let n = input.read(&mut buf).map_err(|source| UploadError::Read { path: p.clone(), source })?;
-                        if n == 0 {
-                            break;
-                        }
-                        out.write_all(&buf[..n]).map_err(staging_error)?;
-                    }
+                    copy_counted(p, &mut out, consumed, &write_error)?;
                 }
-                finish(out).map_err(staging_error)?;
             }
         }
-        Ok(Prepared { path, _staged: Some(staged) })
+        out.flush().map_err(write_error)
+    }
+}
+
+/// Copies the file at `p` into `out`, counting what was read.
+fn copy_counted(
+    p: &Path,
+    out: &mut impl Write,
+    consumed: Option<&Arc<AtomicU64>>,
+    write_error: &dyn Fn(io::Error) -> UploadError,
+) -> Result<(), UploadError> {
+    let mut input = File::open(p).map_err(|source| UploadError::Read { path: p.to_path_buf(), source })?;
+    let mut buf = vec![0u8; COPY_CHUNK];
+    loop {
+        let n = input.read(&mut buf).map_err(|source| UploadError::Read { path: p.to_path_buf(), source })?;
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n]).map_err(write_error)?;
+        if let Some(c) = consumed {
+            c.fetch_add(n as u64, Ordering::Relaxed);
+        }
     }
 }
 
@@ -151,11 +179,6 @@ pub(crate) struct Prepared {
 
 fn file_name(p: &Path) -> String {
     p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-}
-
-fn finish(out: Stoppable<BufWriter<File>>) -> io::Result<()> {
-    let file = out.inner.into_inner().map_err(io::IntoInnerError::into_error)?;
-    file.sync_all()
 }
 
 /// Files joined end to end must all be gzip or all uncompressed: gzip members join into one

@@ -734,7 +734,9 @@ export const commands = {
   addWatchFolder: (folder: NewFolder): Promise<void> =>
     invoke<void>("add_watch_folder", { folder }),
   /**
-   * The results of a finished alignment or functional profile, as the service sends them.
+   * The results of a finished alignment or functional profile, as the service sends them at
+   * `/analyses/{id}/results` (everything the engine reported; `kind` is kept for the window's
+   * calls and not needed).
    */
   analysisResults: (id: string, kind: string): Promise<JsonValue> =>
     invoke<JsonValue>("analysis_results", { id, kind }),

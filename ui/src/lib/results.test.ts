@@ -54,4 +54,10 @@ describe("functional profile results", () => {
     expect(functionRows(v.functions, "go:", "name", false).map((r) => r.function_id)).toEqual(["GO:0005524"]);
     expect(v.functions[0].function_id).toBe("K00001");
   });
+
+  it("are read in the reference shape other services send, without read counts", () => {
+    const r = profileView({ table: { functional_groups: [{ id: "K00001", name: "adh", group: "ko", rpk: 2, cpm: 10 }], pathways: [] } });
+    expect(r.n_reads).toBeNull();
+    expect(r.functions).toEqual([{ function_id: "K00001", name: "adh", read_count: 0, rpk: 2, cpm: 10 }]);
+  });
 });

@@ -76,14 +76,27 @@ export interface ProfileView {
   functions: FunctionRow[];
 }
 
-/** A functional profile's results. */
+/** A functional profile's results: this service's (with read counts), or the reference shape
+ * other services send (`table.functional_groups`, without them). */
 export function profileView(results: unknown): ProfileView {
   const r = obj(results);
+  if (!Array.isArray(r.functions)) {
+    const groups = obj(r.table).functional_groups;
+    return {
+      n_reads: null,
+      n_mapped_reads: null,
+      n_assigned_reads: null,
+      functions: (Array.isArray(groups) ? groups : []).map((g) => {
+        const o = obj(g);
+        return { function_id: str(o.id), name: str(o.name), read_count: 0, rpk: num(o.rpk), cpm: num(o.cpm) };
+      }),
+    };
+  }
   return {
     n_reads: num(r.n_reads),
     n_mapped_reads: num(r.n_mapped_reads),
     n_assigned_reads: num(r.n_assigned_reads),
-    functions: (Array.isArray(r.functions) ? r.functions : []).map((f) => {
+    functions: r.functions.map((f) => {
       const o = obj(f);
       return { function_id: str(o.function_id), name: str(o.name), read_count: num(o.read_count) ?? 0, rpk: num(o.rpk), cpm: num(o.cpm) };
     }),

@@ -3,6 +3,8 @@
 #![allow(missing_docs)]
 
 mod engines;
+mod onecodex;
+
 mod watch;
 
 use std::io::{BufRead, BufReader, Write};
@@ -18,6 +20,8 @@ const MGDS: &str = env!("CARGO_BIN_EXE_mgds");
 struct Serve {
     child: Child,
     url: String,
+    /// The S3-compatible endpoint it printed, if any.
+    s3_endpoint: Option<String>,
 }
 
 impl Serve {
@@ -31,14 +35,23 @@ impl Serve {
             .stderr(Stdio::null())
             .spawn()
             .expect("mgds serve starts");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        out.read_line(&mut line).unwrap();
         let url = line
             .trim()
             .strip_prefix("listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_string();
-        Serve { child, url }
+        // The second line names the S3-compatible endpoint (both lines come in one write).
+        let mut second = String::new();
+        out.read_line(&mut second).unwrap();
+        let s3_endpoint = second
+            .split_whitespace()
+            .find(|w| w.starts_with("http://") || w.starts_with("https://"))
+            .filter(|_| second.contains("s3"))
+            .map(str::to_string);
+        Serve { child, url, s3_endpoint }
     }
 }
 
@@ -55,7 +68,7 @@ fn create_user(data: &Path, email: &str) -> String {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let key = String::from_utf8(out.stdout).unwrap();
     let key = key.strip_suffix('\n').expect("one line");
-    assert!(key.len() == 48 && key.bytes().all(|b| b.is_ascii_hexdigit()), "stdout holds only the key: {key:?}");
+    assert!(key.len() == 32 && key.bytes().all(|b| b.is_ascii_hexdigit()), "stdout holds only the key: {key:?}");
     key.to_string()
 }
 

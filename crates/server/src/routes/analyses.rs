@@ -6,12 +6,12 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use mgds_api::{Analysis, ReadlevelUrl};
+use mgds_api::{Analysis, FileDetail, FileDetails, ReadlevelUrl};
 
 use super::{ListParams, Listed};
 use crate::AppState;
 use crate::auth::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::signing::DOWNLOAD_VALID_HOURS;
 use crate::store::analyses::{self, AnalysisKind};
 
@@ -20,17 +20,18 @@ pub(super) fn router() -> Router<AppState> {
         .route("/analyses", get(|s, c, u, p| list(s, c, u, p, None)))
         .route("/analyses/public", get(|s, u, p| list_public(s, u, p, None)))
         .route("/analyses/{id}", get(|s, c, p| get_one(s, c, p, None)))
-        .route("/analyses/{id}/results", get(|s, c, p| results(s, c, p, None)));
+        .route("/analyses/{id}/results", get(|s, c, p| results(s, c, p, None)))
+        .route("/analyses/{id}/files", get(|s, c, p| files(s, c, p, None)))
+        .route("/analyses/{id}/file_details", get(|s, c, p| file_details(s, c, p, None)));
     for kind in AnalysisKind::ALL {
         let c = kind.collection();
         r = r
             .route(&format!("/{c}"), get(move |s, c, u, p| list(s, c, u, p, Some(kind))))
             .route(&format!("/{c}/public"), get(move |s, u, p| list_public(s, u, p, Some(kind))))
-            .route(&format!("/{c}/{{id}}"), get(move |s, c, p| get_one(s, c, p, Some(kind))));
-        if kind != AnalysisKind::Alignment {
-            // Alignment statistics have no routes in v1.
-            r = r.route(&format!("/{c}/{{id}}/results"), get(move |s, c, p| results(s, c, p, Some(kind))));
-        }
+            .route(&format!("/{c}/{{id}}"), get(move |s, c, p| get_one(s, c, p, Some(kind))))
+            .route(&format!("/{c}/{{id}}/results"), get(move |s, c, p| results(s, c, p, Some(kind))))
+            .route(&format!("/{c}/{{id}}/files"), get(move |s, c, p| files(s, c, p, Some(kind))))
+            .route(&format!("/{c}/{{id}}/file_details"), get(move |s, c, p| file_details(s, c, p, Some(kind))));
     }
     r.route("/classifications/{id}/readlevel", get(readlevel))
 }
@@ -73,13 +74,47 @@ async fn results(
     Ok(([(header::CONTENT_TYPE, "application/json")], bytes).into_response())
 }
 
+/// The pre-signed address of the analysis's output file (the read-level TSV of a
+/// classification, the alignment, the profile table), as the reference's `files` link gives it.
+async fn files(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    kind: Option<AnalysisKind>,
+) -> ApiResult<axum::Json<String>> {
+    let file = analyses::output_file(&state, &caller, &id, kind).await?.ok_or_else(|| {
+        ApiError::NotFound("this analysis has no output file (its results are at .../results)".into())
+    })?;
+    Ok(axum::Json(state.signer.download_url(&state.public_url, &file.key, &file.name, DOWNLOAD_VALID_HOURS)))
+}
+
+/// The analysis's output files with their sizes and pre-signed addresses, as the real
+/// service's clients list and download them (`onecodex analyses files|download`).
+async fn file_details(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    kind: Option<AnalysisKind>,
+) -> ApiResult<axum::Json<FileDetails>> {
+    let files = match analyses::output_file(&state, &caller, &id, kind).await? {
+        Some(f) => vec![FileDetail {
+            url: state.signer.download_url(&state.public_url, &f.key, &f.name, DOWNLOAD_VALID_HOURS),
+            filepath: f.name.clone(),
+            filename: f.name,
+            size: f.size,
+        }],
+        None => Vec::new(),
+    };
+    Ok(axum::Json(FileDetails { files }))
+}
+
 async fn readlevel(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<ReadlevelUrl>> {
     let key = analyses::readlevel(&state, &caller, &id).await?;
-    let filename = format!("{id}.readlevel.tsv.gz");
+    let filename = analyses::file_name(&id, &key);
     Ok(axum::Json(ReadlevelUrl {
         url: state.signer.download_url(&state.public_url, &key, &filename, DOWNLOAD_VALID_HOURS),
     }))

@@ -7,13 +7,14 @@ use axum::http::StatusCode;
 use axum::routing::{get, patch, post};
 use mgds_api::{
     ConfirmUploadResponse, Document, DocumentConfirmUploadRequest, DocumentInitUploadRequest, DocumentUpdate,
-    DownloadUri, InitUploadResponse, Ref, UserRequest,
+    DownloadUri, InitMultipartUploadRequest, InitMultipartUploadResponse, InitUploadResponse, Ref,
+    UploadCallbackRequest, UploadCallbackResponse, UserRequest,
 };
 
 use super::{Json, ListParams, Listed};
 use crate::AppState;
 use crate::auth::Caller;
-use crate::error::ApiResult;
+use crate::error::{ApiError, ApiResult};
 use crate::signing::{DOWNLOAD_VALID_HOURS, upload_url};
 use crate::store::{documents, uploads};
 
@@ -22,6 +23,8 @@ pub(super) fn router() -> Router<AppState> {
         .route("/documents", get(list_documents))
         .route("/documents/init_upload", post(init_upload))
         .route("/documents/confirm_upload", post(confirm_upload))
+        .route("/documents/init_multipart_upload", post(init_multipart_upload))
+        .route("/documents/upload_callback/{id}", post(upload_callback))
         .route("/documents/{id}", get(get_document).patch(update_document).delete(delete_document))
         .route("/documents/{id}/rename", patch(rename_document))
         .route("/documents/{id}/add_user", post(add_user))
@@ -57,6 +60,37 @@ async fn init_upload(
         sample_id: None,
         document_id: Some(started.id),
         upload_url: upload_url(&state.public_url),
+    }))
+}
+
+/// The real service's clients send no body here (the file's name comes with the callback); a
+/// body may name the file.
+async fn init_multipart_upload(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: axum::body::Bytes,
+) -> ApiResult<axum::Json<InitMultipartUploadResponse>> {
+    let req: InitMultipartUploadRequest = if body.iter().all(u8::is_ascii_whitespace) {
+        InitMultipartUploadRequest::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| ApiError::BadRequest(format!("the request body does not fit this route: {e}")))?
+    };
+    let started = uploads::start_document_s3(&state, &caller, req.filename.as_deref()).await?;
+    Ok(axum::Json(super::multipart_answer(&state, "documents", started)))
+}
+
+async fn upload_callback(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(req): Json<UploadCallbackRequest>,
+) -> ApiResult<axum::Json<UploadCallbackResponse>> {
+    let document = uploads::confirm_s3(&state, &caller, "document", &id, &req.s3_path, req.filename.as_deref()).await?;
+    Ok(axum::Json(UploadCallbackResponse {
+        sample_id: None,
+        document_id: Some(document),
+        message: "upload confirmed".into(),
     }))
 }
 

@@ -40,13 +40,48 @@ pub fn router(state: AppState) -> Router {
         .merge(tags::router())
         .merge(misc::router());
     let api = api.route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate));
+    // The S3-compatible upload endpoint sees the request as the client signed it: path-style, at
+    // the root (see `crate::s3`), with each body capped.
+    let s3 = Router::new()
+        .route_service(&format!("/{}/{{*key}}", crate::s3::BUCKET), crate::s3::service(&state))
+        .layer(axum::middleware::map_request(cap_body));
     Router::new()
         .nest("/api/v1", api)
         .merge(storage_endpoint::router())
+        .merge(s3)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback
+/// (a path under the service's address, as the real service's clients append it to theirs) and
+/// the S3 endpoint (the service's own address).
+fn multipart_answer(
+    state: &AppState,
+    collection: &str,
+    started: crate::store::uploads::StartedS3,
+) -> mgds_api::InitMultipartUploadResponse {
+    mgds_api::InitMultipartUploadResponse {
+        sample_id: started.sample_id,
+        document_id: started.document_id,
+        file_id: started.object_key,
+        paired_end_file_id: started.paired_object_key,
+        s3_bucket: crate::s3::BUCKET.into(),
+        upload_aws_access_key_id: started.minted.access_key,
+        upload_aws_secret_access_key: started.minted.secret,
+        callback_url: format!("/api/v1/{collection}/upload_callback/{}", started.upload_id),
+        s3_endpoint: Some(state.public_url.to_string()),
+        expires_at: Some(crate::store::db::ts(started.minted.expires_at)),
+    }
+}
+
+/// Caps the body of an S3 request at [`crate::s3::MAX_REQUEST_BODY`]: reading past it fails the
+/// request (the client is told its body did not arrive whole), so one request cannot hold more
+/// than that in the service's memory.
+async fn cap_body(req: Request) -> Request {
+    req.map(|b| axum::body::Body::new(http_body_util::Limited::new(b, crate::s3::MAX_REQUEST_BODY)))
 }
 
 /// Collections whose public records anyone may read without signing in (spec: public samples,
@@ -126,7 +161,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     }
 }
 
-/// The raw list parameters.
+/// The raw list parameters. Besides `page`, a client may page with a cursor, as the real
+/// service's clients do for samples and metadata: it asks with `X-Pagination-Style: cursor`,
+/// gets `X-Next-Cursor` while more records remain, and sends it back as `cursor`. The cursor is
+/// the next page's number (with the same `per_page`, `where` and `sort`).
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct ListParams {
     #[serde(rename = "where")]
@@ -134,6 +172,9 @@ pub struct ListParams {
     sort: Option<String>,
     page: Option<String>,
     per_page: Option<String>,
+    cursor: Option<String>,
+    #[serde(skip)]
+    cursor_style: bool,
 }
 
 impl ListParams {
@@ -142,7 +183,7 @@ impl ListParams {
         ListQuery {
             filter: self.filter.as_deref(),
             sort: self.sort.as_deref(),
-            page: self.page.as_deref(),
+            page: self.cursor.as_deref().or(self.page.as_deref()),
             per_page: self.per_page.as_deref(),
         }
     }
@@ -152,9 +193,15 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let axum::extract::Query(p) = axum::extract::Query::<ListParams>::from_request_parts(parts, state)
+        let axum::extract::Query(mut p) = axum::extract::Query::<ListParams>::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::BadRequest(format!("the query string is malformed: {}", e.body_text())))?;
+        p.cursor_style = p.cursor.is_some()
+            || parts
+                .headers
+                .get("x-pagination-style")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("cursor"));
         Ok(p)
     }
 }
@@ -166,6 +213,7 @@ pub struct Listed<T> {
     page: Page,
     path: String,
     params: Vec<(&'static str, String)>,
+    cursor_style: bool,
 }
 
 impl<T> Listed<T> {
@@ -185,6 +233,7 @@ impl<T> Listed<T> {
             page: found.page,
             path: uri.path().to_string(),
             params: others,
+            cursor_style: params.cursor_style,
         }
     }
 }
@@ -197,6 +246,11 @@ impl<T: Serialize> IntoResponse for Listed<T> {
         headers.insert(HeaderName::from_static("x-total-count"), HeaderValue::from(self.total));
         if let Ok(v) = HeaderValue::from_str(&link) {
             headers.insert(axum::http::header::LINK, v);
+        }
+        // No cursor on the last page: that is how a cursor client knows it has everything.
+        let seen = u64::from(self.page.page) * u64::from(self.page.per_page);
+        if self.cursor_style && seen < self.total {
+            headers.insert(HeaderName::from_static("x-next-cursor"), HeaderValue::from(self.page.page + 1));
         }
         (StatusCode::OK, headers, axum::Json(self.items)).into_response()
     }

@@ -5,9 +5,9 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use mgds_api::{
-    CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitUploadRequest,
-    InitUploadResponse, Metadata, MetadataInput, PreuploadRequest, PreuploadResponse, Ref, Sample, SampleUpdate,
-    SuccessResponse,
+    CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitMultipartUploadRequest,
+    InitMultipartUploadResponse, InitUploadRequest, InitUploadResponse, Metadata, MetadataInput, PreuploadRequest,
+    PreuploadResponse, Ref, Sample, SampleUpdate, SuccessResponse, UploadCallbackRequest, UploadCallbackResponse,
 };
 
 use super::{Json, ListParams, Listed};
@@ -25,6 +25,8 @@ pub(super) fn router() -> Router<AppState> {
         .route("/samples/init_upload", post(init_upload))
         .route("/samples/confirm_upload", post(confirm_upload))
         .route("/samples/cancel_upload", post(cancel_upload))
+        .route("/samples/init_multipart_upload", post(init_multipart_upload))
+        .route("/samples/upload_callback/{id}", post(upload_callback))
         .route("/samples/{id}", get(get_sample).patch(update_sample).delete(delete_sample))
         .route("/samples/{id}/download_uri", post(download_uri))
         .route("/metadata", get(list_metadata))
@@ -71,6 +73,29 @@ async fn init_upload(
         sample_id: Some(started.id),
         document_id: None,
         upload_url: upload_url(&state.public_url),
+    }))
+}
+
+async fn init_multipart_upload(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<InitMultipartUploadRequest>,
+) -> ApiResult<axum::Json<InitMultipartUploadResponse>> {
+    let started = uploads::start_sample_s3(&state, &caller, req).await?;
+    Ok(axum::Json(super::multipart_answer(&state, "samples", started)))
+}
+
+async fn upload_callback(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(req): Json<UploadCallbackRequest>,
+) -> ApiResult<axum::Json<UploadCallbackResponse>> {
+    let sample = uploads::confirm_s3(&state, &caller, "sample", &id, &req.s3_path, req.filename.as_deref()).await?;
+    Ok(axum::Json(UploadCallbackResponse {
+        sample_id: Some(sample),
+        document_id: None,
+        message: "upload confirmed; the sample is ready".into(),
     }))
 }
 

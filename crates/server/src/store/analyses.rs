@@ -2,7 +2,7 @@
 //! what an engine produced (the results JSON and a file beside it), stored when a run ends.
 
 use bytes::Bytes;
-use mgds_api::{Analysis, Dependency, ErrorCode, Ref};
+use mgds_api::{Analysis, ErrorCode, Ref};
 
 use super::access;
 use super::caller::Caller;
@@ -12,7 +12,6 @@ use super::records::{self, Found, ListQuery, ListSpec};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
-use crate::signing::DOWNLOAD_VALID_HOURS;
 
 /// The kinds of analysis, each with its own collection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,8 +73,9 @@ const ANALYSES: ListSpec = ListSpec {
     from: "analyses a",
     columns: "a.id, a.analysis_type, a.created_at, a.updated_at, a.complete, a.success, a.error_msg, a.job_id, \
               a.sample_id, a.job_args, a.description, a.tax_id, a.readlevel_key, \
-              (SELECT json_group_array(json_object('id', d.dependency_id, 'path', d.download_path)) \
-               FROM analysis_dependencies d WHERE d.analysis_id = a.id) AS deps",
+              (SELECT json_group_array(json_object('id', d.dependency_id)) \
+               FROM analysis_dependencies d WHERE d.analysis_id = a.id) AS deps, \
+              (SELECT j.draft FROM jobs j WHERE j.id = a.job_id) AS draft",
     fields: ANALYSIS_FIELDS,
     default_order: "a.created_at ASC",
     tiebreak: "a.id ASC",
@@ -97,28 +97,18 @@ struct AnalysisRow {
     tax_id: Option<String>,
     readlevel_key: Option<String>,
     deps: String,
+    draft: i64,
 }
 
 impl AnalysisRow {
     /// The record as the collection `kind` (or `/analyses` for `None`) shows it.
-    fn into_api(self, state: &AppState, kind: Option<AnalysisKind>) -> Analysis {
-        // Alignments and functional profiles offer their file (the alignment, the profile table)
-        // at a pre-signed address; classifications offer theirs through `readlevel`.
-        let results_uri = match (AnalysisKind::from_type(&self.analysis_type), &self.readlevel_key) {
-            (Some(AnalysisKind::Alignment | AnalysisKind::FunctionalProfile), Some(key)) => {
-                let file = key.rsplit('/').next().unwrap_or("results");
-                let name = format!("{}.{}", self.id, file);
-                Some(state.signer.download_url(&state.public_url, key, &name, DOWNLOAD_VALID_HOURS))
-            }
-            _ => None,
-        };
+    fn into_api(self, kind: Option<AnalysisKind>) -> Analysis {
         let collection = kind.map_or("analyses", AnalysisKind::collection);
         // The spec: classifications and /analyses carry analysis_type; the other kinds do not.
         let show_type = matches!(kind, None | Some(AnalysisKind::Classification));
         #[derive(serde::Deserialize)]
         struct Dep {
             id: Option<String>,
-            path: Option<String>,
         }
         let deps: Vec<Dep> = serde_json::from_str(&self.deps).unwrap_or_default();
         Analysis {
@@ -133,11 +123,13 @@ impl AnalysisRow {
             sample: Ref::new("samples", &self.sample_id),
             job_args: self.job_args.and_then(|j| serde_json::from_str(&j).ok()),
             description: self.description,
-            dependencies: deps
-                .into_iter()
-                .filter_map(|d| Some(Dependency { analysis: Ref::new("analyses", &d.id?), download_path: d.path }))
-                .collect(),
-            results_uri,
+            dependencies: deps.into_iter().filter_map(|d| Some(Ref::new("analyses", &d.id?))).collect(),
+            cost: None,
+            draft: flag(self.draft),
+            // Where the real service gives a results_uri it is the results JSON, which its clients
+            // fetch instead of `.../results`; here they use `.../results`, and output files are
+            // listed by `.../file_details`.
+            results_uri: None,
             tax_id: if kind == Some(AnalysisKind::Alignment) || (kind.is_none() && self.analysis_type == "alignment") {
                 self.tax_id
             } else {
@@ -160,7 +152,7 @@ pub async fn list(
 ) -> ApiResult<Found<Analysis>> {
     let rows: Found<AnalysisRow> =
         records::list(&state.db, &ANALYSES, q, access::via_sample(caller, "a", "sample_id"), of_kind(kind)).await?;
-    Ok(rows.map(|r| r.into_api(state, kind)))
+    Ok(rows.map(|r| r.into_api(kind)))
 }
 
 /// One page of the analyses of `kind` of public samples.
@@ -188,7 +180,7 @@ pub(crate) async fn check_visible(state: &AppState, caller: &Caller, id: &str) -
 
 /// The analysis `id` as the collection `kind` shows it, if the caller may see it.
 pub async fn get(state: &AppState, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<Analysis> {
-    Ok(visible(state, caller, id, kind).await?.into_api(state, kind))
+    Ok(visible(state, caller, id, kind).await?.into_api(kind))
 }
 
 /// Explains why a visible analysis has no results yet.
@@ -214,11 +206,20 @@ pub async fn results(state: &AppState, caller: &Caller, id: &str, kind: Option<A
     let key: Option<String> =
         sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = ?").bind(id).fetch_one(&state.db).await?;
     let Some(key) = key else { return Err(not_ready(state, id).await?) };
-    state
+    let stored = state
         .storage
         .read(&key)
         .await?
-        .ok_or_else(|| ApiError::internal(std::io::Error::other(format!("results file {key} is missing"))))
+        .ok_or_else(|| ApiError::internal(std::io::Error::other(format!("results file {key} is missing"))))?;
+    // `/functional_profiles/{id}/results` answers in the reference's shape (a table of
+    // functional groups); `/analyses/{id}/results` answers everything the engine reported
+    // (read counts too).
+    if kind == Some(AnalysisKind::FunctionalProfile)
+        && let Ok(profile) = serde_json::from_slice::<mgds_align::FunctionalProfile>(&stored)
+    {
+        return Ok(Bytes::from(serde_json::to_vec(&profile.to_results_table())?));
+    }
+    Ok(stored)
 }
 
 /// The object key of the read-level file of the classification `id`.
@@ -230,6 +231,40 @@ pub async fn readlevel(state: &AppState, caller: &Caller, id: &str) -> ApiResult
         Some(key) => Ok(key),
         None => Err(not_ready(state, id).await?),
     }
+}
+
+/// An analysis's output file in the store.
+#[derive(Debug, Clone)]
+pub struct OutputFile {
+    /// Its object key.
+    pub key: String,
+    /// The name it is downloaded under.
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// The name an output file is downloaded under: the analysis id and what the file is
+/// (`<id>.readlevel.tsv.gz`, `<id>.alignment.sam.gz`), so that files of several analyses can sit
+/// in one folder. The last part of a download address's path is this name too, for clients that
+/// name files after it.
+pub fn file_name(id: &str, key: &str) -> String {
+    format!("{id}.{}", key.rsplit('/').next().unwrap_or("output"))
+}
+
+/// The output file of the finished analysis `id` of `kind`, if it has one.
+pub async fn output_file(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    kind: Option<AnalysisKind>,
+) -> ApiResult<Option<OutputFile>> {
+    let row = visible(state, caller, id, kind).await?;
+    let Some(key) = row.readlevel_key else {
+        return if flag(row.complete) { Ok(None) } else { Err(not_ready(state, id).await?) };
+    };
+    let size = state.storage.size(&key).await?.unwrap_or(0);
+    Ok(Some(OutputFile { name: file_name(id, &key), key, size }))
 }
 
 /// A file an engine produced beside its results: the read-level TSV.gz of a classification,

@@ -54,9 +54,11 @@ pub fn is_id(s: &str) -> bool {
     s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Formats a time the way the database stores it: RFC 3339, UTC, microseconds.
+/// Formats a time the way the database stores and the API sends it: RFC 3339, UTC,
+/// microseconds, with the offset written `+00:00` rather than `Z` (Python before 3.11, which the
+/// real service's clients support, reads only that form).
 pub fn ts(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, true)
+    t.to_rfc3339_opts(SecondsFormat::Micros, false)
 }
 
 /// The current time, formatted with [`ts`].
@@ -107,7 +109,7 @@ mod tests {
     fn timestamps_sort_as_text() {
         let a = ts(DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z").unwrap().into());
         let b = ts(DateTime::parse_from_rfc3339("2026-01-02T03:04:05.5Z").unwrap().into());
-        assert_eq!(a, "2026-01-02T03:04:05.000000Z");
+        assert_eq!(a, "2026-01-02T03:04:05.000000+00:00");
         assert!(a < b);
     }
 }

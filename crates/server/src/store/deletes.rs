@@ -5,6 +5,7 @@
 use chrono::Utc;
 
 use super::db::{self, Tx, begin_write};
+use super::s3_grants;
 use crate::AppState;
 use crate::error::ApiResult;
 
@@ -29,8 +30,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
             .fetch_all(&mut *tx)
             .await?;
     for (id, key) in &stale {
-        queue_delete(&mut tx, key).await?;
-        sqlx::query("DELETE FROM uploads WHERE id = ?").bind(id).execute(&mut *tx).await?;
+        forget(&mut tx, id, key).await?;
     }
     tx.commit().await?;
     let keys: Vec<String> = sqlx::query_scalar("SELECT object_key FROM pending_deletes").fetch_all(&state.db).await?;
@@ -38,5 +38,21 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
         state.storage.delete(&key).await?;
         sqlx::query("DELETE FROM pending_deletes WHERE object_key = ?").bind(&key).execute(&state.db).await?;
     }
+    Ok(())
+}
+
+/// Removes an unconfirmed upload and queues its files for removal: its file, read 2 of a pair,
+/// and the parts of S3 multipart uploads it left unfinished.
+pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult<()> {
+    let paired: Option<String> = sqlx::query_scalar("SELECT paired_object_key FROM uploads WHERE id = ?")
+        .bind(upload_id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .flatten();
+    for key in s3_grants::part_keys(tx, upload_id).await?.iter().chain(paired.iter()) {
+        queue_delete(tx, key).await?;
+    }
+    queue_delete(tx, object_key).await?;
+    sqlx::query("DELETE FROM uploads WHERE id = ?").bind(upload_id).execute(&mut **tx).await?;
     Ok(())
 }

@@ -63,6 +63,7 @@ impl DocumentRow {
             description: self.description,
             uploader: Ref::new("users", &self.uploader_id),
             downloaders: id_list(&self.downloader_ids).iter().map(|u| Ref::new("users", u)).collect(),
+            valid_until: None,
         }
     }
 }

@@ -195,6 +195,24 @@ impl Storage {
         self.write_stream(key, body, u64::MAX).await
     }
 
+    /// Copies the object at `key` into the local file `dest` (for engines and joins that read
+    /// files, when the store is not a local folder).
+    pub async fn download_to(&self, key: &str, dest: &Path) -> Result<u64, WriteError> {
+        use tokio::io::AsyncWriteExt;
+        let (_, mut body) =
+            self.stream(key).await?.ok_or_else(|| WriteError::Source(format!("there is no object {key}")))?;
+        let io = |e: std::io::Error| WriteError::Source(format!("cannot write {}: {e}", dest.display()));
+        let mut file = tokio::fs::File::create(dest).await.map_err(io)?;
+        let mut n = 0u64;
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk?;
+            n += chunk.len() as u64;
+            file.write_all(&chunk).await.map_err(io)?;
+        }
+        file.sync_all().await.map_err(io)?;
+        Ok(n)
+    }
+
     /// Removes an object; a missing object is not an error.
     pub async fn delete(&self, key: &str) -> object_store::Result<()> {
         match self.store.delete(&ObjectPath::from(key)).await {

@@ -45,7 +45,7 @@ struct JobRow {
 }
 
 impl JobRow {
-    /// The record as a list shows it, or with `draft` and `job_args_schema` when `single`.
+    /// The record as a list shows it, or with `job_args_schema` when `single`.
     fn into_api(self, single: bool) -> Job {
         Job {
             uri: Ref::new("jobs", &self.id).uri,
@@ -53,7 +53,7 @@ impl JobRow {
             created_at: self.created_at,
             name: Some(self.name),
             public: Some(flag(self.public)),
-            draft: single.then_some(flag(self.draft)),
+            draft: Some(flag(self.draft)),
             job_args_schema: single
                 .then(|| serde_json::from_str(&self.job_args_schema).unwrap_or_else(|_| Value::Object(Map::new()))),
         }

@@ -20,6 +20,7 @@ pub mod metadata;
 pub mod projects;
 pub mod queue;
 pub mod records;
+pub mod s3_grants;
 pub mod samples;
 pub mod settings;
 pub mod tags;

@@ -55,7 +55,7 @@ pub(crate) const SAMPLE_FIELDS: &[Field] = &[
 const SAMPLES: ListSpec = ListSpec {
     from: "samples s",
     columns: "s.id, s.owner_id, s.visibility, s.filename, s.size, s.project_id, s.primary_classification_id, \
-              s.created_at, (SELECT m.id FROM metadata m WHERE m.sample_id = s.id) AS metadata_id, \
+              s.created_at, s.updated_at, (SELECT m.id FROM metadata m WHERE m.sample_id = s.id) AS metadata_id, \
               (SELECT json_group_array(st.tag_id) FROM sample_tags st WHERE st.sample_id = s.id) AS tag_ids",
     fields: SAMPLE_FIELDS,
     default_order: "s.created_at ASC",
@@ -73,6 +73,7 @@ pub(crate) struct SampleRow {
     project_id: Option<String>,
     primary_classification_id: Option<String>,
     created_at: String,
+    updated_at: Option<String>,
     metadata_id: Option<String>,
     tag_ids: String,
 }
@@ -90,6 +91,13 @@ impl SampleRow {
             project: self.project_id.map(|p| Ref::new("projects", &p)),
             primary_classification: self.primary_classification_id.map(|c| Ref::new("classifications", &c)),
             tags: id_list(&self.tag_ids).iter().map(|t| Ref::new("tags", t)).collect(),
+            // The real service's word for a sample whose file is in; before that, its visibility
+            // says what it waits for.
+            status: match self.visibility.as_str() {
+                "awaiting data" | "importing" => self.visibility.clone(),
+                _ => "available".into(),
+            },
+            updated_at: self.updated_at,
         }
     }
 }

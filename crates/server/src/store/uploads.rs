@@ -4,15 +4,15 @@
 
 use chrono::{DateTime, Utc};
 use mgds_api::{
-    CancelUploadRequest, ConfirmUploadRequest, DocumentInitUploadRequest, ErrorCode, InitUploadRequest,
-    MAX_UPLOAD_BYTES, MetadataInput, PreuploadRequest, TagInput, Visibility,
+    CancelUploadRequest, ConfirmUploadRequest, DocumentInitUploadRequest, ErrorCode, InitMultipartUploadRequest,
+    InitUploadRequest, MAX_UPLOAD_BYTES, MetadataInput, PreuploadRequest, TagInput, Visibility,
 };
 use serde_json::{Map, Value};
 
 use super::caller::Caller;
 use super::db::{self, Tx, begin_write, new_id};
-use super::deletes::{purge, queue_delete};
-use super::{metadata, projects, queue, tags};
+use super::deletes::{forget, purge, queue_delete};
+use super::{metadata, projects, queue, s3_grants, tags};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 
@@ -75,36 +75,7 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     if let Some(p) = &req.project {
         projects::to_add_to(state, user, p).await?;
     }
-    // A pre-uploaded sample to receive this file.
-    let target: Option<String> = match (&req.sample_id, &req.external_sample_id) {
-        (None, None) => None,
-        (sample_id, external) => {
-            let found: Option<String> = sqlx::query_scalar(
-                "SELECT s.id FROM samples s JOIN metadata m ON m.sample_id = s.id \
-                 WHERE s.owner_id = ? AND s.visibility = 'awaiting data' \
-                 AND (? IS NULL OR s.id = ?) AND (? IS NULL OR m.external_sample_id = ?)",
-            )
-            .bind(&user.id)
-            .bind(sample_id)
-            .bind(sample_id)
-            .bind(external)
-            .bind(external)
-            .fetch_optional(&state.db)
-            .await?;
-            Some(found.ok_or_else(|| {
-                let what = match (sample_id, external) {
-                    (Some(s), _) => format!("sample_id {s:?}"),
-                    (None, Some(e)) => format!("external_sample_id {e:?}"),
-                    (None, None) => String::new(),
-                };
-                ApiError::BadRequest(format!(
-                    "no pre-uploaded sample of yours awaiting data matches {what}; pre-upload it first \
-                     or leave the field out to create a new sample"
-                ))
-                .with_code(ErrorCode::NotAwaitingData)
-            })?)
-        }
-    };
+    let target = target_of(state, &user.id, req.sample_id.as_deref(), req.external_sample_id.as_deref()).await?;
     let upload_id = new_id();
     let object_key = format!("samples/{upload_id}/{filename}");
     let now = Utc::now();
@@ -133,6 +104,43 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     Ok(Started { id: target.unwrap_or(upload_id), object_key, size: req.size, at: now, valid_for })
 }
 
+/// The pre-uploaded sample of `owner` that an upload names by `sample_id` or
+/// `external_sample_id` to receive its file; `None` when it names none (a new sample).
+async fn target_of(
+    state: &AppState,
+    owner: &str,
+    sample_id: Option<&str>,
+    external: Option<&str>,
+) -> ApiResult<Option<String>> {
+    if sample_id.is_none() && external.is_none() {
+        return Ok(None);
+    }
+    let found: Option<String> = sqlx::query_scalar(
+        "SELECT s.id FROM samples s JOIN metadata m ON m.sample_id = s.id \
+         WHERE s.owner_id = ? AND s.visibility = 'awaiting data' \
+         AND (? IS NULL OR s.id = ?) AND (? IS NULL OR m.external_sample_id = ?)",
+    )
+    .bind(owner)
+    .bind(sample_id)
+    .bind(sample_id)
+    .bind(external)
+    .bind(external)
+    .fetch_optional(&state.db)
+    .await?;
+    let what = match (sample_id, external) {
+        (Some(s), _) => format!("sample_id {s:?}"),
+        (None, Some(e)) => format!("external_sample_id {e:?}"),
+        (None, None) => String::new(),
+    };
+    found.map(Some).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "no pre-uploaded sample of yours awaiting data matches {what}; pre-upload it first \
+             or leave the field out to create a new sample"
+        ))
+        .with_code(ErrorCode::NotAwaitingData)
+    })
+}
+
 /// Starts the upload of a document.
 pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentInitUploadRequest) -> ApiResult<Started> {
     let user = caller.require()?;
@@ -156,6 +164,268 @@ pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentIni
     .execute(&state.db)
     .await?;
     Ok(Started { id, object_key, size: req.size, at: now, valid_for })
+}
+
+/// An upload started for the S3-compatible endpoint: where to write, and with what.
+#[derive(Debug, Clone)]
+pub struct StartedS3 {
+    /// The upload (its callback names it).
+    pub upload_id: String,
+    /// The sample it makes or fills (for `cancel_upload`), for a sample upload.
+    pub sample_id: Option<String>,
+    /// The document it makes, for a document upload.
+    pub document_id: Option<String>,
+    /// The object key of the file (read 1 of a pair).
+    pub object_key: String,
+    /// The object key of read 2, for a pair.
+    pub paired_object_key: Option<String>,
+    /// The credentials to write with.
+    pub minted: s3_grants::Minted,
+}
+
+/// Starts a sample upload through the S3-compatible endpoint, as the real service's clients
+/// make them: the file (or a pair's two files, uploaded apart and interleaved into one sample at
+/// confirmation) of unknown size, credentials minted for its object keys only.
+pub async fn start_sample_s3(
+    state: &AppState,
+    caller: &Caller,
+    mut req: InitMultipartUploadRequest,
+) -> ApiResult<StartedS3> {
+    let user = caller.require()?;
+    let filename = req
+        .filename
+        .as_deref()
+        .ok_or_else(|| ApiError::BadRequest("filename is required: the name of the file to upload".into()))?;
+    let filename = mgds_api::clean_sample_filename(filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+    let paired = match req.paired_end_filename.as_deref() {
+        Some(p) => {
+            let p = mgds_api::clean_sample_filename(p)
+                .map_err(|e| ApiError::BadRequest(format!("paired_end_filename: {e}")))?;
+            if p == filename {
+                return Err(ApiError::BadRequest(
+                    "paired_end_filename is the same as filename; give the two files of the pair".into(),
+                ));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    if let Some(m) = req.metadata.as_mut() {
+        metadata::validate(m)?;
+    }
+    tags::check_names(&req.tags)?;
+    if let Some(p) = &req.project {
+        projects::to_add_to(state, user, p).await?;
+    }
+    let target = target_of(state, &user.id, req.sample_id.as_deref(), req.external_sample_id.as_deref()).await?;
+    let upload_id = new_id();
+    let object_key = format!("samples/{upload_id}/{filename}");
+    let paired_object_key = paired.as_ref().map(|p| format!("samples/{upload_id}/{p}"));
+    let now = Utc::now();
+    let stored = serde_json::json!({
+        "metadata": req.metadata,
+        "tags": req.tags,
+        "project": req.project,
+        "interleaved": req.interleaved.unwrap_or(false) || paired.is_some(),
+    });
+    let mut tx = begin_write(&state.db).await?;
+    sqlx::query(
+        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, \
+         expires_at, transport, paired_object_key, paired_filename) \
+         VALUES (?, 'sample', ?, ?, 0, ?, ?, ?, ?, ?, 's3', ?, ?)",
+    )
+    .bind(&upload_id)
+    .bind(&user.id)
+    .bind(&filename)
+    .bind(&object_key)
+    .bind(&target)
+    .bind(stored.to_string())
+    .bind(db::ts(now))
+    .bind(db::ts(now + chrono::Duration::hours(UPLOAD_VALID_HOURS)))
+    .bind(&paired_object_key)
+    .bind(&paired)
+    .execute(&mut *tx)
+    .await?;
+    let minted = s3_grants::mint(&mut tx, &upload_id, now).await?;
+    tx.commit().await?;
+    Ok(StartedS3 {
+        sample_id: Some(target.unwrap_or_else(|| upload_id.clone())),
+        document_id: None,
+        upload_id,
+        object_key,
+        paired_object_key,
+        minted,
+    })
+}
+
+/// Starts a document upload through the S3-compatible endpoint. The real service's clients send
+/// no name at the start; the callback gives it.
+pub async fn start_document_s3(state: &AppState, caller: &Caller, filename: Option<&str>) -> ApiResult<StartedS3> {
+    let user = caller.require()?;
+    let filename = match filename {
+        Some(f) => mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?,
+        None => "document".to_string(),
+    };
+    let id = new_id();
+    let object_key = format!("documents/{id}/file");
+    let now = Utc::now();
+    let mut tx = begin_write(&state.db).await?;
+    sqlx::query(
+        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at, transport) \
+         VALUES (?, 'document', ?, ?, 0, ?, '{}', ?, ?, 's3')",
+    )
+    .bind(&id)
+    .bind(&user.id)
+    .bind(&filename)
+    .bind(&object_key)
+    .bind(db::ts(now))
+    .bind(db::ts(now + chrono::Duration::hours(UPLOAD_VALID_HOURS)))
+    .execute(&mut *tx)
+    .await?;
+    let minted = s3_grants::mint(&mut tx, &id, now).await?;
+    tx.commit().await?;
+    Ok(StartedS3 {
+        upload_id: id.clone(),
+        sample_id: None,
+        document_id: Some(id),
+        object_key,
+        paired_object_key: None,
+        minted,
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct S3UploadRow {
+    kind: String,
+    object_key: String,
+    paired_object_key: Option<String>,
+    filename: String,
+    confirmed_id: Option<String>,
+}
+
+/// Confirms an upload made through the S3-compatible endpoint (the callback its clients post
+/// once the objects are written): `s3_path` must name the upload's object. A pair's two files
+/// are interleaved into the sample's one file (checked read by read); then the upload is
+/// confirmed as any other. Answers the sample or document; a second callback answers it again.
+pub async fn confirm_s3(
+    state: &AppState,
+    caller: &Caller,
+    kind: &str,
+    upload_id: &str,
+    s3_path: &str,
+    filename: Option<&str>,
+) -> ApiResult<String> {
+    let user = caller.require()?;
+    let up: S3UploadRow = sqlx::query_as(
+        "SELECT kind, object_key, paired_object_key, filename, confirmed_id FROM uploads \
+         WHERE id = ? AND owner_id = ? AND kind = ? AND transport = 's3'",
+    )
+    .bind(upload_id)
+    .bind(&user.id)
+    .bind(kind)
+    .fetch_optional(&state.db)
+    .await?
+    .ok_or_else(|| {
+        ApiError::NotFound(format!("no upload {upload_id:?} of yours to confirm; call init_multipart_upload first"))
+    })?;
+    if let Some(done) = up.confirmed_id {
+        return Ok(done);
+    }
+    let expected = format!("s3://{}/{}", crate::s3::BUCKET, up.object_key);
+    if s3_path != expected {
+        return Err(ApiError::BadRequest(format!("s3_path is {s3_path:?}; this upload's file is {expected:?}")));
+    }
+    let size = |key: String| async move {
+        state.storage.size(&key).await?.ok_or_else(|| {
+            ApiError::BadRequest(format!(
+                "the file has not arrived yet: write it to {}/{key} before calling back",
+                crate::s3::BUCKET
+            ))
+            .with_code(ErrorCode::FileNotArrived)
+        })
+    };
+    let mut bytes = size(up.object_key.clone()).await?;
+    let (mut key, mut name) = (up.object_key.clone(), up.filename.clone());
+    if let Some(paired) = &up.paired_object_key {
+        size(paired.clone()).await?;
+        let joined = interleave_objects(state, upload_id, &up.object_key, paired, &up.filename).await?;
+        (key, name, bytes) = joined;
+    }
+    if up.kind == "document"
+        && let Some(f) = filename
+    {
+        name = mgds_api::clean_filename(f).unwrap_or(name);
+    }
+    let mut tx = begin_write(&state.db).await?;
+    sqlx::query("UPDATE uploads SET object_key = ?, filename = ?, size = ? WHERE id = ? AND confirmed_id IS NULL")
+        .bind(&key)
+        .bind(&name)
+        .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
+        .bind(upload_id)
+        .execute(&mut *tx)
+        .await?;
+    if key != up.object_key {
+        queue_delete(&mut tx, &up.object_key).await?;
+        if let Some(p) = &up.paired_object_key {
+            queue_delete(&mut tx, p).await?;
+        }
+    }
+    tx.commit().await?;
+    let confirmed = match kind {
+        "document" => confirm_document(state, caller, upload_id).await?,
+        _ => {
+            let req = ConfirmUploadRequest { sample_id: upload_id.to_string(), upload_type: None };
+            confirm_sample(state, caller, &req).await?
+        }
+    };
+    if key != up.object_key {
+        purge(state).await?;
+    }
+    Ok(confirmed)
+}
+
+/// Interleaves a pair uploaded as two objects into one gzipped FASTQ object beside them
+/// (checked read by read as `mgds_formats::interleave` does); answers its key, name and size.
+async fn interleave_objects(
+    state: &AppState,
+    upload_id: &str,
+    r1_key: &str,
+    r2_key: &str,
+    r1_name: &str,
+) -> ApiResult<(String, String, u64)> {
+    let work = tempfile::tempdir_in(std::env::temp_dir()).map_err(ApiError::internal)?;
+    // The store's own files where it has them; otherwise copies.
+    let local = |key: &str, name: &str| {
+        let key = key.to_string();
+        let dest = work.path().join(name);
+        async move {
+            match state.storage.local_path(&key) {
+                Some(p) => Ok::<_, ApiError>(p),
+                None => {
+                    state.storage.download_to(&key, &dest).await.map_err(ApiError::internal)?;
+                    Ok(dest)
+                }
+            }
+        }
+    };
+    let r1 = local(r1_key, "r1").await?;
+    let r2 = local(r2_key, "r2").await?;
+    let name = mgds_formats::interleaved_name(std::path::Path::new(r1_name));
+    let out = work.path().join(&name);
+    let made = out.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        mgds_formats::interleave(&r1, &r2, &made, mgds_formats::OutputCompression::Gzip { level: 1 }).map_err(Box::new)
+    })
+    .await
+    .map_err(ApiError::internal)?;
+    if let Err(e) = joined {
+        return Err(ApiError::BadRequest(format!(
+            "the two files are not the two reads of one pair, so they cannot become one sample: {e}"
+        )));
+    }
+    let key = format!("samples/{upload_id}/{name}");
+    let written = state.storage.put_file(&key, &out).await.map_err(ApiError::internal)?;
+    Ok((key, name, written.bytes))
 }
 
 /// Refuses an `upload_type` other than `standard`.
@@ -340,8 +610,7 @@ pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUpload
     if up.confirmed_id.is_some() {
         return Err(ApiError::BadRequest("this upload is already confirmed; delete the sample instead".into()));
     }
-    sqlx::query("DELETE FROM uploads WHERE id = ?").bind(&up.id).execute(&mut *tx).await?;
-    queue_delete(&mut tx, &up.object_key).await?;
+    forget(&mut tx, &up.id, &up.object_key).await?;
     tx.commit().await?;
     purge(state).await
 }

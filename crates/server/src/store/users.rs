@@ -49,7 +49,8 @@ struct UserRow {
 
 impl UserRow {
     fn into_api(self) -> mgds_api::User {
-        mgds_api::User { uri: Ref::new("users", &self.id).uri, email: Some(self.email), username: self.username }
+        let username = self.username.unwrap_or_else(|| username_for(&self.email));
+        mgds_api::User { uri: Ref::new("users", &self.id).uri, email: Some(self.email), username: Some(username) }
     }
 }
 
@@ -69,6 +70,22 @@ pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<mgds_
     Ok(row.into_api())
 }
 
+/// The user name of a user who has not chosen one, in the reference schema's shape (3 to 15 of
+/// `a-z0-9_`): the e-mail address's local part, lowercased, other characters as `_`.
+pub fn username_for(email: &str) -> String {
+    let local = email.split('@').next().unwrap_or_default();
+    let mut name: String = local
+        .chars()
+        .map(|c| c.to_ascii_lowercase())
+        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' { c } else { '_' })
+        .take(15)
+        .collect();
+    while name.len() < 3 {
+        name.push('_');
+    }
+    name
+}
+
 /// The caller's own account.
 pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
     let user = caller.require()?;
@@ -81,8 +98,8 @@ pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
     .await?;
     Ok(Account {
         user: Ref::new("users", &user.id),
+        username: Some(username.unwrap_or_else(|| username_for(&email))),
         email: Some(email),
-        username,
         created_at: Some(created_at.clone()),
         confirmed_at: Some(created_at),
         coupons: vec![],
@@ -171,4 +188,16 @@ pub async fn all(db: &SqlitePool) -> Result<Vec<(String, String, String, bool)>,
     .fetch_all(db)
     .await?;
     Ok(rows.into_iter().map(|(a, b, c, d)| (a, b, c, db::flag(d))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::username_for;
+
+    #[test]
+    fn user_names_fit_the_reference_shape() {
+        assert_eq!(username_for("Lab.Tech-1@example.org"), "lab_tech_1");
+        assert_eq!(username_for("a@x.org"), "a__");
+        assert_eq!(username_for("a.very.long.address.indeed@x.org"), "a_very_long_add");
+    }
 }

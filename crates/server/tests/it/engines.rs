@@ -197,7 +197,8 @@ async fn panel_alignment_and_functional_profile_jobs_produce_their_results() {
     let (s, stats) = svc.get(Some(&u), &format!("/api/v1/analyses/{al}/results")).await;
     assert_eq!(s, 200);
     assert!(stats["n_mapped_reads"].as_u64().unwrap() > 0, "{stats}");
-    let sam = gunzip(&download(&svc, shown["results_uri"].as_str().expect("alignment file")).await);
+    let (_, files) = svc.get(Some(&u), &format!("/api/v1/alignments/{al}/file_details")).await;
+    let sam = gunzip(&download(&svc, files["files"][0]["url"].as_str().expect("alignment file")).await);
     assert!(sam.starts_with("@"), "a SAM header first");
 
     // A tax id without a genome fails with words that say which ones exist.
@@ -210,7 +211,9 @@ async fn panel_alignment_and_functional_profile_jobs_produce_their_results() {
     let a = finished(&svc, &u, &fp).await;
     assert_eq!(a["success"], json!(true), "{a}");
     let (_, shown) = svc.get(Some(&u), &format!("/api/v1/functional_profiles/{fp}")).await;
-    let tsv = String::from_utf8(download(&svc, shown["results_uri"].as_str().expect("results_uri")).await).unwrap();
+    let (_, files) = svc.get(Some(&u), &format!("/api/v1/functional_profiles/{fp}/file_details")).await;
+    let tsv =
+        String::from_utf8(download(&svc, files["files"][0]["url"].as_str().expect("profile table")).await).unwrap();
     assert!(tsv.lines().count() >= 1, "{tsv}");
     assert_eq!(shown["job_args"], json!({}));
 }

@@ -140,7 +140,7 @@ async fn samples_metadata_and_tags() {
         .patch(Some(&u), &meta_uri, json!({"name": "Gut 1", "starred": true, "date_collected": "2026-03-01T09:30:00+01:00", "location_lat": 52.5}))
         .await;
     assert_eq!(s, 200, "{m2}");
-    assert_eq!(m2["date_collected"], json!("2026-03-01T08:30:00.000000Z"));
+    assert_eq!(m2["date_collected"], json!("2026-03-01T08:30:00.000000+00:00"));
     assert_eq!(m2["starred"], json!(true));
     assert_eq!(m2["platform"], json!("Illumina MiSeq"), "fields not sent are kept");
     for bad in [

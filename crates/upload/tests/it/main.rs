@@ -90,12 +90,13 @@ fn is_empty(dir: &Path) -> bool {
 }
 
 #[tokio::test]
-async fn a_pair_becomes_one_interleaved_sample_and_its_staged_file_goes() {
+async fn a_pair_made_in_the_staging_folder_becomes_one_sample_and_its_staged_file_goes() {
     let svc = Service::start().await;
     let (r1, r2) = pair(&svc.folder("reads"), 500);
     let staging = svc.folder("staging");
     let (seen, record) = recorder();
     let sample = Upload::new(&svc.client(RetryPolicy::default()), Source::Interleave(vec![(r1, r2)]))
+        .stream(false)
         .staging(&staging)
         .tag("gut")
         .progress(record)
@@ -116,6 +117,68 @@ async fn a_pair_becomes_one_interleaved_sample_and_its_staged_file_goes() {
     assert_eq!(summary.pairing, mgds_formats::ReadPairing::Interleaved);
 }
 
+/// Where the service has an S3-compatible store, a pair is interleaved as it streams into it:
+/// nothing is written to the staging folder, and the sample is the pair, interleaved.
+#[tokio::test]
+async fn a_pair_streams_into_the_store_without_a_copy_on_disk() {
+    let svc = Service::start().await;
+    let (r1, r2) = pair(&svc.folder("reads"), 3000);
+    let staging = svc.folder("staging");
+    let (seen, record) = recorder();
+    let sample = Upload::new(&svc.client(RetryPolicy::default()), Source::Interleave(vec![(r1.clone(), r2)]))
+        .staging(&staging)
+        .progress(record)
+        .send()
+        .await
+        .unwrap();
+    assert!(is_empty(&staging), "nothing is staged");
+    let seen = seen.lock().unwrap().clone();
+    assert!(!seen.contains(&Progress::Preparing), "{seen:?}");
+    assert!(matches!(seen.first(), Some(Progress::Sending { sent: 0, .. })), "{seen:?}");
+    assert_eq!(seen.last(), Some(&Progress::Confirming));
+    let out = svc.folder("download").join("back.fastq.gz");
+    svc.client(RetryPolicy::default()).samples().download(sample.uri.rsplit('/').next().unwrap(), &out).await.unwrap();
+    let summary = mgds_formats::validate(&out).unwrap();
+    assert_eq!((summary.records, summary.pairing), (6000, mgds_formats::ReadPairing::Interleaved));
+    assert_eq!(sample.filename.as_deref(), Some("S1_L001_001_interleaved.fastq.gz"));
+}
+
+/// A streamed pair cancelled mid-way: no sample, and the parts that reached the store are gone.
+#[tokio::test]
+async fn a_cancelled_stream_leaves_no_sample_and_no_parts() {
+    let svc = Service::start().await;
+    let (r1, r2) = pair(&svc.folder("reads"), 40_000);
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    let upload = Upload::new(&svc.client(RetryPolicy::default()), Source::Interleave(vec![(r1, r2)]))
+        .staging(svc.folder("staging"))
+        .bandwidth(Bandwidth::new(2_000_000))
+        .cancel_token(cancel)
+        .progress(move |p| {
+            if matches!(p, Progress::Sending { sent, .. } if sent > 0) {
+                c.cancel();
+            }
+        });
+    assert!(matches!(upload.send().await, Err(UploadError::Cancelled)));
+    assert_eq!(svc.sample_count().await, 0);
+    let objects = svc.dir.path().join("data").join(mgds_server::OBJECTS_DIR);
+    let left: Vec<_> = walk(&objects);
+    assert!(left.is_empty(), "nothing of the cancelled upload is stored: {left:?}");
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
+}
+
 #[tokio::test]
 async fn a_cancel_while_sending_leaves_no_sample_and_no_staged_file() {
     let svc = Service::start().await;
@@ -124,6 +187,7 @@ async fn a_cancel_while_sending_leaves_no_sample_and_no_staged_file() {
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     let upload = Upload::new(&svc.client(RetryPolicy::default()), Source::Interleave(vec![(r1, r2)]))
+        .stream(false)
         .staging(&staging)
         // Slow enough that the cancel comes mid-way.
         .bandwidth(Bandwidth::new(200_000))
@@ -146,6 +210,7 @@ async fn a_cancel_while_interleaving_stops_it_and_removes_what_it_wrote() {
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     let upload = Upload::new(&svc.client(RetryPolicy::default()), Source::Interleave(vec![(r1, r2)]))
+        .stream(false)
         .staging(&staging)
         .cancel_token(cancel)
         .progress(move |p| {
@@ -172,6 +237,7 @@ async fn a_cut_connection_is_tried_again_and_makes_one_sample() {
     let (seen, record) = recorder();
     // The client itself does not retry: the pipeline's own attempt is what recovers.
     let sample = Upload::new(&svc.client_via(&proxy.url), Source::Interleave(vec![(r1, r2)]))
+        .stream(false)
         .staging(svc.folder("staging"))
         .retry_wait(Duration::from_millis(20))
         .progress(record)

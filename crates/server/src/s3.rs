@@ -1,0 +1,415 @@
+//! The S3-compatible endpoint that uploads go to when a client starts them with
+//! `init_multipart_upload`, as the real service's clients do (the `onecodex` library and CLI
+//! upload with boto3; `mgds` uses it for files it streams as it reads them).
+//!
+//! The S3 wire protocol and AWS Signature V4 (signed and unsigned payloads, `aws-chunked`
+//! bodies with checksum trailers) are the `s3s` crate's; this module decides who may do what
+//! and where the bytes go:
+//! - credentials minted for one upload ([`crate::store::s3_grants::mint`]) sign requests for
+//!   that upload's object keys and nothing else, and stop starting writes after an hour (a
+//!   multipart upload started before then may finish until the upload itself expires);
+//! - PutObject streams into the object store under the upload's key; multipart parts are
+//!   objects of their own until CompleteMultipartUpload joins them in order. Nothing is stored
+//!   under an upload's key unless it arrived whole and its checksum (when the client sent one)
+//!   matches;
+//! - refusals are the S3 errors clients expect (`AccessDenied`, `ExpiredToken`,
+//!   `InvalidAccessKeyId`, `SignatureDoesNotMatch`, `InvalidPart`, `InvalidPartOrder`,
+//!   `EntityTooSmall`, `NoSuchUpload`, `BadDigest`).
+//!
+//! The endpoint is served at the root of the service's address with path-style addressing
+//! (`/<bucket>/<key>`), bucket [`BUCKET`]: point boto3 at it with `AWS_ENDPOINT_URL_S3`. A
+//! signature covers the path as the client sent it, so a reverse proxy must pass `/mgds-uploads/`
+//! through unchanged (no path prefix for this part).
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use chrono::Utc;
+use futures::{StreamExt, TryStreamExt};
+use s3s::access::{S3Access, S3AccessContext};
+use s3s::auth::{S3Auth, SecretKey};
+use s3s::checksum::ChecksumHasher;
+use s3s::crypto::{Checksum as _, Md5};
+use s3s::dto::{
+    AbortMultipartUploadInput, AbortMultipartUploadOutput, CompleteMultipartUploadInput, CompleteMultipartUploadOutput,
+    CreateMultipartUploadInput, CreateMultipartUploadOutput, ETag, PutObjectInput, PutObjectOutput, StreamingBlob,
+    UploadPartInput, UploadPartOutput,
+};
+use s3s::path::S3Path;
+use s3s::{S3, S3Error, S3Request, S3Response, S3Result, s3_error};
+use sqlx::SqlitePool;
+
+use crate::AppState;
+use crate::store::db;
+use crate::store::files::{Storage, WriteError};
+use crate::store::s3_grants;
+
+/// The bucket uploads are addressed to.
+pub const BUCKET: &str = "mgds-uploads";
+/// Largest body one S3 request may carry. Parts of the clients that use the endpoint are 10 to
+/// 100 MiB (boto3 in `onecodex`) or 16 MiB (`mgds`), and single PUTs are below 8 MiB; a larger
+/// object goes up in parts. The cap also bounds what one `aws-chunked` frame, which is checked
+/// whole, can hold in memory.
+pub const MAX_REQUEST_BODY: usize = 128 * 1024 * 1024;
+/// Smallest part but the last, as S3 has it.
+const MIN_PART: i64 = 5 * 1024 * 1024;
+/// Most parts in one multipart upload, as S3 has it.
+const MAX_PARTS: i32 = 10_000;
+
+/// What a request's credentials allow, found by [`Access`] and handed to the backend.
+#[derive(Debug, Clone)]
+struct Permit {
+    access_key: String,
+    upload_id: String,
+}
+
+fn internal(e: impl std::error::Error + Send + Sync + 'static) -> S3Error {
+    tracing::error!(error = %e, "S3 endpoint failure");
+    S3Error::internal_error(e)
+}
+
+/// Looks up the secret of an access key (its use is decided by [`Access`]).
+struct Auth {
+    db: SqlitePool,
+}
+
+#[async_trait::async_trait]
+impl S3Auth for Auth {
+    async fn get_secret_key(&self, access_key: &str) -> S3Result<SecretKey> {
+        match s3_grants::grant(&self.db, access_key).await.map_err(internal)? {
+            Some(g) => Ok(SecretKey::from(g.secret)),
+            None => {
+                Err(s3_error!(InvalidAccessKeyId, "The AWS access key Id you provided does not exist in our records."))
+            }
+        }
+    }
+}
+
+/// Decides, once a request's signature holds, whether its credentials allow it.
+struct Access {
+    db: SqlitePool,
+}
+
+#[async_trait::async_trait]
+impl S3Access for Access {
+    async fn check(&self, cx: &mut S3AccessContext<'_>) -> S3Result<()> {
+        let Some(cred) = cx.credentials() else {
+            return Err(s3_error!(
+                AccessDenied,
+                "Anonymous requests are not accepted; sign them with the upload's credentials."
+            ));
+        };
+        let Some(grant) = s3_grants::grant(&self.db, &cred.access_key).await.map_err(internal)? else {
+            return Err(s3_error!(InvalidAccessKeyId));
+        };
+        let op = cx.s3_op().name();
+        let starts = matches!(op, "PutObject" | "CreateMultipartUpload");
+        let continues = matches!(op, "UploadPart" | "CompleteMultipartUpload" | "AbortMultipartUpload");
+        if !starts && !continues {
+            return Err(s3_error!(AccessDenied, "Upload credentials allow uploads only, not {op}."));
+        }
+        match cx.s3_path() {
+            S3Path::Object { bucket, key } if &**bucket == BUCKET && grant.covers(key) => {}
+            _ => {
+                return Err(s3_error!(
+                    AccessDenied,
+                    "These credentials may write only to {BUCKET}/{}{}.",
+                    grant.object_key,
+                    grant.paired_object_key.as_deref().map(|k| format!(" and {BUCKET}/{k}")).unwrap_or_default()
+                ));
+            }
+        }
+        if grant.confirmed_id.is_some() {
+            return Err(s3_error!(AccessDenied, "This upload was confirmed already; start a new upload."));
+        }
+        let now = db::ts(Utc::now());
+        // Timestamps are stored in one format, so they compare as text.
+        if starts && now > grant.expires_at {
+            return Err(s3_error!(
+                ExpiredToken,
+                "The upload's credentials expired at {}; start the upload again.",
+                grant.expires_at
+            ));
+        }
+        if now > grant.upload_expires_at {
+            return Err(s3_error!(ExpiredToken, "The upload expired at {}; start it again.", grant.upload_expires_at));
+        }
+        cx.extensions_mut().insert(Permit { access_key: grant.access_key, upload_id: grant.upload_id });
+        Ok(())
+    }
+}
+
+/// Where the bytes go.
+struct Backend {
+    db: SqlitePool,
+    storage: Storage,
+}
+
+fn grant_of<T>(req: &S3Request<T>) -> S3Result<Permit> {
+    req.extensions.get::<Permit>().cloned().ok_or_else(|| s3_error!(AccessDenied))
+}
+
+fn write_error(e: WriteError) -> S3Error {
+    match e {
+        WriteError::Source(m) => s3_error!(IncompleteBody, "The body did not arrive whole: {m}"),
+        WriteError::TooLarge { max } => s3_error!(EntityTooLarge, "The object is larger than {max} bytes."),
+        WriteError::Store(e) => internal(e),
+    }
+}
+
+/// Why a streamed write was refused before its object was published.
+enum Refused {
+    Write(WriteError),
+    S3(S3Error),
+}
+
+impl From<WriteError> for Refused {
+    fn from(e: WriteError) -> Self {
+        Refused::Write(e)
+    }
+}
+
+impl From<Refused> for S3Error {
+    fn from(r: Refused) -> Self {
+        match r {
+            Refused::Write(e) => write_error(e),
+            Refused::S3(e) => e,
+        }
+    }
+}
+
+/// Hashes of a body as it streams by.
+#[derive(Default)]
+struct Sums {
+    md5: Option<Md5>,
+    checksum: ChecksumHasher,
+}
+
+/// Streams `body` into `key`, published only if it arrived whole and the CRC32 the client gave
+/// (header, or `aws-chunked` trailer read once the body ended) matches. Answers the size and the
+/// MD5 ETag.
+async fn store_body(
+    storage: &Storage,
+    key: &str,
+    body: StreamingBlob,
+    max: u64,
+    crc32_header: Option<String>,
+    trailers: Option<s3s::TrailingHeaders>,
+) -> S3Result<(u64, String, Option<String>)> {
+    let sums = Arc::new(Mutex::new(Sums {
+        md5: Some(Md5::new()),
+        checksum: ChecksumHasher { crc32: Some(Default::default()), ..Default::default() },
+    }));
+    let seen = sums.clone();
+    let body = body
+        .inspect_ok(move |b: &Bytes| {
+            if let Ok(mut s) = seen.lock() {
+                if let Some(m) = s.md5.as_mut() {
+                    m.update(b);
+                }
+                s.checksum.update(b);
+            }
+        })
+        .map_err(|e| e.to_string());
+    let computed = Arc::new(Mutex::new(None::<(String, Option<String>)>));
+    let result = Arc::clone(&computed);
+    let written = storage
+        .write_stream_checked(key, Box::pin(body), max, async |_n| {
+            let (md5, crc) = {
+                let mut s = sums.lock().map_err(|_| Refused::S3(s3_error!(InternalError)))?;
+                let md5 = s.md5.take().map(|m| hex::encode(m.finalize())).unwrap_or_default();
+                let crc = std::mem::take(&mut s.checksum).finalize().checksum_crc32;
+                (md5, crc)
+            };
+            let sent = trailers
+                .as_ref()
+                .and_then(|t| t.take())
+                .and_then(|h| h.get("x-amz-checksum-crc32").and_then(|v| v.to_str().ok()).map(str::to_string))
+                .or(crc32_header);
+            if let Some(sent) = &sent
+                && Some(sent) != crc.as_ref()
+            {
+                return Err(Refused::S3(s3_error!(
+                    BadDigest,
+                    "The CRC32 you sent ({sent}) is not that of the bytes that arrived ({}); nothing was stored.",
+                    crc.as_deref().unwrap_or("none")
+                )));
+            }
+            if let Ok(mut c) = result.lock() {
+                *c = Some((md5, crc));
+            }
+            Ok(())
+        })
+        .await?;
+    let (md5, crc) = computed.lock().ok().and_then(|mut c| c.take()).unwrap_or_default();
+    Ok((written.bytes, md5, crc))
+}
+
+#[async_trait::async_trait]
+impl S3 for Backend {
+    async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
+        grant_of(&req)?;
+        let trailers = req.trailing_headers.clone();
+        let input = req.input;
+        let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
+        let (_, md5, crc) =
+            store_body(&self.storage, &input.key, body, mgds_api::MAX_UPLOAD_BYTES, input.checksum_crc32, trailers)
+                .await?;
+        tracing::info!(key = %input.key, "stored an S3 upload");
+        Ok(S3Response::new(PutObjectOutput {
+            e_tag: Some(ETag::Strong(md5)),
+            checksum_crc32: crc,
+            ..Default::default()
+        }))
+    }
+
+    async fn create_multipart_upload(
+        &self,
+        req: S3Request<CreateMultipartUploadInput>,
+    ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
+        let grant = grant_of(&req)?;
+        let id = s3_grants::start_multipart(&self.db, &grant.access_key, &req.input.key).await.map_err(internal)?;
+        Ok(S3Response::new(CreateMultipartUploadOutput {
+            bucket: Some(req.input.bucket),
+            key: Some(req.input.key),
+            upload_id: Some(id),
+            ..Default::default()
+        }))
+    }
+
+    async fn upload_part(&self, req: S3Request<UploadPartInput>) -> S3Result<S3Response<UploadPartOutput>> {
+        let grant = grant_of(&req)?;
+        let trailers = req.trailing_headers.clone();
+        let input = req.input;
+        if !(1..=MAX_PARTS).contains(&input.part_number) {
+            return Err(s3_error!(InvalidArgument, "Part number must be an integer between 1 and {MAX_PARTS}."));
+        }
+        self.multipart(&grant, &input.upload_id, &input.key).await?;
+        let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
+        let key = s3_grants::part_key(&grant.upload_id, &input.upload_id, input.part_number);
+        let (size, md5, crc) =
+            store_body(&self.storage, &key, body, MAX_REQUEST_BODY as u64, input.checksum_crc32, trailers).await?;
+        s3_grants::record_part(&self.db, &input.upload_id, input.part_number, &md5, size).await.map_err(internal)?;
+        Ok(S3Response::new(UploadPartOutput {
+            e_tag: Some(ETag::Strong(md5)),
+            checksum_crc32: crc,
+            ..Default::default()
+        }))
+    }
+
+    async fn complete_multipart_upload(
+        &self,
+        req: S3Request<CompleteMultipartUploadInput>,
+    ) -> S3Result<S3Response<CompleteMultipartUploadOutput>> {
+        let grant = grant_of(&req)?;
+        let input = req.input;
+        self.multipart(&grant, &input.upload_id, &input.key).await?;
+        let listed = input.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
+        if listed.is_empty() {
+            return Err(s3_error!(InvalidPart, "You must specify at least one part."));
+        }
+        let stored = s3_grants::parts(&self.db, &input.upload_id).await.map_err(internal)?;
+        let mut keys = Vec::with_capacity(listed.len());
+        let mut md5s = Md5::new();
+        let mut previous = 0;
+        for (i, part) in listed.iter().enumerate() {
+            let n = part.part_number.ok_or_else(|| s3_error!(InvalidPart, "A part has no PartNumber."))?;
+            if n <= previous {
+                return Err(s3_error!(InvalidPartOrder, "The parts must be listed in ascending order of PartNumber."));
+            }
+            previous = n;
+            let Some((_, e_tag, size)) = stored.iter().find(|(p, ..)| *p == n) else {
+                return Err(s3_error!(InvalidPart, "Part {n} was not uploaded."));
+            };
+            if let Some(sent) = &part.e_tag
+                && sent.value() != e_tag
+            {
+                return Err(s3_error!(InvalidPart, "Part {n} has ETag {e_tag}, not {}.", sent.value()));
+            }
+            if i + 1 < listed.len() && *size < MIN_PART {
+                return Err(s3_error!(
+                    EntityTooSmall,
+                    "Part {n} has {size} bytes; every part but the last needs at least {MIN_PART}."
+                ));
+            }
+            md5s.update(&hex::decode(e_tag).unwrap_or_default());
+            keys.push(s3_grants::part_key(&grant.upload_id, &input.upload_id, n));
+        }
+        let storage = self.storage.clone();
+        let joined = futures::stream::iter(keys.into_iter().map(move |k| (storage.clone(), k)))
+            .then(open_part)
+            .try_flatten()
+            .boxed();
+        self.storage.write_stream(&input.key, joined, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
+        self.forget(&grant.upload_id, &input.upload_id).await?;
+        let e_tag = format!("{}-{}", hex::encode(md5s.finalize()), listed.len());
+        tracing::info!(key = %input.key, parts = listed.len(), "completed an S3 multipart upload");
+        Ok(S3Response::new(CompleteMultipartUploadOutput {
+            bucket: Some(input.bucket),
+            key: Some(input.key),
+            e_tag: Some(ETag::Strong(e_tag)),
+            ..Default::default()
+        }))
+    }
+
+    async fn abort_multipart_upload(
+        &self,
+        req: S3Request<AbortMultipartUploadInput>,
+    ) -> S3Result<S3Response<AbortMultipartUploadOutput>> {
+        let grant = grant_of(&req)?;
+        self.multipart(&grant, &req.input.upload_id, &req.input.key).await?;
+        self.forget(&grant.upload_id, &req.input.upload_id).await?;
+        Ok(S3Response::new(AbortMultipartUploadOutput::default()))
+    }
+}
+
+impl Backend {
+    /// Checks that multipart upload `id` exists, was started with these credentials and is for
+    /// `key`.
+    async fn multipart(&self, grant: &Permit, id: &str, key: &str) -> S3Result<()> {
+        match s3_grants::multipart(&self.db, id).await.map_err(internal)? {
+            Some((a, k)) if a == grant.access_key && k == key => Ok(()),
+            _ => Err(s3_error!(NoSuchUpload, "There is no multipart upload {id} for this key and these credentials.")),
+        }
+    }
+
+    /// Removes a multipart upload's parts and record.
+    async fn forget(&self, upload: &str, multipart: &str) -> S3Result<()> {
+        for (n, ..) in s3_grants::parts(&self.db, multipart).await.map_err(internal)? {
+            self.storage.delete(&s3_grants::part_key(upload, multipart, n)).await.map_err(internal)?;
+        }
+        s3_grants::forget_multipart(&self.db, multipart).await.map_err(internal)
+    }
+}
+
+/// The bytes of a stored part, for joining the parts in order.
+async fn open_part(
+    (storage, key): (Storage, String),
+) -> Result<futures::stream::BoxStream<'static, Result<Bytes, String>>, String> {
+    match storage.stream(&key).await {
+        Ok(Some((_, s))) => Ok(s.map_err(|e| e.to_string()).boxed()),
+        Ok(None) => Err(format!("part {key} is missing")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The endpoint as a service for the router (S3 errors are answers of their own; only a failure
+/// of the connection itself reaches the handler).
+pub fn service(
+    state: &AppState,
+) -> axum::error_handling::HandleError<
+    s3s::service::S3Service,
+    impl Fn(s3s::HttpError) -> std::future::Ready<(axum::http::StatusCode, String)> + Clone + use<>,
+    (),
+> {
+    let mut b = s3s::service::S3ServiceBuilder::new(Backend { db: state.db.clone(), storage: state.storage.clone() });
+    b.set_auth(Auth { db: state.db.clone() });
+    b.set_access(Access { db: state.db.clone() });
+    axum::error_handling::HandleError::new(b.build(), |e: s3s::HttpError| {
+        tracing::warn!(error = ?e, "S3 request failed");
+        std::future::ready((
+            axum::http::StatusCode::BAD_REQUEST,
+            "the request could not be read as an S3 request".to_string(),
+        ))
+    })
+}

@@ -57,6 +57,10 @@ def test_samples_where_filters_as_the_service_does(ocx, raw, world):
     two = ocx.Samples.where(s["classified"], s["public"])
     assert ids(two) == sorted([s["classified"], s["public"]])
 
+    organization = ocx.Samples.where(organization=True)
+    assert ids(organization) == ids(raw.all("/api/v1/samples/organization"))
+    assert s["classified"] in ids(organization)
+
 
 def test_a_sample_its_metadata_tags_and_project(ocx, raw, world):
     s = ocx.Samples.get(world["samples"]["tagged"])

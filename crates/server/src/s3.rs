@@ -311,13 +311,15 @@ impl S3 for Backend {
         let stored = s3_grants::parts(&self.db, &input.upload_id).await.map_err(internal)?;
         let mut keys = Vec::with_capacity(listed.len());
         let mut md5s = Md5::new();
-        let mut previous = 0;
-        for (i, part) in listed.iter().enumerate() {
-            let n = part.part_number.ok_or_else(|| s3_error!(InvalidPart, "A part has no PartNumber."))?;
-            if n <= previous {
-                return Err(s3_error!(InvalidPartOrder, "The parts must be listed in ascending order of PartNumber."));
-            }
-            previous = n;
+        let numbers = listed
+            .iter()
+            .map(|part| part.part_number.ok_or_else(|| s3_error!(InvalidPart, "A part has no PartNumber.")))
+            .collect::<S3Result<Vec<i32>>>()?;
+        // The order is checked over the whole list before any part, as S3 does.
+        if numbers.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(s3_error!(InvalidPartOrder, "The parts must be listed in ascending order of PartNumber."));
+        }
+        for (i, (part, n)) in listed.iter().zip(numbers).enumerate() {
             let Some((_, e_tag, size)) = stored.iter().find(|(p, ..)| *p == n) else {
                 return Err(s3_error!(InvalidPart, "Part {n} was not uploaded."));
             };

@@ -318,6 +318,8 @@ fn populate(serve: &Serve, data: &Path, scratch: &Path, s3_endpoint: &str) -> Va
         "base_url": serve.url,
         "s3_endpoint": s3_endpoint,
         "scratch": path(scratch),
+        "database": path(&data.join("mgds.sqlite3")),
+        "objects_dir": path(&data.join("objects")),
         "users": {
             "lab": {"id": lab_id, "email": "lab@example.org", "key": lab_key},
             "colleague": {"id": colleague_id, "email": "colleague@example.org", "key": colleague_key},

@@ -21,6 +21,7 @@ pub(super) fn router() -> Router<AppState> {
     Router::new()
         .route("/samples", get(list_samples))
         .route("/samples/public", get(list_public))
+        .route("/samples/organization", get(list_organization))
         .route("/samples/preupload", post(preupload))
         .route("/samples/init_upload", post(init_upload))
         .route("/samples/confirm_upload", post(confirm_upload))
@@ -44,6 +45,15 @@ async fn list_samples(
 
 async fn list_public(State(state): State<AppState>, uri: OriginalUri, params: ListParams) -> ApiResult<Listed<Sample>> {
     Ok(Listed::new(samples::list_public(&state, &params.query()).await?, &uri, &params))
+}
+
+async fn list_organization(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<Sample>> {
+    Ok(Listed::new(samples::list_organization(&state, &caller, &params.query()).await?, &uri, &params))
 }
 
 async fn get_sample(

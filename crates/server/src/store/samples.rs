@@ -13,7 +13,7 @@ use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::tags;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{Compiled, Field, FieldKind};
+use crate::listing::{Bind, Compiled, Field, FieldKind};
 
 /// The fields of `where` and `sort` in lists of samples.
 pub(crate) const SAMPLE_FIELDS: &[Field] = &[
@@ -112,6 +112,19 @@ pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiRe
 pub async fn list_public(state: &AppState, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
     let public = Compiled { sql: "s.visibility = 'public'".into(), binds: vec![] };
     let rows: Found<SampleRow> = records::list(&state.db, &SAMPLES, q, public, None).await?;
+    Ok(rows.map(SampleRow::into_api))
+}
+
+/// One page of the samples of the caller's organisation (their owners' organisation is the
+/// caller's) that the caller may see.
+pub async fn list_organization(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
+    let user = caller.require()?;
+    let same_org = Compiled {
+        sql: "s.owner_id IN (SELECT u.id FROM users u WHERE u.organization_id = ?)".into(),
+        binds: vec![Bind::Text(user.organization_id.clone())],
+    };
+    let rows: Found<SampleRow> =
+        records::list(&state.db, &SAMPLES, q, access::sample(caller, "s"), Some(same_org)).await?;
     Ok(rows.map(SampleRow::into_api))
 }
 

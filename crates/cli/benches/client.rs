@@ -1,15 +1,20 @@
 //! Client benchmark: one run on generated data, printing a table of our figures beside their
 //! anchors measured in the same run.
 //!
-//! - upload: `mgds_client`'s streamed 3-step upload against `curl -F` posting the same file to the
-//!   same kind of `upload_url` of a real `mgds serve`, and the client's peak memory (VmHWM of a
-//!   process that does nothing but the upload);
+//! - upload of a FASTQ.gz to a real `mgds serve` (no analyses, so that only the uploads run):
+//!   the upload pipeline alone (`mgds_upload`, a process that does nothing else) against
+//!   `curl -F` posting the same file to the same kind of `upload_url`; `mgds upload`, which
+//!   checks every record beside the transfer, against the slower of `curl -F` and decompressing
+//!   the file once; the real `onecodex upload` (PyPI, through the service's S3-compatible
+//!   endpoint) against `mgds upload`; the peak memory of the clients and of the service during
+//!   each (VmHWM, reset between runs);
 //! - read-level parsing: `ReadLevelReader::for_each_row` (the counting path: rows parsed where
 //!   they lie in the decompressed buffer) over a gzipped TSV against `zcat FILE > /dev/null`;
 //! - subset reads: `mgds subset-reads` against the Python `onecodex` package's `subset_reads`
-//!   (installed from PyPI into a virtualenv) and against plain decompression of the same FASTQ.gz.
+//!   (the pinned Python environment of the onecodex tests) and against plain decompression of the same FASTQ.gz.
 //!
-//! Run: `cargo bench -p mgds-cli --bench client`. Sizes: `MGDS_BENCH_UPLOAD_MB` (default 2000),
+//! Run: `cargo bench -p mgds-cli --bench client`. Sizes: `MGDS_BENCH_UPLOAD_MB` (default 2000,
+//! compressed),
 //! `MGDS_BENCH_READS` (default 2,000,000 reads for subset), `MGDS_BENCH_ROWS` (default
 //! 10,000,000 read-level rows). Data goes to `MGDS_BENCH_DIR` (default `target/bench-data`) and
 //! is reused across runs.
@@ -25,11 +30,25 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 
 const MGDS: &str = env!("CARGO_BIN_EXE_mgds");
-const ONECODEX_VERSION: &str = "1.2.0";
+
+#[path = "../tests/it/python_env.rs"]
+mod python_env;
+
+/// The `onecodex` version pinned in `tests/onecodex/requirements.txt`.
+fn onecodex_version() -> String {
+    let requirements =
+        std::fs::read_to_string(python_env::python_tests().join("requirements.txt")).expect("requirements");
+    requirements
+        .lines()
+        .find_map(|l| l.strip_prefix("onecodex=="))
+        .expect("onecodex pinned in tests/onecodex/requirements.txt")
+        .trim()
+        .to_string()
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    // The upload measured on its own: this same binary, re-executed, does only the upload.
+    // The upload pipeline measured on its own: this same binary, re-executed, does only that.
     if args.get(1).map(String::as_str) == Some("child-upload") {
         child_upload(&args[2], &args[3], Path::new(&args[4]));
         return;
@@ -154,6 +173,7 @@ fn rate(units: f64, d: Duration) -> f64 {
 struct Serve {
     child: Child,
     url: String,
+    s3: String,
     key: String,
     _data: tempfile::TempDir,
 }
@@ -162,16 +182,24 @@ impl Serve {
     fn start(near: &Path) -> Serve {
         let data = tempfile::tempdir_in(near).expect("data folder");
         let mut child = Command::new(MGDS)
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args(["serve", "--listen", "127.0.0.1:0", "--workers", "0", "--no-demo", "--data-dir"])
             .arg(data.path())
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("mgds serve starts");
+        let mut out = BufReader::new(child.stdout.take().expect("stdout"));
         let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut line).expect("first line");
+        out.read_line(&mut line).expect("first line");
         let url = line.trim().strip_prefix("listening on ").expect("listening on URL").to_string();
+        line.clear();
+        out.read_line(&mut line).expect("second line");
+        let s3 = line
+            .strip_prefix("s3 endpoint: ")
+            .and_then(|l| l.split_whitespace().next())
+            .expect("s3 endpoint: URL")
+            .to_string();
         let out = Command::new(MGDS)
             .args(["admin", "--data-dir"])
             .arg(data.path())
@@ -180,7 +208,17 @@ impl Serve {
             .expect("mgds admin");
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let key = String::from_utf8(out.stdout).expect("key").trim().to_string();
-        Serve { child, url, key, _data: data }
+        Serve { child, url, s3, key, _data: data }
+    }
+
+    /// Starts a new peak-memory measurement of the service (writing 5 to `clear_refs` resets
+    /// VmHWM to the current resident size).
+    fn reset_peak(&self) {
+        std::fs::write(format!("/proc/{}/clear_refs", self.child.id()), "5").expect("clear_refs");
+    }
+
+    fn peak(&self) -> u64 {
+        vm_hwm(self.child.id()).expect("service running")
     }
 }
 
@@ -202,7 +240,8 @@ fn client(url: &str, key: &str) -> mgds_client::Client {
 
 fn child_upload(url: &str, key: &str, file: &Path) {
     let c = client(url, key);
-    runtime().block_on(async { c.samples().upload(file.to_path_buf()).send().await }).expect("upload");
+    let source = mgds_upload::Source::Single(file.to_path_buf());
+    runtime().block_on(mgds_upload::Upload::new(&c, source).send()).expect("upload");
 }
 
 /// Peak resident memory (VmHWM) of a running process, in bytes; `None` once it has exited.
@@ -215,7 +254,13 @@ fn vm_hwm(pid: u32) -> Option<u64> {
 /// Runs `cmd` to the end, sampling its peak memory; returns the wall time and the peak.
 fn run_measured(cmd: &mut Command) -> (Duration, u64) {
     let t = Instant::now();
-    let mut child = cmd.stdout(Stdio::null()).spawn().expect("spawn");
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut stderr = child.stderr.take().expect("stderr");
+    let errors = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
     let mut peak = 0;
     loop {
         // VmHWM only grows, so the last reading before exit is the peak (to within 5 ms).
@@ -223,54 +268,103 @@ fn run_measured(cmd: &mut Command) -> (Duration, u64) {
             peak = peak.max(m);
         }
         if let Some(status) = child.try_wait().expect("wait") {
-            assert!(status.success(), "{cmd:?} failed: {status}");
+            let errors = errors.join().unwrap_or_default();
+            assert!(status.success(), "{cmd:?} failed: {status}\n{errors}");
             return (t.elapsed(), peak);
         }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-fn make_fastq(path: &Path, bytes: u64) {
+/// Counts what goes through it: the compressed size of the file being written.
+struct Counting<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A FASTQ.gz of at least `bytes` compressed bytes (made once, then reused).
+fn make_fastq_gz(path: &Path, bytes: u64) {
     if std::fs::metadata(path).is_ok_and(|m| m.len() >= bytes) {
         return;
     }
-    eprintln!("writing {} ({} MB)...", path.display(), bytes / 1_000_000);
-    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("create"));
+    eprintln!("writing {} ({} MB compressed, once)...", path.display(), bytes / 1_000_000);
+    let partial = path.with_extension("partial");
+    let file = BufWriter::with_capacity(1 << 20, std::fs::File::create(&partial).expect("create"));
+    let mut gz = GzEncoder::new(Counting { inner: file, written: 0 }, Compression::fast());
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut buf = Vec::with_capacity(1 << 16);
-    let mut written = 0;
     let mut i = 0;
-    while written < bytes {
+    while gz.get_ref().written < bytes {
         buf.clear();
         for _ in 0..256 {
             fastq_record(&mut buf, &mut rng, i);
             i += 1;
         }
-        out.write_all(&buf).expect("write");
-        written += buf.len() as u64;
+        gz.write_all(&buf).expect("write");
     }
-    out.flush().expect("flush");
+    gz.finish().expect("finish").inner.flush().expect("flush");
+    std::fs::rename(&partial, path).expect("rename");
+}
+
+/// Deletes every sample, so that each upload starts on an empty service and the disk holds one
+/// copy at a time.
+fn delete_all(rt: &tokio::runtime::Runtime, c: &mgds_client::Client) {
+    rt.block_on(async {
+        for s in c.samples().list().all().await.expect("list") {
+            c.samples().delete(s.uri.as_str()).await.expect("delete");
+        }
+    });
+}
+
+#[derive(Default)]
+struct Best {
+    time: Option<Duration>,
+    client_peak: u64,
+    service_peak: u64,
+}
+
+impl Best {
+    fn add(&mut self, d: Duration, client_peak: u64, service_peak: u64) {
+        self.time = Some(self.time.map_or(d, |b| b.min(d)));
+        self.client_peak = self.client_peak.max(client_peak);
+        self.service_peak = self.service_peak.max(service_peak);
+    }
 }
 
 fn upload_bench(dir: &Path, mb: u64, table: &mut Table) {
-    let file = dir.join(format!("upload-{mb}MB.fastq"));
-    make_fastq(&file, mb * 1_000_000);
+    let file = dir.join(format!("upload-{mb}MB.fastq.gz"));
+    make_fastq_gz(&file, mb * 1_000_000);
     let size = std::fs::metadata(&file).expect("size").len();
     let serve = Serve::start(dir);
     let c = client(&serve.url, &serve.key);
     let rt = runtime();
     let have_curl = Command::new("curl").arg("--version").output().is_ok_and(|o| o.status.success());
+    let onecodex = python_env::python().with_file_name("onecodex");
+    let home = tempfile::tempdir_in(dir).expect("home for onecodex");
 
-    eprintln!("upload: {} MB, curl vs mgds_client, 3 runs each...", size / 1_000_000);
-    let mut curl_best: Option<Duration> = None;
-    let mut ours_best: Option<Duration> = None;
-    let mut peak = 0;
+    eprintln!(
+        "upload: {} MB FASTQ.gz; curl -F, the pipeline alone, mgds upload, onecodex upload; 3 runs each...",
+        size / 1_000_000
+    );
+    let (mut curl, mut pipeline, mut ours, mut ocx) =
+        (Best::default(), Best::default(), Best::default(), Best::default());
     for _ in 0..3 {
         if have_curl {
             // The same service and the same kind of signed form: init, POST with curl, cancel.
             let init = rt
                 .block_on(c.samples().init_upload(&mgds_api::InitUploadRequest {
-                    filename: "curl.fastq".into(),
+                    filename: "curl.fastq.gz".into(),
                     size,
                     ..Default::default()
                 }))
@@ -281,48 +375,105 @@ fn upload_bench(dir: &Path, mb: u64, table: &mut Table) {
                 cmd.arg("-F").arg(format!("{k}={}", v.as_str().unwrap_or_default()));
             }
             cmd.arg("-F").arg(format!("file=@{}", file.display())).arg(&init.upload_url);
-            let (d, _) = run_measured(&mut cmd);
-            curl_best = Some(curl_best.map_or(d, |b| b.min(d)));
+            serve.reset_peak();
+            let (d, p) = run_measured(&mut cmd);
+            curl.add(d, p, serve.peak());
             let sample = init.sample_id.expect("sample id");
             rt.block_on(c.samples().cancel_upload(&sample)).expect("cancel");
         }
+        // The upload pipeline on its own (no record check): this binary, re-executed.
+        serve.reset_peak();
         let exe = std::env::current_exe().expect("own path");
         let (d, p) = run_measured(Command::new(exe).arg("child-upload").arg(&serve.url).arg(&serve.key).arg(&file));
-        ours_best = Some(ours_best.map_or(d, |b| b.min(d)));
-        peak = peak.max(p);
+        pipeline.add(d, p, serve.peak());
+        delete_all(&rt, &c);
+
+        // The command as a scientist runs it: every record checked beside the transfer.
+        serve.reset_peak();
+        let (d, p) = run_measured(
+            Command::new(MGDS)
+                .arg("upload")
+                .arg(&file)
+                .env("MGDS_BASE_URL", &serve.url)
+                .env("MGDS_API_KEY", &serve.key)
+                .env("NO_COLOR", "1"),
+        );
+        ours.add(d, p, serve.peak());
+        delete_all(&rt, &c);
+
+        // The real client as a lab runs it: nothing changed but the addresses.
+        serve.reset_peak();
+        let (d, p) = run_measured(
+            Command::new(&onecodex)
+                .arg("upload")
+                .arg(&file)
+                .env("HOME", home.path())
+                .env("ONE_CODEX_API_BASE", &serve.url)
+                .env("ONE_CODEX_API_KEY", &serve.key)
+                .env("ONE_CODEX_NO_TELEMETRY", "1")
+                .env("AWS_ENDPOINT_URL_S3", &serve.s3)
+                .env("AWS_EC2_METADATA_DISABLED", "true"),
+        );
+        ocx.add(d, p, serve.peak());
+        delete_all(&rt, &c);
     }
+    // Reading every record cannot be faster than decompressing the file once.
+    let (floor, _) = best_of(3, || decompress_only(&file));
     let mbps = |d: Duration| rate(size as f64 / 1e6, d);
-    let ours = mbps(ours_best.expect("ran"));
-    match curl_best {
-        Some(cd) => {
-            let anchor = mbps(cd);
-            table.add(
-                "upload throughput (MB/s)",
-                format!("{ours:.0}"),
-                format!("{anchor:.0} (curl -F)"),
-                format!("{:.2}x", ours / anchor),
-                ">= 0.90x curl",
-                Some(ours >= 0.9 * anchor),
-            );
-        }
-        None => table.add(
-            "upload throughput (MB/s)",
-            format!("{ours:.0}"),
-            "curl not installed".into(),
-            "-".into(),
-            ">= 0.90x curl",
-            None,
-        ),
-    }
-    let peak_mb = peak as f64 / 1e6;
+    let mb = |b: u64| b as f64 / 1e6;
+    let pipeline_rate = mbps(pipeline.time.expect("ran"));
+    let ours_rate = mbps(ours.time.expect("ran"));
+    let curl_rate = curl.time.map(mbps);
+    let anchor =
+        |r: Option<f64>, what: &str| r.map_or_else(|| "curl not installed".into(), |r| format!("{r:.0} ({what})"));
     table.add(
-        &format!("upload peak memory, {} MB file", size / 1_000_000),
-        format!("{peak_mb:.1} MB"),
-        "-".into(),
-        "-".into(),
-        "< 64 MB",
-        Some(peak_mb < 64.0),
+        "upload pipeline alone (MB/s)",
+        format!("{pipeline_rate:.0}"),
+        anchor(curl_rate, "curl -F"),
+        curl_rate.map_or("-".into(), |c| format!("{:.2}x", pipeline_rate / c)),
+        ">= 0.90x curl",
+        curl_rate.map(|c| pipeline_rate >= 0.9 * c),
     );
+    // The check runs beside the transfer: the command is as fast as the slower of the two.
+    let slower = curl.time.map_or(floor, |c| c.max(floor));
+    table.add(
+        "mgds upload, every record checked (MB/s)",
+        format!("{ours_rate:.0}"),
+        format!("{:.0} (slower of curl -F and decompression, {:.0})", mbps(slower), mbps(floor)),
+        format!("{:.2}x", ours_rate / mbps(slower)),
+        ">= 0.90x the slower",
+        Some(ours_rate >= 0.9 * mbps(slower)),
+    );
+    let ocx_rate = mbps(ocx.time.expect("ran"));
+    table.add(
+        &format!("onecodex {} upload through the S3 endpoint (MB/s)", onecodex_version()),
+        format!("{ocx_rate:.0}"),
+        format!("{ours_rate:.0} (mgds upload)"),
+        format!("{:.2}x", ocx_rate / ours_rate),
+        ">= 0.80x mgds upload",
+        Some(ocx_rate >= 0.8 * ours_rate),
+    );
+    let file_mb = size / 1_000_000;
+    for (what, best) in [("upload pipeline", &pipeline), ("mgds upload", &ours)] {
+        table.add(
+            &format!("{what} peak memory, {file_mb} MB file"),
+            format!("{:.1} MB", mb(best.client_peak)),
+            "-".into(),
+            "-".into(),
+            "< 64 MB",
+            Some(mb(best.client_peak) < 64.0),
+        );
+    }
+    for (what, best) in [("mgds upload", &ours), ("onecodex upload (S3)", &ocx)] {
+        table.add(
+            &format!("service peak memory during {what}"),
+            format!("{:.1} MB", mb(best.service_peak)),
+            if have_curl { format!("{:.1} MB (during curl -F)", mb(curl.service_peak)) } else { "-".into() },
+            "-".into(),
+            "< 100 MB",
+            Some(mb(best.service_peak) < 100.0),
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,28 +629,6 @@ body(Ctx(), "bench", fq, None, ("562",), True, False, False, False, out, False, 
 print(time.perf_counter() - t)
 "#;
 
-fn python_anchor(dir: &Path) -> Result<PathBuf, String> {
-    let venv = dir.join(format!("venv-onecodex-{ONECODEX_VERSION}"));
-    let py = venv.join("bin/python");
-    if !py.exists() {
-        eprintln!("installing onecodex {ONECODEX_VERSION} from PyPI into {}...", venv.display());
-        let ok =
-            Command::new("python3").arg("-m").arg("venv").arg(&venv).status().map_err(|e| format!("python3: {e}"))?;
-        if !ok.success() {
-            return Err("python3 -m venv failed (Debian: apt-get install python3-venv)".into());
-        }
-        let ok = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", &format!("onecodex=={ONECODEX_VERSION}")])
-            .status()
-            .map_err(|e| format!("pip: {e}"))?;
-        if !ok.success() {
-            let _ = std::fs::remove_dir_all(&venv);
-            return Err(format!("pip install onecodex=={ONECODEX_VERSION} failed"));
-        }
-    }
-    Ok(py)
-}
-
 /// Plain decompression of the FASTQ.gz, as `mgds` reads it: the physical floor of a subset.
 fn decompress_only(path: &Path) -> u64 {
     let mut r = flate2::read::MultiGzDecoder::new(std::fs::File::open(path).expect("open"));
@@ -545,6 +674,7 @@ fn subset_bench(dir: &Path, reads: u64, table: &mut Table) {
                 .arg(&results)
                 .args(["-t", "562", "--with-children", "-o"])
                 .arg(&out_ours)
+                .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status()
                 .expect("mgds subset-reads");
@@ -561,50 +691,35 @@ fn subset_bench(dir: &Path, reads: u64, table: &mut Table) {
         "<= 1.3x decompression",
         Some(vs_floor <= 1.3),
     );
-    match python_anchor(dir) {
-        Ok(py) => {
-            let out_py = dir.join("subset-out-python");
-            std::fs::create_dir_all(&out_py).expect("out");
-            remove_outputs(&out_py);
-            let run = Command::new(&py)
-                .arg("-c")
-                .arg(PY_DRIVER)
-                .arg(&fq)
-                .arg(&tsv)
-                .arg(&results)
-                .arg(&out_py)
-                .stderr(Stdio::null())
-                .output()
-                .expect("python");
-            assert!(run.status.success(), "python anchor failed: {}", String::from_utf8_lossy(&run.stdout));
-            let secs: f64 = String::from_utf8_lossy(&run.stdout)
-                .trim()
-                .lines()
-                .last()
-                .and_then(|l| l.parse().ok())
-                .expect("seconds");
-            let py_d = Duration::from_secs_f64(secs);
-            // Same selection, byte for byte.
-            let ours_file = std::fs::read(out_ours.join("reads.filtered.fastq")).expect("ours");
-            let py_file = std::fs::read(out_py.join("reads.filtered.fastq")).expect("python's");
-            assert!(ours_file == py_file, "mgds and onecodex wrote different subsets");
-            let speedup = secs / ours.as_secs_f64();
-            table.add(
-                &format!("subset reads vs onecodex {ONECODEX_VERSION}"),
-                format!("{:.0}k/s", per_s(ours)),
-                format!("{:.0}k/s (Python)", per_s(py_d)),
-                format!("{speedup:.1}x faster"),
-                ">= 8x faster",
-                Some(speedup >= 8.0),
-            );
-        }
-        Err(e) => table.add(
-            "subset reads vs onecodex",
-            format!("{:.0}k/s", per_s(ours)),
-            format!("not run: {e}"),
-            "-".into(),
-            ">= 8x faster",
-            None,
-        ),
-    }
+    let py = python_env::python();
+    let out_py = dir.join("subset-out-python");
+    std::fs::create_dir_all(&out_py).expect("out");
+    remove_outputs(&out_py);
+    let run = Command::new(&py)
+        .arg("-c")
+        .arg(PY_DRIVER)
+        .arg(&fq)
+        .arg(&tsv)
+        .arg(&results)
+        .arg(&out_py)
+        .stderr(Stdio::null())
+        .output()
+        .expect("python");
+    assert!(run.status.success(), "python anchor failed: {}", String::from_utf8_lossy(&run.stdout));
+    let secs: f64 =
+        String::from_utf8_lossy(&run.stdout).trim().lines().last().and_then(|l| l.parse().ok()).expect("seconds");
+    let py_d = Duration::from_secs_f64(secs);
+    // Same selection, byte for byte.
+    let ours_file = std::fs::read(out_ours.join("reads.filtered.fastq")).expect("ours");
+    let py_file = std::fs::read(out_py.join("reads.filtered.fastq")).expect("python's");
+    assert!(ours_file == py_file, "mgds and onecodex wrote different subsets");
+    let speedup = secs / ours.as_secs_f64();
+    table.add(
+        &format!("subset reads vs onecodex {}", onecodex_version()),
+        format!("{:.0}k/s", per_s(ours)),
+        format!("{:.0}k/s (Python)", per_s(py_d)),
+        format!("{speedup:.1}x faster"),
+        ">= 8x faster",
+        Some(speedup >= 8.0),
+    );
 }

@@ -205,28 +205,14 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
         let (k, v) = kv.split_once('=').with_context(|| format!("--metadata {kv:?} must be KEY=VALUE"))?;
         custom.insert(k.trim().to_string(), serde_json::Value::String(v.to_string()));
     }
-    // Validation first: nothing is sent if any file is bad.
+    // A first look at every file before anything is sent: a file that is not sequence data at
+    // all stops the command here. Every record is then checked while its file is sent, and a
+    // file with a bad record anywhere is not confirmed (nothing of it stays on the service).
     let mut problems = Vec::new();
     for f in &files {
         let path = f.clone();
-        match tokio::task::spawn_blocking(move || mgds_formats::validate(&path).map_err(Box::new)).await? {
-            Ok(s) => {
-                let compression = if s.compression == mgds_formats::Compression::None {
-                    "uncompressed".to_string()
-                } else {
-                    format!("{:?}", s.compression).to_lowercase()
-                };
-                eprintln!(
-                    "{}: {}, {compression}, {} reads, {} bases, read length {}-{}",
-                    f.display(),
-                    format!("{:?}", s.format).to_uppercase(),
-                    s.records,
-                    s.bases,
-                    s.min_len,
-                    s.max_len
-                );
-            }
-            Err(e) => problems.push(format!("{}: {e}", f.display())),
+        if let Err(e) = tokio::task::spawn_blocking(move || mgds_formats::sniff(&path).map_err(Box::new)).await? {
+            problems.push(format!("{}: {e}", f.display()));
         }
     }
     if !problems.is_empty() {
@@ -302,6 +288,8 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
         if let Some(b) = &bandwidth {
             up = up.bandwidth(b.clone());
         }
+        let (shown, file) = (multi.clone(), name.clone());
+        up = up.check(move |s| shown.suspend(|| eprintln!("{file}: {}", describe(s))));
         match up.send().await {
             Ok(sample) => {
                 bar.finish();
@@ -347,4 +335,21 @@ pub async fn upload(ctx: &Ctx, a: UploadArgs) -> Result<()> {
         bail!("{} uploads failed:\n  {}", failed.len(), failed.join("\n  "));
     }
     Ok(())
+}
+
+/// A checked file in a line: format, compression, reads, bases and read lengths.
+fn describe(s: &mgds_formats::Summary) -> String {
+    let compression = if s.compression == mgds_formats::Compression::None {
+        "uncompressed".to_string()
+    } else {
+        format!("{:?}", s.compression).to_lowercase()
+    };
+    format!(
+        "{}, {compression}, {} reads, {} bases, read length {}-{}",
+        format!("{:?}", s.format).to_uppercase(),
+        s.records,
+        s.bases,
+        s.min_len,
+        s.max_len
+    )
 }

@@ -91,6 +91,7 @@ impl Samples {
             progress: None,
             cancel: CancellationToken::new(),
             bandwidth: None,
+            confirm_after: None,
         }
     }
 
@@ -216,7 +217,11 @@ pub struct SampleUpload {
     progress: Option<Progress>,
     cancel: CancellationToken,
     bandwidth: Option<Bandwidth>,
+    confirm_after: Option<ConfirmGate>,
 }
+
+/// What an upload waits for between sending its file and confirming it.
+type ConfirmGate = std::pin::Pin<Box<dyn std::future::Future<Output = Result<()>> + Send>>;
 
 impl std::fmt::Debug for SampleUpload {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -287,6 +292,14 @@ impl SampleUpload {
         self
     }
 
+    /// Waits for `check` once the file is sent and before the upload is confirmed (a check of
+    /// the file that runs beside the transfer). An error from it cancels the upload, so that
+    /// nothing of it stays on the service, and is what [`send`](Self::send) returns.
+    pub fn confirm_after(mut self, check: impl std::future::Future<Output = Result<()>> + Send + 'static) -> Self {
+        self.confirm_after = Some(Box::pin(check));
+        self
+    }
+
     /// Runs the upload; answers the new (or pre-uploaded) sample.
     pub async fn send(mut self) -> Result<Sample> {
         let size = file_size(&self.path).await?;
@@ -310,10 +323,13 @@ impl SampleUpload {
             size,
             bandwidth: self.bandwidth.as_ref(),
         };
-        let sent = match self.cancel.is_cancelled() {
+        let mut sent = match self.cancel.is_cancelled() {
             true => Err(Error::Cancelled),
             false => transfer::post_file(&self.client, &form, self.progress.as_ref(), &self.cancel).await,
         };
+        if let (Ok(()), Some(check)) = (&sent, self.confirm_after.take()) {
+            sent = check.await;
+        }
         if let Err(e) = sent {
             // Leave nothing behind: the service drops the proposed sample and any stored bytes.
             let _ = samples.cancel_upload(&sample_id).await;

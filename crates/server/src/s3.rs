@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use chrono::Utc;
-use futures::{StreamExt, TryStreamExt};
+use futures::TryStreamExt;
 use s3s::access::{S3Access, S3AccessContext};
 use s3s::auth::{S3Auth, SecretKey};
 use s3s::checksum::ChecksumHasher;
@@ -185,9 +185,27 @@ struct Sums {
     checksum: ChecksumHasher,
 }
 
+/// The ETag of a part: the first half of the SHA-256 of its bytes where the request was signed
+/// with it (s3s checks the body against it as it streams, so it costs nothing more); `None`
+/// otherwise, and the part's MD5 is computed instead. S3 promises a part's ETag only as an
+/// identifier that CompleteMultipartUpload gives back, not as an MD5.
+fn signed_payload_tag(headers: &axum::http::HeaderMap) -> Option<String> {
+    let sha = headers.get("x-amz-content-sha256")?.to_str().ok()?;
+    (sha.len() == 64 && sha.bytes().all(|b| b.is_ascii_hexdigit())).then(|| sha[..32].to_ascii_lowercase())
+}
+
+/// What an incoming body becomes.
+enum Stored {
+    /// An object of its own (PutObject): synced to disk; its ETag is the MD5 of its bytes.
+    Object,
+    /// A part of a multipart upload: not synced on its own (the joined object is); its ETag is
+    /// the one given, or else the MD5 of its bytes.
+    Part { e_tag: Option<String> },
+}
+
 /// Streams `body` into `key`, published only if it arrived whole and the CRC32 the client gave
-/// (header, or `aws-chunked` trailer read once the body ended) matches. Answers the size and the
-/// MD5 ETag.
+/// (header, or `aws-chunked` trailer read once the body ended) matches. Answers the size, the
+/// ETag and the CRC32.
 async fn store_body(
     storage: &Storage,
     key: &str,
@@ -195,9 +213,14 @@ async fn store_body(
     max: u64,
     crc32_header: Option<String>,
     trailers: Option<s3s::TrailingHeaders>,
+    stored: Stored,
 ) -> S3Result<(u64, String, Option<String>)> {
+    let e_tag = match &stored {
+        Stored::Object => None,
+        Stored::Part { e_tag } => e_tag.clone(),
+    };
     let sums = Arc::new(Mutex::new(Sums {
-        md5: Some(Md5::new()),
+        md5: e_tag.is_none().then(Md5::new),
         checksum: ChecksumHasher { crc32: Some(Default::default()), ..Default::default() },
     }));
     let seen = sums.clone();
@@ -213,34 +236,37 @@ async fn store_body(
         .map_err(|e| e.to_string());
     let computed = Arc::new(Mutex::new(None::<(String, Option<String>)>));
     let result = Arc::clone(&computed);
-    let written = storage
-        .write_stream_checked(key, Box::pin(body), max, async |_n| {
-            let (md5, crc) = {
-                let mut s = sums.lock().map_err(|_| Refused::S3(s3_error!(InternalError)))?;
-                let md5 = s.md5.take().map(|m| hex::encode(m.finalize())).unwrap_or_default();
-                let crc = std::mem::take(&mut s.checksum).finalize().checksum_crc32;
-                (md5, crc)
-            };
-            let sent = trailers
-                .as_ref()
-                .and_then(|t| t.take())
-                .and_then(|h| h.get("x-amz-checksum-crc32").and_then(|v| v.to_str().ok()).map(str::to_string))
-                .or(crc32_header);
-            if let Some(sent) = &sent
-                && Some(sent) != crc.as_ref()
-            {
-                return Err(Refused::S3(s3_error!(
-                    BadDigest,
-                    "The CRC32 you sent ({sent}) is not that of the bytes that arrived ({}); nothing was stored.",
-                    crc.as_deref().unwrap_or("none")
-                )));
-            }
-            if let Ok(mut c) = result.lock() {
-                *c = Some((md5, crc));
-            }
-            Ok(())
-        })
-        .await?;
+    let check = async |_n: u64| {
+        let (md5, crc) = {
+            let mut s = sums.lock().map_err(|_| Refused::S3(s3_error!(InternalError)))?;
+            let md5 = s.md5.take().map(|m| hex::encode(m.finalize())).or_else(|| e_tag.clone()).unwrap_or_default();
+            let crc = std::mem::take(&mut s.checksum).finalize().checksum_crc32;
+            (md5, crc)
+        };
+        let sent = trailers
+            .as_ref()
+            .and_then(|t| t.take())
+            .and_then(|h| h.get("x-amz-checksum-crc32").and_then(|v| v.to_str().ok()).map(str::to_string))
+            .or(crc32_header);
+        if let Some(sent) = &sent
+            && Some(sent) != crc.as_ref()
+        {
+            return Err(Refused::S3(s3_error!(
+                BadDigest,
+                "The CRC32 you sent ({sent}) is not that of the bytes that arrived ({}); nothing was stored.",
+                crc.as_deref().unwrap_or("none")
+            )));
+        }
+        if let Ok(mut c) = result.lock() {
+            *c = Some((md5, crc));
+        }
+        Ok(())
+    };
+    let body = Box::pin(body);
+    let written = match stored {
+        Stored::Object => storage.write_stream_checked(key, body, max, check).await?,
+        Stored::Part { .. } => storage.write_scratch_checked(key, body, max, check).await?,
+    };
     let (md5, crc) = computed.lock().ok().and_then(|mut c| c.take()).unwrap_or_default();
     Ok((written.bytes, md5, crc))
 }
@@ -252,9 +278,16 @@ impl S3 for Backend {
         let trailers = req.trailing_headers.clone();
         let input = req.input;
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
-        let (_, md5, crc) =
-            store_body(&self.storage, &input.key, body, mgds_api::MAX_UPLOAD_BYTES, input.checksum_crc32, trailers)
-                .await?;
+        let (_, md5, crc) = store_body(
+            &self.storage,
+            &input.key,
+            body,
+            mgds_api::MAX_UPLOAD_BYTES,
+            input.checksum_crc32,
+            trailers,
+            Stored::Object,
+        )
+        .await?;
         tracing::info!(key = %input.key, "stored an S3 upload");
         Ok(S3Response::new(PutObjectOutput {
             e_tag: Some(ETag::Strong(md5)),
@@ -280,6 +313,7 @@ impl S3 for Backend {
     async fn upload_part(&self, req: S3Request<UploadPartInput>) -> S3Result<S3Response<UploadPartOutput>> {
         let grant = grant_of(&req)?;
         let trailers = req.trailing_headers.clone();
+        let e_tag = signed_payload_tag(&req.headers);
         let input = req.input;
         if !(1..=MAX_PARTS).contains(&input.part_number) {
             return Err(s3_error!(InvalidArgument, "Part number must be an integer between 1 and {MAX_PARTS}."));
@@ -287,8 +321,16 @@ impl S3 for Backend {
         self.multipart(&grant, &input.upload_id, &input.key).await?;
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
         let key = s3_grants::part_key(&grant.upload_id, &input.upload_id, input.part_number);
-        let (size, md5, crc) =
-            store_body(&self.storage, &key, body, MAX_REQUEST_BODY as u64, input.checksum_crc32, trailers).await?;
+        let (size, md5, crc) = store_body(
+            &self.storage,
+            &key,
+            body,
+            MAX_REQUEST_BODY as u64,
+            input.checksum_crc32,
+            trailers,
+            Stored::Part { e_tag },
+        )
+        .await?;
         s3_grants::record_part(&self.db, &input.upload_id, input.part_number, &md5, size).await.map_err(internal)?;
         Ok(S3Response::new(UploadPartOutput {
             e_tag: Some(ETag::Strong(md5)),
@@ -335,14 +377,18 @@ impl S3 for Backend {
                 ));
             }
             md5s.update(&hex::decode(e_tag).unwrap_or_default());
-            keys.push(s3_grants::part_key(&grant.upload_id, &input.upload_id, n));
+            let key = s3_grants::part_key(&grant.upload_id, &input.upload_id, n);
+            // Parts are not synced on their own: one cut short by a power loss is found here.
+            let on_disk = self.storage.size(&key).await.map_err(internal)?;
+            if on_disk != u64::try_from(*size).ok() {
+                return Err(s3_error!(
+                    InvalidPart,
+                    "Part {n} is not whole on the service (a restart cut it short); upload it again."
+                ));
+            }
+            keys.push(key);
         }
-        let storage = self.storage.clone();
-        let joined = futures::stream::iter(keys.into_iter().map(move |k| (storage.clone(), k)))
-            .then(open_part)
-            .try_flatten()
-            .boxed();
-        self.storage.write_stream(&input.key, joined, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
+        self.storage.concat(&input.key, &keys, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
         self.forget(&grant.upload_id, &input.upload_id).await?;
         let e_tag = format!("{}-{}", hex::encode(md5s.finalize()), listed.len());
         tracing::info!(key = %input.key, parts = listed.len(), "completed an S3 multipart upload");
@@ -381,17 +427,6 @@ impl Backend {
             self.storage.delete(&s3_grants::part_key(upload, multipart, n)).await.map_err(internal)?;
         }
         s3_grants::forget_multipart(&self.db, multipart).await.map_err(internal)
-    }
-}
-
-/// The bytes of a stored part, for joining the parts in order.
-async fn open_part(
-    (storage, key): (Storage, String),
-) -> Result<futures::stream::BoxStream<'static, Result<Bytes, String>>, String> {
-    match storage.stream(&key).await {
-        Ok(Some((_, s))) => Ok(s.map_err(|e| e.to_string()).boxed()),
-        Ok(None) => Err(format!("part {key} is missing")),
-        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -106,6 +106,60 @@ pub enum Target {
 }
 
 type OnProgress = Arc<dyn Fn(Progress) + Send + Sync>;
+type OnChecked = Arc<dyn Fn(&mgds_formats::Summary) + Send + Sync>;
+
+/// A single file's check, running beside its transfer.
+struct Check {
+    /// Tells the checking thread to stop (the upload ended another way).
+    stop: Arc<AtomicBool>,
+    /// `Some(true)` once every record was read and found good, `Some(false)` once one was not.
+    verdict: tokio::sync::watch::Receiver<Option<bool>>,
+    work: tokio::task::JoinHandle<Result<mgds_formats::Summary, Box<mgds_formats::Error>>>,
+}
+
+impl Check {
+    /// Starts reading `path` record by record on a blocking thread.
+    fn start(path: &Path) -> Check {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, verdict) = tokio::sync::watch::channel(None);
+        let (path, flag) = (path.to_path_buf(), stop.clone());
+        let work = tokio::task::spawn_blocking(move || {
+            let result = match std::fs::File::open(&path) {
+                Ok(f) => mgds_formats::validate_reader(StopRead { inner: f, stop: flag }, &path).map_err(Box::new),
+                Err(source) => Err(Box::new(mgds_formats::Error::Io { path: path.clone(), source })),
+            };
+            let _ = tx.send(Some(result.is_ok()));
+            result
+        });
+        Check { stop, verdict, work }
+    }
+
+    /// What the transfer waits for before confirming: the verdict (a bad file cancels).
+    fn gate(&self) -> impl std::future::Future<Output = mgds_client::Result<()>> + Send + 'static {
+        let mut verdict = self.verdict.clone();
+        async move {
+            match verdict.wait_for(Option::is_some).await.map(|v| *v) {
+                Ok(Some(true)) => Ok(()),
+                _ => Err(mgds_client::Error::Cancelled),
+            }
+        }
+    }
+}
+
+/// A reader that fails once `stop` is set, so that a check ends with its upload.
+struct StopRead<R> {
+    inner: R,
+    stop: Arc<AtomicBool>,
+}
+
+impl<R: std::io::Read> std::io::Read for StopRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other("the upload ended"));
+        }
+        self.inner.read(buf)
+    }
+}
 
 /// One sample made from files on disk: see the [crate] documentation.
 pub struct Upload {
@@ -123,6 +177,7 @@ pub struct Upload {
     attempts: u32,
     retry_wait: Duration,
     stream: bool,
+    on_checked: Option<OnChecked>,
 }
 
 impl std::fmt::Debug for Upload {
@@ -150,7 +205,19 @@ impl Upload {
             attempts: 3,
             retry_wait: FIRST_RETRY_WAIT,
             stream: true,
+            on_checked: None,
         }
+    }
+
+    /// Checks every record of a single file while it is sent (on a second thread, so that the
+    /// check costs no time where the network is the slower), and confirms the upload only if all
+    /// are good: a bad record anywhere cancels it, nothing of it stays on the service, and the
+    /// upload ends with [`UploadError::File`] naming the line. `on_checked` gets the file's
+    /// summary. Joined and interleaved files are checked record by record as they are made,
+    /// with or without this.
+    pub fn check(mut self, on_checked: impl Fn(&mgds_formats::Summary) + Send + Sync + 'static) -> Self {
+        self.on_checked = Some(Arc::new(on_checked));
+        self
     }
 
     /// The file name the sample gets (default: [`Source::default_filename`]).
@@ -278,7 +345,24 @@ impl Upload {
                 () = stopped => unreachable!("waits for the work to end"),
             }
         };
-        self.retrying(&emit, || self.send_once(&prepared.path, &filename)).await
+        let Some(on_checked) = self.on_checked.clone().filter(|_| matches!(self.source, Source::Single(_))) else {
+            return self.retrying(&emit, || self.send_once(&prepared.path, &filename, None)).await;
+        };
+        let check = Check::start(&prepared.path);
+        let sent = self.retrying(&emit, || self.send_once(&prepared.path, &filename, Some(&check))).await;
+        let failed_check = *check.verdict.borrow() == Some(false);
+        if sent.is_err() && !failed_check {
+            check.stop.store(true, Ordering::Relaxed);
+        }
+        let checked = check.work.await;
+        match (sent, checked) {
+            (Ok(sample), Ok(Ok(summary))) => {
+                on_checked(&summary);
+                Ok(sample)
+            }
+            (_, Ok(Err(e))) if failed_check => Err(UploadError::File(e)),
+            (sent, _) => sent,
+        }
     }
 
     /// Runs `attempt_once` until it succeeds, fails for good, or the attempts are spent; waits
@@ -425,7 +509,7 @@ impl Upload {
         Ok(self.client.samples().get(id.as_str()).await?)
     }
 
-    async fn send_once(&self, path: &Path, filename: &str) -> Result<Sample, UploadError> {
+    async fn send_once(&self, path: &Path, filename: &str, check: Option<&Check>) -> Result<Sample, UploadError> {
         let mut up = self
             .client
             .samples()
@@ -433,6 +517,9 @@ impl Upload {
             .filename(filename)
             .interleaved(self.source.is_interleaved())
             .cancel_token(self.cancel.clone());
+        if let Some(check) = check {
+            up = up.confirm_after(check.gate());
+        }
         if let Some(f) = self.progress.clone() {
             let last = Mutex::new(None::<Instant>);
             up = up.progress(move |sent, total| {

@@ -4,6 +4,7 @@
 
 mod engines;
 mod onecodex;
+mod python_env;
 
 mod watch;
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::{Stream, StreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
@@ -43,6 +43,10 @@ pub struct Written {
 #[derive(Debug, Clone)]
 pub struct Storage {
     store: Arc<dyn ObjectStore>,
+    /// The same place without fsync, for objects that are only steps to another (the parts of
+    /// an S3 multipart upload): their joined object is synced, and a part cut short by a power
+    /// loss is found by its size when they are joined.
+    scratch: Arc<dyn ObjectStore>,
     root: Option<PathBuf>,
 }
 
@@ -54,7 +58,9 @@ impl Storage {
             .map_err(std::io::Error::other)?
             .with_fsync(true)
             .with_automatic_cleanup(true);
-        Ok(Storage { store: Arc::new(store), root: Some(root.to_path_buf()) })
+        let scratch =
+            LocalFileSystem::new_with_prefix(root).map_err(std::io::Error::other)?.with_automatic_cleanup(true);
+        Ok(Storage { store: Arc::new(store), scratch: Arc::new(scratch), root: Some(root.to_path_buf()) })
     }
 
     /// Removes staging files a crash left behind, and the empty folders of abandoned uploads
@@ -99,48 +105,27 @@ impl Storage {
 
     /// As [`write_stream`](Self::write_stream), and `check(total)` runs once the stream has
     /// ended, before the object is published; an `Err` from it discards the object.
-    pub async fn write_stream_checked<S, E, F, C>(
-        &self,
-        key: &str,
-        mut body: S,
-        max: u64,
-        check: F,
-    ) -> Result<Written, C>
+    pub async fn write_stream_checked<S, E, F, C>(&self, key: &str, body: S, max: u64, check: F) -> Result<Written, C>
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
         E: std::fmt::Display,
         F: AsyncFnOnce(u64) -> Result<(), C>,
         C: From<WriteError>,
     {
-        let upload = self.store.put_multipart(&ObjectPath::from(key)).await.map_err(WriteError::from)?;
-        let mut writer = WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
-        let mut total: u64 = 0;
-        while let Some(chunk) = body.next().await {
-            let chunk = match chunk {
-                Ok(c) => c,
-                Err(e) => {
-                    let _ = writer.abort().await;
-                    return Err(WriteError::Source(e.to_string()).into());
-                }
-            };
-            total += chunk.len() as u64;
-            if total > max {
-                let _ = writer.abort().await;
-                return Err(WriteError::TooLarge { max }.into());
-            }
-            // Bounded memory: wait while parts are in flight before buffering more.
-            if let Err(e) = writer.wait_for_capacity(2).await {
-                let _ = writer.abort().await;
-                return Err(WriteError::from(e).into());
-            }
-            writer.put(chunk);
-        }
-        if let Err(e) = check(total).await {
-            let _ = writer.abort().await;
-            return Err(e);
-        }
-        let put = writer.finish().await.map_err(WriteError::from)?;
-        Ok(Written { bytes: total, e_tag: put.e_tag })
+        stream_into(&*self.store, key, body, max, check).await
+    }
+
+    /// As [`write_stream_checked`](Self::write_stream_checked), for an object that is only a
+    /// step to another (a part of an S3 multipart upload, joined by [`concat`](Self::concat)):
+    /// not synced to disk on its own.
+    pub async fn write_scratch_checked<S, E, F, C>(&self, key: &str, body: S, max: u64, check: F) -> Result<Written, C>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+        F: AsyncFnOnce(u64) -> Result<(), C>,
+        C: From<WriteError>,
+    {
+        stream_into(&*self.scratch, key, body, max, check).await
     }
 
     /// Stores a small object in one write.
@@ -213,6 +198,34 @@ impl Storage {
         Ok(n)
     }
 
+    /// Joins the objects `parts`, in order, into `key`, at most `max` bytes (an S3 multipart
+    /// upload's completion). In a local folder the kernel copies the bytes (`copy_file_range`)
+    /// into a staging file that is synced and renamed into place; elsewhere they stream through.
+    /// The object appears under `key` only whole.
+    pub async fn concat(&self, key: &str, parts: &[String], max: u64) -> Result<Written, WriteError> {
+        if let Some(dest) = self.local_path(key) {
+            let sources: Vec<PathBuf> = parts.iter().filter_map(|k| self.local_path(k)).collect();
+            return tokio::task::spawn_blocking(move || concat_files(&dest, &sources, max))
+                .await
+                .map_err(|e| WriteError::Source(e.to_string()))?;
+        }
+        let storage = self.clone();
+        let joined = futures::stream::iter(parts.to_vec())
+            .then(move |k| {
+                let storage = storage.clone();
+                async move {
+                    match storage.stream(&k).await {
+                        Ok(Some((_, s))) => Ok(s.map_err(|e| e.to_string()).boxed()),
+                        Ok(None) => Err(format!("part {k} is missing")),
+                        Err(e) => Err(e.to_string()),
+                    }
+                }
+            })
+            .try_flatten()
+            .boxed();
+        self.write_stream(key, joined, max).await
+    }
+
     /// Removes an object; a missing object is not an error.
     pub async fn delete(&self, key: &str) -> object_store::Result<()> {
         match self.store.delete(&ObjectPath::from(key)).await {
@@ -220,6 +233,81 @@ impl Storage {
             Err(e) => Err(e),
         }
     }
+}
+
+/// Streams `body` into `key` of `store` (see [`Storage::write_stream_checked`]).
+async fn stream_into<S, E, F, C>(
+    store: &dyn ObjectStore,
+    key: &str,
+    mut body: S,
+    max: u64,
+    check: F,
+) -> Result<Written, C>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: std::fmt::Display,
+    F: AsyncFnOnce(u64) -> Result<(), C>,
+    C: From<WriteError>,
+{
+    let upload = store.put_multipart(&ObjectPath::from(key)).await.map_err(WriteError::from)?;
+    let mut writer = WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
+    let mut total: u64 = 0;
+    while let Some(chunk) = body.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = writer.abort().await;
+                return Err(WriteError::Source(e.to_string()).into());
+            }
+        };
+        total += chunk.len() as u64;
+        if total > max {
+            let _ = writer.abort().await;
+            return Err(WriteError::TooLarge { max }.into());
+        }
+        // Bounded memory: wait while parts are in flight before buffering more.
+        if let Err(e) = writer.wait_for_capacity(2).await {
+            let _ = writer.abort().await;
+            return Err(WriteError::from(e).into());
+        }
+        writer.put(chunk);
+    }
+    if let Err(e) = check(total).await {
+        let _ = writer.abort().await;
+        return Err(e);
+    }
+    let put = writer.finish().await.map_err(WriteError::from)?;
+    Ok(Written { bytes: total, e_tag: put.e_tag })
+}
+
+/// Copies `sources` in order into a staging file beside `dest` (named as `LocalFileSystem` names
+/// its own, so that the start-up sweep removes one a crash left), syncs it and renames it in.
+fn concat_files(dest: &Path, sources: &[PathBuf], max: u64) -> Result<Written, WriteError> {
+    let io = |e: std::io::Error| {
+        WriteError::Store(object_store::Error::Generic { store: "LocalFileSystem", source: e.into() })
+    };
+    let dir = dest.parent().ok_or_else(|| WriteError::Source(format!("{} has no folder", dest.display())))?;
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let staged =
+        tempfile::TempPath::try_from_path(dir.join(format!("{name}#{}{nanos}", std::process::id()))).map_err(io)?;
+    let mut out = std::fs::File::create_new(&staged).map_err(io)?;
+    let mut total = 0u64;
+    for source in sources {
+        let mut part = std::fs::File::open(source)
+            .map_err(|e| WriteError::Source(format!("part {} is missing: {e}", source.display())))?;
+        total += part.metadata().map_err(io)?.len();
+        if total > max {
+            return Err(WriteError::TooLarge { max });
+        }
+        // File to file: the standard library copies with copy_file_range, inside the kernel.
+        std::io::copy(&mut part, &mut out).map_err(io)?;
+    }
+    out.sync_all().map_err(io)?;
+    staged.persist(dest).map_err(|e| io(e.error))?;
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+    Ok(Written { bytes: total, e_tag: None })
 }
 
 /// `LocalFileSystem` stages a write as `<name>#<n>` next to its destination.

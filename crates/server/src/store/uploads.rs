@@ -68,14 +68,15 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     let filename = mgds_api::clean_sample_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_upload_type(req.upload_type.as_deref())?;
     check_size(req.size)?;
-    if let Some(m) = req.metadata.as_mut() {
-        metadata::validate(m)?;
-    }
-    tags::check_names(&req.tags)?;
-    if let Some(p) = &req.project {
-        projects::to_add_to(state, user, p).await?;
-    }
-    let target = target_of(state, &user.id, req.sample_id.as_deref(), req.external_sample_id.as_deref()).await?;
+    let target = check_sample_request(
+        state,
+        user,
+        req.metadata.as_mut(),
+        &req.tags,
+        req.project.as_ref(),
+        (req.sample_id.as_deref(), req.external_sample_id.as_deref()),
+    )
+    .await?;
     let upload_id = new_id();
     let object_key = format!("samples/{upload_id}/{filename}");
     let now = Utc::now();
@@ -102,6 +103,27 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     .execute(&state.db)
     .await?;
     Ok(Started { id: target.unwrap_or(upload_id), object_key, size: req.size, at: now, valid_for })
+}
+
+/// What a sample upload asks for, checked before it starts whatever its transport: its
+/// metadata, tag names and project, and the pre-uploaded sample it names by `sample_id` or
+/// `external_sample_id` (answered: `None` for a new sample).
+async fn check_sample_request(
+    state: &AppState,
+    user: &super::caller::User,
+    metadata: Option<&mut MetadataInput>,
+    tags: &[TagInput],
+    project: Option<&mgds_api::RefOrId>,
+    (sample_id, external): (Option<&str>, Option<&str>),
+) -> ApiResult<Option<String>> {
+    if let Some(m) = metadata {
+        metadata::validate(m)?;
+    }
+    tags::check_names(tags)?;
+    if let Some(p) = project {
+        projects::to_add_to(state, user, p).await?;
+    }
+    target_of(state, &user.id, sample_id, external).await
 }
 
 /// The pre-uploaded sample of `owner` that an upload names by `sample_id` or
@@ -210,14 +232,15 @@ pub async fn start_sample_s3(
         }
         None => None,
     };
-    if let Some(m) = req.metadata.as_mut() {
-        metadata::validate(m)?;
-    }
-    tags::check_names(&req.tags)?;
-    if let Some(p) = &req.project {
-        projects::to_add_to(state, user, p).await?;
-    }
-    let target = target_of(state, &user.id, req.sample_id.as_deref(), req.external_sample_id.as_deref()).await?;
+    let target = check_sample_request(
+        state,
+        user,
+        req.metadata.as_mut(),
+        &req.tags,
+        req.project.as_ref(),
+        (req.sample_id.as_deref(), req.external_sample_id.as_deref()),
+    )
+    .await?;
     let upload_id = new_id();
     let object_key = format!("samples/{upload_id}/{filename}");
     let paired_object_key = paired.as_ref().map(|p| format!("samples/{upload_id}/{p}"));

@@ -305,3 +305,46 @@ async fn lanes_are_joined_and_a_mix_of_gzip_and_plain_is_named() {
         .unwrap_err();
     assert!(matches!(err, UploadError::MixedCompression { ref gzip, .. } if *gzip == gz), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_checked_file_is_summarised_once_it_is_sent_whole() {
+    let svc = Service::start().await;
+    let (r1, _) = pair(&svc.folder("reads"), 5_000);
+    let summary = Arc::new(Mutex::new(None));
+    let s = summary.clone();
+    let sample = Upload::new(&svc.client(RetryPolicy::default()), Source::Single(r1))
+        .check(move |sum| *s.lock().unwrap() = Some(sum.clone()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sample.filename.as_deref(), Some("S1_L001_R1_001.fastq"));
+    let summary = summary.lock().unwrap().clone().expect("summary given");
+    assert_eq!((summary.records, summary.bases), (5_000, 500_000));
+}
+
+#[tokio::test]
+async fn a_bad_record_at_the_end_of_a_checked_file_leaves_nothing_on_the_service() {
+    let svc = Service::start().await;
+    let (r1, _) = pair(&svc.folder("reads"), 20_000);
+    // The last record's quality is one character short: found only by reading to the end.
+    let mut text = std::fs::read(&r1).unwrap();
+    text.extend_from_slice(b"@last 1:N:0:1\nACGT\n+\nIII\n");
+    std::fs::write(&r1, text).unwrap();
+    let called = Arc::new(Mutex::new(false));
+    let c = called.clone();
+    let err = Upload::new(&svc.client(RetryPolicy::default()), Source::Single(r1))
+        .check(move |_| *c.lock().unwrap() = true)
+        .send()
+        .await
+        .unwrap_err();
+    let UploadError::File(e) = &err else { panic!("expected a file error, got {err:?}") };
+    let text = e.to_string();
+    assert!(text.contains("S1_L001_R1_001.fastq") && text.contains("line 80004"), "{text}");
+    assert!(!*called.lock().unwrap());
+    assert_eq!(svc.sample_count().await, 0);
+    let pending: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE confirmed_id IS NULL")
+        .fetch_one(&svc.state.db)
+        .await
+        .unwrap();
+    assert_eq!(pending, 0, "the upload was cancelled on the service");
+}

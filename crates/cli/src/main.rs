@@ -128,6 +128,19 @@ struct ServeArgs {
     /// Do not install the demo references on a data folder that has none.
     #[arg(long)]
     no_demo: bool,
+    /// A reverse proxy (address or network, e.g. 10.0.0.0/8; repeat for several) whose
+    /// X-Forwarded-For header names the client's address. Without it, every request counts as
+    /// coming from the proxy when failed sign-ins are limited.
+    #[arg(long = "trusted-proxy", value_name = "ADDRESS/BITS", value_parser = parse_network, env = "MGDS_TRUSTED_PROXIES", value_delimiter = ',')]
+    trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+/// An address (a network of one) or a network in CIDR form.
+fn parse_network(s: &str) -> Result<ipnet::IpNet, String> {
+    let s = s.trim();
+    s.parse::<ipnet::IpNet>()
+        .or_else(|_| s.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{s:?} is not an address or a network such as 10.0.0.0/8 or ::1/128"))
 }
 
 #[derive(Subcommand)]
@@ -232,6 +245,7 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
         local::install_demo_if_new(&dir).await?;
     }
     let mut config = Config::new(&dir);
+    config.trusted_proxies = args.trusted_proxies;
     config.runner.workers = args.workers;
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
     if let Some(t) = args.threads {

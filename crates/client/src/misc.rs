@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde_json::Value;
 
 use crate::retry::Idempotency;
-use crate::{Client, ListRequest, ResourceId, Result, reference};
+use crate::{Client, Filter, ListRequest, ResourceId, Result, reference};
 
 /// The metadata records of samples (`client.metadata()`).
 #[derive(Debug, Clone)]
@@ -142,6 +142,15 @@ impl Users {
     /// One user (`GET /users/{id}`).
     pub async fn get(&self, id: impl ResourceId) -> Result<User> {
         self.client.get_json(self.client.api_url(&["users", id.resource_id()])).await
+    }
+
+    /// The user with exactly this e-mail address, to share a project or document with
+    /// (`GET /users?where={"email": ...}`). On MGDS services the exact address is what lets
+    /// the caller see and add a colleague; `None` if no account has it. Lookups that find
+    /// nobody are limited like failed sign-ins.
+    pub async fn find_by_email(&self, email: &str) -> Result<Option<User>> {
+        let found = self.list().filter(Filter::new().eq("email", email.trim())).per_page(2).send().await?;
+        Ok(found.items.into_iter().next())
     }
 }
 

@@ -78,7 +78,8 @@ impl FromRequestParts<AppState> for Caller {
         if let Some(c) = parts.extensions.get::<Caller>() {
             return Ok(c.clone());
         }
-        let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
+        let ip = peer.map(|p| state.limiter.client_address(p, &parts.headers));
         let key = match presented_key(&parts.headers) {
             Ok(Some(key)) => key,
             Ok(None) => {
@@ -86,20 +87,17 @@ impl FromRequestParts<AppState> for Caller {
                 parts.extensions.insert(caller.clone());
                 return Ok(caller);
             }
-            Err(e) => return Err(state.limiter.failed(ip).unwrap_or(e)),
+            Err(e) => return Err(state.limiter.failed(ip, None).unwrap_or(e)),
         };
-        if let Some(ip) = ip
-            && let Some(wait) = state.limiter.blocked_for(ip)
-        {
-            return Err(ApiError::TooManyRequests(wait));
-        }
+        // A valid key is never refused, whatever failed before from its address: the key is
+        // looked up first, and only an unknown key counts (and may be answered 429).
         match user_for_key(&state.db, &key).await? {
             Some(user) => {
                 let caller = Caller(Some(user));
                 parts.extensions.insert(caller.clone());
                 Ok(caller)
             }
-            None => Err(state.limiter.failed(ip).unwrap_or_else(|| {
+            None => Err(state.limiter.failed(ip, Some(&key)).unwrap_or_else(|| {
                 ApiError::Unauthorized(
                     "the API key is not valid (it may have been replaced by a newer one); \
                      ask your administrator for a new key"
@@ -110,44 +108,110 @@ impl FromRequestParts<AppState> for Caller {
     }
 }
 
-/// Counts authentication failures per address in a fixed window; past the limit, requests with
-/// credentials from that address answer 429 until the window ends.
+/// Failures counted in a fixed window per key of type `K`: past `limit` within `window`, the
+/// key is refused until the window ends.
 #[derive(Debug)]
-pub struct FailureLimiter {
+pub struct Window<K> {
     limit: u32,
     window: Duration,
-    seen: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+    seen: Mutex<HashMap<K, (Instant, u32)>>,
 }
 
-impl FailureLimiter {
-    /// At most `limit` failures per `window` from one address.
+impl<K: std::hash::Hash + Eq + Clone> Window<K> {
+    /// At most `limit` failures per `window` for one key.
     pub fn new(limit: u32, window: Duration) -> Self {
-        FailureLimiter { limit, window, seen: Mutex::new(HashMap::new()) }
+        Window { limit, window, seen: Mutex::new(HashMap::new()) }
     }
 
-    /// Seconds until `ip` may try again, if it is blocked now.
-    pub fn blocked_for(&self, ip: IpAddr) -> Option<u64> {
+    /// Seconds until `key` may try again, if it is over the limit now.
+    pub fn blocked_for(&self, key: &K) -> Option<u64> {
         let seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let (start, count) = *seen.get(&ip)?;
+        let (start, count) = *seen.get(key)?;
         let elapsed = start.elapsed();
         (count >= self.limit && elapsed < self.window).then(|| (self.window - elapsed).as_secs().max(1))
     }
 
-    /// Records a failure; returns the 429 to answer instead of 401 once over the limit.
-    pub fn failed(&self, ip: Option<IpAddr>) -> Option<ApiError> {
-        let ip = ip?;
+    /// Counts a failure of `key`; returns the seconds to wait once over the limit.
+    pub fn count(&self, key: K) -> Option<u64> {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() > 10_000 {
+        if seen.len() > 100_000 {
             let window = self.window;
             seen.retain(|_, (start, _)| start.elapsed() < window);
         }
-        let entry = seen.entry(ip).or_insert((Instant::now(), 0));
+        let entry = seen.entry(key).or_insert((Instant::now(), 0));
         if entry.0.elapsed() >= self.window {
             *entry = (Instant::now(), 0);
         }
-        entry.1 += 1;
-        (entry.1 > self.limit)
-            .then(|| ApiError::TooManyRequests((self.window.saturating_sub(entry.0.elapsed())).as_secs().max(1)))
+        entry.1 = entry.1.saturating_add(1);
+        (entry.1 > self.limit).then(|| self.window.saturating_sub(entry.0.elapsed()).as_secs().max(1))
+    }
+}
+
+/// What repeated failures cost, and whom they cost it.
+///
+/// - An unknown API key counts against its (address, key fingerprint) pair (a stale script
+///   retrying one old key) and against its address (many different keys, someone guessing).
+///   Past the limit of either, unknown keys from there answer 429 with `Retry-After`. A valid
+///   key is looked up before anything is refused, so it always works: one stale script cannot
+///   lock out a lab that shares an address (loopback for the app and the CLI, a reverse proxy,
+///   a NAT). Guessing stays hopeless: keys hold 128 random bits, and an address gets at most
+///   `limit` guesses per window.
+/// - E-mail lookups that find nobody count per signed-in user (see
+///   [`crate::store::users::list`]), so addresses cannot be tried by the thousand.
+/// - The address of a request is the connection's, or, when the connection comes from a
+///   configured trusted proxy, the nearest address in `X-Forwarded-For` that is not a trusted
+///   proxy (proxies append the address they saw, so addresses further left may be forged).
+#[derive(Debug)]
+pub struct AuthLimits {
+    per_key: Window<(IpAddr, [u8; 8])>,
+    per_address: Window<IpAddr>,
+    /// E-mail lookups that found nobody, per user id.
+    pub lookups: Window<String>,
+    trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+impl AuthLimits {
+    /// At most `limit` failures per `window` for each thing counted; `X-Forwarded-For` is read
+    /// only from `trusted_proxies`.
+    pub fn new(limit: u32, window: Duration, trusted_proxies: Vec<ipnet::IpNet>) -> Self {
+        AuthLimits {
+            per_key: Window::new(limit, window),
+            per_address: Window::new(limit, window),
+            lookups: Window::new(limit, window),
+            trusted_proxies,
+        }
+    }
+
+    fn trusted(&self, ip: IpAddr) -> bool {
+        self.trusted_proxies.iter().any(|net| net.contains(&ip))
+    }
+
+    /// The address a request came from: `peer`, or, if `peer` is a trusted proxy, the nearest
+    /// untrusted address its `X-Forwarded-For` names.
+    pub fn client_address(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+        if !self.trusted(peer) {
+            return peer;
+        }
+        let hops: Vec<IpAddr> = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|h| h.trim().parse().ok())
+            .collect();
+        hops.iter().rev().find(|ip| !self.trusted(**ip)).or(hops.first()).copied().unwrap_or(peer)
+    }
+
+    /// Records a failed authentication from `ip` with `key` (`None`: an unreadable header);
+    /// returns the 429 to answer instead of 401 once over a limit.
+    pub fn failed(&self, ip: Option<IpAddr>, key: Option<&str>) -> Option<ApiError> {
+        let ip = ip?;
+        let by_key = key.and_then(|k| {
+            let fp: [u8; 8] = hash_key(k)[..8].try_into().unwrap_or_default();
+            self.per_key.count((ip, fp))
+        });
+        let by_address = self.per_address.count(ip);
+        by_key.max(by_address).map(ApiError::TooManyRequests)
     }
 }
 
@@ -182,14 +246,27 @@ mod tests {
     }
 
     #[test]
-    fn limiter_blocks_after_limit() {
-        let l = FailureLimiter::new(3, Duration::from_secs(60));
+    fn windows_refuse_past_the_limit() {
+        let l = Window::new(3, Duration::from_secs(60));
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         for _ in 0..3 {
-            assert!(l.failed(Some(ip)).is_none());
+            assert!(l.count(ip).is_none());
         }
-        assert!(matches!(l.failed(Some(ip)), Some(ApiError::TooManyRequests(s)) if s >= 1));
-        assert!(l.blocked_for(ip).is_some());
-        assert!(l.blocked_for("10.0.0.1".parse().unwrap()).is_none());
+        assert!(matches!(l.count(ip), Some(s) if s >= 1));
+        assert!(l.blocked_for(&ip).is_some());
+        assert!(l.blocked_for(&"10.0.0.1".parse().unwrap()).is_none());
+    }
+
+    #[test]
+    fn forwarded_addresses_are_read_from_trusted_proxies_only() {
+        let limits = AuthLimits::new(3, Duration::from_secs(60), vec!["10.0.0.0/8".parse().unwrap()]);
+        let mut h = HeaderMap::new();
+        h.insert("x-forwarded-for", HeaderValue::from_static("6.6.6.6, 192.0.2.7, 10.1.1.1"));
+        let proxy: IpAddr = "10.0.0.2".parse().unwrap();
+        let outsider: IpAddr = "198.51.100.1".parse().unwrap();
+        // The nearest address a trusted proxy did not add itself; what lies further left may be forged.
+        assert_eq!(limits.client_address(proxy, &h), "192.0.2.7".parse::<IpAddr>().unwrap());
+        assert_eq!(limits.client_address(outsider, &h), outsider, "an untrusted peer's header is ignored");
+        assert_eq!(limits.client_address(proxy, &HeaderMap::new()), proxy);
     }
 }

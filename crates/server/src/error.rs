@@ -28,9 +28,23 @@ pub enum ApiError {
     /// 413: the request body is larger than the route accepts.
     #[error("{0}")]
     PayloadTooLarge(String),
-    /// 429: too many failed sign-ins from this address; retry after this many seconds.
-    #[error("too many failed authentication attempts from this address; try again in {0} seconds")]
+    /// 414: the address (path and query) is longer than the service reads.
+    #[error("{0}")]
+    UriTooLong(String),
+    /// 422: the body is JSON, but not of the shape the route takes (an array for an object, a
+    /// string for a boolean); the message names the field.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// 429: too many failed attempts (unknown API keys from this address, or e-mail lookups
+    /// that found nobody); retry after this many seconds.
+    #[error(
+        "too many failed attempts (API keys that are not valid, or e-mail addresses that match nobody); \
+         try again in {0} seconds"
+    )]
     TooManyRequests(u64),
+    /// 431: the request's headers are larger than the service reads.
+    #[error("{0}")]
+    HeadersTooLarge(String),
     /// 500: something broke inside the service. The cause is logged, never sent.
     #[error("internal error")]
     Internal(#[source] BoxError),
@@ -83,6 +97,9 @@ impl ApiError {
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }

@@ -43,10 +43,14 @@ pub struct Config {
     /// The address clients use to reach the service (scheme, host, port), used in upload and
     /// download addresses. `None` until the listening address is known.
     pub public_url: Option<String>,
-    /// Failed authentications allowed from one address per window before it gets 429.
+    /// Failed authentications allowed per window for one unknown key from one address, and
+    /// for one address, before unknown keys from there get 429 (valid keys never do); also
+    /// the e-mail lookups that find nobody allowed per user.
     pub auth_failure_limit: u32,
     /// The window for `auth_failure_limit`.
     pub auth_failure_window: Duration,
+    /// Reverse proxies whose `X-Forwarded-For` names the client's address.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Job workers in this process, and threads per engine run.
     pub runner: worker::RunnerConfig,
 }
@@ -59,6 +63,7 @@ impl Config {
             public_url: None,
             auth_failure_limit: 20,
             auth_failure_window: Duration::from_secs(300),
+            trusted_proxies: Vec::new(),
             runner: worker::RunnerConfig::default(),
         }
     }
@@ -73,8 +78,8 @@ pub struct AppState {
     pub storage: store::files::Storage,
     /// Signs upload forms and download addresses.
     pub signer: signing::Signer,
-    /// Limits repeated authentication failures.
-    pub limiter: Arc<auth::FailureLimiter>,
+    /// Limits repeated authentication failures and e-mail lookups.
+    pub limiter: Arc<auth::AuthLimits>,
     /// The base address clients reach the service at, e.g. `http://127.0.0.1:8080`.
     pub public_url: Arc<str>,
     /// Installed reference data and the job workers.
@@ -98,7 +103,11 @@ impl AppState {
             db,
             storage,
             signer: signing::Signer::new(secret),
-            limiter: Arc::new(auth::FailureLimiter::new(config.auth_failure_limit, config.auth_failure_window)),
+            limiter: Arc::new(auth::AuthLimits::new(
+                config.auth_failure_limit,
+                config.auth_failure_window,
+                config.trusted_proxies.clone(),
+            )),
             public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
             runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner)),
         };
@@ -231,9 +240,19 @@ pub async fn serve(
         h.graceful_shutdown(Some(Duration::from_secs(10)));
     });
     let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    // Heads a little past the routes' own limits reach them, to be refused in the service's
+    // error shape (see `routes::check_size_of_head`).
     let served = match bound.tls {
-        Some(tls) => axum_server::from_tcp_rustls(bound.listener, tls)?.handle(handle).serve(service).await,
-        None => axum_server::from_tcp(bound.listener)?.handle(handle).serve(service).await,
+        Some(tls) => {
+            let mut server = axum_server::from_tcp_rustls(bound.listener, tls)?;
+            server.http_builder().http1().max_headers(routes::MAX_HEADERS + 300);
+            server.handle(handle).serve(service).await
+        }
+        None => {
+            let mut server = axum_server::from_tcp(bound.listener)?;
+            server.http_builder().http1().max_headers(routes::MAX_HEADERS + 300);
+            server.handle(handle).serve(service).await
+        }
     };
     housekeeping.abort();
     // An analysis in progress is given back to the queue, to run again at the next start.

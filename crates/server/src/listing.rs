@@ -263,9 +263,27 @@ fn compile_refset(field: &Field, subquery: &str, op: &str, v: &Value, binds: &mu
                 binds.push(value_bind(field, op, item, false)?);
             }
             let joiner = if op == "$containsall" { " AND " } else { " OR " };
-            Ok(vec![has; items.len()].join(joiner))
+            Ok(join_balanced(&vec![has; items.len()], joiner))
         }
     }
+}
+
+/// Joins conditions with `joiner` as a balanced tree of parentheses, so that a list of a
+/// thousand values nests ten deep rather than a thousand (SQLite refuses expressions nested
+/// deeper than 1,000).
+fn join_balanced(parts: &[String], joiner: &str) -> String {
+    fn tree(parts: &[String], joiner: &str) -> String {
+        if parts.len() <= 2 {
+            return format!("({})", parts.join(joiner));
+        }
+        let (a, b) = parts.split_at(parts.len() / 2);
+        format!("({}{joiner}{})", tree(a, joiner), tree(b, joiner))
+    }
+    if parts.len() <= 2 {
+        return parts.join(joiner);
+    }
+    let (a, b) = parts.split_at(parts.len() / 2);
+    format!("{}{joiner}{}", tree(a, joiner), tree(b, joiner))
 }
 
 fn list<'a>(field: &Field, op: &str, v: &'a Value) -> Result<&'a [Value], String> {
@@ -438,10 +456,15 @@ fn encode_component(s: &str) -> String {
     out
 }
 
+/// Longest query (`where`, `sort`, encoded) repeated on every link; past it only `next` is given.
+const LINK_QUERY_MAX: usize = 1024;
+
 /// Build an RFC 8288 `Link` header value with `self`, `first`, `prev`, `next` and `last`.
 ///
 /// `other_params` (e.g. `where`, `sort`) are percent-encoded and repeated on every link;
-/// any `page`/`per_page` among them are dropped in favour of the computed ones.
+/// any `page`/`per_page` among them are dropped in favour of the computed ones. When they are
+/// long (a filter listing hundreds of ids), only `next` is given, so the header holds the
+/// filter once rather than five times (a client walking the pages needs no other).
 pub fn link_header(path: &str, other_params: &[(&str, &str)], page: &Page, total: u64) -> String {
     let per = u64::from(page.per_page.max(1));
     let last = u32::try_from(total.div_ceil(per).max(1)).unwrap_or(u32::MAX);
@@ -450,6 +473,9 @@ pub fn link_header(path: &str, other_params: &[(&str, &str)], page: &Page, total
         query.push_str(&format!("{}={}&", encode_component(k), encode_component(v)));
     }
     let link = |n: u32, rel: &str| format!("<{path}?{query}page={n}&per_page={}>; rel=\"{rel}\"", page.per_page);
+    if query.len() > LINK_QUERY_MAX {
+        return if page.page < last { link(page.page + 1, "next") } else { String::new() };
+    }
     let mut rels = vec![link(page.page, "self"), link(1, "first")];
     if page.page > 1 {
         rels.push(link(page.page - 1, "prev"));
@@ -732,6 +758,39 @@ mod tests {
         assert_eq!(h(3, 120), [l(3, "self"), l(1, "first"), l(2, "prev"), l(3, "last")].join(", "));
         assert_eq!(h(1, 0), [l(1, "self"), l(1, "first"), l(1, "last")].join(", "));
         assert_eq!(h(2, 100), [l(2, "self"), l(1, "first"), l(1, "prev"), l(2, "last")].join(", "));
+    }
+
+    #[test]
+    fn a_long_filter_is_linked_once() {
+        let ids: Vec<String> = (0..500).map(|i| format!("\"{i:032x}\"")).collect();
+        let filter = format!("{{\"tags\": {{\"$containsany\": [{}]}}}}", ids.join(","));
+        let page = Page { page: 2, per_page: 10 };
+        let h = link_header("/api/v1/samples", &[("where", &filter)], &page, 100);
+        assert_eq!(h.matches("rel=").count(), 1, "{h}");
+        assert!(h.ends_with("rel=\"next\"") && h.contains("page=3&"), "{h}");
+        assert!(h.len() < filter.len() * 3 + 200);
+        let page = Page { page: 10, per_page: 10 };
+        assert_eq!(link_header("/api/v1/samples", &[("where", &filter)], &page, 100), "");
+    }
+
+    #[test]
+    fn a_thousand_values_nest_shallowly() {
+        let parts: Vec<String> = (0..1000).map(|i| format!("c{i}")).collect();
+        let sql = join_balanced(&parts, " OR ");
+        let mut depth = 0i32;
+        let mut deepest = 0;
+        for ch in sql.chars() {
+            depth += match ch {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            deepest = deepest.max(depth);
+        }
+        assert_eq!(depth, 0);
+        assert!(deepest <= 11, "nested {deepest} deep");
+        assert_eq!(sql.matches(" OR ").count(), 999);
+        assert_eq!(join_balanced(&parts[..3], " AND "), "(c0) AND (c1 AND c2)");
     }
 
     #[test]

@@ -16,8 +16,9 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// The bucket name of the local object store, as it appears in upload and download addresses.
 pub const BUCKET: &str = "mgds";
-/// How long a download address stays valid.
-pub const DOWNLOAD_VALID_HOURS: u32 = 24;
+/// How long a download address stays valid. It is also checked when used: it works only while
+/// its holder may still see the record (see `store::access::key_visible`).
+pub const DOWNLOAD_VALID_HOURS: u32 = 1;
 const ACCESS_KEY_ID: &str = "MGDSLOCAL";
 const REGION: &str = "local";
 const ALGORITHM: &str = "AWS4-HMAC-SHA256";
@@ -252,23 +253,33 @@ impl Signer {
         Ok((key, size))
     }
 
-    fn download_mac(&self, key: &str, expires: i64, filename: &str) -> String {
-        let msg = format!("GET\n{BUCKET}\n{key}\n{expires}\n{filename}");
+    fn download_mac(&self, key: &str, expires: i64, filename: &str, holder: &str) -> String {
+        let msg = format!("GET\n{BUCKET}\n{key}\n{expires}\n{filename}\n{holder}");
         hex::encode(hmac(&self.secret, msg.as_bytes()))
     }
 
-    /// Query string of a pre-signed GET for `key`, served as `filename`, valid until `expires`.
-    pub fn download_query(&self, key: &str, filename: &str, expires: DateTime<Utc>) -> String {
+    /// Query string of a pre-signed GET for `key`, served as `filename`, for the user `holder`
+    /// (empty: anyone, for a public record), valid until `expires`.
+    pub fn download_query(&self, key: &str, filename: &str, holder: &str, expires: DateTime<Utc>) -> String {
         let e = expires.timestamp();
-        format!("expires={e}&filename={}&signature={}", url_encode(filename), self.download_mac(key, e, filename))
+        format!(
+            "expires={e}&filename={}&holder={}&signature={}",
+            url_encode(filename),
+            url_encode(holder),
+            self.download_mac(key, e, filename, holder)
+        )
     }
 
     /// A pre-signed address, under the service's address `public_url`, to GET `key` as
-    /// `filename`, valid for `hours`.
-    pub fn download_url(&self, public_url: &str, key: &str, filename: &str, hours: u32) -> String {
+    /// `filename`, for the user `holder` (empty: anonymous), valid for `hours`.
+    pub fn download_url(&self, public_url: &str, key: &str, filename: &str, holder: &str, hours: u32) -> String {
         let expires = Utc::now() + Duration::hours(i64::from(hours));
         let path: Vec<String> = key.split('/').map(url_encode).collect();
-        format!("{public_url}/storage/{BUCKET}/{}?{}", path.join("/"), self.download_query(key, filename, expires))
+        format!(
+            "{public_url}/storage/{BUCKET}/{}?{}",
+            path.join("/"),
+            self.download_query(key, filename, holder, expires)
+        )
     }
 
     /// Checks a pre-signed GET.
@@ -277,10 +288,11 @@ impl Signer {
         key: &str,
         expires: i64,
         filename: &str,
+        holder: &str,
         signature: &str,
         now: DateTime<Utc>,
     ) -> Result<(), PolicyError> {
-        let expected = self.download_mac(key, expires, filename);
+        let expected = self.download_mac(key, expires, filename, holder);
         if !bool::from(expected.as_bytes().ct_eq(signature.as_bytes())) {
             return Err(forbidden("the download address is not valid; ask the service for a new one"));
         }
@@ -366,12 +378,13 @@ mod tests {
     fn download_signatures() {
         let s = signer();
         let now = Utc::now();
-        let q = s.download_query("k", "a b.pdf", now + Duration::hours(1));
-        assert!(q.contains("filename=a%20b.pdf"));
+        let q = s.download_query("k", "a b.pdf", "u1", now + Duration::hours(1));
+        assert!(q.contains("filename=a%20b.pdf") && q.contains("holder=u1"));
         let e = (now + Duration::hours(1)).timestamp();
-        let sig = s.download_mac("k", e, "a b.pdf");
-        assert!(s.verify_download("k", e, "a b.pdf", &sig, now).is_ok());
-        assert!(s.verify_download("k2", e, "a b.pdf", &sig, now).is_err());
-        assert!(s.verify_download("k", e, "a b.pdf", &sig, now + Duration::hours(2)).is_err());
+        let sig = s.download_mac("k", e, "a b.pdf", "u1");
+        assert!(s.verify_download("k", e, "a b.pdf", "u1", &sig, now).is_ok());
+        assert!(s.verify_download("k2", e, "a b.pdf", "u1", &sig, now).is_err());
+        assert!(s.verify_download("k", e, "a b.pdf", "u2", &sig, now).is_err(), "the holder is signed");
+        assert!(s.verify_download("k", e, "a b.pdf", "u1", &sig, now + Duration::hours(2)).is_err());
     }
 }

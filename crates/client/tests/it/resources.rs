@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use mgds_api::{BatchStatus, DocumentUpdate};
-use mgds_client::{Error, Filter, RetryPolicy, Sort};
+use mgds_client::{Error, Filter, ResourceId, RetryPolicy, Sort};
 use serde_json::json;
 
 use super::proxy::{Direction, Fault, Proxy};
@@ -48,7 +48,10 @@ async fn documents_upload_share_download_unshare() {
     assert!(b.documents().list().per_page(10).send().await.unwrap().items.is_empty());
     assert!(matches!(b.documents().get(&doc).await, Err(Error::NotFound { .. })));
 
-    // Share with Bob: he sees it as shared with him, and downloads it.
+    // Share with Bob, found by his exact address: he sees it as shared with him, and downloads it.
+    let found = a.users().find_by_email(&bob.email.to_uppercase()).await.unwrap().expect("Bob has an account");
+    assert_eq!(found.resource_id(), bob.id);
+    assert!(a.users().find_by_email("nobody@nowhere.test").await.unwrap().is_none());
     let shared = a.documents().share(&doc, &bob.id).await.unwrap();
     assert_eq!(shared.downloaders.len(), 1);
     assert_eq!(shared.downloaders[0].id(), bob.id);
@@ -150,6 +153,7 @@ async fn projects_members_and_sharing() {
     assert_eq!(updated.name, "Gut cohort");
     assert_eq!(updated.description, None);
 
+    a.users().find_by_email(&bob.email).await.unwrap().expect("Bob has an account");
     a.projects().add_user(&p, &bob.id, Some(vec!["can_see_files".into()])).await.unwrap();
     let members = a.projects().members(&p).await.unwrap();
     assert_eq!(members.len(), 2);

@@ -85,7 +85,13 @@ async fn files(
     let file = analyses::output_file(&state, &caller, &id, kind).await?.ok_or_else(|| {
         ApiError::NotFound("this analysis has no output file (its results are at .../results)".into())
     })?;
-    Ok(axum::Json(state.signer.download_url(&state.public_url, &file.key, &file.name, DOWNLOAD_VALID_HOURS)))
+    Ok(axum::Json(state.signer.download_url(
+        &state.public_url,
+        &file.key,
+        &file.name,
+        caller.user_id().unwrap_or_default(),
+        DOWNLOAD_VALID_HOURS,
+    )))
 }
 
 /// The analysis's output files with their sizes and pre-signed addresses, as the real
@@ -98,7 +104,13 @@ async fn file_details(
 ) -> ApiResult<axum::Json<FileDetails>> {
     let files = match analyses::output_file(&state, &caller, &id, kind).await? {
         Some(f) => vec![FileDetail {
-            url: state.signer.download_url(&state.public_url, &f.key, &f.name, DOWNLOAD_VALID_HOURS),
+            url: state.signer.download_url(
+                &state.public_url,
+                &f.key,
+                &f.name,
+                caller.user_id().unwrap_or_default(),
+                DOWNLOAD_VALID_HOURS,
+            ),
             filepath: f.name.clone(),
             filename: f.name,
             size: f.size,
@@ -116,6 +128,12 @@ async fn readlevel(
     let key = analyses::readlevel(&state, &caller, &id).await?;
     let filename = analyses::file_name(&id, &key);
     Ok(axum::Json(ReadlevelUrl {
-        url: state.signer.download_url(&state.public_url, &key, &filename, DOWNLOAD_VALID_HOURS),
+        url: state.signer.download_url(
+            &state.public_url,
+            &key,
+            &filename,
+            caller.user_id().unwrap_or_default(),
+            DOWNLOAD_VALID_HOURS,
+        ),
     }))
 }

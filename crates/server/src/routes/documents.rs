@@ -167,7 +167,13 @@ async fn download_uri(
 ) -> ApiResult<axum::Json<DownloadUri>> {
     let (key, filename) = documents::file(&state, &caller, &id).await?;
     Ok(axum::Json(DownloadUri {
-        download_uri: state.signer.download_url(&state.public_url, &key, &filename, DOWNLOAD_VALID_HOURS),
+        download_uri: state.signer.download_url(
+            &state.public_url,
+            &key,
+            &filename,
+            caller.user_id().unwrap_or_default(),
+            DOWNLOAD_VALID_HOURS,
+        ),
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
 }

@@ -51,6 +51,7 @@ pub fn router(state: AppState) -> Router {
         .merge(s3)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(check_size_of_head))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
 }
@@ -122,6 +123,40 @@ async fn authenticate(
     next.run(Request::from_parts(parts, body)).await
 }
 
+/// Longest address (path and query) the service reads: room for a `where` naming about 2,000
+/// ids (the HTTP layer itself stops at 64 KB).
+pub const MAX_URI_BYTES: usize = 48 * 1024;
+/// Most bytes of request headers (names and values) the service reads.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// Most request headers the service reads.
+pub const MAX_HEADERS: usize = 200;
+
+/// Answers 414 and 431 in the service's error shape, naming the limit. The HTTP layer reads
+/// heads up to about 400 KB and 500 headers (see [`crate::serve`]); past that it refuses a
+/// request itself, with the same statuses but no body.
+async fn check_size_of_head(req: Request, next: axum::middleware::Next) -> Response {
+    let uri = req.uri().to_string().len();
+    if uri > MAX_URI_BYTES {
+        return ApiError::UriTooLong(format!(
+            "the address is {uri} bytes long; the service reads at most {MAX_URI_BYTES}: \
+             send a shorter where (fewer ids per request, several requests)"
+        ))
+        .into_response();
+    }
+    let headers = req.headers();
+    let bytes: usize = headers.iter().map(|(k, v)| k.as_str().len() + v.len() + 4).sum();
+    if bytes > MAX_HEADER_BYTES || headers.len() > MAX_HEADERS {
+        let biggest = headers.iter().max_by_key(|(_, v)| v.len()).map(|(k, _)| k.as_str()).unwrap_or_default();
+        return ApiError::HeadersTooLarge(format!(
+            "the request's headers are {bytes} bytes in {} headers; the service reads at most \
+             {MAX_HEADER_BYTES} bytes in {MAX_HEADERS} headers (the largest is {biggest})",
+            headers.len()
+        ))
+        .into_response();
+    }
+    next.run(req).await
+}
+
 async fn not_found(uri: OriginalUri) -> ApiError {
     ApiError::NotFound(format!("there is no route {}; see GET /api/v1/schema for the routes", uri.path()))
 }
@@ -138,28 +173,60 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|e| ApiError::BadRequest(format!("could not read the request body: {}", e.body_text())))?;
+        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge(format!(
+                    "the request body is larger than the {} KB this route reads; send only the fields it takes",
+                    JSON_BODY_LIMIT / 1024
+                ))
+            } else {
+                ApiError::BadRequest(format!("could not read the request body: {}", e.body_text()))
+            }
+        })?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(ApiError::BadRequest("the request needs a JSON body".into()));
+        }
+        // Every route takes an object. serde would also read a struct from an array of its
+        // fields in order (`[true]` for `{"public": true}`), which no client means.
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        if first != Some(b'{') {
+            let got = match first {
+                Some(b'[') => "an array",
+                Some(b'"') => "a string",
+                Some(b't' | b'f') => "a boolean",
+                Some(b'n') => "null",
+                Some(b'-' | b'0'..=b'9') => "a number",
+                _ => "not JSON",
+            };
+            return Err(if got == "not JSON" {
+                ApiError::BadRequest("the request body is not valid JSON; send a JSON object".into())
+            } else {
+                ApiError::Unprocessable(format!("the request body must be a JSON object of fields; it is {got}"))
+            });
         }
         let mut de = serde_json::Deserializer::from_slice(&bytes);
         let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
+            // A value of the wrong JSON type is 422 naming the field; an unknown field, a
+            // missing one or a value outside the allowed ones stays 400, as the spec has it.
+            let wrong_type = inner.to_string().starts_with("invalid type");
+            let at = if path == "." { String::new() } else { format!(" at {path}") };
             if inner.is_syntax() || inner.is_eof() {
                 ApiError::BadRequest(format!("the request body is not valid JSON: {inner}"))
-            } else if path == "." {
-                ApiError::BadRequest(format!("the request body does not fit this route: {inner}"))
+            } else if wrong_type {
+                ApiError::Unprocessable(format!("the request body does not fit this route{at}: {inner}"))
             } else {
-                ApiError::BadRequest(format!("the request body does not fit this route at {path}: {inner}"))
+                ApiError::BadRequest(format!("the request body does not fit this route{at}: {inner}"))
             }
         })?;
         de.end().map_err(|e| ApiError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
         Ok(Json(value))
     }
 }
+
+/// Most bytes of a JSON request body (axum's default body limit).
+pub const JSON_BODY_LIMIT: usize = 2 * 1024 * 1024;
 
 /// The raw list parameters. Besides `page`, a client may page with a cursor, as the real
 /// service's clients do for samples and metadata: it asks with `X-Pagination-Style: cursor`,
@@ -193,6 +260,7 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        check_query_text(parts.uri.query().unwrap_or_default())?;
         let axum::extract::Query(mut p) = axum::extract::Query::<ListParams>::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::BadRequest(format!("the query string is malformed: {}", e.body_text())))?;
@@ -204,6 +272,25 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("cursor"));
         Ok(p)
     }
+}
+
+/// Refuses a query string whose parameters are not UTF-8 once percent-decoded (the decoder
+/// would otherwise replace the bytes with U+FFFD and filter on something nobody sent).
+fn check_query_text(query: &str) -> Result<(), ApiError> {
+    for pair in query.split('&') {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        for (part, what) in [(name, "name"), (value, "value")] {
+            let plus = part.replace('+', " ");
+            if percent_encoding::percent_decode_str(&plus).decode_utf8().is_err() {
+                let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+                return Err(ApiError::BadRequest(format!(
+                    "the query parameter {name:?} has a {what} that is not UTF-8 text once percent-decoded; \
+                     encode it as UTF-8"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One page of a list.
@@ -244,7 +331,9 @@ impl<T: Serialize> IntoResponse for Listed<T> {
         let link = listing::link_header(&self.path, &others, &self.page, self.total);
         let mut headers = HeaderMap::new();
         headers.insert(HeaderName::from_static("x-total-count"), HeaderValue::from(self.total));
-        if let Ok(v) = HeaderValue::from_str(&link) {
+        if !link.is_empty()
+            && let Ok(v) = HeaderValue::from_str(&link)
+        {
             headers.insert(axum::http::header::LINK, v);
         }
         // No cursor on the last page: that is how a cursor client knows it has everything.

@@ -132,6 +132,7 @@ async fn upload(
 struct DownloadParams {
     expires: Option<i64>,
     filename: Option<String>,
+    holder: Option<String>,
     signature: Option<String>,
 }
 
@@ -152,7 +153,14 @@ async fn download(
     if bucket != BUCKET {
         return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
     }
-    state.signer.verify_download(&key, expires, &filename, &signature, Utc::now())?;
+    let holder = p.holder.unwrap_or_default();
+    state.signer.verify_download(&key, expires, &filename, &holder, &signature, Utc::now())?;
+    let holder = (!holder.is_empty()).then_some(holder.as_str());
+    if !crate::store::access::key_visible(&state.db, holder, &key).await? {
+        return Err(ApiError::NotFound(
+            "this file is no longer yours to download (its record was deleted or is no longer shared with you)".into(),
+        ));
+    }
     let (size, stream) =
         state.storage.stream(&key).await?.ok_or_else(|| ApiError::NotFound("the file is no longer stored".into()))?;
     let mut r = Body::from_stream(stream).into_response();

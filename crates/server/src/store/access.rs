@@ -12,8 +12,9 @@
 //! - a job is seen if public and published, by its creator, and by whoever sees an analysis made
 //!   with it;
 //! - a document by its uploader, its downloaders, and its uploader's organisation admins;
-//! - a user by themselves, their organisation and the people they share projects or documents
-//!   with; a sequencing batch by its owner's organisation.
+//! - a user by themselves, their organisation, the people who shared a project or document with
+//!   them (and the project's other members), and the people they looked up by exact e-mail
+//!   address (see [`user`]); a sequencing batch by its owner's organisation.
 
 use super::caller::Caller;
 use crate::listing::{Bind, Compiled};
@@ -120,20 +121,29 @@ pub fn tag(caller: &Caller, a: &str) -> Compiled {
     )
 }
 
-/// The user aliased `a` is visible to the caller.
+/// The user aliased `a` is visible to the caller (their e-mail address with them). Sight of a
+/// person is given by that person, or by the one who put both in one place, never taken by
+/// naming an id: a user sees
+/// - themselves, and the people of their organisation (the administrator put them there);
+/// - the owner of a project they are a member of, and its other members (the owner invited
+///   them all);
+/// - the uploader of a document shared with them;
+/// - the people they looked up by exact e-mail address (they knew the address already).
+///
+/// Adding someone to one's project or document lets *them* see *you*; it does not let you see
+/// them (else any id would give away its e-mail address).
 pub fn user(caller: &Caller, a: &str) -> Compiled {
     match &caller.0 {
         None => c("0 = 1".into(), vec![]),
         Some(u) => c(
             format!(
                 "({a}.id = ? OR {a}.organization_id = ? \
-                 OR {a}.id IN (SELECT pm2.user_id FROM project_members pm2 WHERE pm2.project_id IN \
-                     (SELECT p.id FROM projects p WHERE p.owner_id = ? UNION SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ?)) \
                  OR {a}.id IN (SELECT p.owner_id FROM projects p JOIN project_members pm ON pm.project_id = p.id WHERE pm.user_id = ?) \
+                 OR {a}.id IN (SELECT pm2.user_id FROM project_members pm2 JOIN project_members pm ON pm.project_id = pm2.project_id WHERE pm.user_id = ?) \
                  OR {a}.id IN (SELECT d.uploader_id FROM documents d JOIN document_downloaders dd ON dd.document_id = d.id WHERE dd.user_id = ?) \
-                 OR {a}.id IN (SELECT dd.user_id FROM documents d JOIN document_downloaders dd ON dd.document_id = d.id WHERE d.uploader_id = ?))"
+                 OR {a}.id IN (SELECT uc.contact_id FROM user_contacts uc WHERE uc.user_id = ?))"
             ),
-            vec![t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id), t(&u.id), t(&u.id), t(&u.id)],
+            vec![t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id), t(&u.id), t(&u.id)],
         ),
     }
 }
@@ -147,4 +157,37 @@ pub fn batch(caller: &Caller, a: &str) -> Compiled {
             vec![t(&u.id), t(&u.organization_id)],
         ),
     }
+}
+
+/// Whether the stored object `key` still belongs to a record that the user `holder` (`None`:
+/// anonymous) may see: a sample's reads, a document, or an analysis's output. A signed download
+/// address carries its holder and is checked with this when used, so it stops working once the
+/// record is deleted or hidden from its holder (made private, the holder removed from the
+/// project), not only when it expires.
+pub async fn key_visible(db: &sqlx::SqlitePool, holder: Option<&str>, key: &str) -> crate::ApiResult<bool> {
+    let caller = match holder {
+        None => Caller(None),
+        Some(id) => match super::users::by_id(db, id).await? {
+            Some(u) => Caller(Some(u)),
+            None => return Ok(false),
+        },
+    };
+    let s = sample(&caller, "s");
+    let d = document(&caller, "d");
+    let a = via_sample(&caller, "a", "sample_id");
+    let sql = format!(
+        "SELECT EXISTS (SELECT 1 FROM samples s WHERE s.object_key = ? AND {}) \
+         OR EXISTS (SELECT 1 FROM documents d WHERE d.object_key = ? AND {}) \
+         OR EXISTS (SELECT 1 FROM analyses a WHERE (a.results_key = ? OR a.readlevel_key = ?) AND {})",
+        s.sql, d.sql, a.sql
+    );
+    let mut binds = vec![t(key)];
+    binds.extend(s.binds);
+    binds.push(t(key));
+    binds.extend(d.binds);
+    binds.extend([t(key), t(key)]);
+    binds.extend(a.binds);
+    // Only the access predicates are spliced in; every value is bound.
+    let seen: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(sql), super::db::args(&binds)?).fetch_one(db).await?;
+    Ok(seen != 0)
 }

@@ -310,6 +310,35 @@ fn concat_files(dest: &Path, sources: &[PathBuf], max: u64) -> Result<Written, W
     Ok(Written { bytes: total, e_tag: None })
 }
 
+/// The last part of an object key for a file a person named `filename`: the name itself when
+/// it is safe as a file name on disk, else a safe stand-in (the person's name is kept in the
+/// database and given back on download). Too long a name is shortened, keeping its extensions,
+/// so that the staging name (`<name>#<digits>`) still fits the file system's 255 bytes; a name
+/// of dots only (`.`, `..`) would name a folder, so it becomes `file`.
+pub fn key_name(filename: &str) -> String {
+    const MAX: usize = 200;
+    if filename.is_empty() || filename.bytes().all(|b| b == b'.') || filename.contains('/') {
+        return "file".into();
+    }
+    if filename.len() <= MAX {
+        return filename.to_string();
+    }
+    // Keep up to two extensions (`.fastq.gz`) when they are short.
+    let mut cut = filename.len();
+    for _ in 0..2 {
+        match filename[..cut].rfind('.') {
+            Some(dot) if filename.len() - dot <= 24 && dot > 0 => cut = dot,
+            _ => break,
+        }
+    }
+    let ext = &filename[cut..];
+    let mut stem_len = MAX - ext.len();
+    while !filename.is_char_boundary(stem_len) {
+        stem_len -= 1;
+    }
+    format!("{}{ext}", &filename[..stem_len])
+}
+
 /// `LocalFileSystem` stages a write as `<name>#<n>` next to its destination.
 fn is_staging_name(name: &str) -> bool {
     name.rsplit_once('#').is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
@@ -318,6 +347,17 @@ fn is_staging_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_names_fit_the_file_system() {
+        assert_eq!(key_name("reads.fastq.gz"), "reads.fastq.gz");
+        assert_eq!(key_name(".."), "file");
+        assert_eq!(key_name("."), "file");
+        let long = format!("{}.fastq.gz", "a".repeat(246));
+        let k = key_name(&long);
+        assert!(k.len() <= 200 && k.ends_with(".fastq.gz"), "{k}");
+        assert!(format!("{k}#123456789012").len() < 255);
+    }
 
     #[test]
     fn staging_names() {

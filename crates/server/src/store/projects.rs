@@ -238,7 +238,7 @@ pub async fn members(state: &AppState, caller: &Caller, id: &str) -> ApiResult<V
 /// Adds a member to a project the caller owns, or changes their permissions.
 pub async fn add_user(state: &AppState, caller: &Caller, id: &str, req: ProjectAddUser) -> ApiResult<Project> {
     let p = owned(state, caller, id).await?;
-    let uid = users::existing(state, &req.user).await?;
+    let uid = users::addable(state, caller, &req.user).await?;
     if uid == p.owner_id {
         return Err(ApiError::BadRequest("the project's owner is already a member with every permission".into()));
     }
@@ -267,10 +267,11 @@ pub async fn add_user(state: &AppState, caller: &Caller, id: &str, req: ProjectA
 /// Removes a member from a project the caller owns.
 pub async fn remove_user(state: &AppState, caller: &Caller, id: &str, user: &RefOrId) -> ApiResult<Project> {
     owned(state, caller, id).await?;
-    let uid = users::existing(state, user).await?;
+    // Whoever the id names (or nobody): the answer is the same either way.
+    let uid = ref_id("user", user, "users")?;
     sqlx::query("DELETE FROM project_members WHERE project_id = ? AND user_id = ?")
         .bind(id)
-        .bind(&uid)
+        .bind(uid)
         .execute(&state.db)
         .await?;
     get(state, caller, id).await

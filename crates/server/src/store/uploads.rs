@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::caller::Caller;
 use super::db::{self, Tx, begin_write, new_id};
 use super::deletes::{forget, purge, queue_delete};
+use super::files::key_name;
 use super::{metadata, projects, queue, s3_grants, tags};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -78,7 +79,7 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     )
     .await?;
     let upload_id = new_id();
-    let object_key = format!("samples/{upload_id}/{filename}");
+    let object_key = format!("samples/{upload_id}/{}", key_name(&filename));
     let now = Utc::now();
     let valid_for = chrono::Duration::hours(UPLOAD_VALID_HOURS);
     let stored = serde_json::json!({
@@ -169,7 +170,7 @@ pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentIni
     let filename = mgds_api::clean_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_size(req.size)?;
     let id = new_id();
-    let object_key = format!("documents/{id}/{filename}");
+    let object_key = format!("documents/{id}/{}", key_name(&filename));
     let now = Utc::now();
     let valid_for = chrono::Duration::hours(UPLOAD_VALID_HOURS);
     sqlx::query(
@@ -242,7 +243,7 @@ pub async fn start_sample_s3(
     )
     .await?;
     let upload_id = new_id();
-    let object_key = format!("samples/{upload_id}/{filename}");
+    let object_key = format!("samples/{upload_id}/{}", key_name(&filename));
     let paired_object_key = paired.as_ref().map(|p| format!("samples/{upload_id}/{p}"));
     let now = Utc::now();
     let stored = serde_json::json!({
@@ -446,7 +447,7 @@ async fn interleave_objects(
             "the two files are not the two reads of one pair, so they cannot become one sample: {e}"
         )));
     }
-    let key = format!("samples/{upload_id}/{name}");
+    let key = format!("samples/{upload_id}/{}", key_name(&name));
     let written = state.storage.put_file(&key, &out).await.map_err(ApiError::internal)?;
     Ok((key, name, written.bytes))
 }

@@ -25,6 +25,16 @@ pub async fn by_key_hash(db: &SqlitePool, hash: &[u8]) -> ApiResult<Option<(User
     }))
 }
 
+/// The user `id`, as a caller, if they still exist.
+pub async fn by_id(db: &SqlitePool, id: &str) -> ApiResult<Option<User>> {
+    let row: Option<(String, String, i64)> =
+        sqlx::query_as("SELECT id, organization_id, is_org_admin FROM users WHERE id = ?")
+            .bind(id)
+            .fetch_optional(db)
+            .await?;
+    Ok(row.map(|(id, organization_id, admin)| User { id, organization_id, is_org_admin: db::flag(admin) }))
+}
+
 /// The fields of `where` and `sort` in lists of users.
 pub(crate) const USER_FIELDS: &[Field] = &[
     Field { name: "$uri", column: "u.id", kind: FieldKind::Uri { collection: "users" }, sortable: true },
@@ -55,10 +65,59 @@ impl UserRow {
 }
 
 /// One page of the users the caller may see.
+///
+/// `where={"email": "someone@lab.org"}` is also how a person is found to share with: an exact
+/// address (compared without regard to case; no patterns) that belongs to a user makes that
+/// user visible to the caller from then on, so the answer holds them. It reveals only what the
+/// caller already typed: that the address has an account, and its id and user name. Lookups
+/// that find nobody count against the caller like failed sign-ins (see [`crate::auth::AuthLimits`]).
 pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<mgds_api::User>> {
-    caller.require()?;
+    let user = caller.require()?;
+    if let Some(email) = q.filter.and_then(exact_email) {
+        look_up(state, user, &email).await?;
+    }
     let rows: Found<UserRow> = records::list(&state.db, &USERS, q, access::user(caller, "u"), None).await?;
     Ok(rows.map(UserRow::into_api))
+}
+
+/// The address of a `where` that asks for exactly one e-mail address and nothing else.
+fn exact_email(filter: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(filter).ok()?;
+    let obj = v.as_object().filter(|o| o.len() == 1)?;
+    let wanted = match obj.get("email")? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Object(op) if op.len() == 1 => op.get("$eq")?.as_str()?,
+        _ => return None,
+    };
+    let wanted = wanted.trim();
+    wanted.contains('@').then(|| wanted.to_string())
+}
+
+/// Finds the user whose address is `email` and lets `user` see them.
+async fn look_up(state: &AppState, user: &User, email: &str) -> ApiResult<()> {
+    if let Some(wait) = state.limiter.lookups.blocked_for(&user.id) {
+        return Err(ApiError::TooManyRequests(wait));
+    }
+    // The column compares without regard to case (COLLATE NOCASE).
+    let found: Option<String> =
+        sqlx::query_scalar("SELECT id FROM users WHERE email = ?").bind(email).fetch_optional(&state.db).await?;
+    match found {
+        Some(id) if id != user.id => {
+            sqlx::query("INSERT OR IGNORE INTO user_contacts (user_id, contact_id, found_at) VALUES (?, ?, ?)")
+                .bind(&user.id)
+                .bind(&id)
+                .bind(db::now())
+                .execute(&state.db)
+                .await?;
+        }
+        Some(_) => {}
+        None => {
+            if let Some(wait) = state.limiter.lookups.count(user.id.clone()) {
+                return Err(ApiError::TooManyRequests(wait));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The user `id` if the caller may see them.
@@ -108,12 +167,18 @@ pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
     })
 }
 
-/// The user a request body names, who must exist (else 400).
-pub async fn existing(state: &AppState, r: &RefOrId) -> ApiResult<String> {
+/// The user a request body names, to be added to something the caller owns: someone the caller
+/// may see (see [`access::user`]). An unknown id and the id of someone the caller may not see
+/// answer the same 400, so ids cannot be tried to learn who has an account.
+pub async fn addable(state: &AppState, caller: &Caller, r: &RefOrId) -> ApiResult<String> {
     let uid = ref_id("user", r, "users")?;
-    let found: Option<String> =
-        sqlx::query_scalar("SELECT id FROM users WHERE id = ?").bind(uid).fetch_optional(&state.db).await?;
-    found.ok_or_else(|| ApiError::BadRequest(format!("there is no user {uid}")))
+    let seen: Option<UserRow> = records::fetch_one(&state.db, &USERS, "u.id", uid, access::user(caller, "u")).await?;
+    seen.map(|row| row.id).ok_or_else(|| {
+        ApiError::BadRequest(format!(
+            "user: {uid} is not someone you can add; find a colleague by their exact e-mail address \
+             first (GET /api/v1/users?where={{\"email\": \"name@lab.org\"}}), then add the id it answers"
+        ))
+    })
 }
 
 /// Creates a user with the key hash `key_hash` in the organisation called `organization`

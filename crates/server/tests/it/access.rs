@@ -263,6 +263,9 @@ impl World {
         assert_ne!(new_key, revoked_old.key);
         let revoked = TestUser { key: new_key, ..revoked_old.clone() };
 
+        // The owner finds the people to share with by their exact addresses (as the app does).
+        assert_eq!(svc.find_user(&owner, &member.email).await, member.id);
+        assert_eq!(svc.find_user(&owner, "OTHER@gamma.test").await, other.id, "addresses match whatever their case");
         let project = create_project(svc, &owner, "private-p", false).await;
         let public_project = create_project(svc, &owner, "public-p", true).await;
         let (s, b) = svc
@@ -416,7 +419,8 @@ impl World {
             },
             Kind::Users => match who {
                 Anon => return None,
-                Owner => v(&[&self.owner.id, &self.orgmate.id, &self.boss.id, &self.member.id]),
+                // The member and `other` were looked up by their addresses (World::build).
+                Owner => v(&[&self.owner.id, &self.orgmate.id, &self.boss.id, &self.member.id, &self.other.id]),
                 Orgmate | Boss => v(&[&self.owner.id, &self.orgmate.id, &self.boss.id]),
                 Member => v(&[&self.member.id, &self.owner.id]),
                 Other => v(&[&self.other.id]),
@@ -877,6 +881,7 @@ async fn writes_answer_403_to_viewers_404_to_strangers_401_to_anonymous_and_succ
     let w = World::build(&svc).await;
     // A member who may only look.
     let viewer = svc.user("viewer@zeta.test").await;
+    svc.find_user(&w.owner, &viewer.email).await;
     let (s, b) = svc
         .post(
             Some(&w.owner),
@@ -1231,29 +1236,27 @@ async fn a_member_removed_from_a_project_no_longer_sees_its_private_records() {
 // Repeated authentication failures
 
 #[tokio::test]
-async fn repeated_auth_failures_block_the_address_with_429() {
-    // auth.rs: at most `auth_failure_limit` failures per window from one address; once there,
-    // requests *with credentials* from that address answer 429 (valid keys too) until the window
-    // ends; requests without credentials are not affected.
+async fn repeated_failures_never_lock_out_a_valid_key() {
+    // auth.rs: an unknown key counts against (address, key fingerprint) and against the
+    // address; past `auth_failure_limit` of either, unknown keys from there answer 429. A valid
+    // key is looked up first and always works, so one stale script on a shared address (the
+    // app and the CLI on loopback, a lab behind one proxy) locks out nobody.
     let svc = Service::start_with(|c| {
         c.auth_failure_limit = 3;
     })
     .await;
     let u = svc.user("valid@lab.test").await;
-    let (s, _) = svc.get(Some(&u), "/api/v1/samples").await;
-    assert_eq!(s, 200);
-
+    let stale = TestUser { key: "0".repeat(32), ..u.clone() };
     let mut statuses = Vec::new();
     let mut blocked = None;
     for i in 0..10 {
-        let bad = TestUser { key: format!("{i:0>48}"), ..u.clone() };
-        let r = send(&svc, Some(&bad), Method::GET, "/api/v1/samples", None).await;
+        let r = send(&svc, Some(&stale), Method::GET, "/api/v1/samples", None).await;
         statuses.push(r.status);
         if r.status == 429 {
             blocked = Some(r);
             break;
         }
-        assert_401(&r, &format!("bad key #{}", i + 1));
+        assert_401(&r, &format!("stale key, attempt {}", i + 1));
     }
     assert_eq!(statuses, vec![401, 401, 401, 429], "three failures are allowed, the fourth attempt is refused");
     let r = blocked.unwrap();
@@ -1261,40 +1264,96 @@ async fn repeated_auth_failures_block_the_address_with_429() {
     let retry: u64 = r.headers.get(RETRY_AFTER).expect("429 carries Retry-After").to_str().unwrap().parse().unwrap();
     assert!((1..=300).contains(&retry), "Retry-After {retry} must be a positive number of seconds within the window");
 
-    // The address is blocked: a valid key, in either form, gets 429 too.
-    let r = send(&svc, Some(&u), Method::GET, "/api/v1/samples", None).await;
-    assert_eq!(r.status, 429, "a valid key from a blocked address: {}", r.text());
-    assert_error(r.status, &r.json(), 429);
-    let retry: u64 = r.headers.get(RETRY_AFTER).expect("Retry-After").to_str().unwrap().parse().unwrap();
-    assert!(retry >= 1);
+    // The same address, a valid key, in every form: never refused.
+    for _ in 0..5 {
+        let r = send(&svc, Some(&u), Method::GET, "/api/v1/samples", None).await;
+        assert_eq!(r.status, 200, "a valid key from an address with failures: {}", r.text());
+    }
     let r = svc.req(Method::GET, "/api/v1/account").header("X-API-Key", &u.key).send().await.unwrap();
-    assert_eq!(r.status().as_u16(), 429);
+    assert_eq!(r.status().as_u16(), 200);
+    let r = svc.req(Method::GET, "/api/v1/account").bearer_auth(&u.key).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
     // Requests without credentials still get public data.
     let (s, b) = svc.get(None, "/api/v1/samples").await;
     assert_eq!((s, b), (200, json!([])));
+    // Guessing: each new unknown key from the address is refused too once the address is over.
+    let guess = TestUser { key: format!("{:032x}", 7), ..u.clone() };
+    assert_eq!(send(&svc, Some(&guess), Method::GET, "/api/v1/account", None).await.status, 429);
 
-    // Once the window ends, the valid key works again.
+    // Many different keys from one address: the address's own count stops them.
+    let svc = Service::start_with(|c| {
+        c.auth_failure_limit = 3;
+    })
+    .await;
+    let u = svc.user("valid@lab.test").await;
+    let statuses: Vec<u16> = futures_statuses(&svc, &u, (0..5).map(|i| format!("{i:032x}"))).await;
+    assert_eq!(statuses, vec![401, 401, 401, 429, 429], "different guesses count against the address");
+    assert_eq!(send(&svc, Some(&u), Method::GET, "/api/v1/account", None).await.status, 200);
+
+    // Once the window ends, an unknown key is answered 401 again.
     let svc = Service::start_with(|c| {
         c.auth_failure_limit = 2;
         c.auth_failure_window = Duration::from_secs(2);
     })
     .await;
     let u = svc.user("valid@lab.test").await;
-    let bad = TestUser { key: "0".repeat(48), ..u.clone() };
+    let bad = TestUser { key: "0".repeat(32), ..u.clone() };
     let window_start = std::time::Instant::now();
     for _ in 0..2 {
         assert_401(&send(&svc, Some(&bad), Method::GET, "/api/v1/account", None).await, "bad key");
     }
-    let r = send(&svc, Some(&u), Method::GET, "/api/v1/account", None).await;
+    let r = send(&svc, Some(&bad), Method::GET, "/api/v1/account", None).await;
     assert_eq!(r.status, 429, "{}", r.text());
     let retry: u64 = r.headers.get(RETRY_AFTER).unwrap().to_str().unwrap().parse().unwrap();
     assert!((1..=2).contains(&retry), "Retry-After {retry} for a 2-second window");
+    assert_eq!(send(&svc, Some(&u), Method::GET, "/api/v1/account", None).await.status, 200);
     tokio::time::sleep(
         (window_start + Duration::from_millis(2100)).saturating_duration_since(std::time::Instant::now()),
     )
     .await;
-    let r = send(&svc, Some(&u), Method::GET, "/api/v1/account", None).await;
-    assert_eq!(r.status, 200, "after the window: {}", r.text());
+    assert_401(&send(&svc, Some(&bad), Method::GET, "/api/v1/account", None).await, "after the window");
+}
+
+/// Statuses of `GET /account` with each of `keys`, one after another.
+async fn futures_statuses(svc: &Service, u: &TestUser, keys: impl Iterator<Item = String>) -> Vec<u16> {
+    let mut out = Vec::new();
+    for key in keys {
+        let who = TestUser { key, ..u.clone() };
+        out.push(send(svc, Some(&who), Method::GET, "/api/v1/account", None).await.status);
+    }
+    out
+}
+
+#[tokio::test]
+async fn forwarded_addresses_count_only_from_trusted_proxies() {
+    // Behind a configured proxy, each client address is counted on its own; without the
+    // setting, X-Forwarded-For is ignored (anyone could write it).
+    let with_proxy = Service::start_with(|c| {
+        c.auth_failure_limit = 2;
+        c.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()];
+    })
+    .await;
+    let without = Service::start_with(|c| {
+        c.auth_failure_limit = 2;
+    })
+    .await;
+    for svc in [&with_proxy, &without] {
+        let u = svc.user("valid@lab.test").await;
+        let from = |ip: &str, key: &str| {
+            svc.req(Method::GET, "/api/v1/account")
+                .basic_auth(key, Some(""))
+                .header("X-Forwarded-For", format!("203.0.113.9, {ip}"))
+        };
+        let bad = "f".repeat(32);
+        for _ in 0..3 {
+            from("192.0.2.1", &bad).send().await.unwrap();
+        }
+        assert_eq!(from("192.0.2.1", &bad).send().await.unwrap().status().as_u16(), 429);
+        let other_client = from("192.0.2.2", &bad).send().await.unwrap().status().as_u16();
+        let trusted = std::ptr::eq(svc, &with_proxy);
+        assert_eq!(other_client, if trusted { 401 } else { 429 }, "trusted proxy: {trusted}");
+        assert_eq!(from("192.0.2.1", &u.key).send().await.unwrap().status().as_u16(), 200);
+    }
 }
 
 /// Keys are 32 characters, as the real service's; a 48-character key made by an earlier version
@@ -1322,4 +1381,79 @@ async fn keys_are_32_characters_older_48_character_keys_still_work_and_bearer_to
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// E-mail addresses and accounts are not learned from ids
+
+#[tokio::test]
+async fn an_id_reveals_no_e_mail_address_and_no_account() {
+    let svc = Service::start_with(|c| c.auth_failure_limit = 3).await;
+    let alice = svc.user("alice@alpha.test").await;
+    let bob = svc.user_in("bob@beta.test", Some("beta"), false).await;
+    let carol = svc.user_in("carol@gamma.test", Some("gamma"), false).await;
+    let project = create_project(&svc, &alice, "alice-p", false).await;
+    let doc = svc.upload_document(&alice, "notes.txt", b"notes").await;
+
+    // Adding an id one may not see answers exactly as adding an id nobody has.
+    let missing = "0123456789abcdef";
+    for path in [format!("/api/v1/projects/{project}/add_user"), format!("/api/v1/documents/{doc}/add_user")] {
+        let hidden = send(&svc, Some(&alice), Method::POST, &path, Some(&json!({"user": uref(&bob.id)}))).await;
+        let nobody = send(&svc, Some(&alice), Method::POST, &path, Some(&json!({"user": uref(missing)}))).await;
+        assert_eq!(hidden.status, 400, "{}", hidden.text());
+        assert_eq!(hidden.text().replace(&bob.id, "ID"), nobody.text().replace(missing, "ID"), "{path}");
+    }
+    // ... and the e-mail address stays hidden: the user answers like a missing one.
+    let seen = send(&svc, Some(&alice), Method::GET, &format!("/api/v1/users/{}", bob.id), None).await;
+    let nobody = send(&svc, Some(&alice), Method::GET, &format!("/api/v1/users/{missing}"), None).await;
+    assert_eq!((seen.status, seen.body.clone()), (404, nobody.body.clone()));
+    // Patterns find nobody outside what the caller sees already.
+    let (s, found) =
+        svc.get(Some(&alice), "/api/v1/users?where=%7B%22email%22%3A%7B%22%24contains%22%3A%22%40%22%7D%7D").await;
+    assert_eq!((s, found.as_array().map(Vec::len)), (200, Some(1)), "{found}");
+
+    // The exact address finds Bob, and then Alice may add him.
+    assert_eq!(svc.find_user(&alice, "bob@beta.test").await, bob.id);
+    let (s, b) =
+        svc.post(Some(&alice), &format!("/api/v1/projects/{project}/add_user"), json!({"user": uref(&bob.id)})).await;
+    assert_eq!(s, 200, "{b}");
+    // Adding Bob lets Bob see Alice...
+    let (s, a) = svc.get(Some(&bob), &format!("/api/v1/users/{}", alice.id)).await;
+    assert_eq!((s, a["email"].clone()), (200, json!("alice@alpha.test")));
+    // ... and Carol, once invited too, sees Bob (both joined at Alice's invitation).
+    svc.find_user(&alice, "carol@gamma.test").await;
+    let (s, _) =
+        svc.post(Some(&alice), &format!("/api/v1/projects/{project}/add_user"), json!({"user": uref(&carol.id)})).await;
+    assert_eq!(s, 200);
+    let (s, b) = svc.get(Some(&carol), &format!("/api/v1/users/{}", bob.id)).await;
+    assert_eq!((s, b["email"].clone()), (200, json!("bob@beta.test")));
+    // Bob adding Carol's id to his own project teaches him nothing new, and Carol nothing of a stranger.
+    let dave = svc.user_in("dave@delta.test", Some("delta"), false).await;
+    let bobs = create_project(&svc, &bob, "bob-p", false).await;
+    let r = send(
+        &svc,
+        Some(&bob),
+        Method::POST,
+        &format!("/api/v1/projects/{bobs}/add_user"),
+        Some(&json!({"user": uref(&dave.id)})),
+    )
+    .await;
+    assert_eq!(r.status, 400);
+    let r = send(&svc, Some(&bob), Method::GET, &format!("/api/v1/users/{}", dave.id), None).await;
+    assert_eq!(r.status, 404);
+
+    // Lookups that find nobody are limited like failed sign-ins (3 per window here).
+    let mut statuses = Vec::new();
+    for i in 0..5 {
+        let filter = format!("%7B%22email%22%3A%22nobody{i}%40lab.test%22%7D");
+        statuses.push(svc.get(Some(&dave), &format!("/api/v1/users?where={filter}")).await.0);
+    }
+    assert_eq!(statuses, vec![200, 200, 200, 429, 429]);
+    // Even an address that exists is not confirmed while the limit holds.
+    let r =
+        send(&svc, Some(&dave), Method::GET, "/api/v1/users?where=%7B%22email%22%3A%22alice%40alpha.test%22%7D", None)
+            .await;
+    assert_eq!(r.status, 429, "{}", r.text());
+    // Others are not affected.
+    assert_eq!(svc.find_user(&carol, "alice@alpha.test").await, alice.id);
 }

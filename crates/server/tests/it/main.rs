@@ -5,6 +5,7 @@
 
 mod access;
 mod engines;
+mod hardening;
 mod lists;
 mod resources;
 mod schema;
@@ -53,6 +54,26 @@ impl Service {
     /// The data folder.
     pub fn data_dir(&self) -> std::path::PathBuf {
         self._dir.path().join("data")
+    }
+
+    /// Looks `email` up as `by` would before sharing with them (the exact-address lookup that
+    /// lets `by` see and add them); returns their id.
+    pub async fn find_user(&self, by: &TestUser, email: &str) -> String {
+        let filter = serde_json::json!({ "email": email }).to_string();
+        let encoded: String = filter
+            .bytes()
+            .map(|b| if b.is_ascii_alphanumeric() { char::from(b).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        let r = self
+            .req(Method::GET, &format!("/api/v1/users?where={encoded}"))
+            .basic_auth(&by.key, Some(""))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        let found: serde_json::Value = r.json().await.unwrap();
+        let uri = found[0]["$uri"].as_str().unwrap_or_else(|| panic!("{email} not found: {found}"));
+        uri.rsplit('/').next().unwrap().to_string()
     }
 
     /// Creates a user in `org` (the default organisation if `None`).

@@ -83,6 +83,7 @@ async fn projects_lifecycle() {
     assert_eq!(p2["description"], Value::Null);
     let (s, p3) = svc.post(Some(&u), &format!("{uri}/change_sharing"), json!({"public": true})).await;
     assert_eq!((s, p3["public"].clone()), (200, json!(true)));
+    svc.find_user(&u, &other.email).await;
     let (s, p4) = svc
         .post(
             Some(&u),

@@ -936,13 +936,21 @@ async fn document_upload_and_signed_downloads() {
 
     // Addresses signed by the service itself: one valid (proving the construction), one expired.
     let path = format!("{}/storage/mgds/{key}", svc.url);
-    let fresh =
-        svc.state.signer.download_query(&key, "final_report.pdf", chrono::Utc::now() + chrono::Duration::hours(1));
+    let fresh = svc.state.signer.download_query(
+        &key,
+        "final_report.pdf",
+        &alice.id,
+        chrono::Utc::now() + chrono::Duration::hours(1),
+    );
     let (status, _, got) = fetch(&svc, &format!("{path}?{fresh}")).await;
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&got));
     assert!(got == bytes);
-    let expired =
-        svc.state.signer.download_query(&key, "final_report.pdf", chrono::Utc::now() - chrono::Duration::minutes(5));
+    let expired = svc.state.signer.download_query(
+        &key,
+        "final_report.pdf",
+        &alice.id,
+        chrono::Utc::now() - chrono::Duration::minutes(5),
+    );
     let (status, _, body) = fetch(&svc, &format!("{path}?{expired}")).await;
     let body: Value = serde_json::from_slice(&body).expect("a JSON error body");
     assert_error(status, &body, 403);

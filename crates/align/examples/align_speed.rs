@@ -60,7 +60,7 @@ fn main() {
     std::fs::write(&fn_reads, sim::fastq("f", &reads)).unwrap();
     for threads in [1, 2] {
         let t = Instant::now();
-        let p = profile(&catalogue, &fn_reads, &ProfileOptions { threads }).expect("profile");
+        let p = profile(&catalogue, &fn_reads, &ProfileOptions { threads, ..Default::default() }).expect("profile");
         report(
             "profile (demo catalogue)",
             &format!("30 genes, {n_reads} x 150 bp"),

@@ -21,11 +21,18 @@ pub struct AlignOptions {
     /// Whether the reads file interleaves pairs (default: found from its first two records).
     #[serde(default)]
     pub pairing: Pairing,
+    /// Longest read accepted, in bases; a longer one fails the run with an error naming it.
+    #[serde(default = "no_limit")]
+    pub max_record: usize,
+}
+
+fn no_limit() -> usize {
+    usize::MAX
 }
 
 impl Default for AlignOptions {
     fn default() -> Self {
-        AlignOptions { threads: 1, preset: Preset::ShortReads, pairing: Pairing::Auto }
+        AlignOptions { threads: 1, preset: Preset::ShortReads, pairing: Pairing::Auto, max_record: usize::MAX }
     }
 }
 
@@ -109,7 +116,7 @@ pub fn align(
     let lengths: Vec<u64> = contigs.iter().map(|c| c.seq.len() as u64).collect();
     let names: Vec<String> = contigs.into_iter().map(|c| c.name).collect();
 
-    let mut file = SeqFile::open(reads)?;
+    let mut file = SeqFile::open_limited(reads, opts.max_record)?;
     let mut record = mgds_formats::Record::default();
     let mut batch = Vec::new();
     let mut line = Vec::new();

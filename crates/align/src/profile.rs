@@ -15,11 +15,13 @@ use crate::seqfile::SeqFile;
 pub struct ProfileOptions {
     /// Worker threads for mapping (0 counts as 1).
     pub threads: usize,
+    /// Longest read accepted, in bases; a longer one fails the run with an error naming it.
+    pub max_record: usize,
 }
 
 impl Default for ProfileOptions {
     fn default() -> Self {
-        ProfileOptions { threads: 1 }
+        ProfileOptions { threads: 1, max_record: usize::MAX }
     }
 }
 
@@ -67,7 +69,7 @@ pub fn profile(catalogue: &Catalogue, reads: &Path, opts: &ProfileOptions) -> Re
     let mapper = catalogue.mapper()?;
     let pool = mapper::pool(opts.threads)?;
     let mut gene_reads = vec![0u64; catalogue.n_genes()];
-    let mut file = SeqFile::open(reads)?;
+    let mut file = SeqFile::open_limited(reads, opts.max_record)?;
     let mut record = mgds_formats::Record::default();
     let mut batch = Vec::new();
     let mut n_reads = 0u64;

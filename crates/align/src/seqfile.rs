@@ -21,6 +21,13 @@ impl SeqFile {
         Ok(SeqFile { path: path.to_owned(), compression, reader: Reader::new(inner) })
     }
 
+    /// Opens reads from outside, refusing a record longer than `max_record` bases.
+    pub(crate) fn open_limited(path: &Path, max_record: usize) -> Result<SeqFile, Error> {
+        let mut file = SeqFile::open(path)?;
+        file.reader = file.reader.with_max_record_length(max_record);
+        Ok(file)
+    }
+
     /// Reads the next record into `record`; `false` at the end. A file with no record at all
     /// is an error, as for every other sequence file in MGDS.
     pub(crate) fn next(&mut self, record: &mut Record) -> Result<bool, Error> {

@@ -91,6 +91,9 @@ pub struct ClassifyOptions {
     /// Minimum reads in a species' (genus') clade for re-estimation to keep it. Default
     /// [`DEFAULT_REESTIMATE_THRESHOLD`].
     pub reestimate_threshold: u64,
+    /// Longest sequence of one read (or record) accepted, in bases; a longer one fails the
+    /// run with an error naming it. Default: no limit.
+    pub max_record: usize,
 }
 
 impl Default for ClassifyOptions {
@@ -102,6 +105,7 @@ impl Default for ClassifyOptions {
             paired: Pairing::Auto,
             min_base_quality: 0,
             reestimate_threshold: DEFAULT_REESTIMATE_THRESHOLD,
+            max_record: usize::MAX,
         }
     }
 }
@@ -787,9 +791,10 @@ struct Side {
 }
 
 impl Side {
-    fn open(path: &Path) -> Result<Side, Error> {
+    fn open(path: &Path, max_record: usize) -> Result<Side, Error> {
         let (compression, decoded) = mgds_formats::open(path)?;
-        Ok(Side { path: path.to_owned(), compression, reader: Reader::new(decoded) })
+        let reader = Reader::new(decoded).with_max_record_length(max_record);
+        Ok(Side { path: path.to_owned(), compression, reader })
     }
 
     fn read(&mut self, record: &mut Record) -> Result<bool, Error> {
@@ -818,8 +823,10 @@ struct Input {
 impl Input {
     fn open(reads: Reads<'_>, opts: &ClassifyOptions, ids: bool) -> Result<Input, Error> {
         let (first, second, mode) = match reads {
-            Reads::File(p) => (Side::open(p)?, None, opts.paired),
-            Reads::Pair(a, b) => (Side::open(a)?, Some(Side::open(b)?), Pairing::Interleaved),
+            Reads::File(p) => (Side::open(p, opts.max_record)?, None, opts.paired),
+            Reads::Pair(a, b) => {
+                (Side::open(a, opts.max_record)?, Some(Side::open(b, opts.max_record)?), Pairing::Interleaved)
+            }
         };
         Ok(Input {
             first,

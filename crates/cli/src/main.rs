@@ -125,9 +125,15 @@ struct ServeArgs {
     /// that died), another worker runs it again.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     job_lease: u64,
+    /// Seconds an analysis waits after a fault that may pass (its engine process killed, the
+    /// work folder out of reach) before it is tried again.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    retry_after: u64,
     /// Do not install the demo references on a data folder that has none.
     #[arg(long)]
     no_demo: bool,
+    #[command(flatten)]
+    limits: references::LimitArgs,
     /// A reverse proxy (address or network, e.g. 10.0.0.0/8; repeat for several) whose
     /// X-Forwarded-For header names the client's address. Without it, every request counts as
     /// coming from the proxy when failed sign-ins are limited.
@@ -246,8 +252,10 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     }
     let mut config = Config::new(&dir);
     config.trusted_proxies = args.trusted_proxies;
+    config.runner.limits = args.limits.limits();
     config.runner.workers = args.workers;
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
+    config.runner.retry_after = std::time::Duration::from_secs(args.retry_after);
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }
@@ -300,6 +308,8 @@ async fn run_admin(dir: PathBuf, command: AdminCommand) -> Result<()> {
 }
 
 fn main() -> ExitCode {
+    // Analyses run in engine processes: this same program, started by the service's workers.
+    mgds_server::worker::engine_entry();
     let cli = Cli::parse();
     // The service logs its work when it is the product; inside a client command (the embedded
     // local service) only its warnings matter.

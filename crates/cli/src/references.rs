@@ -53,6 +53,36 @@ pub struct WorkerArgs {
     /// Threads per analysis (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// What one analysis may take (`mgds serve` and `mgds worker`).
+#[derive(clap::Args, Debug, Clone)]
+pub struct LimitArgs {
+    /// Longest read or record an analysis reads, in bases; a longer one fails the analysis with
+    /// a message naming it.
+    #[arg(long, value_name = "BASES", default_value_t = mgds_server::worker::DEFAULT_MAX_RECORD, env = "MGDS_MAX_RECORD_LENGTH")]
+    pub max_record_length: usize,
+    /// Memory ceiling of one analysis's engine process, in MB (heap and other private memory;
+    /// the memory-mapped reference is not counted). Default: 1 GiB above twice the reference's
+    /// size on disk, at least 2 GiB.
+    #[arg(long, value_name = "MB", env = "MGDS_ENGINE_MEMORY")]
+    pub engine_memory: Option<u64>,
+    /// Longest one analysis may run, in seconds; then it is stopped and fails.
+    #[arg(long, value_name = "SECS", default_value_t = mgds_server::worker::DEFAULT_TIME_LIMIT.as_secs(), env = "MGDS_ENGINE_TIME_LIMIT")]
+    pub engine_time_limit: u64,
+}
+
+impl LimitArgs {
+    /// The limits as the runner takes them.
+    pub fn limits(&self) -> mgds_server::worker::Limits {
+        mgds_server::worker::Limits {
+            max_record: self.max_record_length.max(1),
+            memory: self.engine_memory.map(|mb| mb.max(64) * 1_000_000),
+            time: std::time::Duration::from_secs(self.engine_time_limit.max(1)),
+        }
+    }
 }
 
 async fn open(dir: &Path, config: Config) -> Result<AppState> {
@@ -134,6 +164,7 @@ pub async fn run_worker(dir: PathBuf, args: WorkerArgs) -> Result<()> {
     }
     let mut config = Config::new(&dir);
     config.runner.workers = args.workers;
+    config.runner.limits = args.limits.limits();
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }

@@ -284,6 +284,21 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+/// `32 Mbp`, `1.5 Gbp`, `900 bp`.
+fn human_bases(n: usize) -> String {
+    let n = n as f64;
+    let (value, unit) = if n >= 1e9 {
+        (n / 1e9, "Gbp")
+    } else if n >= 1e6 {
+        (n / 1e6, "Mbp")
+    } else if n >= 1e3 {
+        (n / 1e3, "kbp")
+    } else {
+        return format!("{n} bp");
+    };
+    if value.fract() == 0.0 { format!("{value:.0} {unit}") } else { format!("{value:.1} {unit}") }
+}
+
 impl From<ParseError> for io::Error {
     fn from(e: ParseError) -> Self {
         io::Error::new(io::ErrorKind::InvalidData, e)
@@ -341,6 +356,12 @@ pub enum ParseErrorKind {
     /// A line is longer than [`crate::MAX_LINE_LEN`].
     LineTooLong {
         /// The limit in bytes.
+        limit: usize,
+    },
+    /// A record's sequence is longer than the reader was told to accept
+    /// ([`crate::Reader::with_max_record_length`]).
+    RecordTooLong {
+        /// The limit in bases.
         limit: usize,
     },
     /// A row of a TSV has fewer fields than its header line.
@@ -404,6 +425,12 @@ impl fmt::Display for ParseErrorKind {
                 f,
                 "the quality line has the character {} at position {column}, which is not a quality score; the file is damaged",
                 show_byte(*byte)
+            ),
+            ParseErrorKind::RecordTooLong { limit } => write!(
+                f,
+                "the record's sequence is longer than {}, the longest this service analyses in one record \
+                 (the operator sets it with `mgds serve --max-record-length`); split the record, or ask for a higher limit",
+                human_bases(*limit)
             ),
             ParseErrorKind::LineTooLong { limit } => write!(
                 f,

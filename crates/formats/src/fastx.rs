@@ -231,12 +231,28 @@ pub struct Reader<R> {
     // The last FASTQ sequence's length: where the next one's line ending is looked for first
     // (reads of a run mostly have one length).
     seq_len: usize,
+    // The longest sequence accepted in one record.
+    max_record: usize,
 }
 
 impl<R: BufRead> Reader<R> {
     /// A reader that takes the format from the first record.
     pub fn new(inner: R) -> Self {
-        Reader { inner, format: None, line: 0, records: 0, started: false, seq_len: 0 }
+        Reader { inner, format: None, line: 0, records: 0, started: false, seq_len: 0, max_record: usize::MAX }
+    }
+
+    /// Refuses, with [`ParseErrorKind::RecordTooLong`] naming the record, a record whose
+    /// sequence is longer than `bases`, before more than about that much of it is held in
+    /// memory. For input from outside (a sample's reads), where one enormous record would
+    /// otherwise take the memory of the process reading it; reference genomes are read without.
+    pub fn with_max_record_length(mut self, bases: usize) -> Self {
+        self.max_record = bases.max(1);
+        self
+    }
+
+    /// The line limit: [`MAX_LINE_LEN`], or a little past the record limit when that is lower.
+    fn line_limit(&self) -> usize {
+        MAX_LINE_LEN.min(self.max_record.saturating_add(64 * 1024))
     }
 
     /// A reader that expects `format`.
@@ -276,7 +292,7 @@ impl<R: BufRead> Reader<R> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => return self.read_record(record),
                 Err(e) => return Err(e),
             };
-            if let Some(spans) = scan_fastq(buf, self.seq_len) {
+            if let Some(spans) = scan_fastq(buf, self.seq_len).filter(|s| s.seq.len() <= self.max_record) {
                 self.seq_len = spans.seq.len();
                 record.set_fastq(&buf[..spans.len], &spans, self.line + 1);
                 self.inner.consume(spans.len);
@@ -390,6 +406,9 @@ impl<R: BufRead> Reader<R> {
             return Err(self.error(record, ParseErrorKind::MissingSequence));
         }
         let seq = start..start + trim_eol(&record.raw[start..]).len();
+        if seq.len() > self.max_record {
+            return Err(self.error(record, ParseErrorKind::RecordTooLong { limit: self.max_record }));
+        }
         if let Some((column, byte)) = first_bad(&record.raw[seq.clone()], is_sequence_byte) {
             return Err(self.error(record, ParseErrorKind::BadSequenceChar { byte, column }));
         }
@@ -436,6 +455,9 @@ impl<R: BufRead> Reader<R> {
             }
             let end = start + line.len();
             record.fasta_seq.extend_from_slice(&record.raw[start..end]);
+            if record.fasta_seq.len() > self.max_record {
+                return Err(self.error(record, ParseErrorKind::RecordTooLong { limit: self.max_record }));
+            }
         }
     }
 
@@ -470,6 +492,7 @@ impl<R: BufRead> Reader<R> {
     /// Appends one line (with its ending) to `buf`; returns its length, 0 at the end.
     fn read_line(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
         let start = buf.len();
+        let limit = self.line_limit();
         loop {
             let available = match self.inner.fill_buf() {
                 Ok(b) => b,
@@ -483,10 +506,21 @@ impl<R: BufRead> Reader<R> {
                 Some(i) => (true, i + 1),
                 None => (false, available.len()),
             };
-            if buf.len() - start + used > MAX_LINE_LEN {
+            if buf.len() - start + used > limit {
                 self.line += 1;
-                let kind = ParseErrorKind::LineTooLong { limit: MAX_LINE_LEN };
-                return Err(ParseError { line: self.line, record: self.records + 1, id: None, kind }.into());
+                let kind = if limit < MAX_LINE_LEN {
+                    ParseErrorKind::RecordTooLong { limit: self.max_record }
+                } else {
+                    ParseErrorKind::LineTooLong { limit }
+                };
+                // The record's id, when this line is not its header.
+                let id = (start > 0)
+                    .then(|| {
+                        let header = buf[..start].split(|&b| b == b'\n').next().unwrap_or_default();
+                        String::from_utf8_lossy(base_id(trim_eol(header))).into_owned()
+                    })
+                    .filter(|i| !i.is_empty());
+                return Err(ParseError { line: self.line, record: self.records + 1, id, kind }.into());
             }
             buf.extend_from_slice(&available[..used]);
             self.inner.consume(used);
@@ -793,6 +827,31 @@ mod tests {
             for capacity in [5, 4096] {
                 assert_eq!(through(bad, capacity).unwrap_err(), expected, "{}", String::from_utf8_lossy(bad));
             }
+        }
+    }
+
+    #[test]
+    fn a_record_longer_than_the_limit_is_refused_by_name() {
+        let limit = 1000;
+        // FASTA over many lines, FASTQ on one line, FASTQ in the fast path after a short record.
+        let fasta = format!(">big chr\n{}\n", "ACGTACGTAC\n".repeat(150));
+        let fastq_one = format!("@huge\n{}\n+\n{}\n", "A".repeat(70_000), "I".repeat(70_000));
+        let fastq_two = format!("@ok\nACGT\n+\nIIII\n@long\n{}\n+\n{}\n", "C".repeat(1500), "I".repeat(1500));
+        for (input, id, line) in [(fasta, "big", 102), (fastq_one, "huge", 2), (fastq_two, "long", 6)] {
+            let mut r = Reader::new(input.as_bytes()).with_max_record_length(limit);
+            let mut rec = Record::default();
+            let err = loop {
+                match r.read_record(&mut rec) {
+                    Ok(0) => panic!("{id}: read to the end"),
+                    Ok(_) => {}
+                    Err(e) => break e,
+                }
+            };
+            let text = err.to_string();
+            assert!(text.contains(id) && text.contains("1 kbp") && text.contains("--max-record-length"), "{text}");
+            assert!(text.starts_with(&format!("line {line},")), "{text}");
+            // Without the limit, the same input reads.
+            assert!(Reader::new(input.as_bytes()).records().all(|r| r.is_ok()));
         }
     }
 }

@@ -27,6 +27,9 @@ const CHUNK_BASES: usize = 4 << 20;
 pub struct DetectOptions {
     /// Worker threads; 0 uses one per CPU core. The results do not depend on it.
     pub threads: usize,
+    /// Longest read accepted, in bases; a longer one fails the run with an error naming it.
+    /// `None`: no limit.
+    pub max_record: Option<usize>,
 }
 
 /// Counts from one detection run, for logs and progress reports.
@@ -99,7 +102,7 @@ impl Detector {
         let (compression, input) = mgds_formats::open(reads)?;
         let totals = Totals::default();
         let chunks = Chunks {
-            reader: Reader::new(input),
+            reader: Reader::new(input).with_max_record_length(opts.max_record.unwrap_or(usize::MAX)),
             record: Record::default(),
             path: reads.to_owned(),
             compression,

@@ -109,7 +109,7 @@ impl AppState {
                 config.trusted_proxies.clone(),
             )),
             public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
-            runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner)),
+            runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner.clone())),
         };
         housekeeping(&state).await;
         worker::sweep_work_dir(&config.data_dir);

@@ -124,7 +124,7 @@ pub struct Manifest {
 }
 
 /// One installed reference with the job it provides.
-#[derive(Debug)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Installed {
     /// Its folder.
     pub dir: PathBuf,

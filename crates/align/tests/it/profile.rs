@@ -42,7 +42,7 @@ fn counts_match_planted_proportions() {
     std::fs::write(&reads_path, sim::fastq("r", &reads)).unwrap();
 
     let catalogue = Catalogue::load(dir.path()).unwrap();
-    let p = profile(&catalogue, &reads_path, &ProfileOptions { threads: 2 }).unwrap();
+    let p = profile(&catalogue, &reads_path, &ProfileOptions { threads: 2, ..Default::default() }).unwrap();
 
     assert_eq!(p.n_reads, 1_100);
     assert_eq!(p.catalogue_digest, catalogue.digest());
@@ -109,7 +109,7 @@ fn demo_catalogue_installs_loads_and_profiles() {
     }
     let reads_path = dir.path().join("reads.fq");
     std::fs::write(&reads_path, sim::fastq("r", &reads)).unwrap();
-    let p = profile(&catalogue, &reads_path, &ProfileOptions { threads: 1 }).unwrap();
+    let p = profile(&catalogue, &reads_path, &ProfileOptions { threads: 1, ..Default::default() }).unwrap();
     assert_eq!(p.n_reads, 3_000);
     assert!(p.n_mapped_reads >= 2_970, "{p:?}");
     // EC:1.1.1.1 is on two genes, so it has about twice the reads of a one-gene function.

@@ -1,6 +1,7 @@
 //! The analyses of a freshly started `mgds serve`: an uploaded FASTQ is classified with no other
 //! action, and a service killed in the middle of a classification finishes it after a restart.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -204,4 +205,136 @@ fn db_build_installs_a_new_versioned_job_and_a_separate_worker_runs_analyses() {
     Command::new("kill").arg("-TERM").arg(worker.id().to_string()).status().unwrap();
     let status = worker.wait().unwrap();
     assert!(status.success(), "the worker exits 0 on SIGTERM: {status}");
+}
+
+/// One FASTA record of `bases` bases (a repeating pattern, so the gzip stays small), gzipped.
+fn huge_record_fasta_gz(bases: usize) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b">huge one enormous record\n").unwrap();
+    let line: Vec<u8> = b"ACGTTGCAAGGCTTACGATCGATCGGATCCATGCATGCAAATTTGGGCCCTTAAGGCCAT\n".to_vec();
+    for _ in 0..bases / 60 {
+        gz.write_all(&line).unwrap();
+    }
+    gz.finish().unwrap()
+}
+
+/// Uploads `bytes` as `filename` through the three steps (no client-side checks); returns the
+/// sample id.
+fn upload_raw(c: &Http, url: &str, key: &str, filename: &str, bytes: &[u8]) -> String {
+    let (s, init) = c.json(
+        "POST",
+        &format!("{url}/api/v1/samples/init_upload"),
+        key,
+        Some(json!({"filename": filename, "size": bytes.len()})),
+    );
+    assert_eq!(s, 200, "{init}");
+    let status = c.upload(init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), bytes);
+    assert_eq!(status, 201);
+    let id = init["sample_id"].as_str().unwrap().to_string();
+    let (s, b) = c.json("POST", &format!("{url}/api/v1/samples/confirm_upload"), key, Some(json!({"sample_id": id})));
+    assert_eq!(s, 200, "{b}");
+    id
+}
+
+/// The primary classification of sample `id`, once complete.
+fn finished_classification(c: &Http, url: &str, key: &str, id: &str) -> Value {
+    wait_for(300, "a classification", || {
+        let (_, sample) = c.json("GET", &format!("{url}/api/v1/samples/{id}"), key, None);
+        let r = sample["primary_classification"]["$ref"].as_str()?.to_string();
+        let (_, a) = c.json("GET", &format!("{url}{r}"), key, None);
+        (a["complete"] == json!(true)).then_some(a)
+    })
+}
+
+/// Peak resident memory of process `pid`, in MB.
+fn peak_mb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    kb / 1024
+}
+
+/// The engine processes the service `pid` has started and that are running now.
+fn engine_processes(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let parent = stat.rsplit(')').next().and_then(|rest| rest.split_whitespace().nth(1)).unwrap_or_default();
+            let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            parent == pid.to_string() && String::from_utf8_lossy(&cmdline).contains("__mgds-engine")
+        })
+        .collect()
+}
+
+#[test]
+fn one_enormous_record_fails_its_own_analysis_once_and_the_service_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let serve = Serve::start(&data, &[]);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    // 250 Mbp in one record: under a megabyte of gzip.
+    let huge = huge_record_fasta_gz(250_000_000);
+    assert!(huge.len() < 5_000_000, "{} bytes", huge.len());
+    let bad = upload_raw(&c, &serve.url, &key, "one_record.fasta.gz", &huge);
+    let good = upload_raw(&c, &serve.url, &key, "reads.fastq.gz", &demo_reads());
+
+    let a = finished_classification(&c, &serve.url, &key, &bad);
+    assert_eq!(a["success"], json!(false), "{a}");
+    let msg = a["error_msg"].as_str().unwrap();
+    assert!(msg.contains("huge") && msg.contains("32 Mbp") && msg.contains("--max-record-length"), "{msg}");
+    assert!(msg.contains("one_record.fasta.gz"), "the message names the file: {msg}");
+    // The other analysis is untouched.
+    let a = finished_classification(&c, &serve.url, &key, &good);
+    assert_eq!(a["success"], json!(true), "{a}");
+    // The engines ran in processes of their own: the service never held the record.
+    let peak = peak_mb(serve.child.id());
+    assert!(peak < 150, "the service process peaked at {peak} MB");
+    drop(serve);
+
+    // Past the record limit, the memory ceiling stops it: once, with a message, not retried.
+    let serve = Serve::start(&data, &["--max-record-length", "1000000000", "--engine-memory", "200"]);
+    let again = upload_raw(&c, &serve.url, &key, "one_record.fasta.gz", &huge);
+    let started = Instant::now();
+    let a = finished_classification(&c, &serve.url, &key, &again);
+    assert_eq!(a["success"], json!(false), "{a}");
+    let msg = a["error_msg"].as_str().unwrap();
+    assert!(msg.contains("memory") && msg.contains("ceiling") && msg.contains("--engine-memory"), "{msg}");
+    assert!(started.elapsed() < Duration::from_secs(60), "failed at once, not after retries");
+    let peak = peak_mb(serve.child.id());
+    assert!(peak < 150, "the service process peaked at {peak} MB");
+}
+
+#[test]
+fn an_engine_process_killed_from_outside_is_tried_again_while_the_service_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let serve = Serve::start(&data, &["--retry-after", "1"]);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    // The demo reads 40 times over (gzip members one after another): long enough to be caught.
+    let reads: Vec<u8> = (0..40).flat_map(|_| demo_reads()).collect();
+    let id = upload_raw(&c, &serve.url, &key, "reads.fastq.gz", &reads);
+    let pid = serve.child.id();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let engine = loop {
+        if let Some(p) = engine_processes(pid).into_iter().next() {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "no engine process was started");
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let killed = Command::new("kill").args(["-KILL", &engine.to_string()]).status().unwrap();
+    assert!(killed.success());
+    // The service answers throughout.
+    let (s, _) = c.json("GET", &format!("{}/api/v1/samples", serve.url), &key, None);
+    assert_eq!(s, 200);
+    let a = finished_classification(&c, &serve.url, &key, &id);
+    assert_eq!(a["success"], json!(true), "tried again after the kill: {a}");
 }

@@ -147,7 +147,9 @@ fn results_are_the_same_bytes_whatever_the_threads() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_sample(dir.path());
     let panel = demo::panel();
-    let run = |threads| serde_json::to_vec(&detect(&panel, &path, &DetectOptions { threads }).unwrap()).unwrap();
+    let run = |threads| {
+        serde_json::to_vec(&detect(&panel, &path, &DetectOptions { threads, max_record: None }).unwrap()).unwrap()
+    };
     let first = run(2);
     assert_eq!(first, run(2));
     assert_eq!(first, run(1));
@@ -190,7 +192,7 @@ fn results_follow_the_spec_shape_and_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_sample(dir.path());
     let panel = demo::panel();
-    let detection = Detector::new(&panel).run(&path, &DetectOptions { threads: 2 }).unwrap();
+    let detection = Detector::new(&panel).run(&path, &DetectOptions { threads: 2, max_record: None }).unwrap();
     let results = detection.results;
     assert!(detection.stats.reads > 2000);
     assert!(detection.stats.reads_on_long_markers > 100);

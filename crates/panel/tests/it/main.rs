@@ -33,7 +33,7 @@ pub fn reads_file(dir: &Path, sim: &mut ReadSimulator, planted: Vec<SimRead>) ->
 pub fn run_demo(sim: &mut ReadSimulator, planted: Vec<SimRead>) -> PanelResults {
     let dir = tempfile::tempdir().unwrap();
     let path = reads_file(dir.path(), sim, planted);
-    detect(&demo::panel(), &path, &DetectOptions { threads: 2 }).unwrap()
+    detect(&demo::panel(), &path, &DetectOptions { threads: 2, max_record: None }).unwrap()
 }
 
 /// The result of marker `name`, wherever its sub-panel.

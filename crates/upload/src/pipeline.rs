@@ -1,4 +1,7 @@
 //! The upload itself: prepare, send, confirm, and try again what is worth trying again.
+//!
+//! One file past 500 lines on purpose: it holds the stages of one upload in the order they run
+//! (prepare, send with the record check beside it, confirm, retry), which read best together.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

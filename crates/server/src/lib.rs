@@ -21,6 +21,9 @@ pub mod signing;
 pub mod store;
 pub mod worker;
 
+#[cfg(test)]
+mod props;
+
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

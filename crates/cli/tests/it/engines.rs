@@ -295,6 +295,7 @@ fn one_enormous_record_fails_its_own_analysis_once_and_the_service_stays_small()
     assert_eq!(a["success"], json!(true), "{a}");
     // The engines ran in processes of their own: the service never held the record.
     let peak = peak_mb(serve.child.id());
+    eprintln!("service peak with a 250 Mbp record refused by the record limit: {peak} MB");
     assert!(peak < 150, "the service process peaked at {peak} MB");
     drop(serve);
 
@@ -308,6 +309,7 @@ fn one_enormous_record_fails_its_own_analysis_once_and_the_service_stays_small()
     assert!(msg.contains("memory") && msg.contains("ceiling") && msg.contains("--engine-memory"), "{msg}");
     assert!(started.elapsed() < Duration::from_secs(60), "failed at once, not after retries");
     let peak = peak_mb(serve.child.id());
+    eprintln!("service peak with the same record stopped by a 200 MB engine ceiling: {peak} MB ({msg})");
     assert!(peak < 150, "the service process peaked at {peak} MB");
 }
 

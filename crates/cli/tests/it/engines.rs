@@ -340,3 +340,60 @@ fn an_engine_process_killed_from_outside_is_tried_again_while_the_service_answer
     let a = finished_classification(&c, &serve.url, &key, &id);
     assert_eq!(a["success"], json!(true), "tried again after the kill: {a}");
 }
+
+#[test]
+fn a_corpus_of_bad_files_each_gets_a_clear_outcome_and_the_service_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let serve = Serve::start(&data, &["--retry-after", "1"]);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    let demo = demo_reads();
+    let gz = |bytes: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(bytes).unwrap();
+        e.finish().unwrap()
+    };
+    let tiny: Vec<u8> = (0..1_000_000).flat_map(|i| format!(">r{i}\nACGTACGTAC\n").into_bytes()).collect();
+    let mut binary = vec![0u8; 4096];
+    for (i, b) in binary.iter_mut().enumerate() {
+        *b = (i * 7919 % 251) as u8;
+    }
+    // (file name, bytes, words the analysis's error must hold; empty: it succeeds)
+    let cases: Vec<(&str, Vec<u8>, &[&str])> = vec![
+        ("truncated.fastq.gz", demo[..demo.len() / 2].to_vec(), &["truncated.fastq.gz"]),
+        ("reads.fastq.bz2.fastq", b"BZh91AY&SY\x00\x00\x00\x00".to_vec(), &["bzip2"]),
+        ("reads.fastq.zst.fastq", b"\x28\xb5\x2f\xfd\x00\x00\x00\x00".to_vec(), &["zstd"]),
+        ("bad_quality.fastq", b"@r1\nACGT\n+\nII I\n".to_vec(), &["line 4", "quality"]),
+        ("binary.fastq", binary, &["binary.fastq"]),
+        ("tiny_records.fasta.gz", gz(&tiny), &[]),
+        ("with spaces.fastq", b"@r1\nACGTACGTAC\n+\nIIIIIIIIII\n".to_vec(), &[]),
+    ];
+    for (name, bytes, want) in &cases {
+        let id = upload_raw(&c, &serve.url, &key, name, bytes);
+        let a = finished_classification(&c, &serve.url, &key, &id);
+        if want.is_empty() {
+            assert_eq!(a["success"], json!(true), "{name}: {a}");
+        } else {
+            assert_eq!(a["success"], json!(false), "{name}: {a}");
+            let msg = a["error_msg"].as_str().unwrap().to_lowercase();
+            for w in *want {
+                assert!(msg.contains(&w.to_lowercase()), "{name}: {msg:?} should hold {w:?}");
+            }
+        }
+    }
+    // Refused before any upload, with the field named: no name, a name that is not ASCII, no bytes.
+    for (body, words) in [
+        (json!({"filename": "réads.fastq", "size": 10}), &["é"][..]),
+        (json!({"filename": "   ", "size": 10}), &["name"][..]),
+        (json!({"filename": "empty.fastq", "size": 0}), &["size"][..]),
+    ] {
+        let (s, b) = c.json("POST", &format!("{}/api/v1/samples/init_upload", serve.url), &key, Some(body.clone()));
+        assert_eq!(s, 400, "{body}: {b}");
+        let msg = b["message"].as_str().unwrap();
+        assert!(words.iter().all(|w| msg.contains(w)), "{body}: {msg}");
+    }
+    let peak = peak_mb(serve.child.id());
+    eprintln!("service peak over the bad-file corpus: {peak} MB");
+    assert!(peak < 150, "the service process peaked at {peak} MB");
+}

@@ -53,6 +53,10 @@ pub struct WorkerArgs {
     /// Threads per analysis (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Seconds a claim on an analysis holds without renewal; after that (a worker that died),
+    /// another worker runs it again.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    pub job_lease: u64,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -165,6 +169,7 @@ pub async fn run_worker(dir: PathBuf, args: WorkerArgs) -> Result<()> {
     let mut config = Config::new(&dir);
     config.runner.workers = args.workers;
     config.runner.limits = args.limits.limits();
+    config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }

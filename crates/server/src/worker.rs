@@ -2,15 +2,16 @@
 //! of the analysis's job, and store what it produced.
 //!
 //! A claim is one SQL statement: it takes the oldest waiting analysis of a job this runner can
-//! run (or one whose previous claim has lapsed), sets a lease, and counts the attempt. While the
+//! run (or one whose previous claim has lapsed), sets a lease, and counts the claim. While the
 //! engine works, the worker renews the lease; a worker that dies (a killed process, a power cut)
 //! stops renewing, so another worker (or this service after a restart) claims the analysis again
-//! once the lease expires. After [`MAX_ATTEMPTS`] claims the analysis fails with a message
-//! instead of being tried forever. How a run that did not finish is handled depends on its
-//! [`Failure`]: a refusal (a file that is not sequence data, a missing reference genome) fails
-//! the analysis at once, since trying again would not change it; a fault of the service (its
-//! database or work folder out of reach for a moment) puts it back in the queue for a later
-//! attempt.
+//! once the lease expires. After [`MAX_CLAIMS`] claims ([`MAX_ATTEMPTS`] when engines run inside
+//! the worker) the analysis fails with a message instead of being tried forever. How a run that
+//! did not finish is handled depends on its [`Failure`]: a refusal (a file that is not sequence
+//! data, a missing reference genome, a ceiling broken) fails the analysis at once, since trying
+//! again would not change it; a fault that may pass (the engine process killed, the work folder
+//! out of reach for a moment) puts it back in the queue for a later attempt, at most
+//! [`MAX_ATTEMPTS`] in all.
 //!
 //! Workers run inside `mgds serve` (and the embedded service), and as separate `mgds worker`
 //! processes against the same data folder. A worker only claims, supervises and stores: each
@@ -36,8 +37,15 @@ use crate::store::{db, queue};
 
 pub use crate::store::queue::queue_default_classification;
 
-/// Claims of one analysis before it fails for good.
+/// Runs of one analysis that fail in a way that may pass (its engine process killed, the work
+/// folder out of reach) before it fails for good; also the claims of one analysis whose engine
+/// runs inside the worker ([`EngineHost::InProcess`]), where a worker that dies may have been
+/// brought down by the analysis itself.
 pub const MAX_ATTEMPTS: i64 = 3;
+/// Claims of one analysis whose engine runs in a process of its own before it fails for good. A
+/// worker that dies meanwhile (killed, restarted, its machine lost) is not the analysis's fault,
+/// since the analysis never runs inside it; the bound only ends an endless loop.
+pub const MAX_CLAIMS: i64 = 10;
 /// Name of the folder, inside the data folder, where engines write their outputs.
 pub const WORK_DIR: &str = "work";
 
@@ -280,8 +288,8 @@ async fn work(state: AppState, name: String) {
             tracing::warn!(error = %e, "could not register newly installed reference data");
         }
         match claim(&state, &name).await {
-            Ok(Some((id, attempts))) => {
-                run_claimed(&state, &name, &id, attempts).await;
+            Ok(Some((id, claims))) => {
+                run_claimed(&state, &name, &id, claims).await;
                 continue;
             }
             Ok(None) => {}
@@ -305,15 +313,19 @@ pub async fn claim(state: &AppState, worker: &str) -> Result<Option<(String, i64
     queue::claim(&state.db, &jobs, worker, state.runner.config.lease).await
 }
 
-async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
-    let outcome = if attempts > MAX_ATTEMPTS {
-        tracing::warn!(analysis = %id, attempts, "an analysis kept stopping its worker; failing it");
+async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
+    let max_claims = match state.runner.config.engine {
+        EngineHost::Process(_) => MAX_CLAIMS,
+        EngineHost::InProcess => MAX_ATTEMPTS,
+    };
+    let outcome = if claims > max_claims {
+        tracing::warn!(analysis = %id, claims, "an analysis kept losing its worker; failing it");
         Err(Failure::Refused(format!(
-            "the analysis stopped before finishing {MAX_ATTEMPTS} times (its worker was interrupted each time); \
+            "the analysis stopped before finishing {max_claims} times (its worker was interrupted each time); \
              run it again, and if it fails again, report it with the sample"
         )))
     } else {
-        tracing::info!(analysis = %id, attempt = attempts, "running analysis");
+        tracing::info!(analysis = %id, claim = claims, "running analysis");
         let heartbeat = {
             let (state, id, worker) = (state.clone(), id.to_string(), worker.to_string());
             tokio::spawn(async move {
@@ -338,7 +350,7 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, attempts: i64) {
     let (result, workdir) = match outcome {
         Ok((v, artifact, dir)) => (Ok((v, artifact)), Some(dir)),
         // Tried again later, unless this was the last attempt.
-        Err(Failure::Transient(why)) if attempts < MAX_ATTEMPTS => {
+        Err(Failure::Transient(why)) if queue::failures(&state.db, id).await.unwrap_or(0) + 1 < MAX_ATTEMPTS => {
             if let Err(e) = queue::requeue(&state.db, id, worker, state.runner.config.retry_after).await {
                 tracing::warn!(analysis = %id, error = %e, "could not put an analysis back in the queue");
             }
@@ -462,6 +474,17 @@ fn engine_main() -> i32 {
             return 2;
         }
     };
+    // An engine ends with its worker: a worker killed outright leaves no engine running on
+    // (the analysis is claimed again once its lease lapses). The signal follows the thread that
+    // started the process, a worker thread of the runtime, which lives as long as the worker.
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+        if nix::unistd::getppid() == nix::unistd::Pid::from_raw(1) {
+            eprintln!("the worker that started this engine process is gone");
+            return 2;
+        }
+    }
     #[cfg(unix)]
     if let Err(e) = rlimit::Resource::DATA.set(job.memory, job.memory) {
         eprintln!("could not set the memory ceiling: {e}");

@@ -55,7 +55,9 @@ pub async fn queue_default_classification(tx: &mut Tx, sample_id: &str) -> Resul
 }
 
 /// Claims for `worker`, under a lease of `lease`, the oldest analysis of one of `jobs` that is
-/// waiting or held by a lapsed lease. Returns its id and how many times it has now been claimed.
+/// waiting or held by a lapsed lease, among those claimed the fewest times (an analysis whose
+/// worker keeps dying does not hold up the ones behind it). Returns its id and how many times
+/// it has now been claimed (failed attempts are counted apart, by [`requeue`]).
 pub async fn claim(
     db: &SqlitePool,
     jobs: &[String],
@@ -69,11 +71,11 @@ pub async fn claim(
     let until = db::ts(now + chrono::Duration::from_std(lease).unwrap_or_default());
     let marks = vec!["?"; jobs.len()].join(", ");
     let sql = format!(
-        "UPDATE job_queue SET lease_until = ?, worker = ?, attempts = attempts + 1 \
+        "UPDATE job_queue SET lease_until = ?, worker = ?, claims = claims + 1 \
          WHERE analysis_id = (SELECT q.analysis_id FROM job_queue q JOIN analyses a ON a.id = q.analysis_id \
            WHERE a.job_id IN ({marks}) AND (q.lease_until IS NULL OR q.lease_until < ?) \
-           ORDER BY q.enqueued_at, q.analysis_id LIMIT 1) \
-         RETURNING analysis_id, attempts"
+           ORDER BY q.claims, q.enqueued_at, q.analysis_id LIMIT 1) \
+         RETURNING analysis_id, claims"
     );
     // Only placeholders are formatted into the statement; every value is bound.
     let mut q = sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker);
@@ -94,10 +96,19 @@ pub async fn renew(db: &SqlitePool, id: &str, worker: &str, lease: Duration) -> 
     Ok(())
 }
 
-/// Gives the analysis `id` that `worker` holds back to the queue, to be claimed again once
-/// `after` has passed (the attempt stays counted).
+/// How many times the engine of analysis `id` failed in a way that may pass.
+pub async fn failures(db: &SqlitePool, id: &str) -> Result<i64, sqlx::Error> {
+    let n: Option<i64> =
+        sqlx::query_scalar("SELECT attempts FROM job_queue WHERE analysis_id = ?").bind(id).fetch_optional(db).await?;
+    Ok(n.unwrap_or(0))
+}
+
+/// Gives the analysis `id` that `worker` holds back to the queue after a failure that may pass,
+/// counting it, to be claimed again once `after` has passed.
 pub async fn requeue(db: &SqlitePool, id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE job_queue SET lease_until = ?, worker = NULL WHERE analysis_id = ? AND worker = ?")
+    sqlx::query(
+        "UPDATE job_queue SET lease_until = ?, worker = NULL, attempts = attempts + 1 WHERE analysis_id = ? AND worker = ?",
+    )
         .bind(from_now(after))
         .bind(id)
         .bind(worker)
@@ -107,10 +118,10 @@ pub async fn requeue(db: &SqlitePool, id: &str, worker: &str, after: Duration) -
 }
 
 /// Gives back every analysis held by the workers named `<instance>-<n>`, without counting the
-/// attempt. Returns how many.
+/// claim. Returns how many.
 pub async fn release(db: &SqlitePool, instance: &str) -> Result<u64, sqlx::Error> {
     let r = sqlx::query(
-        "UPDATE job_queue SET lease_until = NULL, worker = NULL, attempts = MAX(attempts - 1, 0) \
+        "UPDATE job_queue SET lease_until = NULL, worker = NULL, claims = MAX(claims - 1, 0) \
          WHERE worker LIKE ? || '-%'",
     )
     .bind(instance)

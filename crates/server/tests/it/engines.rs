@@ -243,8 +243,8 @@ async fn a_dead_workers_claim_lapses_and_retries_are_bounded() {
     let u = svc.user("lab@example.org").await;
     let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
     // A worker claims the analysis and dies: nobody renews its lease.
-    let (id, attempts) = worker::claim(&svc.state, "dead-worker-0").await.unwrap().expect("queued");
-    assert_eq!(attempts, 1);
+    let (id, claims) = worker::claim(&svc.state, "dead-worker-0").await.unwrap().expect("queued");
+    assert_eq!(claims, 1);
     assert!(worker::claim(&svc.state, "other-0").await.unwrap().is_none(), "held while the lease runs");
     let workers = worker::spawn_workers(&svc.state, 1);
     let a = finished(&svc, &u, &id).await;
@@ -259,7 +259,7 @@ async fn a_dead_workers_claim_lapses_and_retries_are_bounded() {
     let second = svc.upload_sample(&u, "again.fastq.gz", &demo_reads(), json!({})).await;
     let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{second}")).await;
     let id2 = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
-    sqlx::query("UPDATE job_queue SET attempts = ?, worker = 'dead-worker-1', lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = ?")
+    sqlx::query("UPDATE job_queue SET claims = ?, worker = 'dead-worker-1', lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = ?")
         .bind(worker::MAX_ATTEMPTS)
         .bind(&id2)
         .execute(&svc.state.db)

@@ -1,0 +1,241 @@
+//! Load on a real `mgds serve`: many clients at once for a while, mixing what a lab does (lists
+//! with filters, single records, uploads), while classifications run in engine processes beside
+//! it. Prints a table: requests per second, p50/p99 latency per kind of request, 5xx answers
+//! (the target is none) and the service's peak memory.
+//!
+//! Run: `cargo bench -p mgds-cli --bench load`. `MGDS_LOAD_CLIENTS` (default 50) and
+//! `MGDS_LOAD_SECS` (default 60) set the size of the run.
+
+#![allow(missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+const MGDS: &str = env!("CARGO_BIN_EXE_mgds");
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// What each kind of request took.
+#[derive(Default)]
+struct Tally {
+    latencies: Vec<(&'static str, Duration)>,
+    server_errors: Vec<String>,
+    client_errors: u64,
+}
+
+fn main() {
+    let clients = env_num("MGDS_LOAD_CLIENTS", 50) as usize;
+    let secs = env_num("MGDS_LOAD_SECS", 60);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = dir.path().join("data");
+    let mut serve = Command::new(MGDS)
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mgds serve starts");
+    let mut out = BufReader::new(serve.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("first line");
+    let url = line.trim().strip_prefix("listening on ").expect("listening on URL").to_string();
+    let key = {
+        let out = Command::new(MGDS)
+            .args(["admin", "--data-dir"])
+            .arg(&data)
+            .args(["user", "create", "load@lab.example.org"])
+            .output()
+            .expect("mgds admin");
+        String::from_utf8(out.stdout).expect("key").trim().to_string()
+    };
+    let reads =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz")).expect("demo");
+    // A sample whose classification runs through the whole run: the demo reads many times over.
+    let long: Vec<u8> = (0..400).flat_map(|_| reads.clone()).collect();
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let started = Instant::now();
+    rt.block_on(async {
+        let http = reqwest::Client::builder().pool_max_idle_per_host(clients).build().expect("client");
+        // Something to list and fetch, and the long classification.
+        let mut ids = Vec::new();
+        for i in 0..20 {
+            ids.push(upload(&http, &url, &key, &format!("seed{i}.fastq.gz"), &reads).await.expect("seed upload"));
+        }
+        upload(&http, &url, &key, "long_run.fastq.gz", &long).await.expect("long upload");
+        let ids = Arc::new(ids);
+        let until = Instant::now() + Duration::from_secs(secs);
+        let mut tasks = Vec::new();
+        for client in 0..clients {
+            let (http, url, key, ids, tally, reads) =
+                (http.clone(), url.clone(), key.clone(), ids.clone(), tally.clone(), reads.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut n = client;
+                while Instant::now() < until {
+                    n = n.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let pick = (n >> 33) % 100;
+                    let id = &ids[(n >> 40) % ids.len()];
+                    let kind = match pick {
+                        0..=39 => "list samples, filtered",
+                        40..=69 => "get a sample",
+                        70..=89 => "list analyses",
+                        90..=97 => "list metadata",
+                        _ => "upload (3 requests)",
+                    };
+                    let t = Instant::now();
+                    let (status, body) = match pick {
+                        0..=39 => {
+                            let filter = "%7B%22filename%22%3A%7B%22%24startswith%22%3A%22seed1%22%7D%7D";
+                            get(&http, &format!("{url}/api/v1/samples?per_page=20&where={filter}"), &key).await
+                        }
+                        40..=69 => get(&http, &format!("{url}/api/v1/samples/{id}"), &key).await,
+                        70..=89 => get(&http, &format!("{url}/api/v1/analyses?per_page=50"), &key).await,
+                        90..=97 => get(&http, &format!("{url}/api/v1/metadata?per_page=20"), &key).await,
+                        _ => match upload(&http, &url, &key, &format!("load{client}_{n}.fastq.gz"), &reads).await {
+                            Ok(_) => (200, String::new()),
+                            Err(e) => e,
+                        },
+                    };
+                    let took = t.elapsed();
+                    let mut t = tally.lock().await;
+                    t.latencies.push((kind, took));
+                    if status >= 500 || status == 0 {
+                        t.server_errors
+                            .push(format!("{status} {kind}: {}", body.chars().take(200).collect::<String>()));
+                    } else if status >= 400 {
+                        t.client_errors += 1;
+                    }
+                }
+            }));
+        }
+        for t in tasks {
+            let _ = t.await;
+        }
+    });
+    let elapsed = started.elapsed();
+    let peak = peak_mb(serve.id());
+    let _ = serve.kill();
+    let _ = serve.wait();
+
+    let tally = rt.block_on(async { std::mem::take(&mut *tally.lock().await) });
+    let total = tally.latencies.len();
+    println!();
+    println!(
+        "load: {clients} clients for {secs} s against mgds serve (1 worker, engines in their own processes); \
+         a long classification first, and every upload queues another, so analyses run throughout"
+    );
+    println!();
+    println!("| requests | count | per second | p50 | p99 | max |");
+    println!("|---|---|---|---|---|---|");
+    let mut kinds: Vec<&str> = tally.latencies.iter().map(|(k, _)| *k).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    for kind in kinds.iter().copied().chain(std::iter::once("all")) {
+        let mut times: Vec<Duration> =
+            tally.latencies.iter().filter(|(k, _)| kind == "all" || *k == kind).map(|(_, d)| *d).collect();
+        times.sort_unstable();
+        let q = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or_default();
+        println!(
+            "| {kind} | {} | {:.0} | {:.1} ms | {:.1} ms | {:.1} ms |",
+            times.len(),
+            times.len() as f64 / secs as f64,
+            q(0.5).as_secs_f64() * 1e3,
+            q(0.99).as_secs_f64() * 1e3,
+            q(1.0).as_secs_f64() * 1e3
+        );
+    }
+    println!();
+    println!("| measure | value | target | verdict |");
+    println!("|---|---|---|---|");
+    let verdict = |ok: bool| if ok { "met" } else { "NOT MET" };
+    println!(
+        "| 5xx or failed connections | {} of {total} | 0 | {} |",
+        tally.server_errors.len(),
+        verdict(tally.server_errors.is_empty())
+    );
+    println!("| 4xx | {} | - | - |", tally.client_errors);
+    println!("| service peak memory (VmHWM) | {peak} MB | < 200 MB | {} |", verdict(peak < 200));
+    println!("| wall time | {:.1} s | - | - |", elapsed.as_secs_f64());
+    for e in tally.server_errors.iter().take(5) {
+        println!("server error: {e}");
+    }
+}
+
+async fn get(http: &reqwest::Client, url: &str, key: &str) -> (u16, String) {
+    match http.get(url).basic_auth(key, Some("")).send().await {
+        Ok(r) => {
+            let s = r.status().as_u16();
+            (s, r.text().await.unwrap_or_default())
+        }
+        Err(e) => (0, e.to_string()),
+    }
+}
+
+/// The three steps of an upload; the sample id, or the status and body that stopped it.
+async fn upload(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    name: &str,
+    bytes: &[u8],
+) -> Result<String, (u16, String)> {
+    let fail = |e: reqwest::Error| (0u16, e.to_string());
+    let r = http
+        .post(format!("{url}/api/v1/samples/init_upload"))
+        .basic_auth(key, Some(""))
+        .json(&json!({"filename": name, "size": bytes.len()}))
+        .send()
+        .await
+        .map_err(fail)?;
+    let s = r.status().as_u16();
+    let init: Value = r.json().await.map_err(fail)?;
+    if s != 200 {
+        return Err((s, init.to_string()));
+    }
+    let mut form = reqwest::multipart::Form::new();
+    for (k, v) in init["additional_fields"].as_object().into_iter().flatten() {
+        form = form.text(k.clone(), v.as_str().unwrap_or_default().to_string());
+    }
+    form = form.part("file", reqwest::multipart::Part::bytes(bytes.to_vec()).file_name(name.to_string()));
+    let r = http.post(init["upload_url"].as_str().unwrap_or_default()).multipart(form).send().await.map_err(fail)?;
+    if r.status().as_u16() != 201 {
+        let s = r.status().as_u16();
+        return Err((s, r.text().await.unwrap_or_default()));
+    }
+    let id = init["sample_id"].as_str().unwrap_or_default().to_string();
+    let r = http
+        .post(format!("{url}/api/v1/samples/confirm_upload"))
+        .basic_auth(key, Some(""))
+        .json(&json!({"sample_id": id}))
+        .send()
+        .await
+        .map_err(fail)?;
+    let s = r.status().as_u16();
+    if s != 200 {
+        return Err((s, r.text().await.unwrap_or_default()));
+    }
+    Ok(id)
+}
+
+/// Peak resident memory of process `pid`, in MB.
+fn peak_mb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(0)
+        / 1024
+}

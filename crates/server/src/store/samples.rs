@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
 
 /// The fields of `where` and `sort` in lists of samples.
-pub(crate) const SAMPLE_FIELDS: &[Field] = &[
+pub const SAMPLE_FIELDS: &[Field] = &[
     Field { name: "$uri", column: "s.id", kind: FieldKind::Uri { collection: "samples" }, sortable: true },
     Field { name: "created_at", column: "s.created_at", kind: FieldKind::DateTime, sortable: true },
     Field { name: "filename", column: "s.filename", kind: FieldKind::Text, sortable: true },

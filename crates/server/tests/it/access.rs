@@ -535,7 +535,7 @@ async fn lists_and_total_counts_hold_only_what_the_caller_may_see() {
 
 /// The GET routes of single records: path template, the kind deciding visibility, whether the
 /// route needs credentials, the status of a visible record, and the collection its `$uri` is in.
-const SINGLES: [(&str, Kind, bool, u16, Option<&str>); 14] = [
+const SINGLES: [(&str, Kind, bool, u16, Option<&str>); 16] = [
     ("/api/v1/samples/{id}", Kind::Samples, false, 200, Some("samples")),
     ("/api/v1/metadata/{id}", Kind::Metadata, false, 200, Some("metadata")),
     ("/api/v1/analyses/{id}", Kind::Analyses, false, 200, Some("analyses")),
@@ -544,6 +544,8 @@ const SINGLES: [(&str, Kind, bool, u16, Option<&str>); 14] = [
     ("/api/v1/analyses/{id}/results", Kind::Analyses, false, 400, None),
     ("/api/v1/classifications/{id}/results", Kind::Analyses, false, 400, None),
     ("/api/v1/classifications/{id}/readlevel", Kind::Analyses, false, 400, None),
+    ("/api/v1/analyses/{id}/files", Kind::Analyses, false, 400, None),
+    ("/api/v1/analyses/{id}/file_details", Kind::Analyses, false, 400, None),
     ("/api/v1/tags/{id}", Kind::Tags, true, 200, Some("tags")),
     ("/api/v1/projects/{id}", Kind::Projects, false, 200, Some("projects")),
     ("/api/v1/projects/{id}/members", Kind::Projects, true, 200, None),
@@ -1456,4 +1458,56 @@ async fn an_id_reveals_no_e_mail_address_and_no_account() {
     assert_eq!(r.status, 429, "{}", r.text());
     // Others are not affected.
     assert_eq!(svc.find_user(&carol, "alice@alpha.test").await, alice.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The routes no table above reaches
+
+#[tokio::test]
+async fn multipart_uploads_organisation_lists_and_the_schema_keep_to_the_caller() {
+    let svc = Service::start().await;
+    let w = World::build(&svc).await;
+    // Upload callbacks: someone else's upload answers exactly like one that does not exist.
+    for (collection, body) in
+        [("samples", json!({"filename": "r.fastq.gz", "size": 10})), ("documents", json!({"filename": "report.pdf"}))]
+    {
+        let (s, init) =
+            svc.post(Some(&w.owner), &format!("/api/v1/{collection}/init_multipart_upload"), body.clone()).await;
+        assert_eq!(s, 200, "{init}");
+        let callback = init["callback_url"].as_str().unwrap().to_string();
+        let upload_id = callback.rsplit('/').next().unwrap().to_string();
+        let cb = json!({"s3_path": format!("s3://mgds-uploads/{}", init["file_id"].as_str().unwrap())});
+        let theirs = send(&svc, Some(&w.other), Method::POST, &callback, Some(&cb)).await;
+        let missing_path = callback.replace(&upload_id, "0123456789abcdef");
+        let nobody = send(&svc, Some(&w.other), Method::POST, &missing_path, Some(&cb)).await;
+        assert_eq!(theirs.status, 404, "{}", theirs.text());
+        assert_eq!(theirs.text().replace(&upload_id, "ID"), nobody.text().replace("0123456789abcdef", "ID"));
+        // Members of the owner's project and organisation fare no better.
+        for who in [&w.member, &w.orgmate] {
+            assert_eq!(send(&svc, Some(who), Method::POST, &callback, Some(&cb)).await.status, 404);
+        }
+        assert_401(&send(&svc, None, Method::POST, &callback, Some(&cb)).await, "anonymous callback");
+        assert_401(
+            &send(&svc, None, Method::POST, &format!("/api/v1/{collection}/init_multipart_upload"), Some(&body)).await,
+            "anonymous init_multipart_upload",
+        );
+    }
+    // The organisation's samples: only samples the caller may see, of people of their organisation.
+    for (who, user) in [("owner", &w.owner), ("orgmate", &w.orgmate), ("member", &w.member), ("other", &w.other)] {
+        let (s, org) = svc.get(Some(user), "/api/v1/samples/organization?per_page=1000").await;
+        assert_eq!(s, 200, "{who}: {org}");
+        let (_, seen) = svc.get(Some(user), "/api/v1/samples?per_page=1000").await;
+        let seen: BTreeSet<&str> = seen.as_array().unwrap().iter().map(|x| x["$uri"].as_str().unwrap()).collect();
+        for x in org.as_array().unwrap() {
+            assert!(seen.contains(x["$uri"].as_str().unwrap()), "{who} sees {x} in the organisation list only");
+        }
+        if who == "member" || who == "other" {
+            assert_eq!(org, json!([]), "{who} is alone in their organisation");
+        }
+    }
+    assert_401(&send(&svc, None, Method::GET, "/api/v1/samples/organization", None).await, "anonymous");
+    // The schema is public.
+    let (s, schema) = svc.get(None, "/api/v1/schema").await;
+    assert_eq!(s, 200);
+    assert!(schema.is_object());
 }

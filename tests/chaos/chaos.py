@@ -4,9 +4,10 @@ random moments while samples upload and analyses run, then restarted. At the end
 client saw confirmed exists once with its whole file, no other sample exists, every sample has
 exactly one classification, and every classification has finished.
 
-    python3 tests/chaos/chaos.py [--rounds 100] [--mgds target/release/mgds]
+    python3 tests/chaos/chaos.py [--rounds 100] [--mgds PATH]
 
-Needs only Python 3 (standard library). Prints a table.
+Builds `mgds` (release) with cargo unless --mgds names one. Needs only Python 3 (standard
+library). Prints a table; exits 1 if any target is missed.
 """
 
 import argparse
@@ -105,11 +106,15 @@ class Cluster:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--mgds", default=os.path.join(ROOT, "target", "release", "mgds"))
+    ap.add_argument("--mgds", help="the mgds binary (default: built here with cargo, release)")
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
+    if args.mgds is None:
+        subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "mgds"], cwd=ROOT, check=True)
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+        args.mgds = os.path.join(target, "release", "mgds")
     if not os.access(args.mgds, os.X_OK):
-        sys.exit(f"{args.mgds} not found: build it with `cargo build --release --locked --bin mgds` or pass --mgds")
+        sys.exit(f"{args.mgds} is not an executable mgds")
     rng = random.Random(args.seed)
     work = tempfile.mkdtemp(prefix="mgds-chaos-")
     data = os.path.join(work, "data")

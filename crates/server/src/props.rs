@@ -258,4 +258,33 @@ proptest! {
         });
         prop_assert!((400..500).contains(&status), "{}", status);
     }
+
+    #[test]
+    fn any_s3_signature_answers_an_s3_error_never_a_500(
+        access_key in prop_oneof![Just("MGDSLOCAL".to_string()), "[A-Z0-9]{0,24}"],
+        signature in "[0-9a-f]{0,64}",
+        signed_headers in "[a-z;-]{0,40}",
+        date in prop_oneof![Just(Utc::now().format("%Y%m%dT%H%M%SZ").to_string()), "[0-9TZ]{0,16}"],
+        payload in prop_oneof![Just("UNSIGNED-PAYLOAD".to_string()), "[0-9a-f]{64}", "[!-~]{0,12}"],
+        method in prop::sample::select(vec!["PUT", "POST", "GET", "DELETE", "HEAD"]),
+        query in prop::sample::select(vec!["", "?uploads", "?partNumber=1&uploadId=x", "?uploadId=x"]),
+        body in prop::collection::vec(any::<u8>(), 0..64),
+    ) {
+        let r = running();
+        let day = date.get(..8).unwrap_or_default();
+        let auth = format!(
+            "AWS4-HMAC-SHA256 Credential={access_key}/{day}/us-east-1/s3/aws4_request, \
+             SignedHeaders={signed_headers}, Signature={signature}"
+        );
+        let status = r.rt.block_on(async {
+            let req = r.http
+                .request(method.parse().unwrap(), format!("{}/{}/samples/x/reads.fastq.gz{query}", r.url, crate::s3::BUCKET))
+                .header("authorization", auth)
+                .header("x-amz-date", date.clone())
+                .header("x-amz-content-sha256", payload.clone())
+                .body(body);
+            req.send().await.unwrap().status().as_u16()
+        });
+        prop_assert!((400..500).contains(&status), "{} {}{}: {}", method, access_key, query, status);
+    }
 }

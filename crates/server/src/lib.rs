@@ -11,6 +11,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod engine;
 pub mod error;
 pub mod listing;
 pub mod references;

@@ -241,3 +241,36 @@ async fn download_addresses_stop_working_once_the_record_is_not_the_holders_to_s
         d["download_uri"].as_str().unwrap().replace(&format!("holder={}", owner.id), &format!("holder={}", reader.id));
     assert_eq!(svc.http.get(&forged).send().await.unwrap().status().as_u16(), 403);
 }
+
+#[tokio::test]
+async fn an_s3_request_with_a_malformed_date_is_refused_not_dropped() {
+    // Found by the http_uploads fuzz target: a date with a non-digit made the S3 layer panic.
+    let svc = Service::start().await;
+    for date in ["20*61125T000000Z", "", "2026112", "20261125T000000Z\u{0}"] {
+        let r = svc
+            .http
+            .put(format!("{}/mgds-uploads/samples/x/reads.fastq.gz", svc.url))
+            .header(
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261125/us-east-1/s3/aws4_request, \
+                 SignedHeaders=host;x-amz-date, Signature=00",
+            )
+            .header("x-amz-date", date.trim_end_matches('\u{0}'))
+            .header("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+            .body("@r\nACGT\n+\nIIII\n")
+            .send()
+            .await
+            .expect("an answer, not a dropped connection");
+        let status = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        assert!((400..500).contains(&status), "{date:?}: {status} {text}");
+        assert!(text.contains("<Error>"), "{text}");
+    }
+    let r = svc
+        .http
+        .get(format!("{}/mgds-uploads/samples/x/reads.fastq.gz?X-Amz-Date=2026-11-25&X-Amz-Signature=00", svc.url))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(r.status().as_u16(), 400);
+}

@@ -15,6 +15,7 @@ import gzip
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -108,6 +109,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--mgds", help="the mgds binary (default: built here with cargo, release)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--keep", action="store_true", help="keep the data folder (its path is printed)")
     args = ap.parse_args()
     if args.mgds is None:
         subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "mgds"], cwd=ROOT, check=True)
@@ -232,6 +234,10 @@ def main():
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]} |")
     bad = partial or unexpected or duplicated_samples or lost or duplicated or unfinished or failed
+    if args.keep:
+        print(f"data folder kept: {data}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
     for a in failed[:3]:
         print("failed:", a.get("error_msg"))
     sys.exit(1 if bad else 0)

@@ -87,9 +87,9 @@ async fn cap_body(req: Request) -> Request {
 }
 
 /// Refuses an S3 request whose `x-amz-date` (header, or `X-Amz-Date` of a presigned address)
-/// is not `YYYYMMDDTHHMMSSZ`, before the S3 layer reads it: s3s 0.14 subtracts before it checks
-/// for a digit there, which panics in a build with overflow checks (found by the `http_uploads`
-/// fuzz target).
+/// is not `YYYYMMDDTHHMMSSZ`, or whose credential scope's date is not `YYYYMMDD`, before the S3
+/// layer reads them: s3s 0.14 subtracts before it checks for a digit there, which panics in a
+/// build with overflow checks (found by the `http_uploads` fuzz target).
 async fn check_amz_date(req: Request, next: axum::middleware::Next) -> Response {
     let well_formed = |d: &str| {
         let b = d.as_bytes();
@@ -100,6 +100,30 @@ async fn check_amz_date(req: Request, next: axum::middleware::Next) -> Response 
         let (k, v) = pair.split_once('=')?;
         k.eq_ignore_ascii_case("x-amz-date").then_some(v)
     });
+    // The date in the credential's scope (`Credential=KEY/YYYYMMDD/...`, in the header or a
+    // presigned address) goes through the same parser.
+    let scope_ok = |credential: &str| {
+        let after = credential.split_once('/').map_or("", |(_, rest)| rest);
+        after.len() < 8 || after.as_bytes()[..8].iter().all(u8::is_ascii_digit)
+    };
+    let auth = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let in_header = auth.split_once("Credential=").map(|(_, c)| c.split(',').next().unwrap_or_default());
+    let in_query = req.uri().query().unwrap_or_default().split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        k.eq_ignore_ascii_case("x-amz-credential")
+            .then(|| percent_encoding::percent_decode_str(v).decode_utf8_lossy().into_owned())
+    });
+    let bad_scope = in_header.map(str::to_string).into_iter().chain(in_query).find(|c| !scope_ok(c));
+    if let Some(c) = bad_scope {
+        let shown: String = c.chars().filter(char::is_ascii_graphic).take(60).collect();
+        let body = format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AuthorizationHeaderMalformed</Code>\
+             <Message>the credential {} must name its date as YYYYMMDD after the key</Message></Error>",
+            shown.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+        );
+        return (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/xml")], body)
+            .into_response();
+    }
     if let Some(bad) = header.into_iter().chain(query).find(|d| !well_formed(d)) {
         let shown: String = bad.chars().filter(char::is_ascii_graphic).take(40).collect();
         let body = format!(

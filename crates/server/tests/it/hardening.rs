@@ -266,6 +266,31 @@ async fn an_s3_request_with_a_malformed_date_is_refused_not_dropped() {
         assert!((400..500).contains(&status), "{date:?}: {status} {text}");
         assert!(text.contains("<Error>"), "{text}");
     }
+    // The same parser reads the date of the credential's scope.
+    let r = svc
+        .http
+        .put(format!("{}/mgds-uploads/samples/x/reads.fastq.gz", svc.url))
+        .header(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20*61125/us-east-1/s3/aws4_request, \
+             SignedHeaders=host;x-amz-date, Signature=00",
+        )
+        .header("x-amz-date", "20261125T000000Z")
+        .header("x-amz-content-sha256", "UNSIGNED-PAYLOAD")
+        .send()
+        .await
+        .expect("an answer, not a dropped connection");
+    assert_eq!(r.status().as_u16(), 400);
+    let r = svc
+        .http
+        .get(format!(
+            "{}/mgds-uploads/samples/x/reads.fastq.gz?X-Amz-Credential=AKID%2F2026-11-25%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Signature=00",
+            svc.url
+        ))
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(r.status().as_u16(), 400);
     let r = svc
         .http
         .get(format!("{}/mgds-uploads/samples/x/reads.fastq.gz?X-Amz-Date=2026-11-25&X-Amz-Signature=00", svc.url))

@@ -1,7 +1,8 @@
 //! The two doors that read upload bodies, driven through the service's own router with
 //! arbitrary bytes: the storage endpoint's multipart form (the first byte picks it) and the
 //! S3-compatible endpoint's SigV4 check (the input's lines become the request's headers, the rest
-//! its body). Every answer is a 4xx (or a success), never a 5xx or a panic.
+//! its body). Every answer is a 4xx, a success or S3's 501 NotImplemented, never another 5xx or
+//! a panic.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -52,5 +53,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let Ok(request) = request else { return };
     let status = s.rt.block_on(s.app.clone().oneshot(request)).map(|r| r.status().as_u16()).unwrap_or(500);
-    assert!(status < 500, "answered {status}");
+    // 501 is S3's own answer to a request for something the endpoint does not do (a signing
+    // scope for another service, an unsupported header), not a fault.
+    assert!(status < 500 || status == 501, "answered {status}");
 });

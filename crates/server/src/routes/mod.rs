@@ -106,7 +106,12 @@ async fn check_amz_date(req: Request, next: axum::middleware::Next) -> Response 
         let after = credential.split_once('/').map_or("", |(_, rest)| rest);
         after.len() < 8 || after.as_bytes()[..8].iter().all(u8::is_ascii_digit)
     };
-    let auth = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    // As bytes read as UTF-8, the way the S3 layer reads it (not only visible ASCII).
+    let auth = req
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+        .unwrap_or_default();
     let in_header = auth.split_once("Credential=").map(|(_, c)| c.split(',').next().unwrap_or_default());
     let in_query = req.uri().query().unwrap_or_default().split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;

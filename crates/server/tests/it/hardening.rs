@@ -281,6 +281,24 @@ async fn an_s3_request_with_a_malformed_date_is_refused_not_dropped() {
         .await
         .expect("an answer, not a dropped connection");
     assert_eq!(r.status().as_u16(), 400);
+    // ... also when the header holds bytes past ASCII.
+    let r = svc
+        .http
+        .put(format!("{}/mgds-uploads/samples/x/reads.fastq.gz", svc.url))
+        .header(
+            "authorization",
+            axum::http::HeaderValue::from_bytes(
+                "AWS4-HMAC-SHA256 Credential=AKI\u{fffd}DEXAMPLE/20261%24/us-east-1/s3/aws4_request, \
+                 SignedHeaders=host;x-amz-date, Signature=00"
+                    .as_bytes(),
+            )
+            .unwrap(),
+        )
+        .header("x-amz-date", "20261125T000000Z")
+        .send()
+        .await
+        .expect("an answer, not a dropped connection");
+    assert_eq!(r.status().as_u16(), 400);
     let r = svc
         .http
         .get(format!(

@@ -112,7 +112,8 @@ async fn check_amz_date(req: Request, next: axum::middleware::Next) -> Response 
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
         .unwrap_or_default();
-    let in_header = auth.split_once("Credential=").map(|(_, c)| c.split(',').next().unwrap_or_default());
+    // Not cut at the next comma: the S3 layer takes the 8 bytes after the key, commas included.
+    let in_header = auth.split_once("Credential=").map(|(_, c)| c);
     let in_query = req.uri().query().unwrap_or_default().split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
         k.eq_ignore_ascii_case("x-amz-credential")

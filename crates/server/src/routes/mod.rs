@@ -121,26 +121,30 @@ async fn check_amz_date(req: Request, next: axum::middleware::Next) -> Response 
     });
     let bad_scope = in_header.map(str::to_string).into_iter().chain(in_query).find(|c| !scope_ok(c));
     if let Some(c) = bad_scope {
-        let shown: String = c.chars().filter(char::is_ascii_graphic).take(60).collect();
-        let body = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AuthorizationHeaderMalformed</Code>\
-             <Message>the credential {} must name its date as YYYYMMDD after the key</Message></Error>",
-            shown.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-        );
-        return (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/xml")], body)
-            .into_response();
+        return malformed_authorization(&format!(
+            "the credential {} must name its date as YYYYMMDD after the key",
+            shown(&c)
+        ));
     }
     if let Some(bad) = header.into_iter().chain(query).find(|d| !well_formed(d)) {
-        let shown: String = bad.chars().filter(char::is_ascii_graphic).take(40).collect();
-        let body = format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AuthorizationHeaderMalformed</Code>\
-             <Message>x-amz-date is {} but must be YYYYMMDDTHHMMSSZ</Message></Error>",
-            shown.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-        );
-        return (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/xml")], body)
-            .into_response();
+        return malformed_authorization(&format!("x-amz-date is {} but must be YYYYMMDDTHHMMSSZ", shown(bad)));
     }
     next.run(req).await
+}
+
+/// The visible part of a value from a request, shortened and escaped for an XML message.
+fn shown(v: &str) -> String {
+    let v: String = v.chars().filter(char::is_ascii_graphic).take(60).collect();
+    v.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// S3's 400 `AuthorizationHeaderMalformed` with `message` (already escaped).
+fn malformed_authorization(message: &str) -> Response {
+    let body = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AuthorizationHeaderMalformed</Code>\
+         <Message>{message}</Message></Error>"
+    );
+    (StatusCode::BAD_REQUEST, [(axum::http::header::CONTENT_TYPE, "application/xml")], body).into_response()
 }
 
 /// Collections whose public records anyone may read without signing in (spec: public samples,

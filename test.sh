@@ -4,8 +4,11 @@
 # it is missing and runs the tests inside a private D-Bus session with an unlocked keyring.
 # The desktop app needs WebKitGTK and its end-to-end tests Xvfb and WebKitWebDriver: the Debian
 # packages are installed when missing, Node.js too (for the UI in ui/), and tauri-driver is built
-# into the target folder. Order: UI unit tests and build, Rust tests, then the end-to-end tests of
-# the real app window (screenshots in target/e2e-screenshots/).
+# into the target folder. Order: UI unit tests and build, Rust tests, the service's tests again on
+# a throwaway PostgreSQL server (Debian's postgresql, installed when missing; tests/postgres.sh)
+# with its files in a throwaway Garage (tests/garage.sh; built once with cargo into
+# ~/.cache/mgds), then the end-to-end tests of the real app window (screenshots in
+# target/e2e-screenshots/).
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d ../shared/reference/fixtures ]; then
@@ -16,7 +19,7 @@ fi
 # ART, which the classifier's tests run beside ours on real genomes.
 source ./run.sh
 install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth webkit2gtk-driver fonts-dejavu-core \
-    kraken2 art-nextgen-simulation-tools
+    kraken2 art-nextgen-simulation-tools postgresql
 # The UI: its unit tests, then the build the desktop app embeds (ui/dist).
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -37,9 +40,11 @@ fi
 cargo build --workspace --bins --tests --locked --quiet
 if cargo nextest --version >/dev/null 2>&1; then
     run_tests="cargo nextest run --workspace --locked --no-fail-fast -E 'not package(mgds-e2e)'"
+    run_postgres="cargo nextest run --workspace --locked --no-fail-fast -E 'package(mgds-server) | (package(mgds-cli) & test(/^scale::/))'"
     run_e2e="cargo nextest run --workspace --locked --no-capture -E 'package(mgds-e2e)'"
 else
     run_tests='cargo test --workspace --locked --no-fail-fast -- --skip desktop_app_end_to_end'
+    run_postgres='cargo test --locked --no-fail-fast -p mgds-server && cargo test --locked -p mgds-cli --test it scale::'
     run_e2e='cargo test --workspace --locked --test desktop -- --nocapture'
 fi
 # The app in a virtual display, bounded in time: without a display the app cannot start while
@@ -47,11 +52,28 @@ fi
 export MGDS_DESKTOP_BIN="$target_dir/debug/mgds-desktop" TAURI_DRIVER="$target_dir/tools/bin/tauri-driver"
 export MGDS_E2E_SCREENSHOTS="$target_dir/e2e-screenshots"
 run_e2e="timeout --signal=TERM --kill-after=30 900 xvfb-run -a -s '-screen 0 1440x900x24' $run_e2e"
+# The service's suite runs a second time on PostgreSQL with its files in an S3-compatible store:
+# a throwaway PostgreSQL and a throwaway Garage (built once into the cache folder), each in a
+# temporary folder, stopped at the end.
+source tests/postgres.sh
+source tests/garage.sh
+trap 'stop_test_postgres; stop_test_garage' EXIT
+start_test_postgres
+start_test_garage
+scale_env="MGDS_TEST_POSTGRES='$MGDS_TEST_POSTGRES' MGDS_TEST_S3_ENDPOINT='$MGDS_TEST_S3_ENDPOINT' \
+MGDS_TEST_S3_REGION='$MGDS_TEST_S3_REGION' MGDS_TEST_S3_BUCKET='$MGDS_TEST_S3_BUCKET' \
+MGDS_TEST_S3_ACCESS_KEY_ID='$MGDS_TEST_S3_ACCESS_KEY_ID' MGDS_TEST_S3_SECRET_ACCESS_KEY='$MGDS_TEST_S3_SECRET_ACCESS_KEY'"
+unset MGDS_TEST_POSTGRES MGDS_TEST_S3_ENDPOINT MGDS_TEST_S3_REGION MGDS_TEST_S3_BUCKET MGDS_TEST_S3_ACCESS_KEY_ID \
+    MGDS_TEST_S3_SECRET_ACCESS_KEY
 # A throwaway keyring for this run only, unlocked with a throwaway password.
 export XDG_DATA_HOME; XDG_DATA_HOME="$(mktemp -d)"
-exec dbus-run-session -- bash -c '
+status=0
+dbus-run-session -- bash -c '
     printf "mgds-test" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
     status=0
     MGDS_TEST_KEYCHAIN=1 '"$run_tests"' || status=$?
+    echo "the service on PostgreSQL and an S3 store (Garage):" >&2
+    '"$scale_env $run_postgres"' || status=$?
     '"$run_e2e"' || status=$?
-    exit $status'
+    exit $status' || status=$?
+exit $status

@@ -17,7 +17,7 @@ pub struct ChartControls {
     pub rank: String,
     /// Taxa with their own bar; the rest become "Other".
     pub top_n: usize,
-    /// `abundance` or `readcount`.
+    /// `reestimated`, `genome_copies`, `read_share` (see `mgds_api::Measure`) or `readcount`.
     pub metric: String,
 }
 
@@ -31,7 +31,7 @@ impl ChartControls {
         AbundanceChartOptions {
             rank: self.rank.clone(),
             top_n,
-            metric: if self.metric == "readcount" { Metric::Readcount } else { Metric::Abundance },
+            metric: Metric::from_key(&self.metric).unwrap_or_default(),
             width: 960,
             height: (140 + 30 * (top_n as u32 + 1)).clamp(320, 1800),
             title: None,
@@ -135,6 +135,8 @@ mod tests {
         assert_eq!(o.metric, Metric::Readcount);
         assert!(o.height <= 1800);
         let o = ChartControls { rank: "species".into(), top_n: 0, metric: "x".into() }.options();
-        assert_eq!((o.top_n, o.metric, o.height), (1, Metric::Abundance, 320));
+        assert_eq!((o.top_n, o.metric, o.height), (1, Metric::Share(mgds_api::Measure::GenomeCopies), 320));
+        let o = ChartControls { rank: "species".into(), top_n: 5, metric: "reestimated".into() }.options();
+        assert_eq!(o.metric, Metric::Share(mgds_api::Measure::Reestimated));
     }
 }

@@ -246,6 +246,28 @@ pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter
     rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
 
+/// The demo reads (simulated from the demo genomes, gzipped FASTQ), written once into the app's
+/// cache folder: the path to upload as a first sample from the empty samples screen.
+#[tauri::command]
+pub async fn demo_reads(app: AppHandle) -> CmdResult<String> {
+    let dir = app
+        .path()
+        .app_cache_dir()
+        .map_err(|e| CmdError::new("demo", format!("The app's cache folder could not be found ({e}).")))?
+        .join("demo");
+    let path = dir.join(mgds_server::references::DEMO_READS_NAME);
+    // Written whole or not at all, and again when the file there is not this version's.
+    let (d, p) = (dir.clone(), path.clone());
+    tokio::task::spawn_blocking(move || {
+        std::fs::create_dir_all(&d)?;
+        mgds_server::references::write_demo_reads(&p)
+    })
+    .await
+    .map_err(|e| CmdError::new("demo", format!("The demo reads could not be written ({e}).")))?
+    .map_err(|e| CmdError::new("demo", format!("The demo reads could not be written to {} ({e}).", dir.display())))?;
+    Ok(path.display().to_string())
+}
+
 /// Saves text the UI made (the taxa table as CSV) where the user chooses. Answers the path, or
 /// `None` when the user cancelled.
 #[tauri::command]

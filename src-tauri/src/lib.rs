@@ -110,6 +110,7 @@ pub fn run() {
             chart::abundance_chart,
             chart::export_chart,
             commands::save_csv,
+            commands::demo_reads,
             commands::watch_view,
             commands::pick_watch_folder,
             commands::create_project,

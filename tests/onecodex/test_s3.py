@@ -131,6 +131,42 @@ def test_parts_too_small_or_out_of_order_are_refused(world):
     assert left == []
 
 
+def fastq_part(tag, size):
+    """FASTQ records of about `size` bytes whose names carry `tag`."""
+    record = f"@{tag}\n{'ACGT' * 25}\n+\n{'I' * 100}\n".encode()
+    return record * (size // len(record) + 1)
+
+
+@pytest.mark.parametrize(
+    "sent, listed",
+    [
+        ([1, 2, 3], [1, 2, 3]),  # in order: the parts are written once and renamed into place
+        ([1, 2, "2b", 3], [1, 2, 3]),  # part 2 sent again
+        ([2, 1, 3], [1, 2, 3]),  # out of order
+        ([1, 2, 3], [1, 3]),  # a part left out of the completion
+    ],
+)
+def test_parts_in_any_order_or_sent_again_join_as_listed(world, sent, listed):
+    up = init(world)
+    c = s3(world, up["upload_aws_access_key_id"], up["upload_aws_secret_access_key"])
+    bucket, key = up["s3_bucket"], up["file_id"]
+    mpu = c.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"]
+    mib = 1024 * 1024
+    bodies = {}
+    etags = {}
+    for p in sent:
+        n = int(str(p)[0])
+        bodies[n] = fastq_part(f"part{p}", 5 * mib + 1000 if n < 3 else 10_000)
+        etags[n] = c.upload_part(Bucket=bucket, Key=key, UploadId=mpu, PartNumber=n, Body=bodies[n])["ETag"]
+    parts = [{"ETag": etags[n], "PartNumber": n} for n in listed]
+    c.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=mpu, MultipartUpload={"Parts": parts})
+    with open(os.path.join(world["objects_dir"], *key.split("/")), "rb") as f:
+        assert f.read() == b"".join(bodies[n] for n in listed)
+    parts_dir = os.path.join(world["objects_dir"], "s3-parts")
+    left = [f for _, _, fs in os.walk(parts_dir) for f in fs] if os.path.isdir(parts_dir) else []
+    assert left == [], "a completed upload leaves no part behind"
+
+
 def test_a_callback_before_the_file_and_a_cancel_leave_nothing(world):
     raw = Raw(world, "lab")
     up = init(world)

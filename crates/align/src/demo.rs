@@ -1,4 +1,4 @@
-//! The synthetic demo gene catalogue (`assets/functions/demo`), built into the crate so a
+//! The made-up demo gene catalogue (`assets/functions/demo`), built into the crate so a
 //! service can install it without the repository.
 
 use std::fs;
@@ -7,13 +7,13 @@ use std::path::Path;
 use crate::catalogue::{ANNOTATIONS_FILE, GENES_FILE};
 use crate::error::Error;
 
-/// The demo catalogue's `genes.fa`: 30 segments of 600 to 1,500 bp of the demo genomes.
+/// The demo catalogue's `genes.fa`: 30 segments of 600 to 1,500 bp of the demo reference sequences.
 pub const GENES_FA: &[u8] = include_bytes!("../../../assets/functions/demo/genes.fa");
 
 /// The demo catalogue's `annotations.tsv`: EC numbers assigned arbitrarily to the genes.
 pub const ANNOTATIONS_TSV: &[u8] = include_bytes!("../../../assets/functions/demo/annotations.tsv");
 
-/// The demo catalogue's `README.md`, which says that everything in it is synthetic.
+/// The demo catalogue's `README.md`, which says that its genes and functions are made up.
 pub const README_MD: &[u8] = include_bytes!("../../../assets/functions/demo/README.md");
 
 /// Writes the demo catalogue's files into `dir` (created if missing), ready for

@@ -58,6 +58,101 @@ pub struct TaxonRow {
     pub reestimated_abundance: Option<f64>,
 }
 
+/// What an abundance figure measures. Each answers a different question, so every table, chart
+/// and export names the one it shows.
+///
+/// - [`Measure::Reestimated`]: the share of reads re-estimated per species (Bracken's method):
+///   reads placed above species are shared out to the species below. Where the database has a
+///   k-mer distribution, this is the figure shown first.
+/// - [`Measure::GenomeCopies`]: the share of genome copies: a species' reads over its mean genome
+///   length, as a share of all species. A 48 kbp phage with 3% of the reads can be most of the
+///   genome copies.
+/// - [`Measure::ReadShare`]: reads of the taxon and below as a share of all the sample's reads
+///   (unclassified reads included), as Kraken 2's report gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// `reestimated_abundance`.
+    Reestimated,
+    /// `abundance`.
+    GenomeCopies,
+    /// `readcount_w_children / n_reads`.
+    ReadShare,
+}
+
+impl Measure {
+    /// Every measure, in the order of preference for a default.
+    pub const ALL: [Measure; 3] = [Measure::Reestimated, Measure::GenomeCopies, Measure::ReadShare];
+
+    /// The name used in options, CSV headers and JSON (`reestimated`, `genome_copies`,
+    /// `read_share`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Measure::Reestimated => "reestimated",
+            Measure::GenomeCopies => "genome_copies",
+            Measure::ReadShare => "read_share",
+        }
+    }
+
+    /// The measure named `key` ([`Measure::key`]; `abundance` is the genome-copy share, the
+    /// field's name in the results).
+    pub fn from_key(key: &str) -> Option<Measure> {
+        match key {
+            "reestimated" | "reestimated_abundance" => Some(Measure::Reestimated),
+            "genome_copies" | "abundance" => Some(Measure::GenomeCopies),
+            "read_share" => Some(Measure::ReadShare),
+            _ => None,
+        }
+    }
+
+    /// A short label for a heading or an axis.
+    pub fn label(self) -> &'static str {
+        match self {
+            Measure::Reestimated => "Re-estimated abundance",
+            Measure::GenomeCopies => "Share of genome copies",
+            Measure::ReadShare => "Share of reads",
+        }
+    }
+
+    /// One sentence saying how the figure is made.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            Measure::Reestimated => {
+                "share of reads per species after reads placed above species are shared out to the species below (Bracken's method, from the database's k-mer distribution)"
+            }
+            Measure::GenomeCopies => {
+                "share of genome copies: each species' reads over its mean genome length, as a share of all species"
+            }
+            Measure::ReadShare => {
+                "reads of the taxon and below as a share of all reads in the sample, unclassified reads included"
+            }
+        }
+    }
+
+    /// The row's value as a fraction (0-1), where the results carry it. Re-estimated and
+    /// genome-copy abundance are given on species rows (re-estimated also on genus rows); the
+    /// share of reads on every row.
+    pub fn value(self, row: &TaxonRow, n_reads: u64) -> Option<f64> {
+        let v = match self {
+            Measure::Reestimated => row.reestimated_abundance,
+            Measure::GenomeCopies => row.abundance,
+            Measure::ReadShare => (n_reads > 0).then(|| row.readcount_w_children as f64 / n_reads as f64),
+        };
+        v.filter(|v| v.is_finite())
+    }
+
+    /// Whether any row of `results` carries this measure.
+    pub fn available(self, results: &ClassificationResults) -> bool {
+        results.table.iter().any(|r| self.value(r, results.n_reads).is_some())
+    }
+
+    /// The measure to show first: re-estimated abundance where the results carry it, else the
+    /// share of genome copies, else the share of reads.
+    pub fn default_for(results: &ClassificationResults) -> Measure {
+        Measure::ALL.into_iter().find(|m| m.available(results)).unwrap_or(Measure::ReadShare)
+    }
+}
+
 /// `GET /panels/{id}/results` (experimental format).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

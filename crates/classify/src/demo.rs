@@ -1,4 +1,4 @@
-//! The small synthetic demo reference data, embedded so that the demo database can be built
+//! The small demo reference data (fragments of real genomes), embedded so that the demo database can be built
 //! on any machine without the repository (`mgds db install --demo`).
 //!
 //! The files are `assets/demo/` of the repository; see its `README.md` for how they were made.
@@ -12,11 +12,11 @@ use crate::error::Error;
 pub const NODES_DMP: &[u8] = include_bytes!("../../../assets/demo/taxonomy/nodes.dmp");
 /// NCBI `names.dmp` subset (scientific names of the taxa in [`NODES_DMP`]).
 pub const NAMES_DMP: &[u8] = include_bytes!("../../../assets/demo/taxonomy/names.dmp");
-/// Synthetic reference genomes (gzipped FASTA).
+/// Reference sequences: fragments of real genomes and phage lambda (gzipped FASTA).
 pub const GENOMES_FA_GZ: &[u8] = include_bytes!("../../../assets/demo/genomes.fa.gz");
 /// Sequence-to-taxon map of [`GENOMES_FA_GZ`] (`seq_id<TAB>tax_id<TAB>genome`).
 pub const SEQID2TAXID: &[u8] = include_bytes!("../../../assets/demo/seqid2taxid.tsv");
-/// Simulated reads from the demo genomes (gzipped FASTQ), to try a classification.
+/// Reads simulated from the demo sequences (gzipped FASTQ), to try a classification.
 pub const READS_FASTQ_GZ: &[u8] = include_bytes!("../../../assets/demo/reads.fastq.gz");
 
 /// Writes the demo database sources into `dir` (created if missing) and returns the input for

@@ -17,7 +17,7 @@
 //!
 //! [`build`] writes a database deterministically (the same inputs give the same bytes) from a
 //! [`BuildInput`]; [`Database::open`] maps it (or a Kraken 2 folder) and [`Database::digest`]
-//! identifies it. The [`demo`] module carries the small synthetic demo reference data.
+//! identifies it. The [`demo`] module carries the small demo reference data (fragments of real genomes).
 
 pub mod abundance;
 mod build;

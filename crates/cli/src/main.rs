@@ -13,6 +13,7 @@ use mgds_api::BatchStatus;
 use mgds_server::{AppState, Config, Tls, admin};
 
 mod account;
+mod compare;
 mod connect;
 mod output;
 mod references;
@@ -87,6 +88,9 @@ enum Command {
     /// Download the read-level results of classifications.
     #[command(subcommand)]
     Readlevel(resources::ReadlevelCommand),
+    /// Compare samples by their classifications: stacked bars or a heatmap (SVG, PNG) and the
+    /// numbers behind them (CSV, TSV).
+    Compare(compare::CompareArgs),
     /// List and show sequencing batches.
     #[command(subcommand)]
     Batches(resources::BatchesCommand),
@@ -157,6 +161,18 @@ enum AdminCommand {
     /// Sequencing batches.
     #[command(subcommand)]
     Batch(BatchCommand),
+    /// Copy this install (the data folder's database and files) to PostgreSQL and an S3 store,
+    /// check the copy, and say what it did; stop the service first. Run it again after an
+    /// interruption: nothing is copied twice. The store's address and credentials come from
+    /// the --s3-* options or the AWS variables.
+    Migrate {
+        /// The PostgreSQL database to copy the records into (its schema is made if needed).
+        #[arg(long, value_name = "URL")]
+        to_database: String,
+        /// The S3 bucket to copy the files into (s3://bucket or s3://bucket/folder).
+        #[arg(long, value_name = "s3://BUCKET")]
+        to_store: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -212,13 +228,14 @@ fn parse_status(s: &str) -> Result<BatchStatus, String> {
     })
 }
 
-async fn open(dir: PathBuf) -> Result<AppState> {
-    open_with(Config::new(&dir)).await
-}
-
-async fn open_with(config: Config) -> Result<AppState> {
-    let dir = config.data_dir.clone();
-    AppState::open(&config).await.with_context(|| format!("cannot open the MGDS data folder {}", dir.display()))
+/// Opens the service's state as `config` says, naming the database or the data folder when it
+/// cannot.
+pub(crate) async fn open_with(config: Config) -> Result<AppState> {
+    let place = match &config.database_url {
+        Some(url) => format!("the database {}", mgds_server::db::redact(url)),
+        None => format!("the MGDS data folder {}", config.data_dir.display()),
+    };
+    AppState::open(&config).await.with_context(|| format!("cannot open {place}"))
 }
 
 /// Resolves on Ctrl-C or (on Unix) SIGTERM.
@@ -239,18 +256,18 @@ pub(crate) async fn shutdown_signal() {
     let _ = ctrl_c.await;
 }
 
-async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
+async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     let tls = match (args.tls_cert, args.tls_key) {
         (Some(cert), Some(key)) => Some(Tls { cert, key }),
         _ => None,
     };
     let bound = mgds_server::bind(args.listen, tls.as_ref()).await?;
     let url = args.public_url.unwrap_or_else(|| bound.url());
+    let dir = config.data_dir.clone();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create the data folder {}", dir.display()))?;
     if !args.no_demo {
         local::install_demo_if_new(&dir).await?;
     }
-    let mut config = Config::new(&dir);
     config.trusted_proxies = args.trusted_proxies;
     config.runner.limits = args.limits.limits();
     config.runner.workers = args.workers;
@@ -259,8 +276,12 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }
+    let database = config.database_url.as_deref().map(mgds_server::db::redact);
     let state = open_with(config).await?.with_public_url(&url);
-    eprintln!("MGDS service: data in {}", dir.display());
+    match database {
+        Some(db) => eprintln!("MGDS service: records in {db}, data in {}", dir.display()),
+        None => eprintln!("MGDS service: data in {}", dir.display()),
+    }
     // Two lines on stdout, in one write, once the service accepts connections: scripts wait for
     // them. The second is the S3-compatible endpoint that S3 clients (boto3 in the onecodex
     // client) upload to; it is the service's own address.
@@ -275,8 +296,8 @@ async fn serve(dir: PathBuf, args: ServeArgs) -> Result<()> {
     mgds_server::serve(bound, state, shutdown).await.context("the service stopped")
 }
 
-async fn run_admin(dir: PathBuf, command: AdminCommand) -> Result<()> {
-    let state = open(dir).await?;
+async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -> Result<()> {
+    let state = open_with(config).await?;
     let db = &state.db;
     match command {
         AdminCommand::User(UserCommand::Create { email, organization, org_admin }) => {
@@ -302,8 +323,46 @@ async fn run_admin(dir: PathBuf, command: AdminCommand) -> Result<()> {
             let b = admin::set_batch_status(db, &batch, status).await?;
             println!("{}", serde_json::to_string_pretty(&b)?);
         }
+        AdminCommand::Migrate { to_database, to_store } => {
+            let store = g.s3.config(&to_store)?;
+            migrate(&state, &to_database, &store).await?;
+        }
     }
     state.db.close().await;
+    Ok(())
+}
+
+/// `mgds admin migrate`: the copy, with a line per table and a count of files on stderr, and
+/// the totals on stdout.
+async fn migrate(state: &AppState, to_database: &str, store: &mgds_server::storage::S3Config) -> Result<()> {
+    use mgds_server::migrate::Step;
+    let target = mgds_server::db::redact(to_database);
+    eprintln!("copying the records to {target} and the files to s3://{}", store.full_key("").trim_end_matches('/'));
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let report = mgds_server::migrate::migrate(state, to_database, store, &mut |step| match step {
+        Step::Table(t) => eprintln!("  {:<22} {:>9} rows ({} added)", t.table, t.target, t.added),
+        Step::File { bytes: b, .. } => {
+            files += 1;
+            bytes += b;
+            if files % 100 == 0 {
+                eprintln!("  files: {files} ({:.1} MB)", bytes as f64 / 1e6);
+            }
+        }
+    })
+    .await
+    .with_context(|| format!("the copy to {target} did not finish; run the same command again to go on"))?;
+    let rows: i64 = report.tables.iter().map(|t| t.target).sum();
+    println!(
+        "{rows} rows in {} tables match; {} files copied ({:.1} MB), {} already there; every file checked by size and SHA-256",
+        report.tables.len(),
+        report.files_copied,
+        report.bytes_copied as f64 / 1e6,
+        report.files_present
+    );
+    eprintln!(
+        "next: start the service with --database {target} --store s3://{} (and the same --s3-* options)",
+        store.full_key("").trim_end_matches('/')
+    );
     Ok(())
 }
 
@@ -334,10 +393,10 @@ fn main() -> ExitCode {
     let g = cli.global;
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Serve(args) => serve(connect::data_dir(&g)?, args).await,
-            Command::Worker(args) => references::run_worker(connect::data_dir(&g)?, args).await,
-            Command::Db(cmd) => references::run_db(connect::data_dir(&g)?, cmd).await,
-            Command::Admin { command } => run_admin(connect::data_dir(&g)?, command).await,
+            Command::Serve(args) => serve(connect::service_config(&g)?, args).await,
+            Command::Worker(args) => references::run_worker(connect::service_config(&g)?, args).await,
+            Command::Db(cmd) => references::run_db(connect::service_config(&g)?, cmd).await,
+            Command::Admin { command } => run_admin(&g, connect::service_config(&g)?, command).await,
             Command::Login(args) => account::login(&g, &args).await,
             Command::Logout => account::logout(&g),
             Command::Whoami { json } => account::whoami(&g, json).await,
@@ -352,6 +411,7 @@ fn main() -> ExitCode {
             Command::Jobs(cmd) => resources::run_jobs(&connect::connect(&g).await?, cmd).await,
             Command::Analyses(cmd) => resources::run_analyses(&connect::connect(&g).await?, cmd).await,
             Command::Readlevel(cmd) => resources::run_readlevel(&connect::connect(&g).await?, cmd).await,
+            Command::Compare(args) => compare::run(&connect::connect(&g).await?, args).await,
             Command::Batches(cmd) => resources::run_batches(&connect::connect(&g).await?, cmd).await,
             Command::Watch(cmd) => watch::run(&g, cmd).await,
             Command::Schema { resource } => resources::run_schema(&connect::connect(&g).await?, resource).await,

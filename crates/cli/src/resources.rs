@@ -379,8 +379,51 @@ const ANALYSIS_COLUMNS: &[Column] = &[
     ("created", "created_at"),
 ];
 
-const SPECIES_COLUMNS: &[Column] =
-    &[("tax_id", "tax_id"), ("name", "name"), ("reads", "readcount_w_children"), ("abundance", "abundance")];
+const SPECIES_COLUMNS: &[Column] = &[
+    ("tax_id", "tax_id"),
+    ("name", "name"),
+    ("reads", "reads"),
+    ("reestimated_%", "reestimated"),
+    ("genome_copies_%", "genome_copies"),
+    ("read_share_%", "read_share"),
+];
+
+/// The species of a classification as rows for [`print_list`], sorted by `sort`: every
+/// abundance measure in percent under its own name (blank where the results lack it).
+fn species_rows(results: &mgds_api::ClassificationResults, sort: mgds_api::Measure) -> Vec<serde_json::Value> {
+    use mgds_api::Measure;
+    let mut rows: Vec<&mgds_api::TaxonRow> = mgds_formats::species_abundances(results);
+    let value = |r: &mgds_api::TaxonRow| sort.value(r, results.n_reads);
+    rows.sort_by(|a, b| match (value(a), value(b)) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    rows.into_iter()
+        .map(|r| {
+            let pct = |m: Measure| m.value(r, results.n_reads).map(|v| format!("{:.4}", v * 100.0));
+            serde_json::json!({
+                "tax_id": r.tax_id,
+                "name": r.name,
+                "reads": r.readcount_w_children,
+                "reestimated": pct(Measure::Reestimated),
+                "genome_copies": pct(Measure::GenomeCopies),
+                "read_share": pct(Measure::ReadShare),
+            })
+        })
+        .collect()
+}
+
+fn missing_why(m: mgds_api::Measure) -> &'static str {
+    match m {
+        mgds_api::Measure::Reestimated => "the database has no k-mer distribution, or the service does not give it",
+        mgds_api::Measure::GenomeCopies => {
+            "the database's genome lengths are not known, or the service does not give it"
+        }
+        mgds_api::Measure::ReadShare => "the sample has no reads",
+    }
+}
 
 /// `mgds analyses ...`.
 #[derive(clap::Subcommand, Debug)]
@@ -403,9 +446,29 @@ pub enum AnalysesCommand {
     },
     /// Print the results of a finished analysis: a classification as a table of species
     /// (`--json` for the full results), anything else as JSON.
+    ///
+    /// The species table gives each abundance measure in its own column, in percent:
+    /// `reestimated_%` (reads re-estimated per species from the database's k-mer
+    /// distribution, Bracken's method: reads placed above species are shared out to the species
+    /// below), `genome_copies_%` (reads over mean genome length: the share of genome copies)
+    /// and `read_share_%` (reads of the species as a share of all the sample's reads). A column
+    /// is blank when the database does not give that measure. Rows are sorted by the first
+    /// measure the results carry, in that order, or by `--sort`.
+    #[command(verbatim_doc_comment)]
     Results {
         /// The analysis id.
         id: String,
+        /// Sort the species table by this measure.
+        #[arg(long, value_parser = ["reestimated", "genome_copies", "read_share"])]
+        sort: Option<String>,
+        /// Print the classification's report as `kraken2 --report` writes it (tab-separated;
+        /// Bracken, Pavian and Krona read it) instead of the species table (MGDS services).
+        #[arg(long, conflicts_with_all = ["sort", "json", "csv"])]
+        kraken_report: bool,
+        /// Wait for an analysis that has not finished (on the local profile, this command's own
+        /// service runs it meanwhile), at most this many seconds.
+        #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "3600")]
+        wait: Option<u64>,
         #[command(flatten)]
         out: OutputArgs,
     },
@@ -436,21 +499,52 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
             print_list(&list.out, &items, ANALYSIS_COLUMNS)
         }
         AnalysesCommand::Show { id } => print_one(&analyses.get(id.as_str()).await?),
-        AnalysesCommand::Results { id, out } => {
-            let a = analyses.get(id.as_str()).await?;
+        AnalysesCommand::Results { id, sort, kraken_report, wait, out } => {
+            let mut a = analyses.get(id.as_str()).await?;
+            if !a.complete
+                && let Some(secs) = wait
+            {
+                eprintln!("analysis {id} has not finished yet; waiting for it");
+                let jobs = ctx.client.jobs();
+                a = jobs.wait(id.as_str()).timeout(Duration::from_secs(secs)).send().await?;
+            }
             if !a.complete {
-                bail!("analysis {id} has not finished yet; `mgds analyses show {id}` shows its state");
+                bail!(
+                    "analysis {id} has not finished yet; `mgds analyses show {id}` shows its state, and \
+                     `--wait` waits for it (the local service runs analyses while an mgds command, \
+                     `mgds serve` or the app is running)"
+                );
             }
             if !a.success {
                 let why = a.error_msg.as_deref().filter(|m| !m.is_empty()).unwrap_or("no reason given");
                 bail!("analysis {id} failed, so it has no results: {why}");
             }
             match a.analysis_type.as_deref() {
+                Some("classification") if kraken_report => {
+                    print!("{}", ctx.client.classifications().kraken_report(id.as_str()).await?);
+                    Ok(())
+                }
+                _ if kraken_report => bail!("analysis {id} is not a classification, so it has no Kraken-style report"),
                 Some("classification") if !out.json => {
                     let results = ctx.client.classifications().results(id.as_str()).await?;
-                    let species = mgds_formats::species_abundances(&results);
+                    let measure = sort
+                        .as_deref()
+                        .and_then(mgds_api::Measure::from_key)
+                        .unwrap_or_else(|| mgds_api::Measure::default_for(&results));
+                    let species = species_rows(&results, measure);
                     if !out.csv {
-                        eprintln!("{} species; {} reads in the sample", species.len(), results.n_reads);
+                        eprintln!(
+                            "{} species; {} reads in the sample; sorted by {}: {}",
+                            species.len(),
+                            results.n_reads,
+                            measure.label().to_lowercase(),
+                            measure.explanation()
+                        );
+                        for m in mgds_api::Measure::ALL {
+                            if !m.available(&results) {
+                                eprintln!("no {} in these results ({})", m.label().to_lowercase(), missing_why(m));
+                            }
+                        }
                     }
                     print_list(&out, &species, SPECIES_COLUMNS)
                 }

@@ -73,6 +73,21 @@ pub enum SamplesCommand {
         #[arg(long)]
         no_project: bool,
     },
+    /// Show a sample's metadata as JSON, or change it with --set and --unset.
+    ///
+    /// The standard fields (name, description, external_sample_id, platform, library_type,
+    /// sample_type, date_collected, date_sequenced, location_string, location_lat,
+    /// location_lon, starred) are set as such; any other key is a custom field.
+    Metadata {
+        /// The sample id.
+        id: String,
+        /// Set a field: `name="gut day 1"`, `platform=Illumina MiSeq`, `site=A` (repeatable).
+        #[arg(long, value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Clear a field (repeatable).
+        #[arg(long, value_name = "KEY")]
+        unset: Vec<String>,
+    },
     /// Delete a sample, its file and its analyses.
     Delete {
         /// The sample id.
@@ -107,6 +122,84 @@ fn build_filter(a: &SampleListArgs) -> Result<Filter> {
     Ok(f)
 }
 
+/// The metadata fields that are not custom, and the type of their values.
+const STANDARD_FIELDS: &[(&str, FieldKind)] = &[
+    ("name", FieldKind::Text),
+    ("description", FieldKind::Text),
+    ("external_sample_id", FieldKind::Text),
+    ("platform", FieldKind::Text),
+    ("library_type", FieldKind::Text),
+    ("sample_type", FieldKind::Text),
+    ("date_collected", FieldKind::Text),
+    ("date_sequenced", FieldKind::Text),
+    ("location_string", FieldKind::Text),
+    ("location_lat", FieldKind::Number),
+    ("location_lon", FieldKind::Number),
+    ("starred", FieldKind::Flag),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum FieldKind {
+    Text,
+    Number,
+    Flag,
+}
+
+/// The change `--set KEY=VALUE` and `--unset KEY` ask for, as the `PATCH /metadata` body. The
+/// service replaces the custom fields as a whole, so the ones kept are sent with the change.
+fn metadata_change(
+    custom: &serde_json::Map<String, serde_json::Value>,
+    set: &[String],
+    unset: &[String],
+) -> Result<MetadataInput> {
+    use serde_json::Value;
+    let mut body = serde_json::Map::new();
+    let mut custom = custom.clone();
+    let mut custom_changed = false;
+    for kv in set {
+        let (k, v) = kv.split_once('=').with_context(|| format!("--set {kv:?} must be KEY=VALUE"))?;
+        let k = k.trim();
+        let value = match STANDARD_FIELDS.iter().find(|(name, _)| *name == k).map(|(_, kind)| *kind) {
+            Some(FieldKind::Text) => Value::String(v.to_string()),
+            Some(FieldKind::Number) => {
+                let n: f64 = v.trim().parse().with_context(|| format!("--set {k}: {v:?} is not a number"))?;
+                serde_json::json!(n)
+            }
+            Some(FieldKind::Flag) => match v.trim() {
+                "true" | "yes" | "1" => Value::Bool(true),
+                "false" | "no" | "0" => Value::Bool(false),
+                other => bail!("--set {k}: {other:?} is not true or false"),
+            },
+            None => {
+                custom.insert(k.to_string(), Value::String(v.to_string()));
+                custom_changed = true;
+                continue;
+            }
+        };
+        body.insert(k.to_string(), value);
+    }
+    for k in unset {
+        match STANDARD_FIELDS.iter().find(|(name, _)| name == k) {
+            Some((_, FieldKind::Flag)) => {
+                body.insert(k.clone(), Value::Bool(false));
+            }
+            Some(_) => {
+                body.insert(k.clone(), Value::Null);
+            }
+            None => {
+                if custom.remove(k).is_none() {
+                    bail!("--unset {k}: the sample has no field {k:?}");
+                }
+                custom_changed = true;
+            }
+        }
+    }
+    if custom_changed {
+        body.insert("custom".into(), Value::Object(custom));
+    }
+    serde_json::from_value(Value::Object(body)).context("the metadata change")
+}
+
 /// Runs a `samples` command.
 pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
     let samples = ctx.client.samples();
@@ -138,6 +231,17 @@ pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
                 u = u.no_project();
             }
             print_one(&u.send().await?)
+        }
+        SamplesCommand::Metadata { id, set, unset } => {
+            let sample = samples.get(id.as_str()).await?;
+            let record = sample.metadata.as_ref().with_context(|| format!("sample {id} has no metadata record"))?;
+            let records = ctx.client.metadata();
+            let current = records.get(record.id()).await?;
+            if set.is_empty() && unset.is_empty() {
+                return print_one(&current);
+            }
+            let input = metadata_change(&current.custom, &set, &unset)?;
+            print_one(&records.update(record.id()).fields(input).send().await?)
         }
         SamplesCommand::Delete { id } => {
             samples.delete(id.as_str()).await?;
@@ -352,4 +456,33 @@ fn describe(s: &mgds_formats::Summary) -> String {
         s.min_len,
         s.max_len
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn metadata_changes_set_standard_fields_and_keep_the_other_custom_ones() {
+        let custom = json!({"site": "A", "run": "7"}).as_object().unwrap().clone();
+        let set = ["name=gut day 1".to_string(), "location_lat=51.5".into(), "starred=yes".into(), "site=B".into()];
+        let input = metadata_change(&custom, &set, &["run".into(), "platform".into()]).unwrap();
+        let body = serde_json::to_value(&input).unwrap();
+        assert_eq!(
+            body,
+            json!({"name": "gut day 1", "location_lat": 51.5, "starred": true, "platform": null, "custom": {"site": "B"}})
+        );
+        // Nothing custom touched: the custom fields are not sent at all.
+        let body = serde_json::to_value(metadata_change(&custom, &["name=x".into()], &[]).unwrap()).unwrap();
+        assert_eq!(body, json!({"name": "x"}));
+        let err = |set: &[&str], unset: &[&str]| {
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let unset: Vec<String> = unset.iter().map(|s| s.to_string()).collect();
+            format!("{:#}", metadata_change(&custom, &set, &unset).unwrap_err())
+        };
+        assert!(err(&["location_lon=east"], &[]).contains("location_lon"));
+        assert!(err(&["name"], &[]).contains("KEY=VALUE"));
+        assert!(err(&[], &["colour"]).contains("no field \"colour\""));
+    }
 }

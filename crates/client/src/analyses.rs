@@ -134,6 +134,13 @@ impl Classifications {
         c.get_json(c.api_url(&["classifications", id.resource_id(), "readlevel"])).await
     }
 
+    /// The classification's report as `kraken2 --report` writes it, for Bracken, Pavian or Krona
+    /// (`GET /classifications/{id}/kraken_report`, offered by MGDS services).
+    pub async fn kraken_report(&self, id: impl ResourceId) -> Result<String> {
+        let c = &self.inner.client;
+        c.get_text(c.api_url(&["classifications", id.resource_id(), "kraken_report"])).await
+    }
+
     /// Downloads the gzipped read-level TSV to `dest` (whole or not at all). Returns its size.
     pub async fn download_readlevel(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
         self.download_readlevel_with_progress(id, dest, None).await

@@ -595,6 +595,16 @@ impl Client {
         decode(&what, &answer.body)
     }
 
+    /// GET a text resource (UTF-8).
+    pub(crate) async fn get_text(&self, url: Url) -> Result<String> {
+        let what = describe(&Method::GET, &url);
+        let answer = self
+            .execute(Call { method: Method::GET, url, body: None, idempotency: Idempotency::Safe, gone_is_done: false })
+            .await?;
+        String::from_utf8(answer.body.to_vec())
+            .map_err(|_| Error::InvalidInput(format!("the answer to {what} is not UTF-8 text")))
+    }
+
     /// Sends a JSON body and reads a JSON answer.
     pub(crate) async fn send_json<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,

@@ -26,7 +26,7 @@ use crate::{Client, Error, Result, transport};
 pub type Progress = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// Size of the pieces read from disk: memory use stays flat whatever the file size.
-const CHUNK: usize = 64 * 1024;
+const CHUNK: usize = 1024 * 1024;
 
 /// A limit on upload speed in bytes per second, shared by every upload given a clone of it
 /// (the uploads together stay under it). The limit can change while uploads run; 0 means none.

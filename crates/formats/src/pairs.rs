@@ -403,14 +403,19 @@ pub(crate) fn check_mate_names(r1: &Path, a: &Record, r2: &Path, b: &Record, n: 
     if a.base_id() == b.base_id() {
         return Ok(());
     }
-    Err(Error::NameMismatch {
+    Err(mate_names_differ(r1, a.id(), r2, b.id(), n))
+}
+
+/// The error for record `n` of `r1` and of `r2`, whose ids `a` and `b` name different reads.
+pub(crate) fn mate_names_differ(r1: &Path, a: &[u8], r2: &Path, b: &[u8], n: u64) -> Error {
+    Error::NameMismatch {
         path: r1.to_owned(),
         record: n,
-        name: String::from_utf8_lossy(a.id()).into_owned(),
+        name: String::from_utf8_lossy(a).into_owned(),
         other: r2.to_owned(),
-        other_name: String::from_utf8_lossy(b.id()).into_owned(),
+        other_name: String::from_utf8_lossy(b).into_owned(),
         hint: "mates must have the same read name; the files are not mates, or their reads are in different orders",
-    })
+    }
 }
 
 #[cfg(test)]

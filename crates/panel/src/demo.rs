@@ -1,5 +1,6 @@
 //! The demo panel (`assets/panels/demo/`), built into the crate so the service can install and
-//! run it without the repository. Its sequences are synthetic; see its README.
+//! run it without the repository: ten real antimicrobial-resistance genes from NCBI's Reference
+//! Gene Catalog (public domain); see its README.
 
 use std::io;
 use std::path::Path;
@@ -11,7 +12,6 @@ use crate::error::Error;
 pub const FILES: &[(&str, &[u8])] = &[
     (PANEL_FILE, include_bytes!("../../../assets/panels/demo/panel.json")),
     ("amr_genes.fasta", include_bytes!("../../../assets/panels/demo/amr_genes.fasta")),
-    ("point_mutations.fasta", include_bytes!("../../../assets/panels/demo/point_mutations.fasta")),
     ("README.md", include_bytes!("../../../assets/panels/demo/README.md")),
 ];
 
@@ -48,8 +48,8 @@ mod tests {
         let p = panel();
         assert_eq!(p.name(), "MGDS demo AMR panel");
         let subs = p.sub_panels();
-        assert_eq!(subs.len(), 2);
+        assert_eq!(subs.len(), 1);
+        assert_eq!(subs[0].markers.len(), 10);
         assert!(subs[0].markers.iter().all(|m| !m.is_short(p.thresholds())));
-        assert!(subs[1].markers.iter().all(|m| m.is_short(p.thresholds())));
     }
 }

@@ -20,8 +20,8 @@ fn main() -> ExitCode {
     if let Some(n) = rest.get(1).and_then(|n| n.parse().ok()) {
         opts.top_n = n;
     }
-    if rest.get(2).is_some_and(|m| m == "readcount") {
-        opts.metric = Metric::Readcount;
+    if let Some(m) = rest.get(2).and_then(|m| Metric::from_key(m)) {
+        opts.metric = m;
     }
     let run = || -> Result<(), Box<dyn std::error::Error>> {
         let results = serde_json::from_slice(&std::fs::read(input)?)?;

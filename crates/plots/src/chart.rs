@@ -1,6 +1,6 @@
 //! Drawing the horizontal bar chart, to SVG or PNG.
 
-use mgds_api::ClassificationResults;
+use mgds_api::{ClassificationResults, Measure};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -208,7 +208,7 @@ fn draw<DB: DrawingBackend>(
 
 fn default_title(opts: &AbundanceChartOptions, bars: &[Bar]) -> String {
     let what = match opts.metric {
-        Metric::Abundance => "Relative abundance",
+        Metric::Share(m) => m.label(),
         Metric::Readcount => "Reads",
     };
     let rank = opts.rank.trim();
@@ -221,7 +221,9 @@ fn default_title(opts: &AbundanceChartOptions, bars: &[Bar]) -> String {
 
 fn axis_description(metric: Metric) -> &'static str {
     match metric {
-        Metric::Abundance => "Relative abundance (%)",
+        Metric::Share(Measure::Reestimated) => "Re-estimated abundance (% of reads, Bracken's method)",
+        Metric::Share(Measure::GenomeCopies) => "Share of genome copies (%, reads over genome length)",
+        Metric::Share(Measure::ReadShare) => "Share of all reads in the sample (%)",
         Metric::Readcount => "Reads (taxon and descendants)",
     }
 }
@@ -229,9 +231,9 @@ fn axis_description(metric: Metric) -> &'static str {
 /// The value printed at the end of a bar.
 pub(crate) fn format_value(v: f64, metric: Metric) -> String {
     match metric {
-        Metric::Abundance if v >= 10.0 => format!("{v:.1}%"),
-        Metric::Abundance if v >= 0.01 => format!("{v:.2}%"),
-        Metric::Abundance => "<0.01%".to_owned(),
+        Metric::Share(_) if v >= 10.0 => format!("{v:.1}%"),
+        Metric::Share(_) if v >= 0.01 => format!("{v:.2}%"),
+        Metric::Share(_) => "<0.01%".to_owned(),
         Metric::Readcount => thousands(v.round() as u64),
     }
 }
@@ -239,7 +241,7 @@ pub(crate) fn format_value(v: f64, metric: Metric) -> String {
 /// The value in a bar's hover title, more precise than on the chart.
 fn hover_title(bar: &Bar, metric: Metric) -> String {
     let value = match metric {
-        Metric::Abundance => format!("{:.3}% relative abundance", bar.value),
+        Metric::Share(m) => format!("{:.3}% ({})", bar.value, m.label().to_lowercase()),
         Metric::Readcount => format!("{} reads", thousands(bar.value.round() as u64)),
     };
     match &bar.tax_id {
@@ -255,7 +257,7 @@ pub(crate) fn format_tick(v: f64, metric: Metric) -> String {
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
     }
     match metric {
-        Metric::Abundance => format!("{}%", trim(v)),
+        Metric::Share(_) => format!("{}%", trim(v)),
         Metric::Readcount if v.abs() >= 1e6 => format!("{}M", trim(v / 1e6)),
         Metric::Readcount if v.abs() >= 1e3 => format!("{}k", trim(v / 1e3)),
         Metric::Readcount => trim(v),
@@ -281,13 +283,13 @@ mod tests {
 
     #[test]
     fn formats_values_and_ticks() {
-        assert_eq!(format_value(19.3127, Metric::Abundance), "19.3%");
-        assert_eq!(format_value(2.621, Metric::Abundance), "2.62%");
-        assert_eq!(format_value(0.004, Metric::Abundance), "<0.01%");
+        assert_eq!(format_value(19.3127, Metric::Share(Measure::GenomeCopies)), "19.3%");
+        assert_eq!(format_value(2.621, Metric::Share(Measure::GenomeCopies)), "2.62%");
+        assert_eq!(format_value(0.004, Metric::Share(Measure::GenomeCopies)), "<0.01%");
         assert_eq!(format_value(3_475_466.0, Metric::Readcount), "3,475,466");
         assert_eq!(format_value(999.0, Metric::Readcount), "999");
-        assert_eq!(format_tick(12.5, Metric::Abundance), "12.5%");
-        assert_eq!(format_tick(0.0, Metric::Abundance), "0%");
+        assert_eq!(format_tick(12.5, Metric::Share(Measure::GenomeCopies)), "12.5%");
+        assert_eq!(format_tick(0.0, Metric::Share(Measure::GenomeCopies)), "0%");
         assert_eq!(format_tick(1_500_000.0, Metric::Readcount), "1.5M");
         assert_eq!(format_tick(20_000.0, Metric::Readcount), "20k");
         assert_eq!(format_tick(250.0, Metric::Readcount), "250");

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use mgds_api::ClassificationResults;
+use mgds_api::{ClassificationResults, Measure};
 
 /// What to draw in an abundance chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,20 +25,41 @@ pub struct AbundanceChartOptions {
 
 impl Default for AbundanceChartOptions {
     fn default() -> Self {
-        Self { rank: "species".to_owned(), top_n: 10, metric: Metric::Abundance, width: 900, height: 480, title: None }
+        Self {
+            rank: "species".to_owned(),
+            top_n: 10,
+            metric: Metric::Share(Measure::GenomeCopies),
+            width: 900,
+            height: 480,
+            title: None,
+        }
     }
 }
 
 /// The value a bar shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Metric {
-    /// Estimated relative abundance, in percent. The results give abundance at species level
-    /// only, so at any other rank a taxon's value is the sum of the abundances of the taxa below
-    /// it (a species counts towards the genus it descends from).
-    #[default]
-    Abundance,
+    /// One of the abundance measures ([`Measure`]), in percent, named in the chart's title and
+    /// axis. Re-estimated and genome-copy abundance are given for species, so at any other rank
+    /// a taxon's value is the sum over the species below it (a species counts towards the
+    /// genus it descends from). The share of reads is read at the rank itself.
+    Share(Measure),
     /// Reads assigned to the taxon and its descendants (`readcount_w_children`).
     Readcount,
+}
+
+impl Default for Metric {
+    fn default() -> Self {
+        Metric::Share(Measure::GenomeCopies)
+    }
+}
+
+impl Metric {
+    /// The metric named `key`: `readcount`, or a [`Measure::key`] (`abundance` is the
+    /// genome-copy share).
+    pub fn from_key(key: &str) -> Option<Metric> {
+        if key == "readcount" { Some(Metric::Readcount) } else { Measure::from_key(key).map(Metric::Share) }
+    }
 }
 
 /// One bar of a chart.
@@ -48,7 +69,7 @@ pub struct Bar {
     pub label: String,
     /// The taxon's NCBI tax id; `None` for the "Other" bucket.
     pub tax_id: Option<String>,
-    /// Percent (0–100) for [`Metric::Abundance`], reads for [`Metric::Readcount`].
+    /// Percent (0–100) for [`Metric::Share`], reads for [`Metric::Readcount`].
     pub value: f64,
 }
 
@@ -73,21 +94,32 @@ pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -
     // Per taxon at the rank: (index of its row, value), in table order.
     let mut values: Vec<(usize, f64)> = Vec::new();
     match opts.metric {
-        Metric::Readcount => {
+        Metric::Readcount | Metric::Share(Measure::ReadShare) => {
             for (i, row) in table.iter().enumerate() {
                 if at_rank(&row.rank) {
-                    values.push((i, row.readcount_w_children as f64));
+                    let v = match opts.metric {
+                        Metric::Readcount => Some(row.readcount_w_children as f64),
+                        _ => Measure::ReadShare.value(row, results.n_reads).map(|v| v * 100.0),
+                    };
+                    if let Some(v) = v {
+                        values.push((i, v));
+                    }
                 }
             }
         }
-        Metric::Abundance => {
+        Metric::Share(measure) => {
             let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(table.len());
             for (i, row) in table.iter().enumerate() {
                 by_id.entry(row.tax_id.as_str()).or_insert(i);
             }
             let mut slot_of: HashMap<usize, usize> = HashMap::new();
-            for row in table {
-                let Some(a) = row.abundance.filter(|a| a.is_finite() && *a > 0.0) else {
+            // Where the results give the measure at the rank itself (re-estimated abundance of
+            // genera, estimated at that level), those values; otherwise the species values,
+            // summed up to the rank.
+            let direct = table.iter().any(|r| at_rank(&r.rank) && measure.value(r, results.n_reads).is_some());
+            let source_rank = if direct { opts.rank.as_str() } else { "species" };
+            for row in table.iter().filter(|r| r.rank.trim().eq_ignore_ascii_case(source_rank.trim())) {
+                let Some(a) = measure.value(row, results.n_reads).filter(|a| *a > 0.0) else {
                     continue;
                 };
                 if let Some(anc) = ancestor_at(table, &by_id, row, &at_rank) {
@@ -189,15 +221,37 @@ mod tests {
     }
 
     #[test]
+    fn a_measure_given_at_the_rank_itself_is_used_there() {
+        let mut r = results();
+        for row in &mut r.table {
+            row.reestimated_abundance = match row.tax_id.as_str() {
+                "11" => Some(0.6),
+                "12" => Some(0.1),
+                "21" => Some(0.3),
+                // Genus-level estimates of their own, not the sums of their species.
+                "10" => Some(0.65),
+                "20" => Some(0.35),
+                _ => None,
+            };
+        }
+        let genus = top_taxa(&r, &opts("genus", 10, Metric::Share(Measure::Reestimated)));
+        let values: Vec<(&str, f64)> = genus.iter().map(|b| (b.label.as_str(), b.value)).collect();
+        assert_eq!(values, [("Alpha", 65.0), ("Beta", 35.0)]);
+        // Ranks without their own values sum the species below.
+        let species = top_taxa(&r, &opts("species", 10, Metric::Share(Measure::Reestimated)));
+        assert_eq!(species[0].value, 60.0);
+    }
+
+    #[test]
     fn species_sorted_as_percent_and_zero_left_out() {
-        let bars = top_taxa(&results(), &opts("species", 10, Metric::Abundance));
+        let bars = top_taxa(&results(), &opts("species", 10, Metric::Share(Measure::GenomeCopies)));
         let got: Vec<_> = bars.iter().map(|b| (b.label.as_str(), b.value)).collect();
         assert_eq!(got, [("Alpha one", 50.0), ("Beta one", 25.0), ("Alpha two", 20.0), ("Orphan", 5.0)]);
     }
 
     #[test]
     fn genus_sums_its_species() {
-        let bars = top_taxa(&results(), &opts("Genus", 10, Metric::Abundance));
+        let bars = top_taxa(&results(), &opts("Genus", 10, Metric::Share(Measure::GenomeCopies)));
         assert_eq!(bars.len(), 2);
         assert_eq!(bars[0].tax_id.as_deref(), Some("10"));
         assert!((bars[0].value - 70.0).abs() < 1e-9);
@@ -206,16 +260,16 @@ mod tests {
 
     #[test]
     fn other_sums_the_rest() {
-        let bars = top_taxa(&results(), &opts("species", 2, Metric::Abundance));
+        let bars = top_taxa(&results(), &opts("species", 2, Metric::Share(Measure::GenomeCopies)));
         assert_eq!(bars.len(), 3);
         assert!(bars[2].is_other());
         assert_eq!(bars[2].label, "Other (2 taxa)");
         assert!((bars[2].value - 25.0).abs() < 1e-9);
         // Exactly top_n taxa: no Other.
-        let bars = top_taxa(&results(), &opts("species", 4, Metric::Abundance));
+        let bars = top_taxa(&results(), &opts("species", 4, Metric::Share(Measure::GenomeCopies)));
         assert!(bars.iter().all(|b| !b.is_other()));
         // top_n 0 is treated as 1.
-        assert_eq!(top_taxa(&results(), &opts("species", 0, Metric::Abundance)).len(), 2);
+        assert_eq!(top_taxa(&results(), &opts("species", 0, Metric::Share(Measure::GenomeCopies))).len(), 2);
     }
 
     #[test]
@@ -227,9 +281,9 @@ mod tests {
 
     #[test]
     fn unknown_rank_and_parent_cycle_give_nothing() {
-        assert!(top_taxa(&results(), &opts("phylum", 10, Metric::Abundance)).is_empty());
+        assert!(top_taxa(&results(), &opts("phylum", 10, Metric::Share(Measure::GenomeCopies))).is_empty());
         let mut r = results();
         r.table = vec![row("5", "A", "species", Some("6"), 1, Some(0.5)), row("6", "B", "no rank", Some("5"), 1, None)];
-        assert!(top_taxa(&r, &opts("genus", 10, Metric::Abundance)).is_empty());
+        assert!(top_taxa(&r, &opts("genus", 10, Metric::Share(Measure::GenomeCopies))).is_empty());
     }
 }

@@ -10,12 +10,16 @@
 //! names the same family (`DejaVu Sans, sans-serif`).
 
 mod chart;
+mod compare;
+mod compare_chart;
 mod data;
 mod font;
 mod raster;
 mod svg;
 
 pub use chart::{OKABE_ITO, OTHER_COLOUR, abundance_bars, abundance_png, svg_to_png};
+pub use compare::{CLUSTERING, Column, CompareOptions, Compared, Comparison, cluster_order, compare};
+pub use compare_chart::{ChartSize, heatmap, stacked_bars};
 pub use data::{AbundanceChartOptions, Bar, Metric, top_taxa};
 
 /// A chart rendered as SVG, with the data it shows.

@@ -47,43 +47,101 @@ pub(crate) fn escape_xml(s: &str) -> String {
     out
 }
 
-/// Gives each annotated bar's `<rect>` its class, tax id and `<title>`.
-pub(crate) fn annotate_bars(svg: &str, bars: &[BarAnnotation]) -> Result<String, Error> {
-    // (start of the element, end of "/>" exclusive, annotation)
-    let mut edits: Vec<(usize, usize, &BarAnnotation)> = Vec::with_capacity(bars.len());
-    for bar in bars {
-        let r = bar.rect;
-        let needle = format!("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" ", r.x, r.y, r.width, r.height);
-        let mut hits = svg.match_indices(&needle).map(|(i, _)| i);
-        let (Some(start), None) = (hits.next(), hits.next()) else {
-            return Err(Error::Draw(format!("bar rectangle {r:?} not found exactly once in the SVG")));
-        };
-        let close = svg[start..].find("/>").ok_or_else(|| Error::Draw("unterminated <rect> in the SVG".to_owned()))?;
-        edits.push((start, start + close + 2, bar));
-    }
-    edits.sort_by_key(|e| e.0);
+/// `<rect>` elements by their pixel rectangle (x, y, width, height): where each starts and where
+/// its `/>` ends in the text.
+type RectIndex = std::collections::HashMap<(i32, i32, i32, i32), Vec<(usize, usize)>>;
 
-    let mut out = String::with_capacity(svg.len() + bars.len() * 160);
-    let mut at = 0;
-    for (start, end, bar) in edits {
-        out.push_str(&svg[at..start]);
-        out.push_str("<rect class=\"");
-        out.push_str(bar.class);
-        out.push('"');
-        if let Some(id) = &bar.tax_id {
-            out.push_str(" data-tax-id=\"");
-            out.push_str(&escape_xml(id));
-            out.push('"');
+/// Where each `<rect>` that plotters wrote is, by its pixel rectangle: the element's start and
+/// the end of its `/>`, for every element with those exact coordinates.
+fn rect_index(svg: &str) -> RectIndex {
+    let mut index = RectIndex::default();
+    for (start, _) in svg.match_indices("<rect x=\"") {
+        let rest = &svg[start..];
+        let Some(close) = rest.find("/>") else { continue };
+        let element = &rest[..close];
+        let attr = |name: &str| -> Option<i32> {
+            let at = element.find(&format!(" {name}=\""))? + name.len() + 3;
+            element[at..].split('"').next()?.parse().ok()
+        };
+        if let (Some(x), Some(y), Some(w), Some(h)) = (attr("x"), attr("y"), attr("width"), attr("height")) {
+            index.entry((x, y, w, h)).or_default().push((start, start + close + 2));
         }
+    }
+    index
+}
+
+/// Rewrites the `<rect>` elements found at `edits` (start, end, what to put before the
+/// original attributes, the title), in any order.
+fn rewrite(svg: &str, mut edits: Vec<(usize, usize, String, &str)>) -> String {
+    edits.sort_by_key(|e| e.0);
+    let mut out = String::with_capacity(svg.len() + edits.len() * 160);
+    let mut at = 0;
+    for (start, end, attributes, title) in edits {
+        out.push_str(&svg[at..start]);
+        out.push_str("<rect");
+        out.push_str(&attributes);
         // The original attributes, without "<rect" and "/>".
         out.push_str(svg[start + "<rect".len()..end - 2].trim_end());
         out.push_str("><title>");
-        out.push_str(&escape_xml(&bar.title));
+        out.push_str(&escape_xml(title));
         out.push_str("</title></rect>");
         at = end;
     }
     out.push_str(&svg[at..]);
-    Ok(out)
+    out
+}
+
+/// The one `<rect>` of `index` at `r`.
+fn find(
+    index: &RectIndex,
+    r: PixelRect,
+) -> Result<(usize, usize), Error> {
+    match index.get(&(r.x, r.y, r.width, r.height)).map(Vec::as_slice) {
+        Some([one]) => Ok(*one),
+        _ => Err(Error::Draw(format!("rectangle {r:?} not found exactly once in the SVG"))),
+    }
+}
+
+/// Gives each annotated bar's `<rect>` its class, tax id and `<title>`.
+pub(crate) fn annotate_bars(svg: &str, bars: &[BarAnnotation]) -> Result<String, Error> {
+    let index = rect_index(svg);
+    let mut edits = Vec::with_capacity(bars.len());
+    for bar in bars {
+        let (start, end) = find(&index, bar.rect)?;
+        let mut attributes = format!(" class=\"{}\"", bar.class);
+        if let Some(id) = &bar.tax_id {
+            attributes.push_str(&format!(" data-tax-id=\"{}\"", escape_xml(id)));
+        }
+        edits.push((start, end, attributes, bar.title.as_str()));
+    }
+    Ok(rewrite(svg, edits))
+}
+
+/// One value's rectangle in a comparison chart.
+pub(crate) struct Annotation {
+    pub rect: PixelRect,
+    /// The sample's row.
+    pub sample: usize,
+    /// The taxon, for a taxon's value.
+    pub tax_id: Option<String>,
+    /// Plain text (escaped here).
+    pub title: String,
+}
+
+/// Gives each value's `<rect>` `class="cell"`, `data-sample`, `data-tax-id` (for a taxon) and a
+/// `<title>`; one pass over the SVG whatever the number of values.
+pub(crate) fn annotate_rects(svg: &str, cells: &[Annotation]) -> Result<String, Error> {
+    let index = rect_index(svg);
+    let mut edits = Vec::with_capacity(cells.len());
+    for cell in cells {
+        let (start, end) = find(&index, cell.rect)?;
+        let mut attributes = format!(" class=\"cell\" data-sample=\"{}\"", cell.sample);
+        if let Some(id) = &cell.tax_id {
+            attributes.push_str(&format!(" data-tax-id=\"{}\"", escape_xml(id)));
+        }
+        edits.push((start, end, attributes, cell.title.as_str()));
+    }
+    Ok(rewrite(svg, edits))
 }
 
 #[cfg(test)]

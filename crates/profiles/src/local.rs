@@ -34,17 +34,17 @@ pub fn keychain_name(data_dir: &Path) -> String {
 }
 
 /// Installs the demo reference data into `data_dir` unless reference data is already there, so
-/// a new local service can classify uploads at once; rebuilds a demo database an older version
-/// of the classifier made.
+/// a new local service can classify uploads at once; makes again the demo references that are
+/// out of date (built by an older classifier, or from older bundled demo data).
 pub async fn install_demo_if_new(dir: &Path) -> Result<()> {
     if dir.join(mgds_server::references::DATABASES_DIR).exists() {
-        // A demo database an older engine built is made again for this one.
+        // Demo references an older version made are made again for this one.
         let d = dir.to_path_buf();
         if tokio::task::spawn_blocking(move || mgds_server::references::refresh_outdated_demo(&d))
             .await?
             .context("cannot rebuild the demo reference data")?
         {
-            eprintln!("rebuilt the demo reference data for this version of the classifier");
+            eprintln!("made the demo reference data again for this version of MGDS");
         }
         return Ok(());
     }

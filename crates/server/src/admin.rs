@@ -1,7 +1,7 @@
 //! The operator's actions, which have no HTTP route: users and their API keys, and sequencing
 //! batches. `mgds admin ...` calls these.
 
-use sqlx::SqlitePool;
+use crate::store::db::Pool;
 
 use crate::auth::{hash_key, new_api_key};
 use crate::store::batches::{self, Moved};
@@ -57,7 +57,7 @@ pub struct NewUser {
 
 /// Creates a user in `organization` (created if needed) and returns their API key.
 pub async fn create_user(
-    db: &SqlitePool,
+    db: &Pool,
     email: &str,
     organization: Option<&str>,
     org_admin: bool,
@@ -74,7 +74,7 @@ pub async fn create_user(
 }
 
 /// Gives a user a new API key; the old one stops working at once.
-pub async fn rotate_key(db: &SqlitePool, email: &str) -> Result<String, AdminError> {
+pub async fn rotate_key(db: &Pool, email: &str) -> Result<String, AdminError> {
     let api_key = new_api_key();
     if !users::set_key_hash(db, email.trim(), &hash_key(&api_key)).await? {
         return Err(AdminError::NoSuchUser(email.to_string()));
@@ -83,22 +83,22 @@ pub async fn rotate_key(db: &SqlitePool, email: &str) -> Result<String, AdminErr
 }
 
 /// A user's id by e-mail.
-pub async fn user_id(db: &SqlitePool, email: &str) -> Result<String, AdminError> {
+pub async fn user_id(db: &Pool, email: &str) -> Result<String, AdminError> {
     users::id_by_email(db, email.trim()).await?.ok_or_else(|| AdminError::NoSuchUser(email.to_string()))
 }
 
 /// Users as (id, e-mail, organisation, admin), by e-mail.
-pub async fn list_users(db: &SqlitePool) -> Result<Vec<(String, String, String, bool)>, AdminError> {
+pub async fn list_users(db: &Pool) -> Result<Vec<(String, String, String, bool)>, AdminError> {
     Ok(users::all(db).await?)
 }
 
-async fn batch(db: &SqlitePool, number_or_id: &str) -> Result<SequencingBatch, AdminError> {
+async fn batch(db: &Pool, number_or_id: &str) -> Result<SequencingBatch, AdminError> {
     batches::find(db, number_or_id).await?.ok_or_else(|| AdminError::NoSuchBatch(number_or_id.to_string()))
 }
 
 /// Registers a sequencing batch for the user `owner_email`.
 pub async fn create_batch(
-    db: &SqlitePool,
+    db: &Pool,
     owner_email: &str,
     batch_number: &str,
     name: Option<&str>,
@@ -112,7 +112,7 @@ pub async fn create_batch(
 
 /// Moves a batch to `status`: forward only, or to canceled before it is done.
 pub async fn set_batch_status(
-    db: &SqlitePool,
+    db: &Pool,
     number_or_id: &str,
     status: BatchStatus,
 ) -> Result<SequencingBatch, AdminError> {

@@ -64,7 +64,7 @@ fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 
 /// Looks up the user owning `key`. The lookup is by hash; the stored hash is then compared
 /// with the computed one in constant time.
-pub async fn user_for_key(db: &sqlx::SqlitePool, key: &str) -> Result<Option<User>, ApiError> {
+pub async fn user_for_key(db: &crate::store::db::Pool, key: &str) -> Result<Option<User>, ApiError> {
     let hash = hash_key(key);
     let found = users::by_key_hash(db, &hash).await?;
     Ok(found.and_then(|(user, stored)| bool::from(stored.ct_eq(&hash)).then_some(user)))

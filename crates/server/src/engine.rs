@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::references::{Installed, ReferenceKind};
-use crate::store::analyses::Artifact;
+use crate::store::analyses::{Artifact, KRAKEN_REPORT};
 
 /// The argument that starts a binary as an engine process (see [`engine_entry`]).
 pub const ENGINE_ARG: &str = "__mgds-engine";
@@ -75,9 +75,27 @@ impl Default for Limits {
 /// reference's size on disk, and at least 2 GiB.
 pub fn memory_ceiling(limits: &Limits, reference: &Installed) -> u64 {
     limits.memory.unwrap_or_else(|| {
-        let size = dir_size(&reference.dir);
+        let mut size = dir_size(&reference.dir);
+        let data = reference.path();
+        if !data.starts_with(&reference.dir) {
+            // A database read in place (a Kraken 2 folder): its own files, not what is kept
+            // below it (the references it was built from).
+            size += top_level_size(&data);
+        }
         (1 << 30) + 2 * size.max(1 << 29)
     })
+}
+
+fn top_level_size(path: &Path) -> u64 {
+    match std::fs::read_dir(path) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().ok())
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len())
+            .sum(),
+        Err(_) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+    }
 }
 
 fn dir_size(dir: &Path) -> u64 {
@@ -108,7 +126,10 @@ impl Databases {
         if let Some((_, db)) = loaded.iter().find(|(job, _)| *job == reference.job_id) {
             return Ok(db.clone());
         }
-        let db = mgds_classify::Database::open(reference.path())
+        // Companion files (k-mer profile, distributions) live in the reference's own folder,
+        // also when the database itself is a Kraken 2 folder elsewhere.
+        let open = mgds_classify::OpenOptions { companion_dir: Some(reference.dir.clone()) };
+        let db = mgds_classify::Database::open_with(reference.path(), &open)
             .map_err(|e| format!("the reference database {} could not be opened: {e}", reference.manifest.name))?;
         if db.digest() != reference.manifest.digest {
             return Err(format!(
@@ -323,9 +344,15 @@ pub(crate) fn run_engine(databases: &Databases, job: &EngineJob) -> Result<(Valu
             }
             let path = dir.join("readlevel.tsv.gz");
             let mut out = std::io::BufWriter::new(create(&path)?);
-            let results = mgds_classify::classify(&db, reads, &opts, &mut out).map_err(|e| explain(&e))?;
+            let outputs = mgds_classify::Outputs { readlevel: Some(&mut out), kraken: None };
+            let c = mgds_classify::classify_reads(&db, mgds_classify::Reads::File(reads), &opts, outputs)
+                .map_err(|e| explain(&e))?;
             out.flush().map_err(|e| cannot_write("the read-level results", &e))?;
-            let v = json(serde_json::to_value(results))?;
+            // Kraken 2's `--report`, for the tools that read it (Bracken, Pavian, Krona); the
+            // worker stores it beside the results.
+            let report = dir.join(KRAKEN_REPORT);
+            std::fs::write(&report, c.report.render(&db)).map_err(|e| cannot_write("the Kraken-style report", &e))?;
+            let v = json(serde_json::to_value(c.results))?;
             Ok((v, Some(Artifact::File(path))))
         }
         ReferenceKind::Panel => {

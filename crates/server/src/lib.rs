@@ -14,10 +14,13 @@ pub mod auth;
 pub mod engine;
 pub mod error;
 pub mod listing;
+pub mod metrics;
+pub mod migrate;
 pub mod references;
 pub mod routes;
 pub mod s3;
 pub mod schema;
+pub mod shared_references;
 pub mod signing;
 pub mod store;
 pub mod worker;
@@ -30,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::store::db::Pool;
 use axum::Router;
-use sqlx::SqlitePool;
 
 pub use error::{ApiError, ApiResult};
 pub use store::{db, files as storage};
@@ -44,6 +47,11 @@ pub const OBJECTS_DIR: &str = "objects";
 pub struct Config {
     /// Where the database and files live; created if missing.
     pub data_dir: PathBuf,
+    /// A PostgreSQL database (`postgres://user@host/database`) to keep the records in instead of
+    /// SQLite in the data folder.
+    pub database_url: Option<String>,
+    /// An S3 bucket to keep the files in instead of `objects/` in the data folder.
+    pub store: Option<store::files::S3Config>,
     /// The address clients use to reach the service (scheme, host, port), used in upload and
     /// download addresses. `None` until the listening address is known.
     pub public_url: Option<String>,
@@ -64,6 +72,8 @@ impl Config {
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         Config {
             data_dir: data_dir.into(),
+            database_url: None,
+            store: None,
             public_url: None,
             auth_failure_limit: 20,
             auth_failure_window: Duration::from_secs(300),
@@ -77,7 +87,7 @@ impl Config {
 #[derive(Debug, Clone)]
 pub struct AppState {
     /// The database.
-    pub db: SqlitePool,
+    pub db: Pool,
     /// Files.
     pub storage: store::files::Storage,
     /// Signs upload forms and download addresses.
@@ -88,6 +98,8 @@ pub struct AppState {
     pub public_url: Arc<str>,
     /// Installed reference data and the job workers.
     pub runner: Arc<worker::Runner>,
+    /// Counts of requests and analyses, for `/metrics`.
+    pub metrics: Arc<metrics::Metrics>,
 }
 
 impl AppState {
@@ -95,9 +107,17 @@ impl AppState {
     /// may have left half-done, and loads (or creates) the signing secret.
     pub async fn open(config: &Config) -> Result<AppState, StartError> {
         std::fs::create_dir_all(&config.data_dir).map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
-        let db = store::db::open(&config.data_dir).await.map_err(StartError::Database)?;
-        let storage = store::files::Storage::local(&config.data_dir.join(OBJECTS_DIR))
-            .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?;
+        let db =
+            store::db::open(&config.data_dir, config.database_url.as_deref()).await.map_err(StartError::Database)?;
+        let storage = match &config.store {
+            Some(s3) => {
+                let storage = store::files::Storage::s3(s3).map_err(|e| StartError::Store(s3.bucket.clone(), e))?;
+                storage.check().await.map_err(|e| StartError::Store(s3.bucket.clone(), e))?;
+                storage
+            }
+            None => store::files::Storage::local(&config.data_dir.join(OBJECTS_DIR))
+                .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?,
+        };
         let swept = storage.sweep_staging().map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
         if swept > 0 {
             tracing::info!(files = swept, "removed partial uploads left by an interrupted run");
@@ -114,6 +134,7 @@ impl AppState {
             )),
             public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
             runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner.clone())),
+            metrics: Arc::default(),
         };
         housekeeping(&state).await;
         worker::sweep_work_dir(&config.data_dir);
@@ -144,6 +165,11 @@ pub enum StartError {
     /// The database could not be opened or migrated.
     #[error("cannot open the database")]
     Database(#[source] sqlx::Error),
+    /// The S3 bucket could not be reached.
+    #[error(
+        "cannot reach the S3 bucket {0} (check the endpoint, the region and the credentials, and that the bucket exists)"
+    )]
+    Store(String, #[source] object_store::Error),
     /// The address could not be bound.
     #[error("cannot listen on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),

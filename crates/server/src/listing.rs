@@ -235,10 +235,12 @@ fn compile_op(field: &Field, op: &str, v: &Value, binds: &mut Vec<Bind>) -> Resu
             for _ in 0..times {
                 binds.push(Bind::Text(s.to_string()));
             }
+            // Written so that SQLite and PostgreSQL read it alike (PostgreSQL's schema defines
+            // `instr`; a negative start means different things to their `substr`).
             match op.trim_start_matches("$i").trim_start_matches('$') {
                 "contains" => format!("instr({c}, {p}) > 0"),
                 "startswith" => format!("substr({c}, 1, length(?)) = {p}"),
-                _ => format!("substr({c}, -length(?)) = {p}"),
+                _ => format!("substr({c}, length({c}) - length(?) + 1) = {p}"),
             }
         }
     };
@@ -381,7 +383,9 @@ pub fn compile_sort(
             let desc = dir.as_bool().ok_or_else(|| {
                 format!("sort values must be true (descending) or false (ascending); got {dir} for '{name}'")
             })?;
-            parts.push(format!("{} {}", field.column, if desc { "DESC" } else { "ASC" }));
+            // Empty values first going up, last going down, as SQLite orders them; PostgreSQL's
+            // default is the other way round.
+            parts.push(format!("{} {}", field.column, if desc { "DESC NULLS LAST" } else { "ASC NULLS FIRST" }));
         }
     }
     if parts.is_empty() && !default_order.trim().is_empty() {
@@ -588,10 +592,14 @@ mod tests {
             "(substr(lower(s.filename), 1, length(?)) = lower(?))",
             &[t("A"), t("A")],
         );
-        chk(r#"{"filename": {"$endswith": ".fq"}}"#, "(substr(s.filename, -length(?)) = ?)", &[t(".fq"), t(".fq")]);
+        chk(
+            r#"{"filename": {"$endswith": ".fq"}}"#,
+            "(substr(s.filename, length(s.filename) - length(?) + 1) = ?)",
+            &[t(".fq"), t(".fq")],
+        );
         chk(
             r#"{"filename": {"$iendswith": ".Q"}}"#,
-            "(substr(lower(s.filename), -length(?)) = lower(?))",
+            "(substr(lower(s.filename), length(lower(s.filename)) - length(?) + 1) = lower(?))",
             &[t(".Q"), t(".Q")],
         );
         chk(r#"{"filename": {"$in": ["a", "b"]}}"#, "(s.filename IN (?, ?))", &[t("a"), t("b")]);
@@ -703,11 +711,11 @@ mod tests {
         let sort = |s: Option<&str>, default: &str, tie: &str| compile_sort(&fs, s, default, tie);
         assert_eq!(
             sort(Some(r#"{"size": true, "filename": false}"#), "d", "s.id ASC").unwrap(),
-            "s.size DESC, s.filename ASC, s.id ASC"
+            "s.size DESC NULLS LAST, s.filename ASC NULLS FIRST, s.id ASC"
         );
         assert_eq!(
             sort(Some(r#"{"filename": false, "size": true}"#), "d", "s.id ASC").unwrap(),
-            "s.filename ASC, s.size DESC, s.id ASC"
+            "s.filename ASC NULLS FIRST, s.size DESC NULLS LAST, s.id ASC"
         );
         for none in [None, Some(""), Some("{}")] {
             assert_eq!(sort(none, "s.created_at ASC", "s.id ASC").unwrap(), "s.created_at ASC, s.id ASC");

@@ -175,6 +175,8 @@ fn running() -> &'static Running {
         let dir = tempfile::tempdir().unwrap();
         let (url, state, user, key) = rt.block_on(async {
             let mut config = crate::Config::new(dir.path().join("data"));
+            config.database_url = crate::db::test_database().await;
+            config.store = crate::storage::S3Config::for_tests();
             config.runner.workers = 0;
             config.auth_failure_limit = u32::MAX;
             let (url, state) = crate::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();

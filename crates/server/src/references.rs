@@ -7,9 +7,9 @@
 //! reference, pinned by engine name, engine version and digest: a new database is a new job, and
 //! the analyses of the old one stay tied to what produced them.
 //!
-//! [`install_demo`] builds the small demo references shipped with the engines (synthetic
-//! genomes over a real NCBI taxonomy subset, a demo panel, a demo gene catalogue), so that a
-//! fresh service has working jobs with no download.
+//! [`install_demo`] builds the small demo references shipped with the engines (fragments of real
+//! genomes over their NCBI taxonomy, a panel of real resistance genes, a made-up gene catalogue),
+//! so that a fresh service has working jobs with no download.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-pub use mgds_classify::BuildInput;
+pub use mgds_classify::{
+    BuildInput, BuildOptions, BuildProgress, BuildReport, BuildStage, DEFAULT_READ_LENGTH, PrepareOptions,
+    PrepareReport, SpeciesGenomes,
+};
 
 use crate::AppState;
 use crate::error::ApiResult;
@@ -121,6 +124,36 @@ pub struct Manifest {
     /// Whether this classification database runs by itself on every new sample.
     #[serde(default)]
     pub default: bool,
+    /// For a classification database: our own file, or a Kraken 2 folder read in place (then
+    /// `file` is the folder's absolute path, and this folder keeps only the companion files).
+    #[serde(default, skip_serializing_if = "DatabaseFormat::is_mgds")]
+    pub format: DatabaseFormat,
+    /// For a classification database: the genomes found per species, with their mean length
+    /// (what genome-copy abundance divides by). `None` when they are not known (a Kraken 2
+    /// folder without its `library/`): results then carry no genome-copy abundance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub genomes: Option<Vec<SpeciesGenomes>>,
+    /// For the demo references: the version of the bundled demo data they were made from
+    /// ([`DEMO_VERSION`]); a data folder with older demo references gets the current ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demo_version: Option<u32>,
+}
+
+/// The format of a classification database.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DatabaseFormat {
+    /// A file built by `mgds db build`.
+    #[default]
+    Mgds,
+    /// A Kraken 2 database folder (`hash.k2d`, `opts.k2d`, `taxo.k2d`), read where it is.
+    Kraken2,
+}
+
+impl DatabaseFormat {
+    fn is_mgds(&self) -> bool {
+        *self == DatabaseFormat::Mgds
+    }
 }
 
 /// One installed reference with the job it provides.
@@ -152,6 +185,12 @@ impl References {
     /// records the default classification job. A folder with a broken manifest is skipped with
     /// a warning naming it, so one bad install does not stop the service.
     pub async fn load(state: &AppState, data_dir: &Path) -> ApiResult<References> {
+        // With an S3 store: the references of jobs registered on other machines first.
+        match crate::shared_references::fetch_missing(state, data_dir).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(references = n, "fetched reference data from the store"),
+            Err(e) => tracing::warn!(error = %e, "could not fetch reference data from the store"),
+        }
         let mut refs = References::default();
         let root = data_dir.join(DATABASES_DIR);
         let Ok(entries) = std::fs::read_dir(&root) else { return Ok(refs) };
@@ -185,7 +224,11 @@ impl References {
             if manifest.kind == ReferenceKind::Classification && (manifest.default || default.is_none()) {
                 default = Some(job_id.clone());
             }
-            refs.by_job.insert(job_id.clone(), Arc::new(Installed { dir, manifest, job_id }));
+            let installed = Installed { dir, manifest, job_id: job_id.clone() };
+            if let Err(e) = crate::shared_references::publish(state, &installed).await {
+                tracing::warn!(reference = %installed.manifest.name, error = %e, "could not publish reference data to the store");
+            }
+            refs.by_job.insert(job_id, Arc::new(installed));
         }
         settings::set_default_classification(&state.db, default.as_deref()).await?;
         Ok(refs)
@@ -289,6 +332,28 @@ pub fn install_with(
     Ok(manifest)
 }
 
+/// File name of the demo reads ([`write_demo_reads`]).
+pub const DEMO_READS_NAME: &str = "mgds-demo-reads.fastq.gz";
+
+/// Writes the demo reads (gzipped FASTQ, simulated from the demo genomes with known truth) to
+/// `path`, whole or not at all: a first sample to try the demo references with. A file there
+/// already that holds them is kept.
+pub fn write_demo_reads(path: &Path) -> std::io::Result<()> {
+    let bytes = mgds_classify::demo::READS_FASTQ_GZ;
+    if std::fs::read(path).is_ok_and(|b| b == bytes) {
+        return Ok(());
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// The version of the bundled demo data: 2 is the real-sequence demo (genome fragments and NCBI
+/// resistance genes); demo references made from older data are replaced at start.
+pub const DEMO_VERSION: u32 = 2;
+
 /// Names of the demo references' folders.
 pub const DEMO_FOLDERS: [&str; 4] = ["demo-bacteria", "demo-panel", "demo-genomes", "demo-functions"];
 
@@ -304,7 +369,7 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
             let src = dir.join("sources");
             let input = mgds_classify::demo::write_demo_sources(&src).map_err(|e| engine(&e))?;
             let index = dir.join("index.mgdb");
-            mgds_classify::build(&input, &index).map_err(|e| engine(&e))?;
+            let report = mgds_classify::build(&input, &index).map_err(|e| engine(&e))?;
             let db = mgds_classify::Database::open(&index).map_err(|e| engine(&e))?;
             let digest = db.digest().to_string();
             drop(db);
@@ -316,6 +381,9 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 seqid2taxid: None,
                 digest,
                 default: true,
+                format: DatabaseFormat::Mgds,
+                genomes: Some(report.genomes),
+                demo_version: Some(DEMO_VERSION),
             })
         })?);
     }
@@ -331,6 +399,9 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 seqid2taxid: None,
                 digest: panel.digest().to_string(),
                 default: false,
+                format: DatabaseFormat::Mgds,
+                genomes: None,
+                demo_version: Some(DEMO_VERSION),
             })
         })?);
     }
@@ -348,6 +419,9 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 file,
                 seqid2taxid: Some(map),
                 default: false,
+                format: DatabaseFormat::Mgds,
+                genomes: None,
+                demo_version: Some(DEMO_VERSION),
             })
         })?);
     }
@@ -363,56 +437,181 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 seqid2taxid: None,
                 digest: cat.digest().to_string(),
                 default: false,
+                format: DatabaseFormat::Mgds,
+                genomes: None,
+                demo_version: Some(DEMO_VERSION),
             })
         })?);
     }
     Ok(done)
 }
 
-/// Rebuilds the demo classification database when an older version of the engine built it (its
-/// format is no longer read): the demo is made from data bundled with MGDS, so it can always be
-/// made again. The new database is a new job; analyses made with the old one keep their
-/// results. Answers whether it rebuilt.
+/// Makes the demo references again when they are out of date: the classification database when
+/// an older version of the engine built it (its format is no longer read), and every demo
+/// reference made from older bundled data ([`DEMO_VERSION`]). The demo is made from data bundled
+/// with MGDS, so it can always be made again. A new database is a new job; analyses made with
+/// the old one keep their results. Answers whether it rebuilt anything.
 pub fn refresh_outdated_demo(data_dir: &Path) -> Result<bool, InstallError> {
-    let folder = data_dir.join(DATABASES_DIR).join(DEMO_FOLDERS[0]);
-    let Ok(manifest) = read_manifest(&folder) else { return Ok(false) };
-    match mgds_classify::format_version(folder.join(&manifest.file)) {
-        Ok(v) if v != mgds_classify::FORMAT_VERSION => {
+    let root = data_dir.join(DATABASES_DIR);
+    let mut outdated = Vec::new();
+    for name in DEMO_FOLDERS {
+        let folder = root.join(name);
+        let Ok(manifest) = read_manifest(&folder) else { continue };
+        let old_data = manifest.demo_version.unwrap_or(1) < DEMO_VERSION;
+        let old_format = manifest.kind == ReferenceKind::Classification
+            && matches!(mgds_classify::format_version(folder.join(&manifest.file)), Ok(v) if v != mgds_classify::FORMAT_VERSION);
+        if old_data || old_format {
             tracing::warn!(
-                "the demo classification database in {} has format {v}; this engine reads format {}: rebuilding it",
+                "the demo reference {} is out of date ({}): making it again",
                 folder.display(),
-                mgds_classify::FORMAT_VERSION
+                if old_format { "an older classifier built it" } else { "older demo data" }
             );
-            std::fs::remove_dir_all(&folder).map_err(|e| InstallError::Io(folder.clone(), e))?;
-            install_demo(data_dir)?;
-            Ok(true)
+            outdated.push(folder);
         }
-        _ => Ok(false),
     }
+    if outdated.is_empty() {
+        return Ok(false);
+    }
+    for folder in &outdated {
+        std::fs::remove_dir_all(folder).map_err(|e| InstallError::Io(folder.clone(), e))?;
+    }
+    install_demo(data_dir)?;
+    Ok(true)
 }
 
 /// Builds a classification database from reference FASTA files, a sequence-to-taxon map and an
-/// NCBI taxonomy dump folder, and installs it as `folder`.
+/// NCBI taxonomy dump folder, and installs it as `folder`. `progress` is called as the
+/// references are read. The report says what was found (genomes per species, sizes).
 pub fn install_classification(
     data_dir: &Path,
     folder: &str,
     name: &str,
     input: &BuildInput,
+    options: &BuildOptions,
     default: bool,
-) -> Result<Manifest, InstallError> {
-    install_with(data_dir, folder, |dir| {
+    progress: &mut dyn FnMut(&BuildProgress),
+) -> Result<(Manifest, BuildReport), InstallError> {
+    let mut report = None;
+    let manifest = install_with(data_dir, folder, |dir| {
         let index = dir.join("index.mgdb");
-        mgds_classify::build(input, &index).map_err(|e| InstallError::Engine(e.to_string()))?;
-        let db = mgds_classify::Database::open(&index).map_err(|e| InstallError::Engine(e.to_string()))?;
-        Ok(Manifest {
+        let r = mgds_classify::build_with_progress(input, options, &index, progress)
+            .map_err(|e| InstallError::Engine(e.to_string()))?;
+        let manifest = Manifest {
             name: name.into(),
             kind: ReferenceKind::Classification,
             file: "index.mgdb".into(),
             seqid2taxid: None,
+            digest: r.digest.clone(),
+            default,
+            format: DatabaseFormat::Mgds,
+            genomes: Some(r.genomes.clone()),
+            demo_version: None,
+        };
+        report = Some(r);
+        Ok(manifest)
+    })?;
+    Ok((manifest, report.expect("set by a successful install")))
+}
+
+/// What [`import_kraken2`] found.
+#[derive(Debug)]
+pub struct Kraken2Import {
+    /// The manifest installed.
+    pub manifest: Manifest,
+    /// The options the database was built with.
+    pub options: mgds_classify::Kraken2Options,
+    /// Size of `hash.k2d` in bytes.
+    pub table_bytes: u64,
+    /// What reading the folder's references found, when it has them (`library/` and
+    /// `seqid2taxid.map`, or the files given).
+    pub prepared: Option<PrepareReport>,
+    /// Read lengths of the k-mer distributions Bracken left in the folder (copied beside).
+    pub bracken: Vec<u32>,
+}
+
+/// Registers the Kraken 2 database folder `source` as the classification database `folder`,
+/// without copying it: its table stays where it is and is memory-mapped when used. The folder
+/// is checked first (a missing, cut or foreign file is refused, naming it). When the references
+/// it was built from are there (`library/` and `seqid2taxid.map`, as `kraken2-build` leaves them
+/// unless `--clean` was run, or the files in `prepare`), they are read once to find the genomes
+/// (genome-copy abundance) and the k-mer distribution (re-estimated abundance); without them,
+/// results carry read counts, and re-estimated abundance only if Bracken's distribution files
+/// are in the folder. What is computed is kept in `databases/<folder>/`, never in `source`, so
+/// a read-only or shared folder works.
+pub fn import_kraken2(
+    data_dir: &Path,
+    folder: &str,
+    name: &str,
+    source: &Path,
+    prepare: Option<&PrepareOptions>,
+    default: bool,
+    progress: &mut dyn FnMut(&BuildProgress),
+) -> Result<Kraken2Import, InstallError> {
+    let engine = |e: &dyn std::fmt::Display| InstallError::Engine(e.to_string());
+    let source = std::fs::canonicalize(source).map_err(|e| InstallError::Io(source.to_path_buf(), e))?;
+    // Refuse a bad folder, or one registered already, before creating anything.
+    let checked = mgds_classify::Kraken2Database::open(&source).map_err(|e| engine(&e))?;
+    let digest = checked.database().digest().to_string();
+    drop(checked);
+    if let Some((other, _)) =
+        list_installed(data_dir).into_iter().find(|(_, m)| m.as_ref().is_ok_and(|m| m.digest == digest))
+    {
+        return Err(InstallError::Engine(format!(
+            "this database is installed already, as {other:?}; remove the folder {} first to register it again",
+            data_dir.join(DATABASES_DIR).join(&other).display()
+        )));
+    }
+    let mut result = None;
+    let manifest = install_with(data_dir, folder, |dir| {
+        let open = mgds_classify::OpenOptions { companion_dir: Some(dir.to_owned()) };
+        let mut k2 = mgds_classify::Kraken2Database::open_with(&source, &open).map_err(|e| engine(&e))?;
+        let prepared = match prepare {
+            None => None,
+            Some(opts) => match k2.prepare(opts, progress) {
+                Ok(r) => Some(r),
+                Err(mgds_classify::Error::NoLibrary { .. }) if opts.library.is_none() => None,
+                Err(e) => return Err(engine(&e)),
+            },
+        };
+        // Bracken's k-mer distributions, made for this folder, are used as they are: copied
+        // after the references were read, so they take the place of a computed one.
+        let mut bracken = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(&source) {
+            for e in entries.filter_map(Result::ok) {
+                let file_name = e.file_name().to_string_lossy().into_owned();
+                let Some(len) = file_name
+                    .strip_prefix("database")
+                    .and_then(|r| r.strip_suffix("mers.kmer_distrib"))
+                    .and_then(|n| n.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                std::fs::copy(e.path(), dir.join(&file_name)).map_err(|err| InstallError::Io(e.path(), err))?;
+                bracken.push(len);
+            }
+        }
+        bracken.sort_unstable();
+        let db = k2.database();
+        let genomes = prepared.as_ref().map(|r| r.genomes.clone()).filter(|g| !g.is_empty());
+        let table_bytes = std::fs::metadata(source.join("hash.k2d")).map(|m| m.len()).unwrap_or(0);
+        let manifest = Manifest {
+            name: name.into(),
+            kind: ReferenceKind::Classification,
+            file: source.to_string_lossy().into_owned(),
+            seqid2taxid: None,
             digest: db.digest().to_string(),
             default,
-        })
-    })
+            format: DatabaseFormat::Kraken2,
+            genomes,
+            demo_version: None,
+        };
+        result =
+            Some(Kraken2Import { manifest: manifest.clone(), options: *k2.options(), table_bytes, prepared, bracken });
+        Ok(manifest)
+    })?;
+    let mut result = result.expect("set by a successful install");
+    result.manifest = manifest;
+    Ok(result)
 }
 
 /// Hex SHA-256 over files in order (each prefixed by its length, so boundaries count).

@@ -8,10 +8,13 @@
 //! - credentials minted for one upload ([`crate::store::s3_grants::mint`]) sign requests for
 //!   that upload's object keys and nothing else, and stop starting writes after an hour (a
 //!   multipart upload started before then may finish until the upload itself expires);
-//! - PutObject streams into the object store under the upload's key; multipart parts are
-//!   objects of their own until CompleteMultipartUpload joins them in order. Nothing is stored
-//!   under an upload's key unless it arrived whole and its checksum (when the client sent one)
-//!   matches;
+//! - PutObject streams into the object store under the upload's key. Multipart parts that
+//!   arrive in order (boto3 without threads, as `onecodex` runs it, and `mgds` send them so) are
+//!   appended to one assembly file, which CompleteMultipartUpload renames into place when it
+//!   lists exactly those parts: the bytes are written once, as for a single PUT. A part sent out
+//!   of order or again is an object of its own, and completion then copies the parts together.
+//!   Nothing is stored under an upload's key unless it arrived whole and its checksum (when the
+//!   client sent one) matches;
 //! - refusals are the S3 errors clients expect (`AccessDenied`, `ExpiredToken`,
 //!   `InvalidAccessKeyId`, `SignatureDoesNotMatch`, `InvalidPart`, `InvalidPartOrder`,
 //!   `EntityTooSmall`, `NoSuchUpload`, `BadDigest`).
@@ -21,8 +24,10 @@
 //! signature covers the path as the client sent it, so a reverse proxy must pass `/mgds-uploads/`
 //! through unchanged (no path prefix for this part).
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
+use crate::store::db::Pool;
 use bytes::Bytes;
 use chrono::Utc;
 use futures::TryStreamExt;
@@ -37,11 +42,10 @@ use s3s::dto::{
 };
 use s3s::path::S3Path;
 use s3s::{S3, S3Error, S3Request, S3Response, S3Result, s3_error};
-use sqlx::SqlitePool;
 
 use crate::AppState;
 use crate::store::db;
-use crate::store::files::{Storage, WriteError};
+use crate::store::files::{Span, Storage, WriteError};
 use crate::store::s3_grants;
 
 /// The bucket uploads are addressed to.
@@ -70,7 +74,7 @@ fn internal(e: impl std::error::Error + Send + Sync + 'static) -> S3Error {
 
 /// Looks up the secret of an access key (its use is decided by [`Access`]).
 struct Auth {
-    db: SqlitePool,
+    db: Pool,
 }
 
 #[async_trait::async_trait]
@@ -87,7 +91,7 @@ impl S3Auth for Auth {
 
 /// Decides, once a request's signature holds, whether its credentials allow it.
 struct Access {
-    db: SqlitePool,
+    db: Pool,
 }
 
 #[async_trait::async_trait]
@@ -141,8 +145,10 @@ impl S3Access for Access {
 
 /// Where the bytes go.
 struct Backend {
-    db: SqlitePool,
+    db: Pool,
     storage: Storage,
+    // Multipart uploads whose assembly a request is appending to.
+    appending: Arc<Mutex<HashSet<String>>>,
 }
 
 fn grant_of<T>(req: &S3Request<T>) -> S3Result<Permit> {
@@ -201,6 +207,8 @@ enum Stored {
     /// A part of a multipart upload: not synced on its own (the joined object is); its ETag is
     /// the one given, or else the MD5 of its bytes.
     Part { e_tag: Option<String> },
+    /// A part appended to its upload's assembly at byte `at` (local folder only), as [`Stored::Part`].
+    Appended { e_tag: Option<String>, at: u64 },
 }
 
 /// Streams `body` into `key`, published only if it arrived whole and the CRC32 the client gave
@@ -217,7 +225,7 @@ async fn store_body(
 ) -> S3Result<(u64, String, Option<String>)> {
     let e_tag = match &stored {
         Stored::Object => None,
-        Stored::Part { e_tag } => e_tag.clone(),
+        Stored::Part { e_tag } | Stored::Appended { e_tag, .. } => e_tag.clone(),
     };
     let sums = Arc::new(Mutex::new(Sums {
         md5: e_tag.is_none().then(Md5::new),
@@ -266,6 +274,10 @@ async fn store_body(
     let written = match stored {
         Stored::Object => storage.write_stream_checked(key, body, max, check).await?,
         Stored::Part { .. } => storage.write_scratch_checked(key, body, max, check).await?,
+        Stored::Appended { at, .. } => match storage.append_scratch_checked(key, at, body, max, check).await {
+            Some(written) => written?,
+            None => return Err(s3_error!(InternalError, "parts are appended in a local folder only")),
+        },
     };
     let (md5, crc) = computed.lock().ok().and_then(|mut c| c.take()).unwrap_or_default();
     Ok((written.bytes, md5, crc))
@@ -320,18 +332,31 @@ impl S3 for Backend {
         }
         self.multipart(&grant, &input.upload_id, &input.key).await?;
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
-        let key = s3_grants::part_key(&grant.upload_id, &input.upload_id, input.part_number);
-        let (size, md5, crc) = store_body(
-            &self.storage,
-            &key,
-            body,
-            MAX_REQUEST_BODY as u64,
-            input.checksum_crc32,
-            trailers,
-            Stored::Part { e_tag },
-        )
-        .await?;
-        s3_grants::record_part(&self.db, &input.upload_id, input.part_number, &md5, size).await.map_err(internal)?;
+        // The next part in order goes to the end of the assembly, unless another request is
+        // appending to it right now.
+        let appending = self.appending(&input.upload_id);
+        let append_at = match &appending {
+            Some(_) if self.storage.local_path(&input.key).is_some() => {
+                match s3_grants::assembly(&self.db, &input.upload_id).await.map_err(internal)? {
+                    Some((parts, bytes)) if parts + 1 == input.part_number => u64::try_from(bytes).ok(),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let (key, stored) = match append_at {
+            Some(at) => (s3_grants::assembly_key(&grant.upload_id, &input.upload_id), Stored::Appended { e_tag, at }),
+            None => {
+                (s3_grants::part_key(&grant.upload_id, &input.upload_id, input.part_number), Stored::Part { e_tag })
+            }
+        };
+        let (size, md5, crc) =
+            store_body(&self.storage, &key, body, MAX_REQUEST_BODY as u64, input.checksum_crc32, trailers, stored)
+                .await?;
+        s3_grants::record_part(&self.db, &input.upload_id, input.part_number, &md5, size, append_at)
+            .await
+            .map_err(internal)?;
+        drop(appending);
         Ok(S3Response::new(UploadPartOutput {
             e_tag: Some(ETag::Strong(md5)),
             checksum_crc32: crc,
@@ -351,7 +376,9 @@ impl S3 for Backend {
             return Err(s3_error!(InvalidPart, "You must specify at least one part."));
         }
         let stored = s3_grants::parts(&self.db, &input.upload_id).await.map_err(internal)?;
-        let mut keys = Vec::with_capacity(listed.len());
+        let assembly = s3_grants::assembly_key(&grant.upload_id, &input.upload_id);
+        let assembled = self.storage.size(&assembly).await.map_err(internal)?.unwrap_or(0);
+        let mut spans: Vec<Span> = Vec::with_capacity(listed.len());
         let mut md5s = Md5::new();
         let numbers = listed
             .iter()
@@ -362,7 +389,8 @@ impl S3 for Backend {
             return Err(s3_error!(InvalidPartOrder, "The parts must be listed in ascending order of PartNumber."));
         }
         for (i, (part, n)) in listed.iter().zip(numbers).enumerate() {
-            let Some((_, e_tag, size)) = stored.iter().find(|(p, ..)| *p == n) else {
+            let Some(s3_grants::Part { e_tag, size, assembly_offset, .. }) = stored.iter().find(|p| p.part_number == n)
+            else {
                 return Err(s3_error!(InvalidPart, "Part {n} was not uploaded."));
             };
             if let Some(sent) = &part.e_tag
@@ -377,18 +405,35 @@ impl S3 for Backend {
                 ));
             }
             md5s.update(&hex::decode(e_tag).unwrap_or_default());
-            let key = s3_grants::part_key(&grant.upload_id, &input.upload_id, n);
+            let size = u64::try_from(*size).unwrap_or(0);
             // Parts are not synced on their own: one cut short by a power loss is found here.
-            let on_disk = self.storage.size(&key).await.map_err(internal)?;
-            if on_disk != u64::try_from(*size).ok() {
+            let span = match assembly_offset.and_then(|o| u64::try_from(o).ok()) {
+                Some(offset) => {
+                    (offset + size <= assembled).then(|| Span { key: assembly.clone(), range: Some((offset, size)) })
+                }
+                None => {
+                    let key = s3_grants::part_key(&grant.upload_id, &input.upload_id, n);
+                    let on_disk = self.storage.size(&key).await.map_err(internal)?;
+                    (on_disk == Some(size)).then_some(Span { key, range: None })
+                }
+            };
+            let Some(span) = span else {
                 return Err(s3_error!(
                     InvalidPart,
                     "Part {n} is not whole on the service (a restart cut it short); upload it again."
                 ));
+            };
+            // Consecutive ranges of the assembly are one span.
+            match spans.last_mut() {
+                Some(Span { key, range: Some((start, len)) })
+                    if *key == span.key && span.range.is_some_and(|(o, _)| o == *start + *len) =>
+                {
+                    *len += size;
+                }
+                _ => spans.push(span),
             }
-            keys.push(key);
         }
-        self.storage.concat(&input.key, &keys, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
+        self.storage.concat(&input.key, &spans, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
         self.forget(&grant.upload_id, &input.upload_id).await?;
         let e_tag = format!("{}-{}", hex::encode(md5s.finalize()), listed.len());
         tracing::info!(key = %input.key, parts = listed.len(), "completed an S3 multipart upload");
@@ -421,12 +466,39 @@ impl Backend {
         }
     }
 
-    /// Removes a multipart upload's parts and record.
+    /// Removes a multipart upload's parts, its assembly and its record.
     async fn forget(&self, upload: &str, multipart: &str) -> S3Result<()> {
-        for (n, ..) in s3_grants::parts(&self.db, multipart).await.map_err(internal)? {
-            self.storage.delete(&s3_grants::part_key(upload, multipart, n)).await.map_err(internal)?;
+        for part in s3_grants::parts(&self.db, multipart).await.map_err(internal)? {
+            if part.assembly_offset.is_none() {
+                self.storage
+                    .delete(&s3_grants::part_key(upload, multipart, part.part_number))
+                    .await
+                    .map_err(internal)?;
+            }
         }
+        self.storage.delete(&s3_grants::assembly_key(upload, multipart)).await.map_err(internal)?;
         s3_grants::forget_multipart(&self.db, multipart).await.map_err(internal)
+    }
+
+    /// The right to append to multipart upload `id`'s assembly until the answer is dropped;
+    /// `None` while another request holds it.
+    fn appending(&self, id: &str) -> Option<Appending> {
+        let mut held = self.appending.lock().ok()?;
+        held.insert(id.to_string()).then(|| Appending { held: self.appending.clone(), id: id.to_string() })
+    }
+}
+
+/// See [`Backend::appending`].
+struct Appending {
+    held: Arc<Mutex<HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for Appending {
+    fn drop(&mut self) {
+        if let Ok(mut held) = self.held.lock() {
+            held.remove(&self.id);
+        }
     }
 }
 
@@ -439,7 +511,11 @@ pub fn service(
     impl Fn(s3s::HttpError) -> std::future::Ready<(axum::http::StatusCode, String)> + Clone + use<>,
     (),
 > {
-    let mut b = s3s::service::S3ServiceBuilder::new(Backend { db: state.db.clone(), storage: state.storage.clone() });
+    let mut b = s3s::service::S3ServiceBuilder::new(Backend {
+        db: state.db.clone(),
+        storage: state.storage.clone(),
+        appending: Arc::default(),
+    });
     b.set_auth(Auth { db: state.db.clone() });
     b.set_access(Access { db: state.db.clone() });
     axum::error_handling::HandleError::new(b.build(), |e: s3s::HttpError| {

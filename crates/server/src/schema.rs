@@ -133,6 +133,11 @@ fn analysis_links(collection: &str, readlevel: bool, results: bool) -> Vec<Value
             link("GET", &format!("{collection}/{{id}}/readlevel"), "readlevel"),
             schema_of::<mgds_api::ReadlevelUrl>(),
         ));
+        // An MGDS addition: the report as `kraken2 --report` writes it (text).
+        l.push(with_target(
+            link("GET", &format!("{collection}/{{id}}/kraken_report"), "kraken_report"),
+            json!({"type": "string", "contentMediaType": "text/plain"}),
+        ));
     }
     l
 }

@@ -95,48 +95,82 @@ impl Signer {
     }
 
     fn signing_key(&self, date: &str) -> Vec<u8> {
-        let mut k = b"AWS4".to_vec();
-        k.extend_from_slice(&self.secret);
-        let k = hmac(&k, date.as_bytes());
-        let k = hmac(&k, REGION.as_bytes());
-        let k = hmac(&k, b"s3");
-        hmac(&k, b"aws4_request")
+        signing_key(&self.secret, date, REGION)
     }
 
-    /// The form fields for uploading one object at `key` of exactly `size` bytes, valid for
-    /// `valid_for`. Fields are in the order they must be posted, before the `file` part.
+    /// The form fields for uploading one object at `key` of exactly `size` bytes to the
+    /// service's own storage endpoint, valid for `valid_for`. Fields are in the order they must
+    /// be posted, before the `file` part.
     pub fn upload_form(&self, key: &str, size: u64, now: DateTime<Utc>, valid_for: Duration) -> Map<String, Value> {
-        let date = now.format("%Y%m%d").to_string();
-        let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
-        let credential = format!("{ACCESS_KEY_ID}/{date}/{REGION}/s3/aws4_request");
-        let expiration = (now + valid_for).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-        let policy = json!({
-            "expiration": expiration,
-            "conditions": [
-                {"bucket": BUCKET},
-                ["eq", "$key", key],
-                {"acl": "private"},
-                {"success_action_status": "201"},
-                ["content-length-range", size, size],
-                {"x-amz-algorithm": ALGORITHM},
-                {"x-amz-credential": credential},
-                {"x-amz-date": amz_date},
-            ]
-        });
-        let policy_b64 = base64_encode(policy.to_string().as_bytes());
-        let signature = hex::encode(hmac(&self.signing_key(&date), policy_b64.as_bytes()));
-        let mut form = Map::new();
-        form.insert("key".into(), key.into());
-        form.insert("acl".into(), "private".into());
-        form.insert("success_action_status".into(), "201".into());
-        form.insert("x-amz-algorithm".into(), ALGORITHM.into());
-        form.insert("x-amz-credential".into(), credential.into());
-        form.insert("x-amz-date".into(), amz_date.into());
-        form.insert("policy".into(), policy_b64.into());
-        form.insert("x-amz-signature".into(), signature.into());
-        form
+        let own = PolicyKey { access_key_id: ACCESS_KEY_ID, secret: &self.secret, region: REGION, bucket: BUCKET };
+        post_policy(&own, key, size, now, valid_for)
     }
+}
 
+/// Who signs an upload form, for which bucket: the service for its own storage endpoint, or the
+/// S3 store's credentials for a form the store itself checks.
+pub struct PolicyKey<'a> {
+    /// The access key id named in the form.
+    pub access_key_id: &'a str,
+    /// Its secret.
+    pub secret: &'a [u8],
+    /// The region signed for.
+    pub region: &'a str,
+    /// The bucket the form is for.
+    pub bucket: &'a str,
+}
+
+fn signing_key(secret: &[u8], date: &str, region: &str) -> Vec<u8> {
+    let mut k = b"AWS4".to_vec();
+    k.extend_from_slice(secret);
+    let k = hmac(&k, date.as_bytes());
+    let k = hmac(&k, region.as_bytes());
+    let k = hmac(&k, b"s3");
+    hmac(&k, b"aws4_request")
+}
+
+/// The fields of an S3 POST-policy form (SigV4) for uploading one object at `key` of exactly
+/// `size` bytes, signed with `by`, valid for `valid_for`; in the order they must be posted,
+/// before the `file` part.
+pub fn post_policy(
+    by: &PolicyKey<'_>,
+    key: &str,
+    size: u64,
+    now: DateTime<Utc>,
+    valid_for: Duration,
+) -> Map<String, Value> {
+    let date = now.format("%Y%m%d").to_string();
+    let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
+    let credential = format!("{}/{date}/{}/s3/aws4_request", by.access_key_id, by.region);
+    let expiration = (now + valid_for).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
+    let policy = json!({
+        "expiration": expiration,
+        "conditions": [
+            {"bucket": by.bucket},
+            ["eq", "$key", key],
+            {"acl": "private"},
+            {"success_action_status": "201"},
+            ["content-length-range", size, size],
+            {"x-amz-algorithm": ALGORITHM},
+            {"x-amz-credential": credential},
+            {"x-amz-date": amz_date},
+        ]
+    });
+    let policy_b64 = base64_encode(policy.to_string().as_bytes());
+    let signature = hex::encode(hmac(&signing_key(by.secret, &date, by.region), policy_b64.as_bytes()));
+    let mut form = Map::new();
+    form.insert("key".into(), key.into());
+    form.insert("acl".into(), "private".into());
+    form.insert("success_action_status".into(), "201".into());
+    form.insert("x-amz-algorithm".into(), ALGORITHM.into());
+    form.insert("x-amz-credential".into(), credential.into());
+    form.insert("x-amz-date".into(), amz_date.into());
+    form.insert("policy".into(), policy_b64.into());
+    form.insert("x-amz-signature".into(), signature.into());
+    form
+}
+
+impl Signer {
     /// Checks a posted form (every field before `file`, in order) against its signed policy.
     /// Returns the object key and the allowed size range.
     pub fn verify_form(

@@ -107,6 +107,8 @@ pub struct Runner {
     instance: String,
     /// When the references folder last changed, as last seen.
     seen: Mutex<Option<std::time::SystemTime>>,
+    /// When the store was last asked for references this data folder lacks.
+    asked_store: Mutex<Option<std::time::Instant>>,
 }
 
 impl Runner {
@@ -120,7 +122,19 @@ impl Runner {
             data_dir: data_dir.to_path_buf(),
             instance: format!("{}-{}", std::process::id(), db::new_id()),
             seen: Mutex::new(None),
+            asked_store: Mutex::new(None),
         }
+    }
+
+    /// Whether it is time (once a minute, across this process's workers) to look in the S3
+    /// store for the references of jobs registered elsewhere.
+    fn store_check_due(&self) -> bool {
+        let Ok(mut last) = self.asked_store.lock() else { return false };
+        let due = last.is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
+        if due {
+            *last = Some(std::time::Instant::now());
+        }
+        due
     }
 
     /// Whether references were installed or removed since the last look (the folder's
@@ -169,23 +183,52 @@ pub fn sweep_work_dir(data_dir: &Path) {
 }
 
 /// Starts `n` workers (the service starts `config.workers`); they stop when the returned
-/// handles are aborted or the runtime ends.
+/// handles are aborted or the runtime ends. On PostgreSQL, one more task listens for analyses
+/// queued by other machines and wakes them at once.
 pub fn spawn_workers(state: &AppState, n: usize) -> Vec<tokio::task::JoinHandle<()>> {
-    (0..n)
+    let mut tasks: Vec<tokio::task::JoinHandle<()>> = (0..n)
         .map(|i| {
             let state = state.clone();
             let name = format!("{}-{i}", state.runner.instance);
             tokio::spawn(async move { work(state, name).await })
         })
-        .collect()
+        .collect();
+    if n > 0 && db::Backend::of(&state.db) == db::Backend::Postgres {
+        let state = state.clone();
+        tasks.push(tokio::spawn(async move { listen_for_queued(state).await }));
+    }
+    tasks
+}
+
+/// Wakes this process's workers whenever an analysis is queued anywhere (PostgreSQL's
+/// `LISTEN`); listens again after a lost connection. Without it, idle workers still look at the
+/// queue every `config.poll`.
+async fn listen_for_queued(state: AppState) {
+    let url = state.db.connect_options().database_url.to_string();
+    loop {
+        let Err(e) = relay_notifications(&state, &url).await;
+        tracing::warn!(error = %e, "lost the queue's notifications; listening again in a moment");
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+async fn relay_notifications(state: &AppState, url: &str) -> Result<std::convert::Infallible, sqlx::Error> {
+    let mut listener = sqlx::postgres::PgListener::connect(url).await?;
+    listener.listen(queue::QUEUE_CHANNEL).await?;
+    loop {
+        listener.recv().await?;
+        state.runner.wake();
+    }
 }
 
 async fn work(state: AppState, name: String) {
     state.runner.references_changed();
     loop {
         let wake = state.runner.wake.notified();
-        // References installed by `mgds db` while the service runs become runnable here.
-        if state.runner.references_changed()
+        // References installed by `mgds db` while the service runs become runnable here, and
+        // with an S3 store, those published by other machines.
+        let from_store = state.storage.s3_config().is_some() && state.runner.store_check_due();
+        if (state.runner.references_changed() || from_store)
             && let Err(e) = state.reload_references(&state.runner.data_dir).await
         {
             tracing::warn!(error = %e, "could not register newly installed reference data");
@@ -221,6 +264,7 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         EngineHost::Process(_) => MAX_CLAIMS,
         EngineHost::InProcess => MAX_ATTEMPTS,
     };
+    let started = std::time::Instant::now();
     let outcome = if claims > max_claims {
         tracing::warn!(analysis = %id, claims, "an analysis kept losing its worker; failing it");
         Err(Failure::Refused(format!(
@@ -241,7 +285,6 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
                 }
             })
         };
-        let started = std::time::Instant::now();
         let outcome = run(state, id).await;
         heartbeat.abort();
         match &outcome {
@@ -251,7 +294,17 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         outcome
     };
     let (result, workdir) = match outcome {
-        Ok((v, artifact, dir)) => (Ok((v, artifact)), Some(dir)),
+        Ok((v, artifact, dir)) => {
+            // A classification's Kraken-style report goes into the store before the analysis is
+            // marked complete, so a complete classification has it.
+            let report = dir.path().join(crate::store::analyses::KRAKEN_REPORT);
+            if report.exists()
+                && let Err(e) = state.storage.put_file(&crate::store::analyses::kraken_report_key(id), &report).await
+            {
+                tracing::warn!(analysis = %id, error = %e, "could not store the Kraken-style report");
+            }
+            (Ok((v, artifact)), Some(dir))
+        }
         // Tried again later, unless this was the last attempt.
         Err(Failure::Transient(why)) if queue::failures(&state.db, id).await.unwrap_or(0) + 1 < MAX_ATTEMPTS => {
             if let Err(e) = queue::requeue(&state.db, id, worker, state.runner.config.retry_after).await {
@@ -262,9 +315,12 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         }
         Err(e) => (Err(e.message().to_string()), None),
     };
-    if let Err(e) = store_outcome(state, id, result).await {
+    let success = result.is_ok();
+    match store_outcome(state, id, result).await {
+        Ok(Some(analysis_type)) => state.metrics.analysis_finished(&analysis_type, success, started.elapsed()),
+        Ok(None) => {}
         // The lease lapses and the analysis is tried again.
-        tracing::error!(analysis = %id, error = %e, "could not store the results of an analysis");
+        Err(e) => tracing::error!(analysis = %id, error = %e, "could not store the results of an analysis"),
     }
     drop(workdir);
 }
@@ -286,15 +342,25 @@ async fn run(state: &AppState, id: &str) -> Result<Produced, Failure> {
     })?;
     let key =
         object_key.ok_or_else(|| Failure::Refused("the sample has no file yet; upload its reads first".into()))?;
-    let reads = state
-        .storage
-        .local_path(&key)
-        .ok_or_else(|| Failure::Refused("the sample's file is not in a local store this worker can read".into()))?;
     let args: Map<String, Value> = job_args.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
     let work_root = state.runner.data_dir.join(WORK_DIR);
     let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
     std::fs::create_dir_all(&work_root).map_err(unwritable)?;
     let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
+    // The sample's file where the store keeps it on this machine; from an S3 store, a copy in
+    // the work folder, removed with it.
+    let reads = match state.storage.local_path(&key) {
+        Some(path) => path,
+        None => {
+            let copy = workdir.path().join("reads");
+            state
+                .storage
+                .download_to(&key, &copy)
+                .await
+                .map_err(|e| Failure::Transient(format!("the worker could not fetch the sample's file: {e}")))?;
+            copy
+        }
+    };
     let config = &state.runner.config;
     let job = EngineJob {
         memory: memory_ceiling(&config.limits, &reference),

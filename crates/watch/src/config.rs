@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::alerts::AlertRule;
+
 /// How the files of a folder are turned into samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -106,6 +108,10 @@ pub struct FolderConfig {
     pub metadata: Map<String, Value>,
     /// Jobs (ids) to run on each new sample once it is confirmed.
     pub jobs: Vec<String>,
+    /// Alert rules for this folder's samples and runs, besides the ones for every folder.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(type = "Array<string>"))]
+    pub alerts: Vec<AlertRule>,
 }
 
 impl Default for FolderConfig {
@@ -122,6 +128,7 @@ impl Default for FolderConfig {
             tags: Vec::new(),
             metadata: Map::new(),
             jobs: Vec::new(),
+            alerts: Vec::new(),
         }
     }
 }
@@ -155,6 +162,8 @@ pub struct Options {
     pub max_backoff: Duration,
     /// A file whose presence pauses uploads (the `mgds watch pause` switch); none: no file.
     pub pause_file: Option<PathBuf>,
+    /// Alert rules for every folder's samples and runs.
+    pub alerts: Vec<AlertRule>,
 }
 
 impl Default for Options {
@@ -168,6 +177,7 @@ impl Default for Options {
             initial_backoff: Duration::from_secs(2),
             max_backoff: Duration::from_secs(300),
             pause_file: None,
+            alerts: Vec::new(),
         }
     }
 }

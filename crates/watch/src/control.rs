@@ -1,5 +1,5 @@
 //! What the [`Watcher`](crate::Watcher) handle shares with its two tasks: whether uploads are
-//! paused, the speed limit, and the nudge that wakes the uploader. Its own module because the
+//! paused, the speed limit, and the nudges that wake the uploader and the follower. Its own module because the
 //! handle, the scanner and the uploader all hold it.
 
 use std::path::PathBuf;
@@ -16,6 +16,8 @@ pub(crate) struct Control {
     pub pause_file: Option<PathBuf>,
     pub bandwidth: Bandwidth,
     pub wake: Notify,
+    /// Wakes the follower (a sample was just confirmed).
+    pub classified_wake: Notify,
 }
 
 impl Control {
@@ -25,6 +27,7 @@ impl Control {
             pause_file: options.pause_file.clone(),
             bandwidth: Bandwidth::new(options.bandwidth),
             wake: Notify::new(),
+            classified_wake: Notify::new(),
         }
     }
 

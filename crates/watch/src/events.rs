@@ -118,6 +118,30 @@ pub enum Event {
         /// Why.
         error: String,
     },
+    /// A sample's classification finished; what it found is in the queue (the run
+    /// dashboard).
+    Classified {
+        /// Its key.
+        key: String,
+        /// Its name.
+        name: String,
+        /// Its id on the service.
+        sample_id: String,
+        /// Its reads.
+        reads: u64,
+    },
+    /// A sample's classification failed on the service.
+    ClassificationFailed {
+        /// Its key.
+        key: String,
+        /// Its name.
+        name: String,
+        /// Why, as the service said.
+        error: String,
+    },
+    /// A sample (or a live run's barcode, its batches summed) crossed an alert rule; each
+    /// fires once per sample (or barcode) and taxon.
+    Alert(crate::alerts::Alert),
     /// Uploads paused (by [`Watcher::pause`](crate::Watcher::pause) or the pause file).
     Paused,
     /// Uploads resumed.

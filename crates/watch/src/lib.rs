@@ -21,11 +21,14 @@
 //! its name, run and content hashes; it is created on the service awaiting data under that id
 //! before its file is sent, so after any crash the service itself says whether it is done.
 
+pub mod alerts;
 mod config;
 mod control;
 mod error;
 mod events;
+mod follower;
 pub mod illumina;
+pub mod live;
 pub mod nanopore;
 mod plan;
 mod plan_illumina;
@@ -43,7 +46,8 @@ mod watcher;
 pub use config::{FolderConfig, IlluminaOptions, Layout, NanoporeGrouping, Options};
 pub use error::Error;
 pub use events::Event;
-pub use queue::{FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
+pub use alerts::{Alert, AlertRule};
+pub use queue::{Classification, FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
 pub use saved::{PAUSE_FILE, SAVED_FILE, SavedFolders};
 pub use spec::{RunKind, RunState};
 pub use watcher::{LOCK_FILE, Watcher};

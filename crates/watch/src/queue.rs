@@ -7,7 +7,11 @@
 //!
 //! The reads a status view makes while a watcher runs are in [`status`].
 
+mod follow;
 mod status;
+
+pub use follow::Classification;
+pub(crate) use follow::ToFollow;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -134,7 +138,7 @@ pub struct RunRecord {
 /// The queue: open it with [`Queue::open`].
 #[derive(Debug, Clone)]
 pub struct Queue {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
 }
 
 const SCHEMA: &str = "
@@ -177,6 +181,24 @@ CREATE TABLE IF NOT EXISTS runs (
     detail TEXT,
     updated_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS classified (
+    sample_key TEXT PRIMARY KEY,
+    sample_id TEXT NOT NULL,
+    analysis_id TEXT,
+    state TEXT NOT NULL,
+    taxa TEXT,
+    error TEXT,
+    checks INTEGER NOT NULL DEFAULT 0,
+    finished_at TEXT,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS alerts (
+    subject TEXT NOT NULL,
+    tax_id TEXT NOT NULL,
+    alert TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (subject, tax_id)
+);
 ";
 
 fn now() -> String {
@@ -214,7 +236,7 @@ impl Queue {
         self.pool.close().await;
     }
 
-    fn err(&self, e: sqlx::Error) -> Error {
+    pub(crate) fn err(&self, e: sqlx::Error) -> Error {
         Error::Queue { path: PathBuf::from(QUEUE_FILE), source: e }
     }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::alerts::AlertRule;
 use crate::config::FolderConfig;
 
 /// The file the folders are saved in.
@@ -24,6 +25,10 @@ pub struct SavedFolders {
     /// limit is kept with the folders: the app and `mgds watch run` both apply it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upload_limit: Option<u64>,
+    /// Alert rules for every folder (`["Salmonella enterica >= 0.1%"]`); a folder may add its
+    /// own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alerts: Vec<AlertRule>,
     /// The folders, in the order they were added.
     #[serde(default, rename = "folder")]
     pub folders: Vec<FolderConfig>,

@@ -114,6 +114,7 @@ impl Uploader {
             Outcome::Confirmed(sample_id, already_there) => {
                 self.queue.confirm(&s.key, &sample_id).await?;
                 let _ = self.confirmed.send(s.key.clone());
+                self.control.classified_wake.notify_one();
                 let _ = self.events.send(Event::SampleConfirmed {
                     key: s.key.clone(),
                     name: s.name.clone(),

@@ -1,6 +1,7 @@
 //! The running watcher's handle: it takes the lock on the data folder, starts the scanner task
-//! (events and polling feeding one path, settling, planning) and the uploader task (the queue,
-//! one sample at a time), and pauses, limits and stops them.
+//! (events and polling feeding one path, settling, planning), the uploader task (the queue,
+//! one sample at a time) and the follower task (classifications and alerts), and pauses,
+//! limits and stops them.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use crate::Error;
 use crate::config::{FolderConfig, Options};
 use crate::control::Control;
 use crate::events::Event;
+use crate::follower::Follower;
 use crate::queue::Queue;
 use crate::scanner::Scanner;
 use crate::uploader::Uploader;
@@ -63,6 +65,14 @@ impl Watcher {
         let staging = data_dir.join("watch-staging");
         // The lock is held: whatever is staged there was left by a watcher that stopped mid-way.
         mgds_upload::sweep_staging(&staging);
+        let follower = Follower {
+            folders: scanner.folders(),
+            options: options.clone(),
+            queue: queue.clone(),
+            client: client.clone(),
+            events: tx.clone(),
+            control: control.clone(),
+        };
         let uploader = Uploader {
             folders: scanner.folders(),
             options,
@@ -75,6 +85,7 @@ impl Watcher {
         };
         let s_stop = stop.clone();
         let u_stop = stop.clone();
+        let f_stop = stop.clone();
         // A task that fails (the queue file became unwritable) stops the other one too.
         let tasks = vec![
             tokio::spawn(async move {
@@ -88,6 +99,13 @@ impl Watcher {
                 let r = uploader.run(u_stop.clone()).await;
                 if r.is_err() {
                     u_stop.cancel();
+                }
+                r
+            }),
+            tokio::spawn(async move {
+                let r = follower.run(f_stop.clone()).await;
+                if r.is_err() {
+                    f_stop.cancel();
                 }
                 r
             }),

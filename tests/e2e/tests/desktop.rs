@@ -89,6 +89,16 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.wait_for_text("[data-testid=connection]", "Local service", SHORT).await?;
     s.screenshot("01-first-start").await?;
 
+    // 1b. The empty screen offers the demo reads: one click makes them a sample.
+    let demo = s.wait_for("[data-testid=add-demo]", SHORT).await?;
+    s.click(&demo).await?;
+    s.wait_for("[data-testid=upload-item][data-state=done]", LONG).await.context("the demo reads were not uploaded")?;
+    s.wait_for_text("[data-testid=samples-table] tbody", "mgds-demo-reads.fastq.gz", LONG).await?;
+    s.wait_for_text("[data-testid=total]", "1 sample", SHORT).await?;
+    s.screenshot("01b-demo-sample").await?;
+    let clear = s.wait_for("[data-testid=clear-finished]", SHORT).await?;
+    s.click(&clear).await?;
+
     // 2. A FASTQ dropped on the window is checked, then uploaded.
     let reads = root.join("assets/demo/reads.fastq.gz");
     drop_files(s, &[&reads]).await?;
@@ -108,7 +118,7 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
 
     // 3. The new sample is in the table; open it and wait for its abundance chart.
     s.wait_for_text("[data-testid=samples-table] tbody", "reads.fastq.gz", SHORT).await?;
-    s.wait_for_text("[data-testid=total]", "1 sample", SHORT).await?;
+    s.wait_for_text("[data-testid=total]", "2 samples", SHORT).await?;
     s.screenshot("04-samples-table").await?;
     let row = s.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", SHORT).await?;
     s.click(&row).await?;
@@ -119,7 +129,25 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         s.script("return document.querySelectorAll('[data-testid=chart] svg rect.bar').length;", json!([])).await?;
     ensure!(bars.as_u64().unwrap_or(0) >= 1, "the chart has no bars: {bars}");
     s.wait_for("[data-testid=taxa-table] tbody tr", SHORT).await?;
+    // The figure shown is named: re-estimated abundance by default (the demo database has a
+    // k-mer distribution), in the note, the chart's axis and the table's headings.
+    s.wait_for_text("[data-testid=measure-note]", "Re-estimated abundance", SHORT).await?;
+    let named = s
+        .script(
+            "return [document.querySelector('[data-testid=chart] svg').textContent, \
+             document.querySelector('[data-testid=taxa-table] thead').textContent];",
+            json!([]),
+        )
+        .await?;
+    let named = named.to_string();
+    ensure!(named.contains("Re-estimated abundance"), "the chart should name its measure: {named}");
+    ensure!(
+        named.contains("Genome copies") && named.contains("Share of reads"),
+        "the table should name each measure: {named}"
+    );
     s.screenshot("05-sample-with-chart").await?;
+    s.script("document.querySelector('[data-testid=chart]').scrollIntoView(); return true;", json!([])).await?;
+    s.screenshot("05a-chart-and-taxa").await?;
 
     // 3b. Another analysis run from the sample page: a wrong argument is named before anything is
     // sent; the panel then runs, shows up in the list, and its markers open.
@@ -157,6 +185,9 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     })
     .await?;
     s.wait_for("[data-testid=panel]", LONG).await.context("the panel's markers never opened")?;
+    // The demo reads carry four of the demo panel's ten genes (on a Klebsiella plasmid).
+    let found = s.wait_for_text("[data-testid=panel]", "4 of 10 found", SHORT).await?;
+    ensure!(found.contains("blaTEM-1") && found.contains("sul2"), "the plasmid's genes should be listed: {found}");
     s.script("document.querySelector('[data-testid=panel]').scrollIntoView(); return true;", json!([])).await?;
     s.screenshot("05c-panel-run-from-the-app").await?;
 
@@ -199,7 +230,7 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
             .with_context(|| format!("the {kind} results never opened"))
     };
     run_and_open("Alignment", "alignment").await?;
-    let mapped = s.wait_for_text("[data-testid=alignment-mapped]", "of 6,000", LONG).await?;
+    let mapped = s.wait_for_text("[data-testid=alignment-mapped]", "of 10,019", LONG).await?;
     ensure!(!mapped.starts_with("0 of"), "reads of the chosen species should map to its genome: {mapped}");
     s.script("document.querySelector('[data-testid=alignment]').scrollIntoView(); return true;", json!([])).await?;
     s.screenshot("05d-alignment").await?;
@@ -295,15 +326,20 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.wait_for_text("[data-testid=watch-counts]", "1 uploaded", SHORT).await?;
     s.screenshot("08-watched-folder-changed").await?;
     s.click(&s.wait_for("[data-testid=nav-samples]", SHORT).await?).await?;
-    s.wait_for_text("[data-testid=total]", "2 samples", LONG).await?;
+    s.wait_for_text("[data-testid=total]", "3 samples", LONG).await?;
 
-    // 7. Both samples selected and tagged at once.
+    // 7. All three samples (the demo, the dropped file, the watched one) selected and tagged at
+    // once.
     s.click(&s.wait_for("[data-testid=select-all]", SHORT).await?).await?;
     s.type_text(&s.wait_for("[data-testid=bulk-tag]", SHORT).await?, "outbreak-7").await?;
     s.click(&s.wait_for("[data-testid=bulk-tag-add]", SHORT).await?).await?;
-    s.wait_for_text("[data-testid=bulk-notice]", "Tagged 2 samples.", LONG).await?;
-    let tagged = s.count_with_text("[data-testid=samples-table] tbody tr", "outbreak-7").await?;
-    ensure!(tagged == 2, "both rows should show the new tag: {tagged}");
+    s.wait_for_text("[data-testid=bulk-notice]", "Tagged 3 samples.", LONG).await?;
+    // The notice comes with the answer; the table reloads just after it.
+    poll("every row to show the new tag", SHORT, || async {
+        let n = s.count_with_text("[data-testid=samples-table] tbody tr", "outbreak-7").await?;
+        Ok((n == 3).then_some(()))
+    })
+    .await?;
     // ...and moved together into a new project made on the spot (a name the service would refuse
     // is explained first).
     s.set_value("[data-testid=bulk-project]", "+").await?;
@@ -313,9 +349,12 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.wait_for_text("[data-testid=bulk-bar] .problem", "no spaces", SHORT).await?;
     s.set_value("[data-testid=bulk-new-project]", "outbreak_7").await?;
     s.click(&s.wait_for("[data-testid=bulk-new-project-create]", SHORT).await?).await?;
-    s.wait_for_text("[data-testid=bulk-notice]", "Moved to the new project outbreak_7: 2 samples.", LONG).await?;
-    let moved = s.count_with_text("[data-testid=samples-table] tbody tr", "outbreak_7").await?;
-    ensure!(moved == 2, "both rows should show the new project: {moved}");
+    s.wait_for_text("[data-testid=bulk-notice]", "Moved to the new project outbreak_7: 3 samples.", LONG).await?;
+    poll("every row to show the new project", SHORT, || async {
+        let n = s.count_with_text("[data-testid=samples-table] tbody tr", "outbreak_7").await?;
+        Ok((n == 3).then_some(()))
+    })
+    .await?;
     s.screenshot("09-bulk-tagged-and-moved").await?;
 
     // 8. An R1/R2 pair dropped together is suggested as a pair, joined, and becomes one sample.
@@ -330,7 +369,7 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.wait_for_text("[data-testid=samples-table] tbody", "pairA_S1_L001_001_interleaved.fastq.gz", LONG)
         .await
         .context("the joined pair did not become one sample")?;
-    s.wait_for_text("[data-testid=total]", "3 samples", SHORT).await?;
+    s.wait_for_text("[data-testid=total]", "4 samples", SHORT).await?;
     s.screenshot("11-pair-uploaded").await?;
     Ok(())
 }

@@ -85,7 +85,7 @@ export type ChartControls = {
   rank: string,
   /** Taxa with their own bar; the rest become "Other". */
   top_n: number,
-  /** `abundance` or `readcount`. */
+  /** `reestimated`, `genome_copies`, `read_share` (see `mgds_api::Measure`) or `readcount`. */
   metric: string,
 };
 
@@ -210,6 +210,8 @@ export type FolderView = {
   metadata: { [key in string]: JsonValue },
   /** Jobs (ids) to run on each new sample once it is confirmed. */
   jobs: Array<string>,
+  /** Alert rules for this folder's samples and runs, besides the ones for every folder. */
+  alerts: Array<string>,
 };
 
 /** How an Illumina run's FASTQ files become samples. */
@@ -771,6 +773,12 @@ export const commands = {
    */
   createProject: (name: string): Promise<Named> =>
     invoke<Named>("create_project", { name }),
+  /**
+   * The demo reads (simulated from the demo genomes, gzipped FASTQ), written once into the app's
+   * cache folder: the path to upload as a first sample from the empty samples screen.
+   */
+  demoReads: (): Promise<string> =>
+    invoke<string>("demo_reads"),
   /**
    * Saves a file of the service where the user chooses: a sample's reads (`kind` `sample`), a
    * classification's read-level TSV (gzipped), an alignment (SAM, gzipped) or a functional

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { filterTaxa, ranksOf, taxaCsv, toggleTaxaSort, type TaxonRow } from "./taxa";
+import { availableMeasures, filterTaxa, measureValue, ranksOf, taxaCsv, toggleTaxaSort, type TaxonRow } from "./taxa";
 
 const row = (name: string, rank: string, readcount: number, abundance: number | null): TaxonRow => ({
   tax_id: String(readcount),
@@ -26,8 +26,16 @@ describe("taxa table", () => {
     expect(toggleTaxaSort(v, "readcount").desc).toBe(false);
     expect(ranksOf(rows)).toEqual(["genus", "species"]);
   });
-  it("CSV quotes what needs quoting", () => {
-    const csv = taxaCsv([rows[2]]);
-    expect(csv).toBe('tax_id,name,rank,readcount,readcount_w_children,abundance\n80,"Bacillus, sp.",species,80,160,0.3\n');
+  it("CSV names each measure and quotes what needs quoting", () => {
+    const csv = taxaCsv([{ ...rows[2], reestimated_abundance: 0.25 }], 400);
+    expect(csv).toBe(
+      'tax_id,name,rank,readcount,readcount_w_children,read_share,genome_copies_share,reestimated_abundance\n80,"Bacillus, sp.",species,80,160,0.4,0.3,0.25\n',
+    );
+  });
+  it("offers the measures the results carry, re-estimated first", () => {
+    expect(availableMeasures(rows, 200)).toEqual(["genome_copies", "read_share"]);
+    expect(availableMeasures([{ ...rows[0], reestimated_abundance: 0.6 }], 200)).toEqual(["reestimated", "genome_copies", "read_share"]);
+    expect(availableMeasures([row("x", "species", 1, null)], 0)).toEqual([]);
+    expect(measureValue(rows[0], "read_share", 200)).toBe(0.5);
   });
 });

@@ -3,7 +3,52 @@ import type { TaxonRow } from "./bindings";
 
 export type { TaxonRow };
 
-export type TaxaColumn = "name" | "rank" | "readcount" | "readcount_w_children" | "abundance";
+export type TaxaColumn = "name" | "rank" | "readcount" | "readcount_w_children" | "abundance" | "reestimated_abundance";
+
+/** What an abundance figure measures (`mgds_api::Measure`): each answers another question. */
+export type MeasureKey = "reestimated" | "genome_copies" | "read_share";
+
+export interface MeasureInfo {
+  key: MeasureKey;
+  label: string;
+  explanation: string;
+}
+
+export const MEASURES: MeasureInfo[] = [
+  {
+    key: "reestimated",
+    label: "Re-estimated abundance",
+    explanation:
+      "Share of reads per species after reads placed above species are shared out to the species below (Bracken's method, from the database's k-mer distribution).",
+  },
+  {
+    key: "genome_copies",
+    label: "Share of genome copies",
+    explanation: "Each species' reads over its mean genome length, as a share of all species: how many copies of each genome were sequenced.",
+  },
+  {
+    key: "read_share",
+    label: "Share of reads",
+    explanation: "Reads of the taxon and below as a share of all reads in the sample, unclassified reads included.",
+  },
+];
+
+/** A row's value for a measure, as a fraction, or null where the results do not give it. */
+export function measureValue(r: TaxonRow, key: MeasureKey, nReads: number): number | null {
+  switch (key) {
+    case "reestimated":
+      return r.reestimated_abundance ?? null;
+    case "genome_copies":
+      return r.abundance ?? null;
+    case "read_share":
+      return nReads > 0 ? r.readcount_w_children / nReads : null;
+  }
+}
+
+/** The measures the results carry, in order of preference; the first is shown by default. */
+export function availableMeasures(rows: TaxonRow[], nReads: number): MeasureKey[] {
+  return MEASURES.map((m) => m.key).filter((k) => rows.some((r) => measureValue(r, k, nReads) != null));
+}
 
 export interface TaxaView {
   text: string;
@@ -52,10 +97,22 @@ function csvField(v: string | number | null): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function taxaCsv(rows: TaxonRow[]): string {
-  const header = ["tax_id", "name", "rank", "readcount", "readcount_w_children", "abundance"];
+/** The taxa as CSV; each abundance measure is a fraction (0-1) under its own name. */
+export function taxaCsv(rows: TaxonRow[], nReads: number): string {
+  const header = ["tax_id", "name", "rank", "readcount", "readcount_w_children", "read_share", "genome_copies_share", "reestimated_abundance"];
   const lines = rows.map((r) =>
-    [r.tax_id, r.name, r.rank, r.readcount, r.readcount_w_children, r.abundance].map(csvField).join(","),
+    [
+      r.tax_id,
+      r.name,
+      r.rank,
+      r.readcount,
+      r.readcount_w_children,
+      measureValue(r, "read_share", nReads),
+      r.abundance ?? null,
+      r.reestimated_abundance ?? null,
+    ]
+      .map(csvField)
+      .join(","),
   );
   return [header.join(","), ...lines].join("\n") + "\n";
 }

@@ -65,14 +65,14 @@ fn bad_build_inputs_name_the_file_and_line() {
     let dir = scratch("badbuild");
     let mut input = demo_input();
     let map = dir.join("map.tsv");
-    std::fs::write(&map, "Escherichia_coli_A.chr\t562\nEscherichia_coli_A.p1\t99999999\n").unwrap();
+    std::fs::write(&map, "Escherichia_coli_536.chr\t562\nKlebsiella_pneumoniae_HS11286.chr\t99999999\n").unwrap();
     input.seqid2taxid = map;
     let e = build(&input, &dir.join("x.mgdsdb")).unwrap_err().to_string();
     assert!(e.contains("map.tsv, line 2") && e.contains("99999999"), "{e}");
 
     let mut input = demo_input();
     let map = dir.join("short-map.tsv");
-    std::fs::write(&map, "Escherichia_coli_A.chr\t562\n").unwrap();
+    std::fs::write(&map, "Escherichia_coli_536.chr\t562\n").unwrap();
     input.seqid2taxid = map;
     let e = build(&input, &dir.join("x.mgdsdb")).unwrap_err();
     assert!(matches!(e, Error::UnmappedSequence { record: 2, .. }), "{e}");

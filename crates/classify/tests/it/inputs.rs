@@ -106,8 +106,13 @@ fn assembly_files_and_the_assembly_summary_give_taxa_and_genomes() {
         "#   See ftp://ftp.ncbi.nlm.nih.gov/genomes/README_assembly_summary.txt for a description of the columns\n\
          # assembly_accession\tbioproject\tbiosample\twgs_master\trefseq_category\ttaxid\tspecies_taxid\torganism_name\n",
     );
-    for (n, (strain, tax_id)) in
-        [("Escherichia_coli_A", 562), ("Escherichia_coli_B", 562), ("Shigella_flexneri_A", 623)].into_iter().enumerate()
+    for (n, (strain, tax_id)) in [
+        ("Escherichia_coli_536", 562),
+        ("Klebsiella_pneumoniae_HS11286", 573),
+        ("Mycobacterium_tuberculosis_H37Rv", 1773),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let accession = format!("GCF_00000000{}.1", n + 1);
         let mut fasta = String::new();
@@ -138,9 +143,10 @@ fn assembly_files_and_the_assembly_summary_give_taxa_and_genomes() {
     let db = Database::open(dir.join("db.mgdsdb")).unwrap();
     let genomes: Vec<(&str, u64, u32)> =
         db.genomes().unwrap().iter().map(|g| (g.name.as_str(), g.tax_id, g.sequences)).collect();
-    assert_eq!(genomes, [("GCF_000000001.1", 562, 2), ("GCF_000000002.1", 562, 2), ("GCF_000000003.1", 623, 2)]);
-    let coli = report.genomes.iter().find(|s| s.tax_id == 562).unwrap();
-    assert_eq!((coli.genomes, coli.sequences), (2, 4));
+    // One genome per assembly file: the Klebsiella chromosome and its plasmid are one.
+    assert_eq!(genomes, [("GCF_000000001.1", 562, 1), ("GCF_000000002.1", 573, 2), ("GCF_000000003.1", 1773, 1)]);
+    let kp = report.genomes.iter().find(|s| s.tax_id == 573).unwrap();
+    assert_eq!((kp.genomes, kp.sequences), (1, 2));
     // Without the summary the files have no taxon.
     let e = build(&input, &dir.join("db2.mgdsdb")).unwrap_err();
     assert!(e.to_string().contains("kraken:taxid"), "{e}");

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 
 use crate::{Http, MGDS, Serve, create_user, ok};
 
-fn demo_reads() -> Vec<u8> {
+pub(crate) fn demo_reads() -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz")).unwrap()
 }
 
 /// Waits until `check` answers `Some`, polling every 100 ms, for at most `secs` seconds.
-fn wait_for<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+pub(crate) fn wait_for<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         if let Some(v) = check() {
@@ -27,7 +27,7 @@ fn wait_for<T>(secs: u64, what: &str, mut check: impl FnMut() -> Option<T>) -> T
 }
 
 /// The primary classification of the only sample, once it has finished.
-fn finished_primary(c: &Http, url: &str, key: &str) -> (String, Value) {
+pub(crate) fn finished_primary(c: &Http, url: &str, key: &str) -> (String, Value) {
     wait_for(180, "the primary classification", || {
         let (_, samples) = c.json("GET", &format!("{url}/api/v1/samples"), key, None);
         let r = samples.get(0)?["primary_classification"]["$ref"].as_str()?.to_string();
@@ -58,7 +58,7 @@ fn an_upload_to_a_fresh_service_gets_its_classification_with_no_other_action() {
     assert_eq!(a["success"], json!(true), "{a}");
     let (s, results) = c.json("GET", &format!("{}/api/v1/classifications/{id}/results", serve.url), &key, None);
     assert_eq!(s, 200);
-    assert_eq!(results["n_reads"], json!(6000));
+    assert_eq!(results["n_reads"], json!(10_019));
     assert!(results["table"].as_array().unwrap().iter().any(|r| r["name"] == json!("Escherichia coli")), "{results}");
     let (s, rl) = c.json("GET", &format!("{}/api/v1/classifications/{id}/readlevel", serve.url), &key, None);
     assert_eq!(s, 200);
@@ -66,7 +66,7 @@ fn an_upload_to_a_fresh_service_gets_its_classification_with_no_other_action() {
         c.rt.block_on(async { c.client.get(rl["url"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap() });
     let mut tsv = String::new();
     std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(&body[..]), &mut tsv).unwrap();
-    assert_eq!(tsv.lines().count(), 6001, "a header and one row per read");
+    assert_eq!(tsv.lines().count(), 10_020, "a header and one row per read");
 
     // The same results through the command line, as a species table.
     let out = Command::new(MGDS)
@@ -133,7 +133,7 @@ fn a_service_killed_during_a_classification_finishes_it_after_a_restart() {
     let (id, a) = finished_primary(&c, &serve.url, &key);
     assert_eq!(a["success"], json!(true), "run again after the lease lapsed: {a}");
     let (_, results) = c.json("GET", &format!("{}/api/v1/classifications/{id}/results", serve.url), &key, None);
-    assert_eq!(results["n_reads"], json!(240_000), "every read of the whole file");
+    assert_eq!(results["n_reads"], json!(40 * 10_019), "every read of the whole file");
 }
 
 #[test]
@@ -173,7 +173,10 @@ fn db_build_installs_a_new_versioned_job_and_a_separate_worker_runs_analyses() {
             demo.join("taxonomy").to_str().unwrap(),
         ])
     };
-    ok(&build("lab-genomes"));
+    // The build says what genomes it found, per species, with their mean length.
+    let built = ok(&build("lab-genomes"));
+    let species_line = built.lines().find(|l| l.contains("Escherichia coli")).unwrap_or_else(|| panic!("{built}"));
+    assert!(built.contains("mean_length_bp") && species_line.contains("60000"), "{built}");
     let list = ok(&db(&["list"]));
     assert!(list.lines().any(|l| l.starts_with("lab-genomes\tclassification\tlab-genomes\t")), "{list}");
     assert!(list.lines().any(|l| l.starts_with("demo-bacteria\t") && l.ends_with("default")), "{list}");
@@ -220,7 +223,7 @@ fn huge_record_fasta_gz(bases: usize) -> Vec<u8> {
 
 /// Uploads `bytes` as `filename` through the three steps (no client-side checks); returns the
 /// sample id.
-fn upload_raw(c: &Http, url: &str, key: &str, filename: &str, bytes: &[u8]) -> String {
+pub(crate) fn upload_raw(c: &Http, url: &str, key: &str, filename: &str, bytes: &[u8]) -> String {
     let (s, init) = c.json(
         "POST",
         &format!("{url}/api/v1/samples/init_upload"),
@@ -237,7 +240,7 @@ fn upload_raw(c: &Http, url: &str, key: &str, filename: &str, bytes: &[u8]) -> S
 }
 
 /// The primary classification of sample `id`, once complete.
-fn finished_classification(c: &Http, url: &str, key: &str, id: &str) -> Value {
+pub(crate) fn finished_classification(c: &Http, url: &str, key: &str, id: &str) -> Value {
     wait_for(300, "a classification", || {
         let (_, sample) = c.json("GET", &format!("{url}/api/v1/samples/{id}"), key, None);
         let r = sample["primary_classification"]["$ref"].as_str()?.to_string();

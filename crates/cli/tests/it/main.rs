@@ -3,8 +3,11 @@
 #![allow(missing_docs)]
 
 mod engines;
+mod kraken2;
 mod onecodex;
+mod procs;
 mod python_env;
+mod scale;
 
 mod watch;
 
@@ -368,6 +371,23 @@ fn mgds(cfg: &Path, data: &Path) -> Command {
 fn ok(out: &std::process::Output) -> String {
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn the_local_profile_classifies_an_upload_while_a_command_waits_for_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let reads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz");
+    let sample = ok(&mgds(&cfg, &data).arg("upload").arg(&reads).output().unwrap()).trim().to_string();
+    let shown: Value =
+        serde_json::from_str(&ok(&mgds(&cfg, &data).args(["samples", "show", &sample]).output().unwrap())).unwrap();
+    let analysis = shown["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    // No service runs between commands; the one this command starts classifies the sample.
+    let out = mgds(&cfg, &data).args(["analyses", "results", &analysis, "--wait", "--csv"]).output().unwrap();
+    let table = ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("waiting for it"));
+    assert!(table.lines().next().unwrap().starts_with("tax_id,name,"), "{table}");
+    assert!(table.contains("Klebsiella pneumoniae") && table.contains("Escherichia coli"), "{table}");
 }
 
 #[test]
@@ -795,7 +815,12 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
 
     let table = ok(&cli().args(["analyses", "results", &analysis]).output().unwrap());
     let lines: Vec<&str> = table.lines().collect();
-    assert!(lines[0].contains("tax_id") && lines[0].contains("abundance"), "{table}");
+    // Each measure has its own column; the results carry no re-estimated abundance, so the rows
+    // are sorted by the share of genome copies.
+    assert!(
+        lines[0].contains("tax_id") && lines[0].contains("genome_copies_%") && lines[0].contains("reestimated_%"),
+        "{table}"
+    );
     assert!(
         lines[1].contains("Bacillus subtilis") && lines[2].contains("Escherichia coli") && lines.len() == 3,
         "species by abundance: {table}"
@@ -948,4 +973,93 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// Parses CSV text into its header and rows.
+fn csv_rows(text: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header = r.headers().unwrap().iter().map(str::to_string).collect();
+    let rows = r.records().map(|x| x.unwrap().iter().map(str::to_string).collect()).collect();
+    (header, rows)
+}
+
+#[test]
+fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
+    use std::io::{BufRead as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let run = |args: &[&str]| mgds(&cfg, &data).args(args).current_dir(dir.path()).output().unwrap();
+    // The demo reads and its first and last thousand reads: three samples of one community.
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz");
+    let lines: Vec<String> =
+        std::io::BufReader::new(flate2::read::MultiGzDecoder::new(std::fs::File::open(&demo).unwrap()))
+            .lines()
+            .map(Result::unwrap)
+            .collect();
+    let mut files = vec![demo.clone()];
+    for (name, part) in [("first.fastq", &lines[..4000]), ("last.fastq", &lines[lines.len() - 4000..])] {
+        let path = dir.path().join(name);
+        let mut f = std::fs::File::create(&path).unwrap();
+        for l in part {
+            writeln!(f, "{l}").unwrap();
+        }
+        files.push(path);
+    }
+    let mut samples = Vec::new();
+    for f in &files {
+        samples.push(ok(&mgds(&cfg, &data).arg("upload").arg(f).output().unwrap()).trim().to_string());
+    }
+    ok(&run(&["samples", "metadata", &samples[1], "--set", "name=gut day 1"]));
+
+    // The command waits for the classifications (its own local service runs them).
+    let svg = dir.path().join("cmp.svg");
+    let mut args: Vec<&str> =
+        vec!["compare", "--heatmap", "--cluster", "--top", "4", "--label", "name", "--csv", "-", "--svg"];
+    args.push(svg.to_str().unwrap());
+    args.extend(samples.iter().map(String::as_str));
+    let out = run(&args);
+    let (header, rows) = csv_rows(&ok(&out));
+    assert_eq!(header, ["sample", "taxon", "tax_id", "rank", "reads", "reestimated_abundance_percent"]);
+    assert_eq!(rows.len(), 3 * 5, "four taxa and Other for each sample: {rows:?}");
+    let labels: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert!(labels.contains("gut day 1") && labels.contains("reads.fastq.gz (no name)"), "{labels:?}");
+    // Every sample's shares add up to 100 %, and each taxon's numbers are the service's own.
+    for label in &labels {
+        let total: f64 = rows.iter().filter(|r| r[0] == *label).map(|r| r[5].parse::<f64>().unwrap()).sum();
+        assert!((total - 100.0).abs() < 0.01, "{label}: {total}");
+    }
+    let shown = json_out(&run(&["samples", "show", &samples[1]]));
+    let analysis = shown["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let (_, species) = csv_rows(&ok(&run(&["analyses", "results", &analysis, "--csv"])));
+    let mut checked = 0;
+    for r in rows.iter().filter(|r| r[0] == "gut day 1" && !r[2].is_empty()) {
+        let theirs = species.iter().find(|s| s[0] == r[2]).unwrap_or_else(|| panic!("{} not in {species:?}", r[2]));
+        assert_eq!(r[4], theirs[2], "reads of {}", r[1]);
+        let (a, b): (f64, f64) = (r[5].parse().unwrap(), theirs[3].parse().unwrap());
+        assert!((a - b).abs() < 0.001, "{}: {a} against {b}", r[1]);
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.starts_with("<svg") && drawn.contains("gut day 1") && drawn.contains("Klebsiella pneumoniae"));
+    assert!(
+        drawn.contains("clustered") && drawn.contains("<title>"),
+        "the chart names its clustering and explains each cell"
+    );
+
+    // A measure a sample lacks, and one sample alone, are explained.
+    let out = run(&["compare", "--measure", "readcount", "--rank", "kingdom", &samples[0]]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("2 to 500 samples"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["compare", &samples[0], "0000000000000000"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sample 0000000000000000"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -18,7 +18,8 @@ async fn upload_with_metadata_progress_then_download_update_delete() {
     let alice = svc.user("alice@lab.example.org").await;
     let c = svc.client(&alice);
     let project = c.projects().create("gut_study").send().await.unwrap();
-    let bytes = fastq_bytes(1_200_000);
+    // Several of the 1 MiB pieces the file is read in, so that progress has steps to show.
+    let bytes = fastq_bytes(8_000_000);
     let path = write_file(&svc.scratch(), "gut sample 1.fastq", &bytes);
 
     let seen: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();

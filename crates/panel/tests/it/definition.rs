@@ -4,7 +4,7 @@ use std::fs;
 
 use mgds_panel::{Error, Panel, demo};
 
-use crate::demo_on_disk;
+use crate::{demo_on_disk, synthetic_on_disk};
 
 #[test]
 fn installed_demo_panel_matches_the_built_in_one_and_the_assets() {
@@ -23,7 +23,7 @@ fn installed_demo_panel_matches_the_built_in_one_and_the_assets() {
 #[test]
 fn digest_is_stable_and_follows_the_files() {
     let dir = tempfile::tempdir().unwrap();
-    let a = demo_on_disk(dir.path());
+    let a = synthetic_on_disk(dir.path());
     assert_eq!(a.digest(), Panel::load(dir.path()).unwrap().digest());
     let fasta = dir.path().join("point_mutations.fasta");
     let text = fs::read_to_string(&fasta).unwrap().replace("GCACTTTATACG", "GCACTTTATACC");
@@ -59,7 +59,7 @@ fn bad_panel_json_names_the_file_and_field() {
 #[test]
 fn bad_marker_file_names_the_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
-    demo_on_disk(dir.path());
+    synthetic_on_disk(dir.path());
     let fasta = dir.path().join("point_mutations.fasta");
     let text = fs::read_to_string(&fasta).unwrap().replace("GGTTGAAGTTGG", "GGTTGAAGTTGX");
     fs::write(&fasta, text).unwrap();

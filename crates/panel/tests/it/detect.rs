@@ -146,7 +146,7 @@ fn mixed_sample(dir: &Path) -> std::path::PathBuf {
 fn results_are_the_same_bytes_whatever_the_threads() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_sample(dir.path());
-    let panel = demo::panel();
+    let panel = crate::synthetic();
     let run = |threads| {
         serde_json::to_vec(&detect(&panel, &path, &DetectOptions { threads, max_record: None }).unwrap()).unwrap()
     };
@@ -179,7 +179,7 @@ fn gzipped_and_fasta_reads_give_the_same_results() {
         }
     }
     drop(f);
-    let panel = demo::panel();
+    let panel = crate::synthetic();
     let opts = DetectOptions::default();
     let expected = detect(&panel, &plain, &opts).unwrap();
     assert_eq!(marker(&expected, "sul1_syn").status, MarkerStatus::Present);
@@ -191,7 +191,7 @@ fn gzipped_and_fasta_reads_give_the_same_results() {
 fn results_follow_the_spec_shape_and_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let path = mixed_sample(dir.path());
-    let panel = demo::panel();
+    let panel = crate::synthetic();
     let detection = Detector::new(&panel).run(&path, &DetectOptions { threads: 2, max_record: None }).unwrap();
     let results = detection.results;
     assert!(detection.stats.reads > 2000);
@@ -235,7 +235,7 @@ fn results_follow_the_spec_shape_and_round_trip() {
 #[test]
 fn empty_and_non_sequence_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let panel = demo::panel();
+    let panel = crate::synthetic();
     let opts = DetectOptions::default();
 
     let empty = dir.path().join("empty.fastq");
@@ -271,4 +271,23 @@ fn results_type_is_the_api_type() {
     // The job runner stores exactly what `detect` returns.
     fn takes(_: fn(&mgds_panel::Panel, &Path, &DetectOptions) -> Result<PanelResults, Error>) {}
     takes(detect);
+}
+
+/// The demo panel (real NCBI genes) on the demo reads (simulated from real genomes, one of them
+/// with the plasmid that carries four of the genes): those four are found, the six others not.
+#[test]
+fn the_demo_panel_finds_the_plasmid_genes_in_the_demo_reads_and_nothing_else() {
+    let reads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz");
+    let results = detect(&demo::panel(), &reads, &DetectOptions { threads: 2, max_record: None }).unwrap();
+    let carried = ["blaTEM-1", "aph(6)-Id", "aph(3'')-Ib", "sul2"];
+    let absent = ["blaCTX-M-15", "blaKPC-2", "blaOXA-48", "tet(A)", "sul1", "vanA"];
+    for name in carried {
+        let m = marker(&results, name);
+        assert_eq!(m.status, MarkerStatus::Present, "{name}: {m:?}");
+        assert!(m.depth.unwrap_or(0.0) > 15.0, "{name}: {m:?}");
+    }
+    for name in absent {
+        let m = marker(&results, name);
+        assert_eq!(m.status, MarkerStatus::Absent, "{name}: {m:?}");
+    }
 }

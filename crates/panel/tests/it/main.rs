@@ -1,5 +1,6 @@
-//! Integration tests: detection on simulated reads against the demo panel, panel loading from
-//! disk, and the results' JSON.
+//! Integration tests: detection on simulated reads against a synthetic panel (`tests/data/
+//! synthetic`: random markers, long and short, so every case can be planted), the real demo panel
+//! on the demo reads, panel loading from disk, and the results' JSON.
 
 mod definition;
 mod detect;
@@ -8,11 +9,27 @@ use std::path::{Path, PathBuf};
 
 use mgds_api::{Marker, PanelResults};
 use mgds_panel::simulate::{ReadSimulator, SimRead, write_fastq};
-use mgds_panel::{DetectOptions, MarkerDef, Panel, demo, detect};
+use mgds_panel::{DetectOptions, MarkerDef, Panel, detect};
 
-/// The demo panel's marker `name`.
+/// The synthetic test panel: random long markers and short point-mutation markers.
+pub const SYNTHETIC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/synthetic");
+
+/// The synthetic test panel.
+pub fn synthetic() -> Panel {
+    Panel::load(SYNTHETIC).unwrap()
+}
+
+/// The synthetic panel copied into `dir` and loaded from there.
+pub fn synthetic_on_disk(dir: &Path) -> Panel {
+    for f in ["panel.json", "amr_genes.fasta", "point_mutations.fasta"] {
+        std::fs::copy(Path::new(SYNTHETIC).join(f), dir.join(f)).unwrap();
+    }
+    Panel::load(dir).unwrap()
+}
+
+/// The synthetic panel's marker `name`.
 pub fn demo_marker(name: &str) -> MarkerDef {
-    demo::panel()
+    synthetic()
         .markers()
         .find(|(_, m)| m.name == name)
         .map(|(_, m)| m.clone())
@@ -29,11 +46,11 @@ pub fn reads_file(dir: &Path, sim: &mut ReadSimulator, planted: Vec<SimRead>) ->
     path
 }
 
-/// Runs the demo panel over `planted` reads (in background) with two threads.
+/// Runs the synthetic panel over `planted` reads (in background) with two threads.
 pub fn run_demo(sim: &mut ReadSimulator, planted: Vec<SimRead>) -> PanelResults {
     let dir = tempfile::tempdir().unwrap();
     let path = reads_file(dir.path(), sim, planted);
-    detect(&demo::panel(), &path, &DetectOptions { threads: 2, max_record: None }).unwrap()
+    detect(&synthetic(), &path, &DetectOptions { threads: 2, max_record: None }).unwrap()
 }
 
 /// The result of marker `name`, wherever its sub-panel.

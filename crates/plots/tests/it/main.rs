@@ -1,6 +1,6 @@
 //! Charts of the reference result tables.
 
-use mgds_api::ClassificationResults;
+use mgds_api::{ClassificationResults, Measure};
 use mgds_plots::{AbundanceChartOptions, Error, Metric, abundance_bars, abundance_png, svg_to_png, top_taxa};
 
 const FIXTURES: &str = "/work/shared/reference/fixtures/api/v1/classifications_results";
@@ -65,7 +65,7 @@ fn svg_has_one_titled_rect_per_bar() {
             assert_eq!(class, "bar other");
         }
     }
-    assert_eq!(elements[0].2, "Escherichia coli\ntax id 562\n19.313% relative abundance");
+    assert_eq!(elements[0].2, "Escherichia coli\ntax id 562\n19.313% (share of genome copies)");
     assert!(chart.svg.contains(r#"font-family="DejaVu Sans, sans-serif""#));
 }
 
@@ -216,4 +216,44 @@ fn many_bars_and_sizes_still_draw() {
     assert!(texts(&chart.svg).iter().any(|t| t == "A custom title"));
     let tiny = AbundanceChartOptions { width: 10, ..opts() };
     assert!(matches!(abundance_bars(&results, &tiny), Err(Error::InvalidSize { .. })));
+}
+
+#[test]
+fn each_measure_is_named_in_the_title_and_axis() {
+    let mut results = large();
+    // Re-estimated abundance on the species rows: the genome-copy shares, renormalised.
+    let total: f64 = results.table.iter().filter(|r| r.rank == "species").filter_map(|r| r.abundance).sum();
+    for r in results.table.iter_mut().filter(|r| r.rank == "species") {
+        r.reestimated_abundance = r.abundance.map(|a| a / total);
+    }
+    for (metric, title, axis) in [
+        (Metric::Share(Measure::Reestimated), "Re-estimated abundance by species", "Re-estimated abundance (%"),
+        (Metric::Share(Measure::GenomeCopies), "Share of genome copies by species", "Share of genome copies (%"),
+        (Metric::Share(Measure::ReadShare), "Share of reads by species", "Share of all reads in the sample (%)"),
+        (Metric::Readcount, "Reads by species", "Reads (taxon and descendants)"),
+    ] {
+        let chart = abundance_bars(&results, &AbundanceChartOptions { metric, ..opts() }).unwrap();
+        let t = texts(&chart.svg);
+        assert!(t.iter().any(|s| s.starts_with(title)), "{metric:?}: {t:?}");
+        assert!(t.iter().any(|s| s.starts_with(axis)), "{metric:?}: {t:?}");
+    }
+}
+
+#[test]
+fn read_share_is_reads_below_the_taxon_over_all_reads() {
+    let results = large();
+    let bars = top_taxa(
+        &results,
+        &AbundanceChartOptions { metric: Metric::Share(Measure::ReadShare), rank: "genus".into(), ..opts() },
+    );
+    let first = &bars[0];
+    let row = results.table.iter().find(|r| Some(&r.tax_id) == first.tax_id.as_ref()).unwrap();
+    let expected = 100.0 * row.readcount_w_children as f64 / results.n_reads as f64;
+    assert!((first.value - expected).abs() < 1e-9, "{} vs {expected}", first.value);
+    // Unclassified reads count in the whole, so genera add up to less than 100%.
+    assert!(bars.iter().map(|b| b.value).sum::<f64>() < 100.0);
+    // Without re-estimated abundance in the results, that measure draws nothing.
+    assert!(
+        top_taxa(&results, &AbundanceChartOptions { metric: Metric::Share(Measure::Reestimated), ..opts() }).is_empty()
+    );
 }

@@ -12,8 +12,8 @@ use super::{ListParams, Listed};
 use crate::AppState;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::signing::DOWNLOAD_VALID_HOURS;
 use crate::store::analyses::{self, AnalysisKind};
+use crate::store::transfers;
 
 pub(super) fn router() -> Router<AppState> {
     let mut r = Router::new()
@@ -34,6 +34,18 @@ pub(super) fn router() -> Router<AppState> {
             .route(&format!("/{c}/{{id}}/file_details"), get(move |s, c, p| file_details(s, c, p, Some(kind))));
     }
     r.route("/classifications/{id}/readlevel", get(readlevel))
+        .route("/classifications/{id}/kraken_report", get(kraken_report))
+}
+
+/// `GET /classifications/{id}/kraken_report` (an MGDS addition): the classification's report as
+/// `kraken2 --report` writes it (tab-separated text), for Bracken, Pavian and Krona.
+async fn kraken_report(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<impl axum::response::IntoResponse> {
+    let body = analyses::kraken_report(&state, &caller, &id).await?;
+    Ok(([(axum::http::header::CONTENT_TYPE, "text/plain; charset=utf-8")], body))
 }
 
 async fn list(
@@ -85,13 +97,9 @@ async fn files(
     let file = analyses::output_file(&state, &caller, &id, kind).await?.ok_or_else(|| {
         ApiError::NotFound("this analysis has no output file (its results are at .../results)".into())
     })?;
-    Ok(axum::Json(state.signer.download_url(
-        &state.public_url,
-        &file.key,
-        &file.name,
-        caller.user_id().unwrap_or_default(),
-        DOWNLOAD_VALID_HOURS,
-    )))
+    Ok(axum::Json(
+        transfers::download_address(&state, &file.key, &file.name, caller.user_id().unwrap_or_default()).await?,
+    ))
 }
 
 /// The analysis's output files with their sizes and pre-signed addresses, as the real
@@ -104,13 +112,7 @@ async fn file_details(
 ) -> ApiResult<axum::Json<FileDetails>> {
     let files = match analyses::output_file(&state, &caller, &id, kind).await? {
         Some(f) => vec![FileDetail {
-            url: state.signer.download_url(
-                &state.public_url,
-                &f.key,
-                &f.name,
-                caller.user_id().unwrap_or_default(),
-                DOWNLOAD_VALID_HOURS,
-            ),
+            url: transfers::download_address(&state, &f.key, &f.name, caller.user_id().unwrap_or_default()).await?,
             filepath: f.name.clone(),
             filename: f.name,
             size: f.size,
@@ -128,12 +130,6 @@ async fn readlevel(
     let key = analyses::readlevel(&state, &caller, &id).await?;
     let filename = analyses::file_name(&id, &key);
     Ok(axum::Json(ReadlevelUrl {
-        url: state.signer.download_url(
-            &state.public_url,
-            &key,
-            &filename,
-            caller.user_id().unwrap_or_default(),
-            DOWNLOAD_VALID_HOURS,
-        ),
+        url: transfers::download_address(&state, &key, &filename, caller.user_id().unwrap_or_default()).await?,
     }))
 }

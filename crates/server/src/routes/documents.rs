@@ -15,8 +15,8 @@ use super::{Json, ListParams, Listed};
 use crate::AppState;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
-use crate::signing::{DOWNLOAD_VALID_HOURS, upload_url};
-use crate::store::{documents, uploads};
+use crate::signing::DOWNLOAD_VALID_HOURS;
+use crate::store::{documents, transfers, uploads};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -55,12 +55,9 @@ async fn init_upload(
     Json(req): Json<DocumentInitUploadRequest>,
 ) -> ApiResult<axum::Json<InitUploadResponse>> {
     let started = uploads::start_document(&state, &caller, &req).await?;
-    Ok(axum::Json(InitUploadResponse {
-        additional_fields: state.signer.upload_form(&started.object_key, started.size, started.at, started.valid_for),
-        sample_id: None,
-        document_id: Some(started.id),
-        upload_url: upload_url(&state.public_url),
-    }))
+    let (upload_url, additional_fields) =
+        transfers::upload_target(&state, &started.object_key, started.size, started.at, started.valid_for);
+    Ok(axum::Json(InitUploadResponse { additional_fields, sample_id: None, document_id: Some(started.id), upload_url }))
 }
 
 /// The real service's clients send no body here (the file's name comes with the callback); a
@@ -167,13 +164,8 @@ async fn download_uri(
 ) -> ApiResult<axum::Json<DownloadUri>> {
     let (key, filename) = documents::file(&state, &caller, &id).await?;
     Ok(axum::Json(DownloadUri {
-        download_uri: state.signer.download_url(
-            &state.public_url,
-            &key,
-            &filename,
-            caller.user_id().unwrap_or_default(),
-            DOWNLOAD_VALID_HOURS,
-        ),
+        download_uri: transfers::download_address(&state, &key, &filename, caller.user_id().unwrap_or_default())
+            .await?,
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
 }

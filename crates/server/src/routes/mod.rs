@@ -39,7 +39,9 @@ pub fn router(state: AppState) -> Router {
         .merge(projects::router())
         .merge(tags::router())
         .merge(misc::router());
-    let api = api.route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate));
+    let api = api
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
+        .route("/health", axum::routing::get(crate::metrics::health));
     // The S3-compatible upload endpoint sees the request as the client signed it: path-style, at
     // the root (see `crate::s3`), with each body capped.
     let s3 = Router::new()
@@ -50,11 +52,36 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .merge(storage_endpoint::router())
         .merge(s3)
+        .route("/metrics", axum::routing::get(crate::metrics::metrics))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), prefix_links))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(check_size_of_head))
         .layer(tower_http::trace::TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// Behind a reverse proxy that serves the service under a path (`--public-url
+/// https://host/mgds`), the `Link` header's addresses (paths, as the request's) get that path in
+/// front, so that clients following them stay behind the proxy.
+async fn prefix_links(State(state): State<AppState>, req: Request, next: axum::middleware::Next) -> Response {
+    let mut response = next.run(req).await;
+    let prefix = state
+        .public_url
+        .split_once("://")
+        .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+        .map(|p| p.trim_end_matches('/'))
+        .unwrap_or_default();
+    if prefix.is_empty() {
+        return response;
+    }
+    if let Some(link) = response.headers().get(axum::http::header::LINK).and_then(|v| v.to_str().ok())
+        && let Ok(v) = HeaderValue::from_str(&link.replace("</", &format!("<{prefix}/")))
+    {
+        response.headers_mut().insert(axum::http::header::LINK, v);
+    }
+    response
 }
 
 /// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback

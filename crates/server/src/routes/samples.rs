@@ -14,8 +14,8 @@ use super::{Json, ListParams, Listed};
 use crate::AppState;
 use crate::auth::Caller;
 use crate::error::ApiResult;
-use crate::signing::{DOWNLOAD_VALID_HOURS, upload_url};
-use crate::store::{metadata, samples, uploads};
+use crate::signing::DOWNLOAD_VALID_HOURS;
+use crate::store::{metadata, samples, transfers, uploads};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -78,12 +78,9 @@ async fn init_upload(
     Json(req): Json<InitUploadRequest>,
 ) -> ApiResult<axum::Json<InitUploadResponse>> {
     let started = uploads::start_sample(&state, &caller, req).await?;
-    Ok(axum::Json(InitUploadResponse {
-        additional_fields: state.signer.upload_form(&started.object_key, started.size, started.at, started.valid_for),
-        sample_id: Some(started.id),
-        document_id: None,
-        upload_url: upload_url(&state.public_url),
-    }))
+    let (upload_url, additional_fields) =
+        transfers::upload_target(&state, &started.object_key, started.size, started.at, started.valid_for);
+    Ok(axum::Json(InitUploadResponse { additional_fields, sample_id: Some(started.id), document_id: None, upload_url }))
 }
 
 async fn init_multipart_upload(
@@ -153,13 +150,8 @@ async fn download_uri(
 ) -> ApiResult<axum::Json<DownloadUri>> {
     let (key, filename) = samples::file(&state, &caller, &id).await?;
     Ok(axum::Json(DownloadUri {
-        download_uri: state.signer.download_url(
-            &state.public_url,
-            &key,
-            &filename,
-            caller.user_id().unwrap_or_default(),
-            DOWNLOAD_VALID_HOURS,
-        ),
+        download_uri: transfers::download_address(&state, &key, &filename, caller.user_id().unwrap_or_default())
+            .await?,
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
 }

@@ -31,7 +31,7 @@ fn t(s: &str) -> Bind {
 /// `can_see_files`.
 const SEEING_PROJECTS: &str = "(SELECT p.id FROM projects p WHERE p.owner_id = ? \
      UNION SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ? \
-     AND EXISTS (SELECT 1 FROM json_each(pm.permissions) WHERE json_each.value = 'can_see_files'))";
+     AND pm.permissions LIKE '%\"can_see_files\"%')";
 
 /// The sample aliased `a` is visible to the caller.
 pub fn sample(caller: &Caller, a: &str) -> Compiled {
@@ -164,7 +164,7 @@ pub fn batch(caller: &Caller, a: &str) -> Compiled {
 /// address carries its holder and is checked with this when used, so it stops working once the
 /// record is deleted or hidden from its holder (made private, the holder removed from the
 /// project), not only when it expires.
-pub async fn key_visible(db: &sqlx::SqlitePool, holder: Option<&str>, key: &str) -> crate::ApiResult<bool> {
+pub async fn key_visible(db: &crate::store::db::Pool, holder: Option<&str>, key: &str) -> crate::ApiResult<bool> {
     let caller = match holder {
         None => Caller(None),
         Some(id) => match super::users::by_id(db, id).await? {
@@ -176,9 +176,10 @@ pub async fn key_visible(db: &sqlx::SqlitePool, holder: Option<&str>, key: &str)
     let d = document(&caller, "d");
     let a = via_sample(&caller, "a", "sample_id");
     let sql = format!(
-        "SELECT EXISTS (SELECT 1 FROM samples s WHERE s.object_key = ? AND {}) \
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM samples s WHERE s.object_key = ? AND {}) \
          OR EXISTS (SELECT 1 FROM documents d WHERE d.object_key = ? AND {}) \
-         OR EXISTS (SELECT 1 FROM analyses a WHERE (a.results_key = ? OR a.readlevel_key = ?) AND {})",
+         OR EXISTS (SELECT 1 FROM analyses a WHERE (a.results_key = ? OR a.readlevel_key = ?) AND {}) \
+         THEN 1 ELSE 0 END",
         s.sql, d.sql, a.sql
     );
     let mut binds = vec![t(key)];
@@ -188,6 +189,6 @@ pub async fn key_visible(db: &sqlx::SqlitePool, holder: Option<&str>, key: &str)
     binds.extend([t(key), t(key)]);
     binds.extend(a.binds);
     // Only the access predicates are spliced in; every value is bound.
-    let seen: i64 = sqlx::query_scalar_with(sqlx::AssertSqlSafe(sql), super::db::args(&binds)?).fetch_one(db).await?;
+    let seen: i64 = sqlx::query_scalar_with(super::db::numbered(sql), super::db::args(&binds)?).fetch_one(db).await?;
     Ok(seen != 0)
 }

@@ -186,7 +186,7 @@ pub async fn get(state: &AppState, caller: &Caller, id: &str, kind: Option<Analy
 /// Explains why a visible analysis has no results yet.
 async fn not_ready(state: &AppState, id: &str) -> ApiResult<ApiError> {
     let (complete, success, msg): (i64, i64, Option<String>) =
-        sqlx::query_as("SELECT complete, success, error_msg FROM analyses WHERE id = ?")
+        sqlx::query_as("SELECT complete, success, error_msg FROM analyses WHERE id = $1")
             .bind(id)
             .fetch_one(&state.db)
             .await?;
@@ -204,7 +204,7 @@ async fn not_ready(state: &AppState, id: &str) -> ApiResult<ApiError> {
 pub async fn results(state: &AppState, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<Bytes> {
     visible(state, caller, id, kind).await?;
     let key: Option<String> =
-        sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = ?").bind(id).fetch_one(&state.db).await?;
+        sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = $1").bind(id).fetch_one(&state.db).await?;
     let Some(key) = key else { return Err(not_ready(state, id).await?) };
     let stored = state
         .storage
@@ -226,10 +226,34 @@ pub async fn results(state: &AppState, caller: &Caller, id: &str, kind: Option<A
 pub async fn readlevel(state: &AppState, caller: &Caller, id: &str) -> ApiResult<String> {
     visible(state, caller, id, Some(AnalysisKind::Classification)).await?;
     let key: Option<String> =
-        sqlx::query_scalar("SELECT readlevel_key FROM analyses WHERE id = ?").bind(id).fetch_one(&state.db).await?;
+        sqlx::query_scalar("SELECT readlevel_key FROM analyses WHERE id = $1").bind(id).fetch_one(&state.db).await?;
     match key {
         Some(key) => Ok(key),
         None => Err(not_ready(state, id).await?),
+    }
+}
+
+/// The Kraken 2-style report a classification's engine writes into its work folder, and the
+/// name it is stored under beside the results.
+pub const KRAKEN_REPORT: &str = "kraken_report.txt";
+
+/// Where a classification's Kraken-style report is stored.
+pub fn kraken_report_key(id: &str) -> String {
+    format!("analyses/{id}/{KRAKEN_REPORT}")
+}
+
+/// The Kraken 2-style report of the finished classification `id` (as `kraken2 --report` writes
+/// it), or a 404 saying why there is none.
+pub async fn kraken_report(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Bytes> {
+    // Visible and finished, as for the read-level results.
+    readlevel(state, caller, id).await?;
+    match state.storage.read(&kraken_report_key(id)).await.map_err(ApiError::internal)? {
+        Some(b) => Ok(b),
+        None => Err(ApiError::NotFound(
+            "this classification has no Kraken-style report (it was made before the service kept them, or the \
+             report could not be stored); run its job again for one"
+                .into(),
+        )),
     }
 }
 
@@ -285,17 +309,18 @@ pub async fn store_results(
     id: &str,
     outcome: Result<(serde_json::Value, Option<Bytes>), String>,
 ) -> ApiResult<()> {
-    store_outcome(state, id, outcome.map(|(v, b)| (v, b.map(Artifact::Bytes)))).await
+    store_outcome(state, id, outcome.map(|(v, b)| (v, b.map(Artifact::Bytes)))).await.map(|_| ())
 }
 
-/// As [`store_results`], with the file given in memory or on disk.
+/// As [`store_results`], with the file given in memory or on disk. Answers the analysis's type,
+/// or `None` if it was deleted meanwhile.
 pub async fn store_outcome(
     state: &AppState,
     id: &str,
     outcome: Result<(serde_json::Value, Option<Artifact>), String>,
-) -> ApiResult<()> {
+) -> ApiResult<Option<String>> {
     let now = db::now();
-    match outcome {
+    let analysis_type: Option<String> = match outcome {
         Ok((results, artifact)) => {
             let results_key = format!("analyses/{id}/results.json");
             state.storage.put(&results_key, Bytes::from(serde_json::to_vec(&results)?)).await?;
@@ -318,27 +343,30 @@ pub async fn store_outcome(
                 }
                 None => None,
             };
-            sqlx::query(
-                "UPDATE analyses SET complete = 1, success = 1, error_msg = '', results_key = ?, readlevel_key = ?, \
-                 updated_at = ? WHERE id = ?",
+            sqlx::query_scalar(
+                "UPDATE analyses SET complete = 1, success = 1, error_msg = '', results_key = $1, readlevel_key = $2, \
+                 updated_at = $3 WHERE id = $4 RETURNING analysis_type",
             )
             .bind(&results_key)
             .bind(&artifact_key)
             .bind(&now)
             .bind(id)
-            .execute(&state.db)
-            .await?;
+            .fetch_optional(&state.db)
+            .await?
         }
         Err(msg) => {
             let msg: String = msg.chars().take(mgds_api::MAX_ERROR_MSG_CHARS).collect();
-            sqlx::query("UPDATE analyses SET complete = 1, success = 0, error_msg = ?, updated_at = ? WHERE id = ?")
-                .bind(&msg)
-                .bind(&now)
-                .bind(id)
-                .execute(&state.db)
-                .await?;
+            sqlx::query_scalar(
+                "UPDATE analyses SET complete = 1, success = 0, error_msg = $1, updated_at = $2 WHERE id = $3 \
+                 RETURNING analysis_type",
+            )
+            .bind(&msg)
+            .bind(&now)
+            .bind(id)
+            .fetch_optional(&state.db)
+            .await?
         }
-    }
+    };
     queue::done(&state.db, id).await?;
-    Ok(())
+    Ok(analysis_type)
 }

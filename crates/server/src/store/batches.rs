@@ -1,8 +1,8 @@
 //! Sequencing batches: the lists callers read, and the records the operator's commands create
 //! and move forward.
 
+use crate::store::db::Pool;
 use mgds_api::{BatchStatus, Ref, SequencingBatch};
-use sqlx::SqlitePool;
 
 use super::access;
 use super::caller::Caller;
@@ -85,9 +85,9 @@ pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Seque
 }
 
 /// The batch with this number or id.
-pub async fn find(db: &SqlitePool, number_or_id: &str) -> Result<Option<SequencingBatch>, sqlx::Error> {
+pub async fn find(db: &Pool, number_or_id: &str) -> Result<Option<SequencingBatch>, sqlx::Error> {
     let row: Option<BatchRow> = sqlx::query_as(
-        "SELECT id, batch_number, created_at, name, owner_id, status FROM sequencing_batches WHERE batch_number = ? OR id = ?",
+        "SELECT id, batch_number, created_at, name, owner_id, status FROM sequencing_batches WHERE batch_number = $1 OR id = $2",
     )
     .bind(number_or_id)
     .bind(number_or_id)
@@ -98,7 +98,7 @@ pub async fn find(db: &SqlitePool, number_or_id: &str) -> Result<Option<Sequenci
 
 /// Registers a batch for the user `owner`; returns its id, or `None` if the number is used.
 pub async fn insert(
-    db: &SqlitePool,
+    db: &Pool,
     batch_number: &str,
     name: Option<&str>,
     owner: &str,
@@ -106,7 +106,7 @@ pub async fn insert(
     let now = db::now();
     let id = new_id();
     let r = sqlx::query(
-        "INSERT INTO sequencing_batches (id, batch_number, name, owner_id, status, created_at, updated_at) VALUES (?, ?, ?, ?, 'registered', ?, ?)",
+        "INSERT INTO sequencing_batches (id, batch_number, name, owner_id, status, created_at, updated_at) VALUES ($1, $2, $3, $4, 'registered', $5, $6)",
     )
     .bind(&id)
     .bind(batch_number)
@@ -143,10 +143,10 @@ pub enum Moved {
 }
 
 /// Moves a batch to `status` if its current status allows it, in one write transaction.
-pub async fn move_to(db: &SqlitePool, number_or_id: &str, status: BatchStatus) -> Result<Moved, sqlx::Error> {
+pub async fn move_to(db: &Pool, number_or_id: &str, status: BatchStatus) -> Result<Moved, sqlx::Error> {
     let mut tx = begin_write(db).await?;
     let current: Option<(String, String, String)> =
-        sqlx::query_as("SELECT id, batch_number, status FROM sequencing_batches WHERE batch_number = ? OR id = ?")
+        sqlx::query_as("SELECT id, batch_number, status FROM sequencing_batches WHERE batch_number = $1 OR id = $2")
             .bind(number_or_id)
             .bind(number_or_id)
             .fetch_optional(&mut *tx)
@@ -156,7 +156,7 @@ pub async fn move_to(db: &SqlitePool, number_or_id: &str, status: BatchStatus) -
     if !from.can_move_to(status) {
         return Ok(Moved::Refused { number, from });
     }
-    sqlx::query("UPDATE sequencing_batches SET status = ?, updated_at = ? WHERE id = ?")
+    sqlx::query("UPDATE sequencing_batches SET status = $1, updated_at = $2 WHERE id = $3")
         .bind(status.as_str())
         .bind(db::now())
         .bind(&id)

@@ -1,13 +1,23 @@
-//! The SQLite database: opening it durably, identifiers, timestamps, write transactions, and how
-//! values are stored (booleans as integers, id lists as JSON text, bound parameters).
+//! The database: SQLite in the data folder (the default: one machine, nothing to set up) or
+//! PostgreSQL (`--database postgres://...`: many machines, many labs), opened durably and
+//! brought up to date; identifiers, timestamps, write transactions, and how values are stored
+//! (booleans as integers, id lists as JSON text, bound parameters).
+//!
+//! The service runs the same SQL on both, through sqlx's `Any` driver. Statements number their
+//! parameters (`$1`, `$2`, ...), which both take; statements put together from pieces (lists,
+//! visibility rules) write `?` and go through [`numbered`]. The few differences live in one place
+//! each: the PostgreSQL schema defines the SQLite functions the SQL uses and keeps a `rowid` where
+//! SQLite's is read; [`begin_write`] takes SQLite's write lock or a PostgreSQL advisory lock;
+//! [`Backend::skip_locked`] lets queue claims pass over rows another worker holds.
 
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use sqlx::sqlite::{SqliteArguments, SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Arguments, Sqlite, SqlitePool, Transaction};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{Any, Arguments, AssertSqlSafe, ConnectOptions, Executor, Transaction};
 
 use crate::error::{ApiError, ApiResult};
 use crate::listing::Bind;
@@ -15,32 +25,169 @@ use crate::listing::Bind;
 /// File name of the database inside the data folder.
 pub const DB_FILE: &str = "mgds.sqlite3";
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// Opens (creating if needed) the database in `data_dir` and brings its schema up to date.
-///
-/// WAL journal, `synchronous=FULL` (a committed write survives power loss), foreign keys on,
-/// and a busy timeout so that concurrent writers queue instead of failing.
-pub async fn open(data_dir: &Path) -> Result<SqlitePool, sqlx::Error> {
-    let options = SqliteConnectOptions::from_str("sqlite://")?
-        .filename(data_dir.join(DB_FILE))
-        .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .synchronous(SqliteSynchronous::Full)
-        .foreign_keys(true)
-        .busy_timeout(Duration::from_secs(30));
-    let pool = SqlitePoolOptions::new().max_connections(8).min_connections(1).connect_with(options).await?;
-    MIGRATOR.run(&pool).await?;
+/// A pool of connections to the service's database, either kind.
+pub type Pool = sqlx::AnyPool;
+
+/// A transaction on the database.
+pub type Tx = Transaction<'static, Any>;
+
+/// Which database a [`Pool`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite, a file in the data folder.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+impl Backend {
+    /// The kind of database `pool` connects to.
+    pub fn of(pool: &Pool) -> Backend {
+        Backend::of_url(pool.connect_options().database_url.as_str())
+    }
+
+    /// The kind of database a connection address names.
+    pub fn of_url(url: &str) -> Backend {
+        if url.starts_with("postgres:") || url.starts_with("postgresql:") { Backend::Postgres } else { Backend::Sqlite }
+    }
+
+    /// What a claim's subquery adds so that concurrent claims pass over the rows other workers
+    /// are taking (PostgreSQL; SQLite has one writer at a time).
+    pub fn skip_locked(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+}
+
+/// Opens the service's database and brings its schema up to date: PostgreSQL at `url` when one
+/// is given (`postgres://...`), else SQLite in `data_dir` (created if needed).
+pub async fn open(data_dir: &Path, url: Option<&str>) -> Result<Pool, sqlx::Error> {
+    sqlx::any::install_default_drivers();
+    match url {
+        Some(url) if Backend::of_url(url) == Backend::Postgres => open_postgres(url).await,
+        Some(url) => Err(sqlx::Error::Configuration(
+            format!("{} is not a PostgreSQL address (postgres://user@host/database)", redact(url)).into(),
+        )),
+        None => open_sqlite(data_dir).await,
+    }
+}
+
+/// SQLite in `data_dir`: WAL journal, `synchronous=FULL` (a committed write survives power
+/// loss), foreign keys on, and a busy timeout so that concurrent writers queue instead of
+/// failing.
+async fn open_sqlite(data_dir: &Path) -> Result<Pool, sqlx::Error> {
+    let url = SqliteConnectOptions::new().filename(data_dir.join(DB_FILE)).create_if_missing(true).to_url_lossy();
+    let pool = AnyPoolOptions::new()
+        .max_connections(8)
+        .min_connections(1)
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute(
+                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+                     PRAGMA busy_timeout = 30000;",
+                )
+                .await?;
+                Ok(())
+            })
+        })
+        .connect_with(AnyConnectOptions::from_url(&url)?)
+        .await?;
+    SQLITE_MIGRATOR.run(&pool).await?;
     Ok(pool)
 }
 
-/// A transaction on the database.
-pub type Tx = Transaction<'static, Sqlite>;
+/// PostgreSQL at `url`. Its text should compare byte by byte, as SQLite's does; the schema's
+/// columns say so themselves (collation "C"), whatever the database's default.
+async fn open_postgres(url: &str) -> Result<Pool, sqlx::Error> {
+    let pool = AnyPoolOptions::new()
+        .max_connections(16)
+        .min_connections(1)
+        .acquire_timeout(Duration::from_secs(30))
+        .connect_with(AnyConnectOptions::from_str(url)?)
+        .await?;
+    POSTGRES_MIGRATOR.run(&pool).await?;
+    Ok(pool)
+}
 
-/// Starts a write transaction that takes the write lock at once (`BEGIN IMMEDIATE`), so that a
-/// read-then-write inside it cannot be interleaved with another writer.
-pub async fn begin_write(pool: &SqlitePool) -> Result<Tx, sqlx::Error> {
-    pool.begin_with("BEGIN IMMEDIATE").await
+/// For tests run against PostgreSQL: a new, empty database on the server that
+/// `MGDS_TEST_POSTGRES` names (`postgres://user@host/postgres`), and its address; `None` when
+/// the variable is not set (the tests then use SQLite in their data folder).
+#[doc(hidden)]
+pub async fn test_database() -> Option<String> {
+    use sqlx::Connection;
+    let admin = std::env::var("MGDS_TEST_POSTGRES").ok().filter(|u| !u.is_empty())?;
+    sqlx::any::install_default_drivers();
+    let name = format!("mgds_test_{}", new_id());
+    let mut conn = sqlx::AnyConnection::connect(&admin).await.expect("MGDS_TEST_POSTGRES names a PostgreSQL server");
+    conn.execute(AssertSqlSafe(format!("CREATE DATABASE {name}"))).await.expect("a test database is created");
+    conn.close().await.ok();
+    let mut url = url::Url::parse(&admin).expect("MGDS_TEST_POSTGRES is an address");
+    url.set_path(&format!("/{name}"));
+    Some(url.to_string())
+}
+
+/// `url` without its password, to name it in messages and logs.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if u.password().is_some() => {
+            let _ = u.set_password(Some("***"));
+            u.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// Lock taken by every write transaction on PostgreSQL, as SQLite's `BEGIN IMMEDIATE` takes the
+/// database's write lock: the service's read-then-write steps (confirming an upload, moving a
+/// batch, adding a member) then never interleave.
+const WRITE_LOCK: i64 = 0x6d67_6473; // "mgds"
+
+/// Starts a write transaction that takes the write lock at once, so that a read-then-write
+/// inside it cannot be interleaved with another writer: `BEGIN IMMEDIATE` on SQLite, a
+/// transaction-wide advisory lock on PostgreSQL.
+pub async fn begin_write(pool: &Pool) -> Result<Tx, sqlx::Error> {
+    match Backend::of(pool) {
+        Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
+        Backend::Postgres => {
+            let mut tx = pool.begin().await?;
+            sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                .bind(WRITE_LOCK)
+                .execute(&mut *tx)
+                .await?;
+            Ok(tx)
+        }
+    }
+}
+
+/// A statement put together from pieces that mark their parameters `?`, with the parameters
+/// numbered (`$1`, `$2`, ...) in order, as both databases take them. Only parameter marks are
+/// rewritten: a `?` inside a quoted string stays.
+pub fn numbered(sql: String) -> AssertSqlSafe<String> {
+    if !sql.contains('?') {
+        return AssertSqlSafe(sql);
+    }
+    let mut out = String::with_capacity(sql.len() + 16);
+    let (mut n, mut quoted) = (0, false);
+    for ch in sql.chars() {
+        match ch {
+            '\'' => {
+                quoted = !quoted;
+                out.push(ch);
+            }
+            '?' if !quoted => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            _ => out.push(ch),
+        }
+    }
+    AssertSqlSafe(out)
 }
 
 /// A new identifier: 16 random lowercase hex characters.
@@ -67,8 +214,8 @@ pub fn now() -> String {
 }
 
 /// Builds the arguments of a query from bound values, in order.
-pub fn args(binds: &[Bind]) -> ApiResult<SqliteArguments> {
-    let mut a = SqliteArguments::default();
+pub fn args(binds: &[Bind]) -> ApiResult<AnyArguments> {
+    let mut a = AnyArguments::default();
     for b in binds {
         let r = match b {
             Bind::Text(s) => a.add(s.clone()),
@@ -103,6 +250,14 @@ mod tests {
         }
         assert!(!is_id("7428cca4nocaffe1"));
         assert!(!is_id("0123456789ABCDEF"));
+    }
+
+    #[test]
+    fn pieces_get_numbered_parameters() {
+        let n = |s: &str| numbered(s.to_string()).0;
+        assert_eq!(n("SELECT 1"), "SELECT 1");
+        assert_eq!(n("a = ? AND b IN (?, ?)"), "a = $1 AND b IN ($2, $3)");
+        assert_eq!(n("x = '?' AND y = ? AND z = 'it''s?'"), "x = '?' AND y = $1 AND z = 'it''s?'");
     }
 
     #[test]

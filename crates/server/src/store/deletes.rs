@@ -12,7 +12,7 @@ use crate::error::ApiResult;
 /// Records that a file must go; [`purge`] removes it after the transaction commits, and again at
 /// the next start if the service stopped first.
 pub async fn queue_delete(tx: &mut Tx, key: &str) -> ApiResult<()> {
-    sqlx::query("INSERT OR IGNORE INTO pending_deletes (object_key, queued_at) VALUES (?, ?)")
+    sqlx::query("INSERT INTO pending_deletes (object_key, queued_at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
         .bind(key)
         .bind(db::now())
         .execute(&mut **tx)
@@ -25,7 +25,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
     let cutoff = db::ts(Utc::now() - chrono::Duration::hours(24));
     let mut tx = begin_write(&state.db).await?;
     let stale: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, object_key FROM uploads WHERE confirmed_id IS NULL AND expires_at < ?")
+        sqlx::query_as("SELECT id, object_key FROM uploads WHERE confirmed_id IS NULL AND expires_at < $1")
             .bind(&cutoff)
             .fetch_all(&mut *tx)
             .await?;
@@ -33,10 +33,33 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
         forget(&mut tx, id, key).await?;
     }
     tx.commit().await?;
+    sweep_incoming(state).await?;
     let keys: Vec<String> = sqlx::query_scalar("SELECT object_key FROM pending_deletes").fetch_all(&state.db).await?;
     for key in keys {
         state.storage.delete(&key).await?;
-        sqlx::query("DELETE FROM pending_deletes WHERE object_key = ?").bind(&key).execute(&state.db).await?;
+        sqlx::query("DELETE FROM pending_deletes WHERE object_key = $1").bind(&key).execute(&state.db).await?;
+    }
+    Ok(())
+}
+
+/// On an S3 store, removes the files that forms put at an [incoming
+/// key](super::uploads::incoming_key) whose upload is no longer open: the store cannot be told
+/// that a signed form is no longer valid, so a form posted again after its upload was confirmed,
+/// canceled or deleted stores a file that nothing refers to (it never reaches a record).
+pub async fn sweep_incoming(state: &AppState) -> ApiResult<()> {
+    if state.storage.s3_config().is_none() {
+        return Ok(());
+    }
+    for key in state.storage.keys(Some("incoming")).await? {
+        let Some(object_key) = key.strip_prefix("incoming/") else { continue };
+        let open: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = $1 AND confirmed_id IS NULL")
+                .bind(object_key)
+                .fetch_one(&state.db)
+                .await?;
+        if open == 0 {
+            state.storage.delete(&key).await?;
+        }
     }
     Ok(())
 }
@@ -44,7 +67,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
 /// Removes an unconfirmed upload and queues its files for removal: its file, read 2 of a pair,
 /// and the parts of S3 multipart uploads it left unfinished.
 pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult<()> {
-    let paired: Option<String> = sqlx::query_scalar("SELECT paired_object_key FROM uploads WHERE id = ?")
+    let paired: Option<String> = sqlx::query_scalar("SELECT paired_object_key FROM uploads WHERE id = $1")
         .bind(upload_id)
         .fetch_optional(&mut **tx)
         .await?
@@ -53,6 +76,8 @@ pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult
         queue_delete(tx, key).await?;
     }
     queue_delete(tx, object_key).await?;
-    sqlx::query("DELETE FROM uploads WHERE id = ?").bind(upload_id).execute(&mut **tx).await?;
+    // A form's file waiting to be copied into place on an S3 store (nothing there otherwise).
+    queue_delete(tx, &super::uploads::incoming_key(object_key)).await?;
+    sqlx::query("DELETE FROM uploads WHERE id = $1").bind(upload_id).execute(&mut **tx).await?;
     Ok(())
 }

@@ -92,7 +92,7 @@ async fn is_org_admin_of(state: &AppState, user: &User, uploader: &str) -> ApiRe
     if !user.is_org_admin {
         return Ok(false);
     }
-    let org: Option<String> = sqlx::query_scalar("SELECT organization_id FROM users WHERE id = ?")
+    let org: Option<String> = sqlx::query_scalar("SELECT organization_id FROM users WHERE id = $1")
         .bind(uploader)
         .fetch_optional(&state.db)
         .await?;
@@ -119,10 +119,10 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &DocumentU
     let mut tx = begin_write(&state.db).await?;
     if let Some(f) = &req.filename {
         let f = mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?;
-        sqlx::query("UPDATE documents SET filename = ? WHERE id = ?").bind(f).bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE documents SET filename = $1 WHERE id = $2").bind(f).bind(id).execute(&mut *tx).await?;
     }
     if let Some(d) = &req.description {
-        sqlx::query("UPDATE documents SET description = ? WHERE id = ?").bind(d).bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE documents SET description = $1 WHERE id = $2").bind(d).bind(id).execute(&mut *tx).await?;
     }
     tx.commit().await?;
     get(state, caller, id).await
@@ -133,7 +133,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()
     let row = modifiable(state, caller, id, false).await?;
     let mut tx = begin_write(&state.db).await?;
     queue_delete(&mut tx, &row.object_key).await?;
-    sqlx::query("DELETE FROM documents WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
     purge(state).await
 }
@@ -143,7 +143,7 @@ pub async fn add_downloader(state: &AppState, caller: &Caller, id: &str, req: &U
     let row = modifiable(state, caller, id, true).await?;
     let uid = users::addable(state, caller, &req.user).await?;
     if uid != row.uploader_id {
-        sqlx::query("INSERT OR IGNORE INTO document_downloaders (document_id, user_id) VALUES (?, ?)")
+        sqlx::query("INSERT INTO document_downloaders (document_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(id)
             .bind(&uid)
             .execute(&state.db)
@@ -157,7 +157,7 @@ pub async fn remove_downloader(state: &AppState, caller: &Caller, id: &str, req:
     modifiable(state, caller, id, true).await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = records::ref_id("user", &req.user, "users")?;
-    sqlx::query("DELETE FROM document_downloaders WHERE document_id = ? AND user_id = ?")
+    sqlx::query("DELETE FROM document_downloaders WHERE document_id = $1 AND user_id = $2")
         .bind(id)
         .bind(uid)
         .execute(&state.db)

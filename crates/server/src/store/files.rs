@@ -3,15 +3,23 @@
 //! The default is a local folder (`object_store`'s `LocalFileSystem` with fsync): a write goes
 //! to a staging file that is renamed into place only once complete, so a half-written file never
 //! appears under its key. Staging files left by a crash are swept at start-up.
+//!
+//! Past one machine, a bucket of an S3-compatible store ([`S3Config`]; Garage, MinIO, AWS):
+//! the service reads and writes through `object_store`, upload forms are signed for the store
+//! itself so that clients send their files straight to it (the store checks the policy), and
+//! downloads are addresses the store signs. An object there appears only once its upload is
+//! complete, as S3 has it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt, TryStreamExt};
+use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
+use object_store::signer::{SignedUrlOptions, Signer as _};
+use object_store::{Attribute, Attributes, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 
 /// Why a streamed write stopped.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +47,97 @@ pub struct Written {
     pub e_tag: Option<String>,
 }
 
+/// A bucket of an S3-compatible store to keep the service's files in.
+#[derive(Clone)]
+pub struct S3Config {
+    /// The bucket (created beforehand, with the store's own tools).
+    pub bucket: String,
+    /// A folder of the bucket to keep everything under (`s3://bucket/folder`), so that several
+    /// services can share one bucket; `None` for the whole bucket.
+    pub prefix: Option<String>,
+    /// The store's address as the service reaches it, e.g. `http://garage.lab.internal:3900`
+    /// (`None`: AWS S3 itself).
+    pub endpoint: Option<String>,
+    /// The store's address as clients reach it, for upload forms and download addresses, if
+    /// not `endpoint` (a store behind a proxy, or inside a cluster network).
+    pub public_endpoint: Option<String>,
+    /// The region the store signs for (`garage` for Garage's default, `us-east-1` for MinIO).
+    pub region: String,
+    /// The access key the service writes with.
+    pub access_key_id: String,
+    /// Its secret.
+    pub secret_access_key: String,
+}
+
+impl std::fmt::Debug for S3Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Config")
+            .field("bucket", &self.bucket)
+            .field("prefix", &self.prefix)
+            .field("endpoint", &self.endpoint)
+            .field("public_endpoint", &self.public_endpoint)
+            .field("region", &self.region)
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3Config {
+    /// The key in the bucket of the service's object `key` (under the prefix, if any).
+    pub fn full_key(&self, key: &str) -> String {
+        match self.prefix.as_deref().map(|p| p.trim_matches('/')).filter(|p| !p.is_empty()) {
+            Some(p) => format!("{p}/{key}"),
+            None => key.to_string(),
+        }
+    }
+
+    /// The address of the bucket as clients reach it (path style): where upload forms go.
+    pub fn public_bucket_url(&self) -> String {
+        let base = self.public_endpoint.as_deref().or(self.endpoint.as_deref()).map_or_else(
+            || format!("https://s3.{}.amazonaws.com", self.region),
+            |e| e.trim_end_matches('/').to_string(),
+        );
+        format!("{base}/{}", self.bucket)
+    }
+
+    fn builder(&self, endpoint: Option<&str>) -> AmazonS3Builder {
+        let mut b = AmazonS3Builder::new()
+            .with_bucket_name(&self.bucket)
+            .with_region(&self.region)
+            .with_access_key_id(&self.access_key_id)
+            .with_secret_access_key(&self.secret_access_key);
+        if let Some(e) = endpoint {
+            // Path-style addresses: self-hosted stores seldom have a DNS name per bucket.
+            b = b.with_endpoint(e).with_virtual_hosted_style_request(false);
+            if e.starts_with("http://") {
+                b = b.with_allow_http(true).with_client_options(ClientOptions::new().with_allow_http(true));
+            }
+        }
+        b
+    }
+}
+
+impl S3Config {
+    /// For tests run against an S3 store: the bucket that `MGDS_TEST_S3_ENDPOINT`,
+    /// `MGDS_TEST_S3_REGION`, `MGDS_TEST_S3_BUCKET`, `MGDS_TEST_S3_ACCESS_KEY_ID` and
+    /// `MGDS_TEST_S3_SECRET_ACCESS_KEY` name (see `tests/garage.sh`); `None` when they are not
+    /// set (the tests then keep files in their data folder).
+    #[doc(hidden)]
+    pub fn for_tests() -> Option<S3Config> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Some(S3Config {
+            endpoint: Some(var("MGDS_TEST_S3_ENDPOINT")?),
+            // Each test's service in a folder of its own of the shared bucket.
+            prefix: Some(format!("test-{}", crate::store::db::new_id())),
+            public_endpoint: None,
+            region: var("MGDS_TEST_S3_REGION").unwrap_or_else(|| "garage".into()),
+            bucket: var("MGDS_TEST_S3_BUCKET")?,
+            access_key_id: var("MGDS_TEST_S3_ACCESS_KEY_ID")?,
+            secret_access_key: var("MGDS_TEST_S3_SECRET_ACCESS_KEY")?,
+        })
+    }
+}
+
 /// The service's object store.
 #[derive(Debug, Clone)]
 pub struct Storage {
@@ -48,6 +147,14 @@ pub struct Storage {
     /// loss is found by its size when they are joined.
     scratch: Arc<dyn ObjectStore>,
     root: Option<PathBuf>,
+    s3: Option<Arc<S3Place>>,
+}
+
+/// An S3 store, and the same store as clients reach it (for signing what they are handed).
+#[derive(Debug)]
+struct S3Place {
+    config: S3Config,
+    public: AmazonS3,
 }
 
 impl Storage {
@@ -60,7 +167,66 @@ impl Storage {
             .with_automatic_cleanup(true);
         let scratch =
             LocalFileSystem::new_with_prefix(root).map_err(std::io::Error::other)?.with_automatic_cleanup(true);
-        Ok(Storage { store: Arc::new(store), scratch: Arc::new(scratch), root: Some(root.to_path_buf()) })
+        Ok(Storage { store: Arc::new(store), scratch: Arc::new(scratch), root: Some(root.to_path_buf()), s3: None })
+    }
+
+    /// A store in the S3 bucket `config` names. Nothing is checked here; [`Storage::check`]
+    /// asks the store whether the bucket answers.
+    pub fn s3(config: &S3Config) -> object_store::Result<Self> {
+        // The HTTPS client's cryptography, if the process has not chosen it already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let bucket = config.builder(config.endpoint.as_deref()).build()?;
+        let store: Arc<dyn ObjectStore> =
+            match config.prefix.as_deref().map(|p| p.trim_matches('/')).filter(|p| !p.is_empty()) {
+                Some(p) => Arc::new(object_store::prefix::PrefixStore::new(bucket, p)),
+                None => Arc::new(bucket),
+            };
+        let public_endpoint = config.public_endpoint.as_deref().or(config.endpoint.as_deref());
+        let public = config.builder(public_endpoint).build()?;
+        Ok(Storage {
+            store: store.clone(),
+            scratch: store,
+            root: None,
+            s3: Some(Arc::new(S3Place { config: config.clone(), public })),
+        })
+    }
+
+    /// Whether the store answers: lists at most one object (an S3 bucket that does not exist or
+    /// refuses the credentials fails here, at start, rather than at the first upload).
+    pub async fn check(&self) -> object_store::Result<()> {
+        let mut listing = self.store.list(None);
+        match listing.next().await {
+            Some(Err(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// The S3 bucket the files are kept in, if they are not in a local folder.
+    pub fn s3_config(&self) -> Option<&S3Config> {
+        self.s3.as_deref().map(|p| &p.config)
+    }
+
+    /// An address the S3 store signs for GETting `key` for `valid`, its download named
+    /// `filename`; `None` for a local folder (whose downloads go through the service).
+    pub async fn presigned_get(
+        &self,
+        key: &str,
+        filename: &str,
+        valid: std::time::Duration,
+    ) -> Option<object_store::Result<String>> {
+        let place = self.s3.as_ref()?;
+        let disposition = format!("attachment; filename=\"{}\"", filename.replace(['"', '\\'], "_"));
+        let options = SignedUrlOptions::new().with_query([("response-content-disposition", disposition)]);
+        let signed = place
+            .public
+            .signed_url_opts(
+                object_store::signer::Method::GET,
+                &ObjectPath::from(place.config.full_key(key)),
+                valid,
+                &options,
+            )
+            .await;
+        Some(signed.map(|u| u.to_string()))
     }
 
     /// Removes staging files a crash left behind, and the empty folders of abandoned uploads
@@ -112,7 +278,7 @@ impl Storage {
         F: AsyncFnOnce(u64) -> Result<(), C>,
         C: From<WriteError>,
     {
-        stream_into(&*self.store, key, body, max, check).await
+        stream_into(&*self.store, key, body, max, check, Attributes::new()).await
     }
 
     /// As [`write_stream_checked`](Self::write_stream_checked), for an object that is only a
@@ -125,7 +291,84 @@ impl Storage {
         F: AsyncFnOnce(u64) -> Result<(), C>,
         C: From<WriteError>,
     {
-        stream_into(&*self.scratch, key, body, max, check).await
+        stream_into(&*self.scratch, key, body, max, check, Attributes::new()).await
+    }
+
+    /// Appends `body` to the object at `key` from byte `at` on (what lies past `at` is cut
+    /// first: the tail of an append a crash cut short), at most `max` bytes, not synced (as
+    /// [`write_scratch_checked`](Self::write_scratch_checked)). On any failure, or an `Err` from
+    /// `check(total)` once the stream has ended, the object is cut back to `at` bytes. Local folder
+    /// only: elsewhere the answer is `None` and nothing is read from `body`.
+    pub async fn append_scratch_checked<S, E, F, C>(
+        &self,
+        key: &str,
+        at: u64,
+        mut body: S,
+        max: u64,
+        check: F,
+    ) -> Option<Result<Written, C>>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin,
+        E: std::fmt::Display,
+        F: AsyncFnOnce(u64) -> Result<(), C>,
+        C: From<WriteError>,
+    {
+        let path = self.local_path(key)?;
+        let file = match tokio::task::spawn_blocking(move || open_for_append(&path, at)).await {
+            Ok(Ok(f)) => Arc::new(f),
+            Ok(Err(e)) => return Some(Err(local_error(e).into())),
+            Err(e) => return Some(Err(WriteError::Source(e.to_string()).into())),
+        };
+        let cut_back = |file: Arc<std::fs::File>| async move {
+            let _ = tokio::task::spawn_blocking(move || file.set_len(at)).await;
+        };
+        // Chunks are gathered into writes of a few MiB; one write is under way while the next
+        // fills.
+        let mut writing: Option<tokio::task::JoinHandle<std::io::Result<()>>> = None;
+        let (mut buf, mut total, mut offset) = (Vec::with_capacity(APPEND_WRITE), 0u64, at);
+        loop {
+            let next = body.next().await;
+            let chunk = match next {
+                Some(Ok(c)) => Some(c),
+                Some(Err(e)) => {
+                    finish_write(writing.take()).await.ok();
+                    cut_back(file).await;
+                    return Some(Err(WriteError::Source(e.to_string()).into()));
+                }
+                None => None,
+            };
+            if let Some(c) = &chunk {
+                total += c.len() as u64;
+                if total > max {
+                    finish_write(writing.take()).await.ok();
+                    cut_back(file).await;
+                    return Some(Err(WriteError::TooLarge { max }.into()));
+                }
+                buf.extend_from_slice(c);
+            }
+            if buf.len() >= APPEND_WRITE || (chunk.is_none() && !buf.is_empty()) {
+                if let Err(e) = finish_write(writing.take()).await {
+                    cut_back(file).await;
+                    return Some(Err(e.into()));
+                }
+                let (full, f, pos) =
+                    (std::mem::replace(&mut buf, Vec::with_capacity(APPEND_WRITE)), file.clone(), offset);
+                offset += full.len() as u64;
+                writing = Some(tokio::task::spawn_blocking(move || write_all_at(&f, &full, pos)));
+            }
+            if chunk.is_none() {
+                break;
+            }
+        }
+        if let Err(e) = finish_write(writing.take()).await {
+            cut_back(file).await;
+            return Some(Err(e.into()));
+        }
+        if let Err(e) = check(total).await {
+            cut_back(file).await;
+            return Some(Err(e));
+        }
+        Some(Ok(Written { bytes: total, e_tag: None }))
     }
 
     /// Stores a small object in one write.
@@ -180,6 +423,31 @@ impl Storage {
         self.write_stream(key, body, u64::MAX).await
     }
 
+    /// Streams the file at `path` into `key` with its SHA-256 (hex) in the object's metadata, for
+    /// [`size_and_sha256`](Self::size_and_sha256) to check (a migration's copies).
+    pub async fn put_file_with_sha256(&self, key: &str, path: &Path, sha256: &str) -> Result<Written, WriteError> {
+        let file = tokio::fs::File::open(path)
+            .await
+            .map_err(|e| WriteError::Source(format!("cannot read {}: {e}", path.display())))?;
+        let body = tokio_util::io::ReaderStream::with_capacity(file, 1 << 20);
+        let attributes = Attributes::from_iter([(Attribute::Metadata(SHA256_METADATA.into()), sha256.to_string())]);
+        stream_into(&*self.store, key, body, u64::MAX, async |_| Ok::<(), WriteError>(()), attributes).await
+    }
+
+    /// The size of the object at `key` and the SHA-256 its metadata records (see
+    /// [`put_file_with_sha256`](Self::put_file_with_sha256)), or `None` if there is no object.
+    pub async fn size_and_sha256(&self, key: &str) -> object_store::Result<Option<(u64, Option<String>)>> {
+        let head = object_store::GetOptions { head: true, ..Default::default() };
+        match self.store.get_opts(&ObjectPath::from(key), head).await {
+            Ok(r) => {
+                let sha = r.attributes.get(&Attribute::Metadata(SHA256_METADATA.into())).map(|v| v.to_string());
+                Ok(Some((r.meta.size, sha)))
+            }
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Copies the object at `key` into the local file `dest` (for engines and joins that read
     /// files, when the store is not a local folder).
     pub async fn download_to(&self, key: &str, dest: &Path) -> Result<u64, WriteError> {
@@ -198,19 +466,25 @@ impl Storage {
         Ok(n)
     }
 
-    /// Joins the objects `parts`, in order, into `key`, at most `max` bytes (an S3 multipart
-    /// upload's completion). In a local folder the kernel copies the bytes (`copy_file_range`)
-    /// into a staging file that is synced and renamed into place; elsewhere they stream through.
-    /// The object appears under `key` only whole.
-    pub async fn concat(&self, key: &str, parts: &[String], max: u64) -> Result<Written, WriteError> {
+    /// Joins `parts`, in order, into `key`, at most `max` bytes (an S3 multipart upload's
+    /// completion). In a local folder, parts that are one whole object from its start (an
+    /// upload's assembly, see [`append_scratch_checked`](Self::append_scratch_checked)) are
+    /// cut to length, synced and renamed into place: no byte is copied. Otherwise the kernel
+    /// copies the bytes (`copy_file_range`) into a staging file that is synced and renamed into
+    /// place; elsewhere they stream through. The object appears under `key` only whole.
+    pub async fn concat(&self, key: &str, parts: &[Span], max: u64) -> Result<Written, WriteError> {
         if let Some(dest) = self.local_path(key) {
-            let sources: Vec<PathBuf> = parts.iter().filter_map(|k| self.local_path(k)).collect();
+            let sources: Vec<(PathBuf, Option<(u64, u64)>)> =
+                parts.iter().filter_map(|p| Some((self.local_path(&p.key)?, p.range))).collect();
             return tokio::task::spawn_blocking(move || concat_files(&dest, &sources, max))
                 .await
                 .map_err(|e| WriteError::Source(e.to_string()))?;
         }
+        if parts.iter().any(|p| p.range.is_some()) {
+            return Err(WriteError::Source("parts of objects are joined in a local folder only".into()));
+        }
         let storage = self.clone();
-        let joined = futures::stream::iter(parts.to_vec())
+        let joined = futures::stream::iter(parts.iter().map(|p| p.key.clone()).collect::<Vec<_>>())
             .then(move |k| {
                 let storage = storage.clone();
                 async move {
@@ -226,6 +500,21 @@ impl Storage {
         self.write_stream(key, joined, max).await
     }
 
+    /// The keys of the objects under `prefix` (everything for `None`), sorted. Staging files of
+    /// writes under way are not objects.
+    pub async fn keys(&self, prefix: Option<&str>) -> object_store::Result<Vec<String>> {
+        let prefix = prefix.map(ObjectPath::from);
+        let mut keys: Vec<String> =
+            self.store.list(prefix.as_ref()).map_ok(|meta| meta.location.to_string()).try_collect().await?;
+        keys.sort();
+        Ok(keys)
+    }
+
+    /// Copies the object at `from` to `to`, inside the store (no byte passes through here).
+    pub async fn copy(&self, from: &str, to: &str) -> object_store::Result<()> {
+        self.store.copy(&ObjectPath::from(from), &ObjectPath::from(to)).await
+    }
+
     /// Removes an object; a missing object is not an error.
     pub async fn delete(&self, key: &str) -> object_store::Result<()> {
         match self.store.delete(&ObjectPath::from(key)).await {
@@ -235,6 +524,67 @@ impl Storage {
     }
 }
 
+/// The metadata key that records an object's SHA-256 (`x-amz-meta-mgds-sha256` in S3).
+const SHA256_METADATA: &str = "mgds-sha256";
+
+/// Bytes gathered into one write by [`Storage::append_scratch_checked`].
+const APPEND_WRITE: usize = 4 << 20;
+
+/// One source of an object joined by [`Storage::concat`].
+#[derive(Debug, Clone)]
+pub struct Span {
+    /// The object.
+    pub key: String,
+    /// The bytes of it to take (offset, length); `None` for all of it.
+    pub range: Option<(u64, u64)>,
+}
+
+/// Opens (or creates) the file at `path` to write from byte `at` on, cutting what lies past it.
+fn open_for_append(path: &Path, at: u64) -> std::io::Result<std::fs::File> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+    file.set_len(at)?;
+    Ok(file)
+}
+
+/// Writes all of `buf` at byte `pos` of `file`.
+#[cfg(unix)]
+fn write_all_at(file: &std::fs::File, buf: &[u8], pos: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, pos)
+}
+
+/// Writes all of `buf` at byte `pos` of `file`.
+#[cfg(windows)]
+fn write_all_at(file: &std::fs::File, mut buf: &[u8], mut pos: u64) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_write(file, buf, pos) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => {
+                buf = &buf[n..];
+                pos += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Waits for a write of [`Storage::append_scratch_checked`], if one is under way.
+async fn finish_write(writing: Option<tokio::task::JoinHandle<std::io::Result<()>>>) -> Result<(), WriteError> {
+    match writing {
+        Some(w) => w.await.map_err(|e| WriteError::Source(e.to_string()))?.map_err(local_error),
+        None => Ok(()),
+    }
+}
+
+/// A local file system error as the object store's.
+fn local_error(e: std::io::Error) -> WriteError {
+    WriteError::Store(object_store::Error::Generic { store: "LocalFileSystem", source: e.into() })
+}
+
 /// Streams `body` into `key` of `store` (see [`Storage::write_stream_checked`]).
 async fn stream_into<S, E, F, C>(
     store: &dyn ObjectStore,
@@ -242,6 +592,7 @@ async fn stream_into<S, E, F, C>(
     mut body: S,
     max: u64,
     check: F,
+    attributes: Attributes,
 ) -> Result<Written, C>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
@@ -249,7 +600,8 @@ where
     F: AsyncFnOnce(u64) -> Result<(), C>,
     C: From<WriteError>,
 {
-    let upload = store.put_multipart(&ObjectPath::from(key)).await.map_err(WriteError::from)?;
+    let options = object_store::PutMultipartOptions { attributes, ..Default::default() };
+    let upload = store.put_multipart_opts(&ObjectPath::from(key), options).await.map_err(WriteError::from)?;
     let mut writer = WriteMultipart::new_with_chunk_size(upload, 8 * 1024 * 1024);
     let mut total: u64 = 0;
     while let Some(chunk) = body.next().await {
@@ -280,29 +632,50 @@ where
     Ok(Written { bytes: total, e_tag: put.e_tag })
 }
 
-/// Copies `sources` in order into a staging file beside `dest` (named as `LocalFileSystem` names
-/// its own, so that the start-up sweep removes one a crash left), syncs it and renames it in.
-fn concat_files(dest: &Path, sources: &[PathBuf], max: u64) -> Result<Written, WriteError> {
-    let io = |e: std::io::Error| {
-        WriteError::Store(object_store::Error::Generic { store: "LocalFileSystem", source: e.into() })
-    };
+/// Joins `sources` (whole files, or a range of one) in order into `dest` (see
+/// [`Storage::concat`]): one source that is a file from its start is cut to length and renamed;
+/// otherwise they are copied into a staging file beside `dest` (named as `LocalFileSystem` names
+/// its own, so that the start-up sweep removes one a crash left), which is synced and renamed in.
+fn concat_files(dest: &Path, sources: &[(PathBuf, Option<(u64, u64)>)], max: u64) -> Result<Written, WriteError> {
+    use std::io::{Read, Seek, SeekFrom};
+    let io = local_error;
     let dir = dest.parent().ok_or_else(|| WriteError::Source(format!("{} has no folder", dest.display())))?;
     std::fs::create_dir_all(dir).map_err(io)?;
+    let missing =
+        |source: &Path, e: std::io::Error| WriteError::Source(format!("part {} is missing: {e}", source.display()));
+    if let [(source, Some((0, len)))] = sources {
+        if *len > max {
+            return Err(WriteError::TooLarge { max });
+        }
+        let file = std::fs::OpenOptions::new().write(true).open(source).map_err(|e| missing(source, e))?;
+        file.set_len(*len).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(source, dest).map_err(io)?;
+        std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+        return Ok(Written { bytes: *len, e_tag: None });
+    }
     let name = dest.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
     let staged =
         tempfile::TempPath::try_from_path(dir.join(format!("{name}#{}{nanos}", std::process::id()))).map_err(io)?;
     let mut out = std::fs::File::create_new(&staged).map_err(io)?;
     let mut total = 0u64;
-    for source in sources {
-        let mut part = std::fs::File::open(source)
-            .map_err(|e| WriteError::Source(format!("part {} is missing: {e}", source.display())))?;
-        total += part.metadata().map_err(io)?.len();
+    for (source, range) in sources {
+        let mut part = std::fs::File::open(source).map_err(|e| missing(source, e))?;
+        let (offset, len) = match range {
+            Some(r) => *r,
+            None => (0, part.metadata().map_err(io)?.len()),
+        };
+        total += len;
         if total > max {
             return Err(WriteError::TooLarge { max });
         }
+        part.seek(SeekFrom::Start(offset)).map_err(io)?;
         // File to file: the standard library copies with copy_file_range, inside the kernel.
-        std::io::copy(&mut part, &mut out).map_err(io)?;
+        let copied = std::io::copy(&mut (&mut part).take(len), &mut out).map_err(io)?;
+        if copied != len {
+            return Err(WriteError::Source(format!("part {} is cut short", source.display())));
+        }
     }
     out.sync_all().map_err(io)?;
     staged.persist(dest).map_err(|e| io(e.error))?;

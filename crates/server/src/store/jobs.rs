@@ -133,7 +133,7 @@ pub async fn run(state: &AppState, caller: &Caller, id: &str, mut req: JobRunReq
     let mut tx = begin_write(&state.db).await?;
     sqlx::query(
         "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, description, tax_id, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&analysis_id)
     .bind(&sample_id)
@@ -148,7 +148,7 @@ pub async fn run(state: &AppState, caller: &Caller, id: &str, mut req: JobRunReq
     .await?;
     for (dep, path) in &deps {
         sqlx::query(
-            "INSERT OR IGNORE INTO analysis_dependencies (analysis_id, dependency_id, download_path) VALUES (?, ?, ?)",
+            "INSERT INTO analysis_dependencies (analysis_id, dependency_id, download_path) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
         )
         .bind(&analysis_id)
         .bind(dep)
@@ -191,7 +191,7 @@ pub async fn register_job(state: &AppState, spec: &JobSpec) -> ApiResult<String>
     let mut tx = begin_write(&state.db).await?;
     if !spec.engine.is_empty()
         && let Some(id) = sqlx::query_scalar::<_, String>(
-            "SELECT id FROM jobs WHERE engine = ? AND engine_version = ? AND reference = ? AND analysis_type = ?",
+            "SELECT id FROM jobs WHERE engine = $1 AND engine_version = $2 AND reference = $3 AND analysis_type = $4",
         )
         .bind(&spec.engine)
         .bind(&spec.engine_version)
@@ -205,7 +205,7 @@ pub async fn register_job(state: &AppState, spec: &JobSpec) -> ApiResult<String>
     let id = new_id();
     sqlx::query(
         "INSERT INTO jobs (id, name, analysis_type, public, draft, creator_id, job_args_schema, engine, engine_version, reference, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(&id)
     .bind(&spec.name)

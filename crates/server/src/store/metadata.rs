@@ -204,7 +204,7 @@ pub(crate) async fn external_id_taken(
     except_sample: Option<&str>,
 ) -> ApiResult<bool> {
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM metadata WHERE owner_id = ? AND external_sample_id = ? AND sample_id != ?",
+        "SELECT COUNT(*) FROM metadata WHERE owner_id = $1 AND external_sample_id = $2 AND sample_id != $3",
     )
     .bind(owner)
     .bind(external_id)
@@ -224,7 +224,7 @@ pub(crate) fn duplicate_external_id(id: &str) -> ApiError {
 
 /// The id of the metadata record of `sample_id`.
 pub(crate) async fn of_sample(tx: &mut Tx, sample_id: &str) -> ApiResult<String> {
-    Ok(sqlx::query_scalar("SELECT id FROM metadata WHERE sample_id = ?").bind(sample_id).fetch_one(&mut **tx).await?)
+    Ok(sqlx::query_scalar("SELECT id FROM metadata WHERE sample_id = $1").bind(sample_id).fetch_one(&mut **tx).await?)
 }
 
 /// Writes the given metadata fields (absent ones are left alone).
@@ -269,6 +269,6 @@ pub(crate) async fn apply(tx: &mut Tx, metadata_id: &str, m: &MetadataInput) -> 
     }
     binds.push(Bind::Text(metadata_id.to_string()));
     let sql = format!("UPDATE metadata SET {} WHERE id = ?", sets.join(", "));
-    sqlx::query_with(sqlx::AssertSqlSafe(sql), args(&binds)?).execute(&mut **tx).await?;
+    sqlx::query_with(super::db::numbered(sql), args(&binds)?).execute(&mut **tx).await?;
     Ok(())
 }

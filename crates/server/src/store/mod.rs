@@ -24,6 +24,7 @@ pub mod s3_grants;
 pub mod samples;
 pub mod settings;
 pub mod tags;
+pub mod transfers;
 pub mod uploads;
 pub mod users;
 

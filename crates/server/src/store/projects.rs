@@ -105,7 +105,7 @@ async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Proje
     let sql = format!("SELECT {} FROM {} WHERE p.id = ? AND ({})", PROJECTS.columns, PROJECTS.from, rule.sql);
     let mut binds = vec![me(caller), Bind::Text(id.to_string())];
     binds.extend(rule.binds);
-    sqlx::query_as_with(sqlx::AssertSqlSafe(sql), args(&binds)?)
+    sqlx::query_as_with(super::db::numbered(sql), args(&binds)?)
         .fetch_optional(&state.db)
         .await?
         .ok_or_else(|| ApiError::not_found("project"))
@@ -148,17 +148,18 @@ pub async fn create(state: &AppState, caller: &Caller, req: &ProjectCreate) -> A
     check_name(&name)?;
     let id = new_id();
     let mut tx = begin_write(&state.db).await?;
-    let taken: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE organization_id = ? AND project_name = ?")
-        .bind(&user.organization_id)
-        .bind(&req.project_name)
-        .fetch_one(&mut *tx)
-        .await?;
+    let taken: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE organization_id = $1 AND project_name = $2")
+            .bind(&user.organization_id)
+            .bind(&req.project_name)
+            .fetch_one(&mut *tx)
+            .await?;
     if taken > 0 {
         return Err(name_taken(&req.project_name));
     }
     sqlx::query(
         "INSERT INTO projects (id, owner_id, organization_id, project_name, name, description, external_id, public, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&id)
     .bind(&user.id)
@@ -183,7 +184,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUp
     if let Some(pn) = &req.project_name {
         mgds_api::check_project_name(pn).map_err(ApiError::BadRequest)?;
         let taken: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM projects WHERE organization_id = ? AND project_name = ? AND id != ?",
+            "SELECT COUNT(*) FROM projects WHERE organization_id = $1 AND project_name = $2 AND id != $3",
         )
         .bind(&user.organization_id)
         .bind(pn)
@@ -193,14 +194,14 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUp
         if taken > 0 {
             return Err(name_taken(pn));
         }
-        sqlx::query("UPDATE projects SET project_name = ? WHERE id = ?").bind(pn).bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE projects SET project_name = $1 WHERE id = $2").bind(pn).bind(id).execute(&mut *tx).await?;
     }
     if let Some(n) = &req.name {
         check_name(n)?;
-        sqlx::query("UPDATE projects SET name = ? WHERE id = ?").bind(n.trim()).bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE projects SET name = $1 WHERE id = $2").bind(n.trim()).bind(id).execute(&mut *tx).await?;
     }
     if let Some(d) = &req.description {
-        sqlx::query("UPDATE projects SET description = ? WHERE id = ?").bind(d).bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE projects SET description = $1 WHERE id = $2").bind(d).bind(id).execute(&mut *tx).await?;
     }
     tx.commit().await?;
     get(state, caller, id).await
@@ -210,7 +211,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUp
 pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
     owned(state, caller, id).await?;
     // Samples leave the project (ON DELETE SET NULL).
-    sqlx::query("DELETE FROM projects WHERE id = ?").bind(id).execute(&state.db).await?;
+    sqlx::query("DELETE FROM projects WHERE id = $1").bind(id).execute(&state.db).await?;
     Ok(())
 }
 
@@ -223,7 +224,7 @@ pub async fn members(state: &AppState, caller: &Caller, id: &str) -> ApiResult<V
         return Err(ApiError::Forbidden("only the project's owner and members can see who belongs to it".into()));
     }
     let rows: Vec<(String, String)> =
-        sqlx::query_as("SELECT user_id, permissions FROM project_members WHERE project_id = ? ORDER BY rowid")
+        sqlx::query_as("SELECT user_id, permissions FROM project_members WHERE project_id = $1 ORDER BY rowid")
             .bind(id)
             .fetch_all(&state.db)
             .await?;
@@ -253,7 +254,7 @@ pub async fn add_user(state: &AppState, caller: &Caller, id: &str, req: ProjectA
     perms.sort();
     perms.dedup();
     sqlx::query(
-        "INSERT INTO project_members (project_id, user_id, permissions) VALUES (?, ?, ?) \
+        "INSERT INTO project_members (project_id, user_id, permissions) VALUES ($1, $2, $3) \
          ON CONFLICT (project_id, user_id) DO UPDATE SET permissions = excluded.permissions",
     )
     .bind(id)
@@ -269,7 +270,7 @@ pub async fn remove_user(state: &AppState, caller: &Caller, id: &str, user: &Ref
     owned(state, caller, id).await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = ref_id("user", user, "users")?;
-    sqlx::query("DELETE FROM project_members WHERE project_id = ? AND user_id = ?")
+    sqlx::query("DELETE FROM project_members WHERE project_id = $1 AND user_id = $2")
         .bind(id)
         .bind(uid)
         .execute(&state.db)
@@ -280,7 +281,7 @@ pub async fn remove_user(state: &AppState, caller: &Caller, id: &str, user: &Ref
 /// Makes a project the caller owns public or not.
 pub async fn set_public(state: &AppState, caller: &Caller, id: &str, public: bool) -> ApiResult<Project> {
     owned(state, caller, id).await?;
-    sqlx::query("UPDATE projects SET public = ? WHERE id = ?")
+    sqlx::query("UPDATE projects SET public = $1 WHERE id = $2")
         .bind(i64::from(public))
         .bind(id)
         .execute(&state.db)
@@ -292,7 +293,7 @@ pub async fn set_public(state: &AppState, caller: &Caller, id: &str, public: boo
 pub async fn permissions(state: &AppState, user: &User, project_id: &str) -> ApiResult<Option<Vec<String>>> {
     let row: Option<(String, i64, Option<String>)> = sqlx::query_as(
         "SELECT p.owner_id, p.public, pm.permissions FROM projects p \
-         LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = ? WHERE p.id = ?",
+         LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = $1 WHERE p.id = $2",
     )
     .bind(&user.id)
     .bind(project_id)
@@ -324,7 +325,7 @@ pub async fn to_add_to(state: &AppState, user: &User, r: &RefOrId) -> ApiResult<
 
 /// The project `id` if it still exists.
 pub(crate) async fn still_there(tx: &mut Tx, id: &str) -> ApiResult<Option<String>> {
-    Ok(sqlx::query_scalar::<_, String>("SELECT id FROM projects WHERE id = ?")
+    Ok(sqlx::query_scalar::<_, String>("SELECT id FROM projects WHERE id = $1")
         .bind(id)
         .fetch_optional(&mut **tx)
         .await?)

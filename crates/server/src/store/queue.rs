@@ -7,9 +7,9 @@
 
 use std::time::Duration;
 
-use sqlx::SqlitePool;
+use crate::store::db::Pool;
 
-use super::db::{self, Tx};
+use super::db::{self, Backend, Tx};
 use super::settings;
 
 /// A lease deadline `d` from now, as the queue stores it.
@@ -17,13 +17,21 @@ fn from_now(d: Duration) -> String {
     db::ts(chrono::Utc::now() + chrono::Duration::from_std(d).unwrap_or_default())
 }
 
-/// Puts the analysis `analysis_id` in the queue.
+/// The PostgreSQL channel that tells workers on other machines that an analysis was queued.
+pub const QUEUE_CHANNEL: &str = "mgds_queue";
+
+/// Puts the analysis `analysis_id` in the queue. On PostgreSQL, workers listening on
+/// [`QUEUE_CHANNEL`] hear of it when the transaction commits (in this process, the caller wakes
+/// its own workers).
 pub async fn enqueue(tx: &mut Tx, analysis_id: &str, now: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES (?, ?)")
+    sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES ($1, $2)")
         .bind(analysis_id)
         .bind(now)
         .execute(&mut **tx)
         .await?;
+    if tx.backend_name() == "PostgreSQL" {
+        sqlx::query("NOTIFY mgds_queue").execute(&mut **tx).await?;
+    }
     Ok(())
 }
 
@@ -36,7 +44,7 @@ pub async fn queue_default_classification(tx: &mut Tx, sample_id: &str) -> Resul
     let now = db::now();
     sqlx::query(
         "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, created_at, updated_at) \
-         VALUES (?, ?, ?, 'classification', '{}', ?, ?)",
+         VALUES ($1, $2, $3, 'classification', '{}', $4, $5)",
     )
     .bind(&id)
     .bind(sample_id)
@@ -46,7 +54,7 @@ pub async fn queue_default_classification(tx: &mut Tx, sample_id: &str) -> Resul
     .execute(&mut **tx)
     .await?;
     enqueue(tx, &id, &now).await?;
-    sqlx::query("UPDATE samples SET primary_classification_id = ? WHERE id = ?")
+    sqlx::query("UPDATE samples SET primary_classification_id = $1 WHERE id = $2")
         .bind(&id)
         .bind(sample_id)
         .execute(&mut **tx)
@@ -59,7 +67,7 @@ pub async fn queue_default_classification(tx: &mut Tx, sample_id: &str) -> Resul
 /// worker keeps dying does not hold up the ones behind it). Returns its id and how many times
 /// it has now been claimed (failed attempts are counted apart, by [`requeue`]).
 pub async fn claim(
-    db: &SqlitePool,
+    db: &Pool,
     jobs: &[String],
     worker: &str,
     lease: Duration,
@@ -74,11 +82,12 @@ pub async fn claim(
         "UPDATE job_queue SET lease_until = ?, worker = ?, claims = claims + 1 \
          WHERE analysis_id = (SELECT q.analysis_id FROM job_queue q JOIN analyses a ON a.id = q.analysis_id \
            WHERE a.job_id IN ({marks}) AND (q.lease_until IS NULL OR q.lease_until < ?) \
-           ORDER BY q.claims, q.enqueued_at, q.analysis_id LIMIT 1) \
-         RETURNING analysis_id, claims"
+           ORDER BY q.claims, q.enqueued_at, q.analysis_id LIMIT 1{}) \
+         RETURNING analysis_id, claims",
+        Backend::of(db).skip_locked()
     );
     // Only placeholders are formatted into the statement; every value is bound.
-    let mut q = sqlx::query_as::<_, (String, i64)>(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker);
+    let mut q = sqlx::query_as::<_, (String, i64)>(db::numbered(sql)).bind(until).bind(worker);
     for j in jobs {
         q = q.bind(j);
     }
@@ -86,8 +95,8 @@ pub async fn claim(
 }
 
 /// Extends the lease `worker` holds on `id` to `lease` from now.
-pub async fn renew(db: &SqlitePool, id: &str, worker: &str, lease: Duration) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE job_queue SET lease_until = ? WHERE analysis_id = ? AND worker = ?")
+pub async fn renew(db: &Pool, id: &str, worker: &str, lease: Duration) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE job_queue SET lease_until = $1 WHERE analysis_id = $2 AND worker = $3")
         .bind(from_now(lease))
         .bind(id)
         .bind(worker)
@@ -97,17 +106,17 @@ pub async fn renew(db: &SqlitePool, id: &str, worker: &str, lease: Duration) -> 
 }
 
 /// How many times the engine of analysis `id` failed in a way that may pass.
-pub async fn failures(db: &SqlitePool, id: &str) -> Result<i64, sqlx::Error> {
+pub async fn failures(db: &Pool, id: &str) -> Result<i64, sqlx::Error> {
     let n: Option<i64> =
-        sqlx::query_scalar("SELECT attempts FROM job_queue WHERE analysis_id = ?").bind(id).fetch_optional(db).await?;
+        sqlx::query_scalar("SELECT attempts FROM job_queue WHERE analysis_id = $1").bind(id).fetch_optional(db).await?;
     Ok(n.unwrap_or(0))
 }
 
 /// Gives the analysis `id` that `worker` holds back to the queue after a failure that may pass,
 /// counting it, to be claimed again once `after` has passed.
-pub async fn requeue(db: &SqlitePool, id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
+pub async fn requeue(db: &Pool, id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE job_queue SET lease_until = ?, worker = NULL, attempts = attempts + 1 WHERE analysis_id = ? AND worker = ?",
+        "UPDATE job_queue SET lease_until = $1, worker = NULL, attempts = attempts + 1 WHERE analysis_id = $2 AND worker = $3",
     )
         .bind(from_now(after))
         .bind(id)
@@ -119,10 +128,11 @@ pub async fn requeue(db: &SqlitePool, id: &str, worker: &str, after: Duration) -
 
 /// Gives back every analysis held by the workers named `<instance>-<n>`, without counting the
 /// claim. Returns how many.
-pub async fn release(db: &SqlitePool, instance: &str) -> Result<u64, sqlx::Error> {
+pub async fn release(db: &Pool, instance: &str) -> Result<u64, sqlx::Error> {
     let r = sqlx::query(
-        "UPDATE job_queue SET lease_until = NULL, worker = NULL, claims = MAX(claims - 1, 0) \
-         WHERE worker LIKE ? || '-%'",
+        "UPDATE job_queue SET lease_until = NULL, worker = NULL, \
+         claims = CASE WHEN claims > 0 THEN claims - 1 ELSE 0 END \
+         WHERE worker LIKE $1 || '-%'",
     )
     .bind(instance)
     .execute(db)
@@ -130,9 +140,21 @@ pub async fn release(db: &SqlitePool, instance: &str) -> Result<u64, sqlx::Error
     Ok(r.rows_affected())
 }
 
+/// How many analyses wait in the queue (no worker holds them, or a failed run waits to be tried
+/// again) and how many run (a worker's lease holds them).
+pub async fn depth(db: &Pool) -> Result<(i64, i64), sqlx::Error> {
+    let (total, running): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COUNT(CASE WHEN worker IS NOT NULL AND lease_until >= $1 THEN 1 END) FROM job_queue",
+    )
+    .bind(db::now())
+    .fetch_one(db)
+    .await?;
+    Ok((total - running, running))
+}
+
 /// Takes the analysis `id` off the queue once its outcome is stored.
-pub async fn done(db: &SqlitePool, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM job_queue WHERE analysis_id = ?").bind(id).execute(db).await?;
+pub async fn done(db: &Pool, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM job_queue WHERE analysis_id = $1").bind(id).execute(db).await?;
     Ok(())
 }
 
@@ -141,9 +163,9 @@ pub async fn done(db: &SqlitePool, id: &str) -> Result<(), sqlx::Error> {
 pub type Input = (String, Option<String>, Option<String>, Option<String>);
 
 /// The input of analysis `id`; `None` if it or its sample was deleted.
-pub async fn input(db: &SqlitePool, id: &str) -> Result<Option<Input>, sqlx::Error> {
+pub async fn input(db: &Pool, id: &str) -> Result<Option<Input>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT a.job_id, a.job_args, s.object_key, s.filename FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = ?",
+        "SELECT a.job_id, a.job_args, s.object_key, s.filename FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = $1",
     )
     .bind(id)
     .fetch_optional(db)

@@ -2,10 +2,10 @@
 //! caller's visibility rule with `where`, `sort` and paging, one record by id, whether a record
 //! is visible, and the id a reference in a request body names.
 
-use sqlx::sqlite::SqliteRow;
-use sqlx::{AssertSqlSafe, FromRow, SqlitePool};
+use sqlx::FromRow;
+use sqlx::any::AnyRow;
 
-use super::db::args;
+use super::db::{Pool, args, numbered};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{self, Bind, Compiled, Field, Page};
 
@@ -56,14 +56,14 @@ impl<T> Found<T> {
 /// Runs a list query: the caller's visibility rule, any fixed condition, then `where`, `sort`
 /// and the page, all as bound parameters. Counts the filtered total in the same snapshot.
 pub async fn list<T>(
-    db: &SqlitePool,
+    db: &Pool,
     spec: &ListSpec,
     q: &ListQuery<'_>,
     visible: Compiled,
     fixed: Option<Compiled>,
 ) -> ApiResult<Found<T>>
 where
-    T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+    T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
     let filter = listing::compile_where(spec.fields, q.filter).map_err(ApiError::BadRequest)?;
     let order =
@@ -82,39 +82,42 @@ where
     // One read transaction so the total and the page agree.
     let mut tx = db.begin().await?;
     let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {cond}", spec.from);
-    let total: i64 = sqlx::query_scalar_with(AssertSqlSafe(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
+    let total: i64 = sqlx::query_scalar_with(numbered(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
     let mut page_binds = binds;
     page_binds.push(Bind::Int(page.limit()));
     page_binds.push(Bind::Int(page.offset()));
     let sql = format!("SELECT {} FROM {} WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?", spec.columns, spec.from);
-    let items: Vec<T> = sqlx::query_as_with(AssertSqlSafe(sql), args(&page_binds)?).fetch_all(&mut *tx).await?;
+    let items: Vec<T> = sqlx::query_as_with(numbered(sql), args(&page_binds)?).fetch_all(&mut *tx).await?;
     tx.commit().await?;
     Ok(Found { items, total: total.max(0) as u64, page })
 }
 
 /// Fetches one record by id under the caller's visibility rule; `None` if absent or hidden.
 pub async fn fetch_one<T>(
-    db: &SqlitePool,
+    db: &Pool,
     spec: &ListSpec,
     id_column: &str,
     id: &str,
     visible: Compiled,
 ) -> ApiResult<Option<T>>
 where
-    T: for<'r> FromRow<'r, SqliteRow> + Send + Unpin,
+    T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
     let sql = format!("SELECT {} FROM {} WHERE {id_column} = ? AND ({})", spec.columns, spec.from, visible.sql);
     let mut binds = vec![Bind::Text(id.to_string())];
     binds.extend(visible.binds);
-    Ok(sqlx::query_as_with(AssertSqlSafe(sql), args(&binds)?).fetch_optional(db).await?)
+    Ok(sqlx::query_as_with(numbered(sql), args(&binds)?).fetch_optional(db).await?)
 }
 
 /// Whether the record `id` in `from` (aliased, with `id_column`) passes `visible`.
-pub async fn is_visible(db: &SqlitePool, from: &str, id_column: &str, id: &str, visible: Compiled) -> ApiResult<bool> {
-    let sql = format!("SELECT EXISTS (SELECT 1 FROM {from} WHERE {id_column} = ? AND ({}))", visible.sql);
+pub async fn is_visible(db: &Pool, from: &str, id_column: &str, id: &str, visible: Compiled) -> ApiResult<bool> {
+    let sql = format!(
+        "SELECT CASE WHEN EXISTS (SELECT 1 FROM {from} WHERE {id_column} = ? AND ({})) THEN 1 ELSE 0 END",
+        visible.sql
+    );
     let mut binds = vec![Bind::Text(id.to_string())];
     binds.extend(visible.binds);
-    let found: i64 = sqlx::query_scalar_with(AssertSqlSafe(sql), args(&binds)?).fetch_one(db).await?;
+    let found: i64 = sqlx::query_scalar_with(numbered(sql), args(&binds)?).fetch_one(db).await?;
     Ok(found != 0)
 }
 

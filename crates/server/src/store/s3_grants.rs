@@ -1,9 +1,10 @@
 //! What the S3-compatible endpoint keeps: credentials minted for one upload, the multipart
-//! uploads under way on them, and the parts that arrived (each an object of its own until the
-//! upload is completed or aborted).
+//! uploads under way on them, and the parts that arrived until the upload is completed or
+//! aborted: appended to the upload's assembly ([`assembly_key`]) when they come in order, each
+//! an object of its own ([`part_key`]) otherwise.
 
+use crate::store::db::Pool;
 use chrono::{DateTime, Utc};
-use sqlx::SqlitePool;
 
 use super::db::{self, Tx};
 
@@ -29,7 +30,7 @@ pub async fn mint(tx: &mut Tx, upload_id: &str, now: DateTime<Utc>) -> Result<Mi
     let access_key = format!("MGDS{}", hex::encode_upper(rand::random::<[u8; 8]>()));
     let secret = hex::encode(rand::random::<[u8; 20]>());
     let expires_at = now + CREDENTIALS_VALID;
-    sqlx::query("INSERT INTO s3_grants (access_key, secret, upload_id, expires_at) VALUES (?, ?, ?, ?)")
+    sqlx::query("INSERT INTO s3_grants (access_key, secret, upload_id, expires_at) VALUES ($1, $2, $3, $4)")
         .bind(&access_key)
         .bind(&secret)
         .bind(upload_id)
@@ -68,11 +69,11 @@ impl Grant {
 }
 
 /// The grant of `access_key`, if any.
-pub async fn grant(db: &SqlitePool, access_key: &str) -> Result<Option<Grant>, sqlx::Error> {
+pub async fn grant(db: &Pool, access_key: &str) -> Result<Option<Grant>, sqlx::Error> {
     sqlx::query_as(
         "SELECT g.access_key, g.secret, g.expires_at, g.upload_id, u.object_key, u.paired_object_key, \
          u.confirmed_id, u.expires_at AS upload_expires_at \
-         FROM s3_grants g JOIN uploads u ON u.id = g.upload_id WHERE g.access_key = ?",
+         FROM s3_grants g JOIN uploads u ON u.id = g.upload_id WHERE g.access_key = $1",
     )
     .bind(access_key)
     .fetch_optional(db)
@@ -80,9 +81,9 @@ pub async fn grant(db: &SqlitePool, access_key: &str) -> Result<Option<Grant>, s
 }
 
 /// Records a multipart upload started on `key` with `access_key`; returns its id.
-pub async fn start_multipart(db: &SqlitePool, access_key: &str, key: &str) -> Result<String, sqlx::Error> {
+pub async fn start_multipart(db: &Pool, access_key: &str, key: &str) -> Result<String, sqlx::Error> {
     let id = hex::encode(rand::random::<[u8; 16]>());
-    sqlx::query("INSERT INTO s3_multipart (id, access_key, object_key, created_at) VALUES (?, ?, ?, ?)")
+    sqlx::query("INSERT INTO s3_multipart (id, access_key, object_key, created_at) VALUES ($1, $2, $3, $4)")
         .bind(&id)
         .bind(access_key)
         .bind(key)
@@ -93,52 +94,107 @@ pub async fn start_multipart(db: &SqlitePool, access_key: &str, key: &str) -> Re
 }
 
 /// The credentials and object key of multipart upload `id`.
-pub async fn multipart(db: &SqlitePool, id: &str) -> Result<Option<(String, String)>, sqlx::Error> {
-    sqlx::query_as("SELECT access_key, object_key FROM s3_multipart WHERE id = ?").bind(id).fetch_optional(db).await
+pub async fn multipart(db: &Pool, id: &str) -> Result<Option<(String, String)>, sqlx::Error> {
+    sqlx::query_as("SELECT access_key, object_key FROM s3_multipart WHERE id = $1").bind(id).fetch_optional(db).await
 }
 
-/// Records part `n` of multipart upload `id` (a part sent again replaces the earlier one).
-pub async fn record_part(db: &SqlitePool, id: &str, n: i32, e_tag: &str, size: u64) -> Result<(), sqlx::Error> {
+/// How far multipart upload `id`'s assembly has come: the parts it holds (1 to the first
+/// number) and its length in bytes.
+pub async fn assembly(db: &Pool, id: &str) -> Result<Option<(i32, i64)>, sqlx::Error> {
+    sqlx::query_as("SELECT assembly_parts, assembly_bytes FROM s3_multipart WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// Records part `n` of multipart upload `id` (a part sent again replaces the earlier one):
+/// appended to the assembly at `assembly_offset`, or an object of its own (`None`).
+pub async fn record_part(
+    db: &Pool,
+    id: &str,
+    n: i32,
+    e_tag: &str,
+    size: u64,
+    assembly_offset: Option<u64>,
+) -> Result<(), sqlx::Error> {
+    let size = i64::try_from(size).unwrap_or(i64::MAX);
+    let offset = assembly_offset.map(|o| i64::try_from(o).unwrap_or(i64::MAX));
+    let mut tx = db.begin().await?;
+    if let Some(offset) = offset {
+        sqlx::query("UPDATE s3_multipart SET assembly_parts = $1, assembly_bytes = $2 WHERE id = $3")
+            .bind(n)
+            .bind(offset + size)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
     sqlx::query(
-        "INSERT INTO s3_parts (multipart_id, part_number, e_tag, size) VALUES (?, ?, ?, ?) \
-         ON CONFLICT (multipart_id, part_number) DO UPDATE SET e_tag = excluded.e_tag, size = excluded.size",
+        "INSERT INTO s3_parts (multipart_id, part_number, e_tag, size, assembly_offset) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (multipart_id, part_number) DO UPDATE SET e_tag = excluded.e_tag, size = excluded.size, \
+         assembly_offset = excluded.assembly_offset",
     )
     .bind(id)
     .bind(n)
     .bind(e_tag)
-    .bind(i64::try_from(size).unwrap_or(i64::MAX))
-    .execute(db)
+    .bind(size)
+    .bind(offset)
+    .execute(&mut *tx)
     .await?;
-    Ok(())
+    tx.commit().await
 }
 
-/// The parts of multipart upload `id`: number, ETag, size, in order.
-pub async fn parts(db: &SqlitePool, id: &str) -> Result<Vec<(i32, String, i64)>, sqlx::Error> {
-    sqlx::query_as("SELECT part_number, e_tag, size FROM s3_parts WHERE multipart_id = ? ORDER BY part_number")
-        .bind(id)
-        .fetch_all(db)
-        .await
+/// A part of a multipart upload as it was recorded.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Part {
+    /// Its number.
+    pub part_number: i32,
+    /// Its ETag.
+    pub e_tag: String,
+    /// Its size in bytes.
+    pub size: i64,
+    /// Where it starts in the upload's assembly; `None` for an object of its own.
+    pub assembly_offset: Option<i64>,
+}
+
+/// The parts of multipart upload `id`, in order.
+pub async fn parts(db: &Pool, id: &str) -> Result<Vec<Part>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT part_number, e_tag, size, assembly_offset FROM s3_parts WHERE multipart_id = $1 ORDER BY part_number",
+    )
+    .bind(id)
+    .fetch_all(db)
+    .await
 }
 
 /// Forgets multipart upload `id` (its parts' rows go with it; their objects are the caller's).
-pub async fn forget_multipart(db: &SqlitePool, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM s3_multipart WHERE id = ?").bind(id).execute(db).await?;
+pub async fn forget_multipart(db: &Pool, id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM s3_multipart WHERE id = $1").bind(id).execute(db).await?;
     Ok(())
 }
 
-/// The object key where part `n` of multipart upload `multipart` of upload `upload` waits.
+/// The object key where part `n` of multipart upload `multipart` of upload `upload` waits when
+/// it is not in the assembly.
 pub fn part_key(upload: &str, multipart: &str, n: i32) -> String {
     format!("s3-parts/{upload}/{multipart}/{n:05}")
 }
 
+/// The object key of the assembly of multipart upload `multipart` of upload `upload`.
+pub fn assembly_key(upload: &str, multipart: &str) -> String {
+    format!("s3-parts/{upload}/{multipart}/assembly")
+}
+
 /// The objects of upload `upload_id`'s unfinished multipart uploads, to remove with it.
 pub async fn part_keys(tx: &mut Tx, upload_id: &str) -> Result<Vec<String>, sqlx::Error> {
-    let rows: Vec<(String, i32)> = sqlx::query_as(
+    let rows: Vec<(String, Option<i32>)> = sqlx::query_as(
         "SELECT m.id, p.part_number FROM s3_grants g JOIN s3_multipart m ON m.access_key = g.access_key \
-         JOIN s3_parts p ON p.multipart_id = m.id WHERE g.upload_id = ?",
+         LEFT JOIN s3_parts p ON p.multipart_id = m.id AND p.assembly_offset IS NULL WHERE g.upload_id = $1",
     )
     .bind(upload_id)
     .fetch_all(&mut **tx)
     .await?;
-    Ok(rows.into_iter().map(|(m, n)| part_key(upload_id, &m, n)).collect())
+    let mut keys: Vec<String> = rows.iter().filter_map(|(m, n)| Some(part_key(upload_id, m, (*n)?))).collect();
+    let mut multiparts: Vec<&String> = rows.iter().map(|(m, _)| m).collect();
+    multiparts.dedup();
+    keys.extend(multiparts.into_iter().map(|m| assembly_key(upload_id, m)));
+    Ok(keys)
 }

@@ -216,22 +216,22 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
     }
     let mut tx = begin_write(&state.db).await?;
     if let Some(v) = req.visibility {
-        sqlx::query("UPDATE samples SET visibility = ? WHERE id = ?")
+        sqlx::query("UPDATE samples SET visibility = $1 WHERE id = $2")
             .bind(v.as_str())
             .bind(id)
             .execute(&mut *tx)
             .await?;
     }
     if let Some(p) = project {
-        sqlx::query("UPDATE samples SET project_id = ? WHERE id = ?").bind(p).bind(id).execute(&mut *tx).await?;
+        sqlx::query("UPDATE samples SET project_id = $1 WHERE id = $2").bind(p).bind(id).execute(&mut *tx).await?;
     }
     if let Some(ids) = tag_ids {
-        sqlx::query("DELETE FROM sample_tags WHERE sample_id = ?").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM sample_tags WHERE sample_id = $1").bind(id).execute(&mut *tx).await?;
         for t in ids {
             tags::link(&mut tx, id, &t).await?;
         }
     }
-    sqlx::query("UPDATE samples SET updated_at = ? WHERE id = ?").bind(db::now()).bind(id).execute(&mut *tx).await?;
+    sqlx::query("UPDATE samples SET updated_at = $1 WHERE id = $2").bind(db::now()).bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
     get(state, caller, id).await
 }
@@ -241,12 +241,16 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
 pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
     owned(state, caller, id).await?;
     let mut tx = begin_write(&state.db).await?;
+    // The fourth SELECT names classification reports as `analyses::kraken_report_key` does.
     let keys: Vec<Option<String>> = sqlx::query_scalar(
-        "SELECT object_key FROM samples WHERE id = ? \
-         UNION ALL SELECT results_key FROM analyses WHERE sample_id = ? \
-         UNION ALL SELECT readlevel_key FROM analyses WHERE sample_id = ? \
-         UNION ALL SELECT object_key FROM uploads WHERE target_sample = ? OR id = ?",
+        "SELECT object_key FROM samples WHERE id = $1 \
+         UNION ALL SELECT results_key FROM analyses WHERE sample_id = $2 \
+         UNION ALL SELECT readlevel_key FROM analyses WHERE sample_id = $3 \
+         UNION ALL SELECT 'analyses/' || id || '/kraken_report.txt' FROM analyses \
+             WHERE sample_id = $4 AND analysis_type = 'classification' \
+         UNION ALL SELECT object_key FROM uploads WHERE target_sample = $5 OR id = $6",
     )
+    .bind(id)
     .bind(id)
     .bind(id)
     .bind(id)
@@ -258,8 +262,8 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()
         queue_delete(&mut tx, &k).await?;
     }
     // Metadata, tag links, analyses and queue entries go with it (ON DELETE CASCADE).
-    sqlx::query("DELETE FROM uploads WHERE id = ? OR target_sample = ?").bind(id).bind(id).execute(&mut *tx).await?;
-    sqlx::query("DELETE FROM samples WHERE id = ?").bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM uploads WHERE id = $1 OR target_sample = $2").bind(id).bind(id).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM samples WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
     purge(state).await
 }
@@ -280,7 +284,7 @@ pub async fn file(state: &AppState, caller: &Caller, id: &str) -> ApiResult<(Str
         ));
     }
     let key: Option<String> =
-        sqlx::query_scalar("SELECT object_key FROM samples WHERE id = ?").bind(id).fetch_one(&state.db).await?;
+        sqlx::query_scalar("SELECT object_key FROM samples WHERE id = $1").bind(id).fetch_one(&state.db).await?;
     let key = key.ok_or_else(|| ApiError::BadRequest("the sample has no file yet: it is awaiting data".into()))?;
     Ok((key, row.filename.unwrap_or_else(|| "sample".into())))
 }

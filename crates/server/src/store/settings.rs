@@ -1,7 +1,7 @@
 //! The service's own settings: the secret that signs upload forms and download addresses, and
 //! the job that runs by itself on every confirmed upload.
 
-use sqlx::SqlitePool;
+use crate::store::db::Pool;
 
 use super::db::Tx;
 
@@ -9,9 +9,9 @@ use super::db::Tx;
 pub const DEFAULT_CLASSIFICATION_KEY: &str = "default_classification_job";
 
 /// The secret that signs upload forms and download addresses, created on first use.
-pub async fn signing_secret(db: &SqlitePool) -> Result<Vec<u8>, sqlx::Error> {
+pub async fn signing_secret(db: &Pool) -> Result<Vec<u8>, sqlx::Error> {
     let candidate = hex::encode(rand::random::<[u8; 32]>());
-    sqlx::query("INSERT OR IGNORE INTO settings (key, value) VALUES ('signing_secret', ?)")
+    sqlx::query("INSERT INTO settings (key, value) VALUES ('signing_secret', $1) ON CONFLICT DO NOTHING")
         .bind(&candidate)
         .execute(db)
         .await?;
@@ -21,11 +21,11 @@ pub async fn signing_secret(db: &SqlitePool) -> Result<Vec<u8>, sqlx::Error> {
 }
 
 /// Names `job` as the default classification, or clears it for `None`.
-pub async fn set_default_classification(db: &SqlitePool, job: Option<&str>) -> Result<(), sqlx::Error> {
+pub async fn set_default_classification(db: &Pool, job: Option<&str>) -> Result<(), sqlx::Error> {
     match job {
         Some(job) => {
             sqlx::query(
-                "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             )
             .bind(DEFAULT_CLASSIFICATION_KEY)
             .bind(job)
@@ -33,7 +33,7 @@ pub async fn set_default_classification(db: &SqlitePool, job: Option<&str>) -> R
             .await?;
         }
         None => {
-            sqlx::query("DELETE FROM settings WHERE key = ?").bind(DEFAULT_CLASSIFICATION_KEY).execute(db).await?;
+            sqlx::query("DELETE FROM settings WHERE key = $1").bind(DEFAULT_CLASSIFICATION_KEY).execute(db).await?;
         }
     }
     Ok(())
@@ -41,7 +41,7 @@ pub async fn set_default_classification(db: &SqlitePool, job: Option<&str>) -> R
 
 /// The default classification job, if one is installed.
 pub async fn default_classification(tx: &mut Tx) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT value FROM settings WHERE key = ?")
+    sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
         .bind(DEFAULT_CLASSIFICATION_KEY)
         .fetch_optional(&mut **tx)
         .await

@@ -78,7 +78,7 @@ pub(crate) async fn attach(tx: &mut Tx, owner: &str, sample_id: &str, tags: &[Ta
 
 /// Attaches a tag to a sample (once).
 pub(crate) async fn link(tx: &mut Tx, sample_id: &str, tag_id: &str) -> ApiResult<()> {
-    sqlx::query("INSERT OR IGNORE INTO sample_tags (sample_id, tag_id) VALUES (?, ?)")
+    sqlx::query("INSERT INTO sample_tags (sample_id, tag_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
         .bind(sample_id)
         .bind(tag_id)
         .execute(&mut **tx)
@@ -89,7 +89,7 @@ pub(crate) async fn link(tx: &mut Tx, sample_id: &str, tag_id: &str) -> ApiResul
 /// The owner's tag called `name`, created if it does not exist yet (a user's tag names are
 /// unique, so the same label always means the same tag).
 pub(crate) async fn by_name(tx: &mut Tx, owner: &str, name: &str) -> ApiResult<String> {
-    if let Some(id) = sqlx::query_scalar::<_, String>("SELECT id FROM tags WHERE owner_id = ? AND name = ?")
+    if let Some(id) = sqlx::query_scalar::<_, String>("SELECT id FROM tags WHERE owner_id = $1 AND name = $2")
         .bind(owner)
         .bind(name)
         .fetch_optional(&mut **tx)
@@ -98,7 +98,7 @@ pub(crate) async fn by_name(tx: &mut Tx, owner: &str, name: &str) -> ApiResult<S
         return Ok(id);
     }
     let id = new_id();
-    sqlx::query("INSERT INTO tags (id, owner_id, name, created_at) VALUES (?, ?, ?, ?)")
+    sqlx::query("INSERT INTO tags (id, owner_id, name, created_at) VALUES ($1, $2, $3, $4)")
         .bind(&id)
         .bind(owner)
         .bind(name)

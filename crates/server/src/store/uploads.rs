@@ -90,7 +90,7 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     });
     sqlx::query(
         "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, expires_at) \
-         VALUES (?, 'sample', ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, 'sample', $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(&upload_id)
     .bind(&user.id)
@@ -140,8 +140,8 @@ async fn target_of(
     }
     let found: Option<String> = sqlx::query_scalar(
         "SELECT s.id FROM samples s JOIN metadata m ON m.sample_id = s.id \
-         WHERE s.owner_id = ? AND s.visibility = 'awaiting data' \
-         AND (? IS NULL OR s.id = ?) AND (? IS NULL OR m.external_sample_id = ?)",
+         WHERE s.owner_id = $1 AND s.visibility = 'awaiting data' \
+         AND ($2 IS NULL OR s.id = $3) AND ($4 IS NULL OR m.external_sample_id = $5)",
     )
     .bind(owner)
     .bind(sample_id)
@@ -175,7 +175,7 @@ pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentIni
     let valid_for = chrono::Duration::hours(UPLOAD_VALID_HOURS);
     sqlx::query(
         "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at) \
-         VALUES (?, 'document', ?, ?, ?, ?, '{}', ?, ?)",
+         VALUES ($1, 'document', $2, $3, $4, $5, '{}', $6, $7)",
     )
     .bind(&id)
     .bind(&user.id)
@@ -256,7 +256,7 @@ pub async fn start_sample_s3(
     sqlx::query(
         "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, \
          expires_at, transport, paired_object_key, paired_filename) \
-         VALUES (?, 'sample', ?, ?, 0, ?, ?, ?, ?, ?, 's3', ?, ?)",
+         VALUES ($1, 'sample', $2, $3, 0, $4, $5, $6, $7, $8, 's3', $9, $10)",
     )
     .bind(&upload_id)
     .bind(&user.id)
@@ -296,7 +296,7 @@ pub async fn start_document_s3(state: &AppState, caller: &Caller, filename: Opti
     let mut tx = begin_write(&state.db).await?;
     sqlx::query(
         "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at, transport) \
-         VALUES (?, 'document', ?, ?, 0, ?, '{}', ?, ?, 's3')",
+         VALUES ($1, 'document', $2, $3, 0, $4, '{}', $5, $6, 's3')",
     )
     .bind(&id)
     .bind(&user.id)
@@ -342,7 +342,7 @@ pub async fn confirm_s3(
     let user = caller.require()?;
     let up: S3UploadRow = sqlx::query_as(
         "SELECT kind, object_key, paired_object_key, filename, confirmed_id FROM uploads \
-         WHERE id = ? AND owner_id = ? AND kind = ? AND transport = 's3'",
+         WHERE id = $1 AND owner_id = $2 AND kind = $3 AND transport = 's3'",
     )
     .bind(upload_id)
     .bind(&user.id)
@@ -381,7 +381,7 @@ pub async fn confirm_s3(
         name = mgds_api::clean_filename(f).unwrap_or(name);
     }
     let mut tx = begin_write(&state.db).await?;
-    sqlx::query("UPDATE uploads SET object_key = ?, filename = ?, size = ? WHERE id = ? AND confirmed_id IS NULL")
+    sqlx::query("UPDATE uploads SET object_key = $1, filename = $2, size = $3 WHERE id = $4 AND confirmed_id IS NULL")
         .bind(&key)
         .bind(&name)
         .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
@@ -483,14 +483,15 @@ struct UploadRow {
     target_sample: Option<String>,
     request: String,
     confirmed_id: Option<String>,
+    transport: String,
 }
 
 /// The caller's upload answering to `id`: the upload itself, or the newest upload for the
 /// pre-uploaded sample `id` (preferring one not yet confirmed).
 async fn find(tx: &mut Tx, kind: &str, owner: &str, id: &str) -> ApiResult<Option<UploadRow>> {
     Ok(sqlx::query_as(
-        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id FROM uploads \
-         WHERE kind = ? AND owner_id = ? AND (id = ? OR target_sample = ?) \
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport FROM uploads \
+         WHERE kind = $1 AND owner_id = $2 AND (id = $3 OR target_sample = $4) \
          ORDER BY (confirmed_id IS NULL) DESC, created_at DESC, rowid DESC LIMIT 1",
     )
     .bind(kind)
@@ -502,19 +503,42 @@ async fn find(tx: &mut Tx, kind: &str, owner: &str, id: &str) -> ApiResult<Optio
 }
 
 /// Checks that an upload's file arrived whole.
+///
+/// On an S3 store, a form upload lands at its [incoming key](incoming_key) and is copied into
+/// place here (inside the store): a form posted again after the confirmation, while its policy
+/// is still valid, cannot change the record's file.
 async fn check_arrived(state: &AppState, up: &UploadRow) -> ApiResult<()> {
+    if up.transport == "form" && state.storage.s3_config().is_some() {
+        let incoming = incoming_key(&up.object_key);
+        if let Some(n) = state.storage.size(&incoming).await? {
+            check_size_arrived(n, up.size)?;
+            state.storage.copy(&incoming, &up.object_key).await?;
+            state.storage.delete(&incoming).await?;
+        }
+    }
     match state.storage.size(&up.object_key).await? {
         None => Err(ApiError::BadRequest(
             "the file has not arrived yet: POST it to upload_url with the additional_fields before confirming".into(),
         )
         .with_code(ErrorCode::FileNotArrived)),
-        Some(n) if n as i64 != up.size => Err(ApiError::BadRequest(format!(
-            "the stored file has {n} bytes but init_upload announced {}; upload it again",
-            up.size
-        ))
-        .with_code(ErrorCode::SizeMismatch)),
-        Some(_) => Ok(()),
+        Some(n) => check_size_arrived(n, up.size),
     }
+}
+
+fn check_size_arrived(n: u64, announced: i64) -> ApiResult<()> {
+    if i64::try_from(n).ok() == Some(announced) {
+        return Ok(());
+    }
+    Err(ApiError::BadRequest(format!(
+        "the stored file has {n} bytes but init_upload announced {announced}; upload it again"
+    ))
+    .with_code(ErrorCode::SizeMismatch))
+}
+
+/// Where the form of the upload whose file is `object_key` puts it in an S3 store, until the
+/// confirmation copies it to `object_key` (see [`check_arrived`]).
+pub fn incoming_key(object_key: &str) -> String {
+    format!("incoming/{object_key}")
 }
 
 /// Confirms a sample upload whose file arrived: fills the pre-uploaded sample or creates a new
@@ -537,7 +561,7 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
     let mut tx = begin_write(&state.db).await?;
     // Re-read under the lock: a concurrent confirm may have finished first.
     let up: UploadRow = sqlx::query_as(
-        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id FROM uploads WHERE id = ?",
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport FROM uploads WHERE id = $1",
     )
     .bind(&up.id)
     .fetch_optional(&mut *tx)
@@ -550,8 +574,8 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
     let sample_id = match &up.target_sample {
         Some(target) => {
             let n = sqlx::query(
-                "UPDATE samples SET filename = ?, size = ?, object_key = ?, visibility = 'private', updated_at = ? \
-                 WHERE id = ? AND visibility = 'awaiting data'",
+                "UPDATE samples SET filename = $1, size = $2, object_key = $3, visibility = 'private', updated_at = $4 \
+                 WHERE id = $5 AND visibility = 'awaiting data'",
             )
             .bind(&up.filename)
             .bind(up.size)
@@ -609,7 +633,7 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
         let tags: Vec<TagInput> = serde_json::from_value(tags.clone())?;
         tags::attach(&mut tx, &user.id, &sample_id, &tags).await?;
     }
-    sqlx::query("UPDATE uploads SET confirmed_id = ? WHERE id = ?")
+    sqlx::query("UPDATE uploads SET confirmed_id = $1 WHERE id = $2")
         .bind(&sample_id)
         .bind(&up.id)
         .execute(&mut *tx)
@@ -644,8 +668,8 @@ pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUpload
 pub async fn confirm_document(state: &AppState, caller: &Caller, document_id: &str) -> ApiResult<String> {
     let user = caller.require()?;
     let up: UploadRow = sqlx::query_as(
-        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id FROM uploads \
-         WHERE kind = 'document' AND owner_id = ? AND id = ?",
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport FROM uploads \
+         WHERE kind = 'document' AND owner_id = $1 AND id = $2",
     )
     .bind(&user.id)
     .bind(document_id)
@@ -659,14 +683,14 @@ pub async fn confirm_document(state: &AppState, caller: &Caller, document_id: &s
     }
     check_arrived(state, &up).await?;
     let mut tx = begin_write(&state.db).await?;
-    let n = sqlx::query("UPDATE uploads SET confirmed_id = id WHERE id = ? AND confirmed_id IS NULL")
+    let n = sqlx::query("UPDATE uploads SET confirmed_id = id WHERE id = $1 AND confirmed_id IS NULL")
         .bind(&up.id)
         .execute(&mut *tx)
         .await?
         .rows_affected();
     if n == 1 {
         sqlx::query(
-            "INSERT INTO documents (id, uploader_id, filename, size, object_key, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents (id, uploader_id, filename, size, object_key, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&up.id)
         .bind(&user.id)
@@ -684,7 +708,7 @@ pub async fn confirm_document(state: &AppState, caller: &Caller, document_id: &s
 /// Whether `key` belongs to an upload still waiting for its file: a form stops storing files
 /// once its upload was confirmed, canceled or deleted.
 pub async fn check_open(state: &AppState, key: &str) -> ApiResult<()> {
-    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = ? AND confirmed_id IS NULL")
+    let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = $1 AND confirmed_id IS NULL")
         .bind(key)
         .fetch_one(&state.db)
         .await?;
@@ -712,7 +736,7 @@ async fn insert_sample(
     let now = db::now();
     sqlx::query(
         "INSERT INTO samples (id, owner_id, visibility, filename, size, object_key, project_id, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(id)
     .bind(owner)
@@ -726,7 +750,7 @@ async fn insert_sample(
     .execute(&mut **tx)
     .await?;
     let metadata_id = new_id();
-    sqlx::query("INSERT INTO metadata (id, sample_id, owner_id) VALUES (?, ?, ?)")
+    sqlx::query("INSERT INTO metadata (id, sample_id, owner_id) VALUES ($1, $2, $3)")
         .bind(&metadata_id)
         .bind(id)
         .bind(owner)

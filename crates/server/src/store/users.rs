@@ -1,8 +1,8 @@
 //! Users: the people a caller may see, the caller's account, the holder of an API key, and the
 //! user records the operator's commands create and change.
 
+use crate::store::db::Pool;
 use mgds_api::{Account, Ref, RefOrId};
-use sqlx::SqlitePool;
 
 use super::access;
 use super::caller::{Caller, User};
@@ -14,9 +14,9 @@ use crate::listing::{Field, FieldKind};
 
 /// The user holding the API key whose hash is `hash`, with the hash as stored (for the caller
 /// to compare in constant time).
-pub async fn by_key_hash(db: &SqlitePool, hash: &[u8]) -> ApiResult<Option<(User, Vec<u8>)>> {
+pub async fn by_key_hash(db: &Pool, hash: &[u8]) -> ApiResult<Option<(User, Vec<u8>)>> {
     let row: Option<(String, String, i64, Vec<u8>)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = ?")
+        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = $1")
             .bind(hash)
             .fetch_optional(db)
             .await?;
@@ -26,9 +26,9 @@ pub async fn by_key_hash(db: &SqlitePool, hash: &[u8]) -> ApiResult<Option<(User
 }
 
 /// The user `id`, as a caller, if they still exist.
-pub async fn by_id(db: &SqlitePool, id: &str) -> ApiResult<Option<User>> {
+pub async fn by_id(db: &Pool, id: &str) -> ApiResult<Option<User>> {
     let row: Option<(String, String, i64)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin FROM users WHERE id = ?")
+        sqlx::query_as("SELECT id, organization_id, is_org_admin FROM users WHERE id = $1")
             .bind(id)
             .fetch_optional(db)
             .await?;
@@ -73,10 +73,17 @@ impl UserRow {
 /// that find nobody count against the caller like failed sign-ins (see [`crate::auth::AuthLimits`]).
 pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<mgds_api::User>> {
     let user = caller.require()?;
-    if let Some(email) = q.filter.and_then(exact_email) {
-        look_up(state, user, &email).await?;
+    let exact = q.filter.and_then(exact_email);
+    if let Some(email) = &exact {
+        look_up(state, user, email).await?;
     }
-    let rows: Found<UserRow> = records::list(&state.db, &USERS, q, access::user(caller, "u"), None).await?;
+    // Addresses are stored in lower case: the one asked for is compared in lower case too.
+    let lowered = exact.map(|email| serde_json::json!({ "email": stored_email(&email) }).to_string());
+    let mut q = *q;
+    if let Some(filter) = &lowered {
+        q.filter = Some(filter);
+    }
+    let rows: Found<UserRow> = records::list(&state.db, &USERS, &q, access::user(caller, "u"), None).await?;
     Ok(rows.map(UserRow::into_api))
 }
 
@@ -98,17 +105,20 @@ async fn look_up(state: &AppState, user: &User, email: &str) -> ApiResult<()> {
     if let Some(wait) = state.limiter.lookups.blocked_for(&user.id) {
         return Err(ApiError::TooManyRequests(wait));
     }
-    // The column compares without regard to case (COLLATE NOCASE).
-    let found: Option<String> =
-        sqlx::query_scalar("SELECT id FROM users WHERE email = ?").bind(email).fetch_optional(&state.db).await?;
+    let found: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE email = $1")
+        .bind(stored_email(email))
+        .fetch_optional(&state.db)
+        .await?;
     match found {
         Some(id) if id != user.id => {
-            sqlx::query("INSERT OR IGNORE INTO user_contacts (user_id, contact_id, found_at) VALUES (?, ?, ?)")
-                .bind(&user.id)
-                .bind(&id)
-                .bind(db::now())
-                .execute(&state.db)
-                .await?;
+            sqlx::query(
+                "INSERT INTO user_contacts (user_id, contact_id, found_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+            )
+            .bind(&user.id)
+            .bind(&id)
+            .bind(db::now())
+            .execute(&state.db)
+            .await?;
         }
         Some(_) => {}
         None => {
@@ -150,7 +160,7 @@ pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
     let user = caller.require()?;
     let (email, username, created_at, org, admin): (String, Option<String>, String, String, i64) = sqlx::query_as(
         "SELECT u.email, u.username, u.created_at, o.name, u.is_org_admin FROM users u \
-         JOIN organizations o ON o.id = u.organization_id WHERE u.id = ?",
+         JOIN organizations o ON o.id = u.organization_id WHERE u.id = $1",
     )
     .bind(&user.id)
     .fetch_one(&state.db)
@@ -184,19 +194,20 @@ pub async fn addable(state: &AppState, caller: &Caller, r: &RefOrId) -> ApiResul
 /// Creates a user with the key hash `key_hash` in the organisation called `organization`
 /// (created if needed); returns the new id, or `None` if the e-mail address is taken.
 pub async fn insert(
-    db: &SqlitePool,
+    db: &Pool,
     email: &str,
     organization: &str,
     org_admin: bool,
     key_hash: &[u8],
 ) -> Result<Option<String>, sqlx::Error> {
+    let email = stored_email(email);
     let mut tx = begin_write(db).await?;
     let exists: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = ?").bind(email).fetch_one(&mut *tx).await?;
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = $1").bind(&email).fetch_one(&mut *tx).await?;
     if exists > 0 {
         return Ok(None);
     }
-    let org_id = match sqlx::query_scalar::<_, String>("SELECT id FROM organizations WHERE name = ?")
+    let org_id = match sqlx::query_scalar::<_, String>("SELECT id FROM organizations WHERE name = $1")
         .bind(organization)
         .fetch_optional(&mut *tx)
         .await?
@@ -204,7 +215,7 @@ pub async fn insert(
         Some(id) => id,
         None => {
             let id = new_id();
-            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)")
+            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $2, $3)")
                 .bind(&id)
                 .bind(organization)
                 .bind(db::now())
@@ -215,10 +226,10 @@ pub async fn insert(
     };
     let id = new_id();
     sqlx::query(
-        "INSERT INTO users (id, email, organization_id, is_org_admin, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO users (id, email, organization_id, is_org_admin, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(&id)
-    .bind(email)
+    .bind(&email)
     .bind(&org_id)
     .bind(i64::from(org_admin))
     .bind(key_hash)
@@ -230,10 +241,10 @@ pub async fn insert(
 }
 
 /// Replaces the key hash of the user with this e-mail address; `false` if there is none.
-pub async fn set_key_hash(db: &SqlitePool, email: &str, key_hash: &[u8]) -> Result<bool, sqlx::Error> {
-    let n = sqlx::query("UPDATE users SET key_hash = ? WHERE email = ?")
+pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> Result<bool, sqlx::Error> {
+    let n = sqlx::query("UPDATE users SET key_hash = $1 WHERE email = $2")
         .bind(key_hash)
-        .bind(email)
+        .bind(stored_email(email))
         .execute(db)
         .await?
         .rows_affected();
@@ -241,12 +252,18 @@ pub async fn set_key_hash(db: &SqlitePool, email: &str, key_hash: &[u8]) -> Resu
 }
 
 /// The id of the user with this e-mail address.
-pub async fn id_by_email(db: &SqlitePool, email: &str) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM users WHERE email = ?").bind(email).fetch_optional(db).await
+pub async fn id_by_email(db: &Pool, email: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM users WHERE email = $1").bind(stored_email(email)).fetch_optional(db).await
+}
+
+/// An e-mail address as it is stored and compared: ASCII letters in lower case, so that
+/// addresses match whatever their case, on either database.
+pub fn stored_email(email: &str) -> String {
+    email.to_ascii_lowercase()
 }
 
 /// Every user as (id, e-mail, organisation, admin), by e-mail.
-pub async fn all(db: &SqlitePool) -> Result<Vec<(String, String, String, bool)>, sqlx::Error> {
+pub async fn all(db: &Pool) -> Result<Vec<(String, String, String, bool)>, sqlx::Error> {
     let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
         "SELECT u.id, u.email, o.name, u.is_org_admin FROM users u JOIN organizations o ON o.id = u.organization_id ORDER BY u.email",
     )

@@ -535,7 +535,7 @@ async fn lists_and_total_counts_hold_only_what_the_caller_may_see() {
 
 /// The GET routes of single records: path template, the kind deciding visibility, whether the
 /// route needs credentials, the status of a visible record, and the collection its `$uri` is in.
-const SINGLES: [(&str, Kind, bool, u16, Option<&str>); 16] = [
+const SINGLES: [(&str, Kind, bool, u16, Option<&str>); 17] = [
     ("/api/v1/samples/{id}", Kind::Samples, false, 200, Some("samples")),
     ("/api/v1/metadata/{id}", Kind::Metadata, false, 200, Some("metadata")),
     ("/api/v1/analyses/{id}", Kind::Analyses, false, 200, Some("analyses")),
@@ -544,6 +544,7 @@ const SINGLES: [(&str, Kind, bool, u16, Option<&str>); 16] = [
     ("/api/v1/analyses/{id}/results", Kind::Analyses, false, 400, None),
     ("/api/v1/classifications/{id}/results", Kind::Analyses, false, 400, None),
     ("/api/v1/classifications/{id}/readlevel", Kind::Analyses, false, 400, None),
+    ("/api/v1/classifications/{id}/kraken_report", Kind::Analyses, false, 400, None),
     ("/api/v1/analyses/{id}/files", Kind::Analyses, false, 400, None),
     ("/api/v1/analyses/{id}/file_details", Kind::Analyses, false, 400, None),
     ("/api/v1/tags/{id}", Kind::Tags, true, 200, Some("tags")),
@@ -1367,7 +1368,7 @@ async fn keys_are_32_characters_older_48_character_keys_still_work_and_bearer_to
     assert_eq!(u.key.len(), 32);
     assert!(u.key.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
     let old_key = "0123456789abcdef".repeat(3);
-    sqlx::query("UPDATE users SET key_hash = ? WHERE id = ?")
+    sqlx::query("UPDATE users SET key_hash = $1 WHERE id = $2")
         .bind(mgds_server::auth::hash_key(&old_key))
         .bind(&u.id)
         .execute(&svc.state.db)

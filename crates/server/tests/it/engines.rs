@@ -133,6 +133,40 @@ async fn an_upload_is_classified_by_itself_with_results_and_read_level_rows() {
 }
 
 #[tokio::test]
+async fn a_classification_keeps_its_kraken_report_until_its_sample_is_deleted() {
+    let svc = start_with_demo(|_| {}).await;
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    let id = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    finished(&svc, &u, &id).await;
+    let path = format!("/api/v1/classifications/{id}/kraken_report");
+    let r = svc.as_user(Some(&u), reqwest::Method::GET, &path).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    let report = r.text().await.unwrap();
+    let (_, results) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}/results")).await;
+    // Kraken 2's layout: unclassified first, then the root with every classified read.
+    let classified: u64 = results["table"].as_array().unwrap().iter().map(|r| r["readcount"].as_u64().unwrap()).sum();
+    let lines: Vec<Vec<&str>> = report.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!((lines[0][3], lines[0][4], lines[0][5]), ("U", "0", "unclassified"), "{report}");
+    assert_eq!((lines[1][3], lines[1][4], lines[1][1]), ("R", "1", classified.to_string().as_str()), "{report}");
+    assert!(lines.iter().any(|l| l[4] == "562" && l[3] == "S" && l[5].trim() == "Escherichia coli"), "{report}");
+    // Another user sees nothing of it.
+    let other = svc.user("other@example.org").await;
+    let r = svc.as_user(Some(&other), reqwest::Method::GET, &path).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+
+    let stored = crate::upload::stored(&svc).await;
+    assert!(stored.contains(&format!("analyses/{id}/kraken_report.txt")), "{stored:?}");
+    let (st, body) = svc.delete(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    assert_eq!(st, 204, "{body}");
+    let left: Vec<String> =
+        crate::upload::stored(&svc).await.into_iter().filter(|f| f.starts_with("analyses/")).collect();
+    assert!(left.is_empty(), "the analyses' files go with the sample: {left:?}");
+}
+
+#[tokio::test]
 async fn jobs_are_versioned_by_engine_and_reference_and_the_same_input_gives_the_same_output() {
     let svc = start_with_demo(|_| {}).await;
     let u = svc.user("lab@example.org").await;
@@ -259,7 +293,7 @@ async fn a_dead_workers_claim_lapses_and_retries_are_bounded() {
     let second = svc.upload_sample(&u, "again.fastq.gz", &demo_reads(), json!({})).await;
     let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{second}")).await;
     let id2 = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
-    sqlx::query("UPDATE job_queue SET claims = ?, worker = 'dead-worker-1', lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = ?")
+    sqlx::query("UPDATE job_queue SET claims = $1, worker = 'dead-worker-1', lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = $2")
         .bind(worker::MAX_ATTEMPTS)
         .bind(&id2)
         .execute(&svc.state.db)
@@ -290,6 +324,20 @@ fn an_outdated_demo_database_is_rebuilt() {
     for f in &references::DEMO_FOLDERS[1..] {
         assert!(dir.path().join(references::DATABASES_DIR).join(f).join("manifest.json").is_file(), "{f}");
     }
+
+    // A demo reference made from older bundled data (no demo version in its manifest) is made
+    // again from this version's data.
+    let panel = dir.path().join(references::DATABASES_DIR).join(references::DEMO_FOLDERS[1]);
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(panel.join("manifest.json")).unwrap()).unwrap();
+    manifest.as_object_mut().unwrap().remove("demo_version");
+    manifest["digest"] = json!("an older panel");
+    std::fs::write(panel.join("manifest.json"), manifest.to_string()).unwrap();
+    assert!(references::refresh_outdated_demo(dir.path()).unwrap(), "older demo data is replaced");
+    let now = references::read_manifest(&panel).unwrap();
+    assert_eq!(now.demo_version, Some(references::DEMO_VERSION));
+    assert_ne!(now.digest, "an older panel");
+    assert!(!references::refresh_outdated_demo(dir.path()).unwrap(), "and then kept");
 }
 
 /// A fault of the service itself (here: its work folder cannot be made) puts the analysis back
@@ -309,7 +357,7 @@ async fn a_transient_fault_puts_the_analysis_back_in_the_queue() {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let row: Option<(Option<String>, Option<String>, i64)> =
-            sqlx::query_as("SELECT worker, lease_until, attempts FROM job_queue WHERE analysis_id = ?")
+            sqlx::query_as("SELECT worker, lease_until, attempts FROM job_queue WHERE analysis_id = $1")
                 .bind(&id)
                 .fetch_optional(&svc.state.db)
                 .await
@@ -325,7 +373,7 @@ async fn a_transient_fault_puts_the_analysis_back_in_the_queue() {
     assert_eq!(a["complete"], json!(false), "{a}");
     // The fault passes; the next claim (made due at once here) finishes it.
     std::fs::remove_file(&work).unwrap();
-    sqlx::query("UPDATE job_queue SET lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = ?")
+    sqlx::query("UPDATE job_queue SET lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = $1")
         .bind(&id)
         .execute(&svc.state.db)
         .await
@@ -336,4 +384,38 @@ async fn a_transient_fault_puts_the_analysis_back_in_the_queue() {
     for w in workers {
         w.abort();
     }
+}
+
+#[tokio::test]
+async fn health_and_metrics_answer_for_load_balancers_and_prometheus() {
+    let svc = start_with_demo(|_| {}).await;
+    let r = svc.http.get(format!("{}/api/v1/health", svc.url)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200, "no sign-in needed");
+    assert_eq!(r.json::<Value>().await.unwrap(), json!({"status": "ok", "database": "ok"}));
+
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    let id = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    finished(&svc, &u, &id).await;
+    for _ in 0..3 {
+        svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    }
+    let r = svc.http.get(format!("{}/metrics", svc.url)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("application/openmetrics-text"));
+    let text = r.text().await.unwrap();
+    let value = |series: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(series)).unwrap_or_else(|| panic!("no {series} in\n{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    // Requests by route as declared, not by address.
+    assert!(value(r#"mgds_http_requests_total{method="GET",route="/api/v1/samples/{id}",status="200"}"#) >= 4.0);
+    assert!(value(r#"mgds_http_request_duration_seconds_count{method="GET",route="/api/v1/samples/{id}"}"#) >= 4.0);
+    assert!(!text.contains(&sample), "an address never becomes a series");
+    // The queue, read from the database: the classification is done.
+    assert_eq!(value(r#"mgds_job_queue_analyses{state="waiting"}"#), 0.0);
+    assert_eq!(value(r#"mgds_job_queue_analyses{state="running"}"#), 0.0);
+    assert_eq!(value(r#"mgds_analysis_run_seconds_count{analysis_type="classification",outcome="success"}"#), 1.0);
+    assert!(text.ends_with("# EOF\n"));
 }

@@ -1,5 +1,7 @@
 //! Integration tests of the service over real HTTP: each test starts the real service on
-//! 127.0.0.1:0 with its own temporary data folder (SQLite file and object store).
+//! 127.0.0.1:0 with its own temporary data folder (SQLite file and object store), or with a
+//! new database of its own on the PostgreSQL server `MGDS_TEST_POSTGRES` names and its files in
+//! the S3 bucket `MGDS_TEST_S3_*` name (see `tests/postgres.sh` and `tests/garage.sh`).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -43,12 +45,21 @@ impl Service {
     pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Service {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut config = Config::new(dir.path().join("data"));
+        config.database_url = mgds_server::db::test_database().await;
+        config.store = mgds_server::storage::S3Config::for_tests();
         config.auth_failure_limit = 100_000;
         adjust(&mut config);
         let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
         Service { url, state, http, _dir: dir }
+    }
+
+    /// Whether the service keeps its files in an S3 bucket (`MGDS_TEST_S3_*`) rather than in
+    /// its data folder: uploads then go to the store itself, not to the service's own storage
+    /// endpoint, and tests of that endpoint have nothing to test.
+    pub fn on_s3(&self) -> bool {
+        self.state.storage.s3_config().is_some()
     }
 
     /// The data folder.

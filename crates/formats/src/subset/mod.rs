@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::thread::JoinHandle;
 
-use crate::compression::{Compression, open};
+use crate::compression::{Compression, decompress, open};
 use crate::error::Error;
 use crate::fastx::{Format, Reader, Record, base_id};
 use crate::output::{Output, OutputCompression};
@@ -57,6 +57,8 @@ use crate::pairs::{check_first_mates, check_mate_names, same_file};
 use crate::readlevel::{ReadLevelReader, ReadLevelRecord};
 use crate::taxonomy::{TaxId, TaxTree};
 use crate::validate::sniff;
+
+mod paired;
 
 /// The reads to subset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,40 +234,54 @@ pub fn subset_reads(
         outputs.push(Output::create(&target, options.output)?);
     }
 
-    // Single-end reads take the quick path (`subset_single_quick`) unless the results have a
-    // `Header` column, whose names are checked against the reads one by one. The quick path
-    // reads the results on a thread of its own, so they are opened without one more thread to
-    // decompress them.
-    let single = matches!(input, SubsetInput::Single(_));
-    let mut rows = if single { ReadLevelReader::open_inline(read_level)? } else { ReadLevelReader::open(read_level)? };
-    let quick = single && rows.columns().header.is_none();
-    if single && !quick {
+    // Single-end reads and R1/R2 pairs take the quick path unless the results have a `Header`
+    // column, whose names are checked against the reads one by one. The quick path reads the
+    // results on a thread of its own, so they are opened without one more thread to decompress
+    // them.
+    let threaded = matches!(input, SubsetInput::Single(_) | SubsetInput::Paired { .. });
+    let mut rows =
+        if threaded { ReadLevelReader::open_inline(read_level)? } else { ReadLevelReader::open(read_level)? };
+    let quick = threaded && rows.columns().header.is_none();
+    if threaded && !quick {
         rows = ReadLevelReader::open(read_level)?;
     }
-    let mut sources: Vec<Reads<Box<dyn BufRead + Send>>> =
-        inputs.iter().map(|p| Reads::open(p)).collect::<Result<_, _>>()?;
-    let (written, row_count) = match (input, &mut sources[..], &mut outputs[..]) {
-        (SubsetInput::Single(_), [reads], [out]) if quick => {
-            let mut selection = Selection::spawn(rows, options.clone(), &reads.path);
+    let prefetch = quick && matches!(input, SubsetInput::Paired { .. });
+    let mut sources: Vec<Reads<Box<dyn BufRead + Send>>> = inputs
+        .iter()
+        .map(|p| if prefetch { Reads::open_inline(p) } else { Reads::open(p) })
+        .collect::<Result<_, _>>()?;
+    let (written, row_count, records) = match (input, &mut outputs[..]) {
+        (SubsetInput::Single(_), [out]) if quick => {
+            let reads = &mut sources[0];
+            let mut selection = Selection::spawn(rows, options.clone());
             let n = subset_single_quick(&mut selection, reads, out)?;
-            (vec![n], selection.rows)
+            (vec![n], selection.rows, reads.count())
         }
-        (SubsetInput::Single(_), [reads], [out]) => {
+        (SubsetInput::Single(_), [out]) => {
+            let reads = &mut sources[0];
             let n = subset_single(options, &mut rows, reads, out)?;
-            (vec![n], rows.row_count())
+            (vec![n], rows.row_count(), reads.count())
         }
-        (SubsetInput::Interleaved(_), [reads], [out]) => {
+        (SubsetInput::Interleaved(_), [out]) => {
+            let reads = &mut sources[0];
             let n = subset_interleaved(options, &mut rows, reads, out)?;
-            (vec![n], rows.row_count())
+            (vec![n], rows.row_count(), reads.count())
         }
-        (SubsetInput::Paired { .. }, [a, b], [out1, out2]) => {
+        (SubsetInput::Paired { .. }, [out1, out2]) if quick => {
+            let (b, a) = (sources.pop(), sources.pop());
+            let (Some(a), Some(b)) = (a, b) else { unreachable!("two inputs for a pair") };
+            let mut selection = Selection::spawn(rows, options.clone());
+            let done = paired::subset_paired_quick(options, &mut selection, a, b, out1, out2)?;
+            (vec![done.written.0, done.written.1], selection.rows, done.records)
+        }
+        (SubsetInput::Paired { .. }, [out1, out2]) => {
+            let [a, b] = &mut sources[..] else { unreachable!("two inputs for a pair") };
             let (n1, n2) = subset_paired(options, &mut rows, a, b, out1, out2)?;
-            (vec![n1, n2], rows.row_count())
+            (vec![n1, n2], rows.row_count(), a.count() + b.count())
         }
         // `inputs` and `outputs` are built from `input` above with matching lengths.
         _ => unreachable!("one output per input"),
     };
-    let records = sources.iter().map(|s| s.reader.record_count()).sum();
     let mut report = SubsetReport { outputs: Vec::new(), records, rows: row_count };
     for (out, records) in outputs.into_iter().zip(written) {
         let path = out.path().to_owned();
@@ -298,6 +314,14 @@ impl Reads<Box<dyn BufRead + Send>> {
         let (compression, inner) = open(path)?;
         Ok(Reads { path: path.to_owned(), compression, reader: Reader::new(inner) })
     }
+
+    /// [`Reads::open`] without a thread of its own to decompress: for a caller on a thread of
+    /// its own, which then decompresses and parses with the bytes still in its core's cache.
+    fn open_inline(path: &Path) -> Result<Self, Error> {
+        let file = std::fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let (compression, inner) = decompress(file, path)?;
+        Ok(Reads { path: path.to_owned(), compression, reader: Reader::new(inner) })
+    }
 }
 
 impl<R: BufRead> Reads<R> {
@@ -317,19 +341,20 @@ impl<R: BufRead> Reads<R> {
     }
 }
 
-/// Reads the row for the record just read from `reads`; running out is an error.
-fn row_for<T: BufRead, R: BufRead>(
+/// Reads the row for `record`, record `number` of `reads`; running out is an error.
+fn row_for<T: BufRead>(
     rows: &mut ReadLevelReader<T>,
     row: &mut ReadLevelRecord,
-    reads: &Reads<R>,
+    reads: &Path,
+    number: u64,
     record: &Record,
 ) -> Result<(), Error> {
     match rows.read_record(row) {
         Ok(0) => Err(Error::MoreReadsThanRows {
             results: rows.path().to_owned(),
-            reads: reads.path.clone(),
+            reads: reads.to_owned(),
             rows: rows.row_count(),
-            record: reads.count(),
+            record: number,
         }),
         Ok(_) => {
             // Old results name each row's read: a cheap check that rows and reads line up.
@@ -338,8 +363,8 @@ fn row_for<T: BufRead, R: BufRead>(
                 && base_id(header.trim_ascii()) != record.base_id()
             {
                 return Err(Error::NameMismatch {
-                    path: reads.path.clone(),
-                    record: reads.count(),
+                    path: reads.to_owned(),
+                    record: number,
                     name: String::from_utf8_lossy(record.id()).into_owned(),
                     other: rows.path().to_owned(),
                     other_name: String::from_utf8_lossy(header).into_owned(),
@@ -352,15 +377,15 @@ fn row_for<T: BufRead, R: BufRead>(
     }
 }
 
-/// At the end of the reads: the results must have ended too.
-fn expect_no_more_rows<T: BufRead, R: BufRead>(rows: &mut ReadLevelReader<T>, reads: &Reads<R>) -> Result<(), Error> {
+/// At the end of `reads`, after `records` records: the results must have ended too.
+fn expect_no_more_rows<T: BufRead>(rows: &mut ReadLevelReader<T>, reads: &Path, records: u64) -> Result<(), Error> {
     let mut row = ReadLevelRecord::default();
     match rows.read_record(&mut row) {
         Ok(0) => Ok(()),
         Ok(_) => Err(Error::MoreRowsThanReads {
-            reads: reads.path.clone(),
+            reads: reads.to_owned(),
             results: rows.path().to_owned(),
-            records: reads.count(),
+            records,
             line: row.as_row().line(),
         }),
         Err(e) => Err(rows.error_for(e)),
@@ -376,13 +401,13 @@ fn subset_single<T: BufRead, R: BufRead>(
     let (mut record, mut row) = (Record::default(), ReadLevelRecord::default());
     let mut written = 0;
     while reads.next(&mut record)? {
-        row_for(rows, &mut row, reads, &record)?;
+        row_for(rows, &mut row, &reads.path, reads.count(), &record)?;
         if options.selects(&row) {
             out.put(record.raw())?;
             written += 1;
         }
     }
-    expect_no_more_rows(rows, reads)?;
+    expect_no_more_rows(rows, &reads.path, reads.count())?;
     Ok(written)
 }
 
@@ -432,11 +457,10 @@ struct Selection {
     // Rows handed out so far.
     rows: u64,
     results: PathBuf,
-    reads: PathBuf,
 }
 
 impl Selection {
-    fn spawn<T: BufRead + Send + 'static>(mut rows: ReadLevelReader<T>, options: SubsetOptions, reads: &Path) -> Self {
+    fn spawn<T: BufRead + Send + 'static>(mut rows: ReadLevelReader<T>, options: SubsetOptions) -> Self {
         let results = rows.path().to_owned();
         let (tx, batches) = sync_channel::<Verdicts>(BATCHES_AHEAD);
         let thread = std::thread::spawn(move || {
@@ -457,15 +481,7 @@ impl Selection {
             }
             result.map_err(|e| rows.error_for(e))
         });
-        Selection {
-            batches,
-            thread: Some(thread),
-            current: Verdicts::default(),
-            pos: 0,
-            rows: 0,
-            results,
-            reads: reads.to_owned(),
-        }
+        Selection { batches, thread: Some(thread), current: Verdicts::default(), pos: 0, rows: 0, results }
     }
 
     /// Makes the next batch current; `false` when the results have ended.
@@ -483,8 +499,9 @@ impl Selection {
         }
     }
 
-    /// Whether the row of `record` (1-based) selects it; running out is an error.
-    fn next(&mut self, record: u64) -> Result<bool, Error> {
+    /// Whether the row of record `record` (1-based) of `reads` selects it; running out is an
+    /// error.
+    fn verdict(&mut self, reads: &Path, record: u64) -> Result<bool, Error> {
         loop {
             if let Some(&keep) = self.current.keep.get(self.pos) {
                 self.pos += 1;
@@ -494,7 +511,7 @@ impl Selection {
             if !self.refill()? {
                 return Err(Error::MoreReadsThanRows {
                     results: self.results.clone(),
-                    reads: self.reads.clone(),
+                    reads: reads.to_owned(),
                     rows: self.rows,
                     record,
                 });
@@ -502,12 +519,12 @@ impl Selection {
         }
     }
 
-    /// At the end of the reads, after `records` records: the results must have ended too.
-    fn finish(&mut self, records: u64) -> Result<(), Error> {
+    /// At the end of `reads`, after `records` records: the results must have ended too.
+    fn finish(&mut self, reads: &Path, records: u64) -> Result<(), Error> {
         loop {
             if self.pos < self.current.keep.len() {
                 return Err(Error::MoreRowsThanReads {
-                    reads: self.reads.clone(),
+                    reads: reads.to_owned(),
                     results: self.results.clone(),
                     records,
                     line: self.current.line(self.pos),
@@ -542,7 +559,7 @@ fn subset_single_quick<R: BufRead>(
             if !reads.next(&mut record)? {
                 break;
             }
-            if selection.next(reads.count())? {
+            if selection.verdict(&reads.path, reads.count())? {
                 out.put(record.raw())?;
                 written += 1;
             }
@@ -551,7 +568,7 @@ fn subset_single_quick<R: BufRead>(
         // The selected records from `run_start` to `run_end` are consecutive in `buf`.
         let (mut run_start, mut run_end, mut start) = (0, 0, 0);
         for (i, &end) in ends.iter().enumerate() {
-            if selection.next(before + i as u64 + 1)? {
+            if selection.verdict(&reads.path, before + i as u64 + 1)? {
                 if run_end != start {
                     if run_end > run_start {
                         out.put(&buf[run_start..run_end])?;
@@ -568,7 +585,7 @@ fn subset_single_quick<R: BufRead>(
         }
         reads.reader.consume_records(ends.len(), start);
     }
-    selection.finish(reads.count())?;
+    selection.finish(&reads.path, reads.count())?;
     Ok(written)
 }
 
@@ -582,7 +599,7 @@ fn subset_interleaved<T: BufRead, R: BufRead>(
     let (mut row1, mut row2) = (ReadLevelRecord::default(), ReadLevelRecord::default());
     let mut written = 0;
     while reads.next(&mut one)? {
-        row_for(rows, &mut row1, reads, &one)?;
+        row_for(rows, &mut row1, &reads.path, reads.count(), &one)?;
         if !reads.next(&mut two)? {
             return Err(Error::OddInterleaved { path: reads.path.clone(), records: reads.count() });
         }
@@ -594,7 +611,7 @@ fn subset_interleaved<T: BufRead, R: BufRead>(
                 next_name: String::from_utf8_lossy(two.id()).into_owned(),
             });
         }
-        row_for(rows, &mut row2, reads, &two)?;
+        row_for(rows, &mut row2, &reads.path, reads.count(), &two)?;
         let (w1, w2) = options.pair_verdict(options.selects(&row1), options.selects(&row2));
         for (write, record) in [(w1, &one), (w2, &two)] {
             if write {
@@ -603,7 +620,7 @@ fn subset_interleaved<T: BufRead, R: BufRead>(
             }
         }
     }
-    expect_no_more_rows(rows, reads)?;
+    expect_no_more_rows(rows, &reads.path, reads.count())?;
     Ok(written)
 }
 
@@ -622,20 +639,8 @@ fn subset_paired<T: BufRead, R: BufRead>(
         let (more_a, more_b) = (a.next(&mut one)?, b.next(&mut two)?);
         match (more_a, more_b) {
             (false, false) => break,
-            (false, true) => {
-                return Err(Error::PairLengthMismatch {
-                    shorter: a.path.clone(),
-                    longer: b.path.clone(),
-                    records: a.count(),
-                });
-            }
-            (true, false) => {
-                return Err(Error::PairLengthMismatch {
-                    shorter: b.path.clone(),
-                    longer: a.path.clone(),
-                    records: b.count(),
-                });
-            }
+            (false, true) => return Err(pair_length_mismatch(&a.path, &b.path, a.count())),
+            (true, false) => return Err(pair_length_mismatch(&b.path, &a.path, b.count())),
             (true, true) => {}
         }
         let n = a.count();
@@ -643,8 +648,8 @@ fn subset_paired<T: BufRead, R: BufRead>(
             check_first_mates(&a.path, &one, &b.path, &two)?;
         }
         check_mate_names(&a.path, &one, &b.path, &two, n)?;
-        row_for(rows, &mut row1, a, &one)?;
-        row_for(rows, &mut row2, b, &two)?;
+        row_for(rows, &mut row1, &a.path, n, &one)?;
+        row_for(rows, &mut row2, &b.path, b.count(), &two)?;
         let (w1, w2) = options.pair_verdict(options.selects(&row1), options.selects(&row2));
         if w1 {
             out1.put(one.raw())?;
@@ -655,8 +660,13 @@ fn subset_paired<T: BufRead, R: BufRead>(
             written2 += 1;
         }
     }
-    expect_no_more_rows(rows, a)?;
+    expect_no_more_rows(rows, &a.path, a.count())?;
     Ok((written1, written2))
+}
+
+/// One file of a pair ended after `records` records, where the other goes on.
+fn pair_length_mismatch(shorter: &Path, longer: &Path, records: u64) -> Error {
+    Error::PairLengthMismatch { shorter: shorter.to_owned(), longer: longer.to_owned(), records }
 }
 
 #[cfg(test)]
@@ -814,7 +824,7 @@ mod tests {
         let mut out = Vec::new();
         let careful = subset_single(options, &mut rows(), &mut reads(fastq), &mut out).map(|n| (out, n));
         let mut out = Vec::new();
-        let mut selection = Selection::spawn(rows(), options.clone(), Path::new("r.fq"));
+        let mut selection = Selection::spawn(rows(), options.clone());
         let quick = subset_single_quick(&mut selection, &mut reads(fastq), &mut out).map(|n| (out, n));
         [careful, quick].map(|r| r.map_err(|e| e.to_string()))
     }
@@ -888,6 +898,98 @@ mod tests {
                 let [careful, quick] = both_paths(&options, fastq, &tsv, capacity);
                 assert_eq!(quick, careful, "capacity {capacity}");
             }
+        }
+    }
+
+    /// Both outputs of a paired subset and the records written to each.
+    type PairedOutcome = (Vec<u8>, Vec<u8>, u64, u64);
+
+    /// R1/R2 subset of `r1`, `r2` and `tsv` by the careful path and by the quick path (each
+    /// file on a thread of its own): both outputs, or error text, and record counts.
+    fn both_paired_paths(
+        options: &SubsetOptions,
+        r1: &[u8],
+        r2: &[u8],
+        tsv: &[u8],
+    ) -> [Result<PairedOutcome, String>; 2] {
+        let reads = |name: &str, bytes: &[u8]| Reads::<Box<dyn BufRead + Send>> {
+            path: name.into(),
+            compression: Compression::None,
+            reader: Reader::new(Box::new(std::io::Cursor::new(bytes.to_vec()))),
+        };
+        let rows = || ReadLevelReader::new(std::io::Cursor::new(tsv.to_vec()), Path::new("rl.tsv")).unwrap();
+        let (mut o1, mut o2) = (Vec::new(), Vec::new());
+        let careful =
+            subset_paired(options, &mut rows(), &mut reads("r1.fq", r1), &mut reads("r2.fq", r2), &mut o1, &mut o2)
+                .map(|(n1, n2)| (o1, o2, n1, n2));
+        let (mut o1, mut o2) = (Vec::new(), Vec::new());
+        let mut selection = Selection::spawn(rows(), options.clone());
+        let quick = paired::subset_paired_quick(
+            options,
+            &mut selection,
+            reads("r1.fq", r1),
+            reads("r2.fq", r2),
+            &mut o1,
+            &mut o2,
+        )
+        .map(|done| (o1, o2, done.written.0, done.written.1));
+        [careful, quick].map(|r| r.map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn quick_paired_path_matches_careful_path() {
+        // More pairs than one batch holds, so batches turn over; every fifth row not counting.
+        let n = 2 * paired::RECORDS_PER_BATCH + 77;
+        let (mut r1, mut r2) = (Vec::new(), Vec::new());
+        let mut tsv = b"Tax ID\tPassed Filter\n".to_vec();
+        for i in 0..n {
+            let len = 1 + (i * 5) % 30;
+            let seq = "ACGT".repeat(len);
+            for (mate, file) in [(1, &mut r1), (2, &mut r2)] {
+                file.extend_from_slice(format!("@p{i}/{mate}\n{}\n+\n{}\n", &seq[..len], "I".repeat(len)).as_bytes());
+                let tax = [562, 1280, 0][(i + mate * i) % 3];
+                let passed = if (2 * i + mate) % 5 == 0 { 'F' } else { 'T' };
+                tsv.extend_from_slice(format!("{tax}\t{passed}\n").as_bytes());
+            }
+        }
+        let keep = SubsetOptions::new([562]);
+        let exclude = SubsetOptions { exclude: true, ..keep.clone() };
+        let indep = SubsetOptions { pair_mode: PairMode::Independent, ..keep.clone() };
+        for options in [&keep, &exclude, &indep] {
+            let [careful, quick] = both_paired_paths(options, &r1, &r2, &tsv);
+            let (o1, _, n1, _) = careful.clone().unwrap();
+            assert!(n1 > 100 && o1.len() < r1.len(), "a real subset");
+            assert_eq!(quick, careful);
+        }
+
+        // Errors: the same message whichever path meets them.
+        let short = |file: &[u8], records: usize| {
+            let cut = file.iter().enumerate().filter(|(_, b)| **b == b'\n').nth(4 * records - 1).unwrap().0;
+            file[..=cut].to_vec()
+        };
+        let mut renamed = r2.clone();
+        let at = renamed.windows(8).position(|w| w == b"@p5000/2").unwrap();
+        renamed[at + 2] = b'9';
+        let mut broken = r1.clone();
+        let at = broken.windows(7).position(|w| w == b"@p6000/").unwrap();
+        broken.splice(at..at, *b"@broken\nAC\n+\nI\n");
+        let rows_cut = short(&tsv, n / 2);
+        let mut rows_extra = tsv.clone();
+        rows_extra.extend_from_slice(b"562\tT\n");
+        let mut rows_bad = tsv[..tsv.len() / 2].to_vec();
+        rows_bad.extend_from_slice(b"\nx\n");
+        for (r1, r2, tsv) in [
+            (short(&r1, 3000), r2.clone(), tsv.clone()),
+            (r1.clone(), short(&r2, 7000), tsv.clone()),
+            (r1.clone(), renamed, tsv.clone()),
+            (broken, r2.clone(), tsv.clone()),
+            (r1.clone(), r2.clone(), rows_cut),
+            (r1.clone(), r2.clone(), rows_extra),
+            (r1.clone(), r2.clone(), rows_bad),
+        ] {
+            let [careful, quick] = both_paired_paths(&keep, &r1, &r2, &tsv);
+            assert!(careful.is_err(), "{careful:?}");
+            assert_eq!(quick, careful);
         }
     }
 

@@ -1,0 +1,250 @@
+//! The service past one machine: `mgds serve` (no workers of its own) and two `mgds worker`
+//! processes, each with a data folder of its own as on separate machines, sharing only a
+//! PostgreSQL database and an S3 store (Garage). Runs when the test command's throwaway
+//! PostgreSQL and Garage are there (`MGDS_TEST_POSTGRES`, `MGDS_TEST_S3_*`; see `test.sh`).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::engines::{demo_reads, wait_for};
+use crate::procs::Proc;
+use crate::{Http, MGDS};
+
+/// The database, the store and its credentials, as the service's commands take them.
+struct Backends {
+    database: String,
+    store: String,
+    s3: mgds_server::storage::S3Config,
+}
+
+impl Backends {
+    fn from_env(rt: &tokio::runtime::Runtime) -> Option<Backends> {
+        let s3 = mgds_server::storage::S3Config::for_tests()?;
+        let database = rt.block_on(mgds_server::db::test_database())?;
+        let store = format!("s3://{}/{}", s3.bucket, s3.prefix.as_deref().unwrap_or_default());
+        Some(Backends { database, store, s3 })
+    }
+
+    /// `mgds` with `args` on these backends, from the data folder `data`.
+    fn mgds(&self, data: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(MGDS);
+        c.args(args)
+            .arg("--data-dir")
+            .arg(data)
+            .args(["--database", &self.database, "--store", &self.store])
+            .args(["--s3-endpoint", self.s3.endpoint.as_deref().unwrap_or_default(), "--s3-region", &self.s3.region])
+            .env("AWS_ACCESS_KEY_ID", &self.s3.access_key_id)
+            .env("AWS_SECRET_ACCESS_KEY", &self.s3.secret_access_key)
+            .env("NO_COLOR", "1")
+            .env("MGDS_LOG", "info");
+        c
+    }
+}
+
+#[test]
+fn an_api_host_and_two_workers_share_only_postgresql_and_an_s3_store() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let Some(b) = Backends::from_env(&rt) else {
+        eprintln!("not run: needs MGDS_TEST_POSTGRES and MGDS_TEST_S3_* (the test command starts both)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (api, w1, w2) = (dir.path().join("api"), dir.path().join("worker1"), dir.path().join("worker2"));
+
+    // The API host installs the demo references and publishes them to the store at start.
+    let mut serve = Proc::spawn(b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
+    let first = serve.read_line();
+    let url =
+        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
+    let made = b.mgds(&api, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+
+    // Two workers on folders of their own: they fetch the references from the store. The short
+    // lease lets the survivor take over an analysis from a killed worker quickly.
+    let worker = |data: &Path| Proc::spawn(b.mgds(data, &["worker", "--threads", "1", "--job-lease", "3"]));
+    let (mut first_worker, second_worker) = (worker(&w1), worker(&w2));
+
+    // Uploads go straight to the store: the form is the store's.
+    let c = Http::new();
+    let reads = demo_reads();
+    let mut samples = Vec::new();
+    for i in 0..6 {
+        let (s, init) = c.json(
+            "POST",
+            &format!("{url}/api/v1/samples/init_upload"),
+            &key,
+            Some(json!({"filename": format!("s{i}.fastq.gz"), "size": reads.len()})),
+        );
+        assert_eq!(s, 200, "{init}");
+        let upload_url = init["upload_url"].as_str().unwrap();
+        assert!(upload_url.starts_with(b.s3.endpoint.as_deref().unwrap()), "the form goes to the store: {upload_url}");
+        assert_eq!(c.upload(upload_url, init["additional_fields"].as_object().unwrap(), &reads), 201);
+        let id = init["sample_id"].as_str().unwrap().to_string();
+        let (s, r) =
+            c.json("POST", &format!("{url}/api/v1/samples/confirm_upload"), &key, Some(json!({"sample_id": id})));
+        assert_eq!(s, 200, "{r}");
+        samples.push(id);
+    }
+
+    // The first worker is killed in the middle of an analysis: the other finishes everything.
+    wait_for(120, "the first worker to start an analysis", || {
+        first_worker.log().contains("running analysis").then_some(())
+    });
+    first_worker.kill();
+    let mut results = Vec::new();
+    for id in &samples {
+        let analysis = wait_for(300, "a classification", || {
+            let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{id}"), &key, None);
+            let a = s["primary_classification"]["$ref"].as_str()?.rsplit('/').next()?.to_string();
+            let (_, got) = c.json("GET", &format!("{url}/api/v1/classifications/{a}"), &key, None);
+            (got["complete"] == json!(true)).then_some(got)
+        });
+        assert_eq!(
+            analysis["success"],
+            json!(true),
+            "{analysis}\nworker 1:\n{}\nworker 2:\n{}",
+            first_worker.log(),
+            second_worker.log()
+        );
+        let a = analysis["$uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+        let (_, r) = c.json("GET", &format!("{url}/api/v1/classifications/{a}/results"), &key, None);
+        results.push(r);
+    }
+    // Every sample was classified once and alike (the same reads, the same reference).
+    let n_reads = |r: &Value| r["n_reads"].as_u64().unwrap();
+    assert!(results.iter().all(|r| n_reads(r) == n_reads(&results[0]) && r["table"] == results[0]["table"]));
+    assert!(second_worker.completed() >= 1, "the second worker ran analyses:\n{}", second_worker.log());
+    // Each analysis ran to its end once; the one the first worker was killed in may have
+    // finished its engine run there (logged) without its results being stored, and ran again.
+    let ran = first_worker.completed() + second_worker.completed();
+    eprintln!(
+        "runs: worker 1 (killed) {}, worker 2 {}; analyses {}",
+        first_worker.completed(),
+        second_worker.completed(),
+        samples.len()
+    );
+    assert!(
+        (samples.len()..=samples.len() + 1).contains(&ran),
+        "{ran} runs for {} analyses\nworker 1:\n{}\nworker 2:\n{}",
+        samples.len(),
+        first_worker.log(),
+        second_worker.log()
+    );
+    assert!(
+        second_worker.log().contains("fetched reference data from the store"),
+        "the workers took the references from the store:\n{}",
+        second_worker.log()
+    );
+
+    // Downloads are the store's own signed addresses.
+    let id = &samples[0];
+    let (s, d) = c.json("POST", &format!("{url}/api/v1/samples/{id}/download_uri"), &key, Some(json!({})));
+    assert_eq!(s, 200, "{d}");
+    let download = d["download_uri"].as_str().unwrap();
+    assert!(
+        download.starts_with(b.s3.endpoint.as_deref().unwrap()) && download.contains("X-Amz-Signature"),
+        "{download}"
+    );
+    let got = c.rt.block_on(async { c.client.get(download).send().await.unwrap().bytes().await.unwrap() });
+    assert!(got == reads, "the sample's file comes back from the store");
+
+    // Deleting a sample removes its objects from the store.
+    let storage = mgds_server::storage::Storage::s3(&b.s3).unwrap();
+    let under = |id: &str| {
+        let prefix = format!("samples/{id}");
+        rt.block_on(storage.keys(Some(&prefix))).unwrap()
+    };
+    assert!(!under(id).is_empty(), "the sample's file is in the store");
+    let (s, _) = c.json("DELETE", &format!("{url}/api/v1/samples/{id}"), &key, None);
+    assert_eq!(s, 204);
+    assert!(under(id).is_empty(), "deleting the sample removed its objects: {:?}", under(id));
+    drop(serve);
+}
+
+#[test]
+fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_interrupted_one() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let Some(b) = Backends::from_env(&rt) else {
+        eprintln!("not run: needs MGDS_TEST_POSTGRES and MGDS_TEST_S3_* (the test command starts both)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+
+    // An install on one machine: a data folder with two classified samples and a document.
+    let local = |args: &[&str]| {
+        let mut c = Command::new(MGDS);
+        c.args(args).arg("--data-dir").arg(&old).env("NO_COLOR", "1");
+        c
+    };
+    let (serve, url) = Proc::serve(local(&["serve", "--listen", "127.0.0.1:0"]));
+    let made = local(&["admin", "user", "create", "lab@example.org"]).output().unwrap();
+    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+    let c = Http::new();
+    let reads = demo_reads();
+    let samples: Vec<String> =
+        (0..2).map(|i| crate::engines::upload_raw(&c, &url, &key, &format!("r{i}.fastq.gz"), &reads)).collect();
+    let results: Vec<Value> = samples
+        .iter()
+        .map(|id| {
+            let a = crate::engines::finished_classification(&c, &url, &key, id);
+            let a = a["$uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+            c.json("GET", &format!("{url}/api/v1/classifications/{a}/results"), &key, None).1
+        })
+        .collect();
+    drop(serve);
+
+    let migrate = || {
+        let mut cmd = local(&["admin", "migrate", "--to-database", &b.database, "--to-store", &b.store]);
+        cmd.args(["--s3-endpoint", b.s3.endpoint.as_deref().unwrap(), "--s3-region", &b.s3.region])
+            .env("AWS_ACCESS_KEY_ID", &b.s3.access_key_id)
+            .env("AWS_SECRET_ACCESS_KEY", &b.s3.secret_access_key);
+        let out = cmd.output().unwrap();
+        let (stdout, stderr) =
+            (String::from_utf8_lossy(&out.stdout).to_string(), String::from_utf8_lossy(&out.stderr).to_string());
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        stdout
+    };
+    let said = migrate();
+    assert!(said.contains(" files copied") && said.contains("0 already there") && said.contains("match"), "{said}");
+
+    // An interruption: the copy lost a file and some rows. A second run puts back just those.
+    let storage = mgds_server::storage::Storage::s3(&b.s3).unwrap();
+    let lost_file = format!("samples/{}/r0.fastq.gz", samples[0]);
+    rt.block_on(storage.delete(&lost_file)).unwrap();
+    let pg = rt.block_on(async {
+        sqlx::any::install_default_drivers();
+        sqlx::AnyPool::connect(&b.database).await.unwrap()
+    });
+    rt.block_on(sqlx::query("DELETE FROM sample_tags").execute(&pg)).unwrap();
+    rt.block_on(sqlx::query("DELETE FROM metadata WHERE sample_id = $1").bind(&samples[1]).execute(&pg)).unwrap();
+    let again = migrate();
+    assert!(again.contains("1 files copied"), "only the lost file is copied again: {again}");
+    let metadata: i64 = rt.block_on(sqlx::query_scalar("SELECT COUNT(*) FROM metadata").fetch_one(&pg)).unwrap();
+    assert_eq!(metadata, 2, "the lost row is back, and only it");
+    rt.block_on(pg.close());
+
+    // The service on the new backends, on another machine: the same account, samples,
+    // results and files.
+    let mut serve = Proc::spawn(b.mgds(&new, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
+    let first = serve.read_line();
+    let url =
+        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
+    let (s, list) = c.json("GET", &format!("{url}/api/v1/samples"), &key, None);
+    assert_eq!(s, 200, "the old key signs in: {list}");
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    for (id, before) in samples.iter().zip(&results) {
+        let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{id}"), &key, None);
+        let a = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+        let (st, r) = c.json("GET", &format!("{url}/api/v1/classifications/{a}/results"), &key, None);
+        assert_eq!((st, &r), (200, before), "the results came along");
+        let (_, d) = c.json("POST", &format!("{url}/api/v1/samples/{id}/download_uri"), &key, Some(json!({})));
+        let got = c.rt.block_on(async {
+            c.client.get(d["download_uri"].as_str().unwrap()).send().await.unwrap().bytes().await.unwrap()
+        });
+        assert!(got == reads, "the file came along whole");
+    }
+}

@@ -1,0 +1,150 @@
+//! What the service tells its operators: `GET /api/v1/health` for load balancers, and
+//! `GET /metrics` in the Prometheus text format (OpenMetrics): requests and their latencies by
+//! route, the job queue's depth, and analyses finished with their run times.
+//!
+//! Request counts and latencies, and the analyses this process's workers ran, are counted in
+//! the process that served or ran them (scrape every `mgds serve` and `mgds worker`); the queue
+//! is read from the database at each scrape, so any one service answers for the whole queue.
+
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::AppState;
+
+/// The labels of a request.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    method: String,
+    /// The route as it is declared (`/api/v1/samples/{id}`), never the address itself, so that
+    /// the number of series stays small.
+    route: String,
+    status: u16,
+}
+
+/// The labels of a request's latency.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    method: String,
+    route: String,
+}
+
+/// The labels of a finished analysis.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AnalysisLabels {
+    analysis_type: String,
+    /// `success` or `failure`.
+    outcome: &'static str,
+}
+
+/// The queue's state, read from the database at each scrape.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    /// `waiting` (no worker holds it) or `running` (a worker's lease holds it).
+    state: &'static str,
+}
+
+/// The service's metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    analyses: Family<AnalysisLabels, Histogram, fn() -> Histogram>,
+    queue: Family<QueueLabels, Gauge>,
+}
+
+fn latency_buckets() -> Histogram {
+    // 1 ms to about 33 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+fn run_time_buckets() -> Histogram {
+    // 1 s to about 9 hours.
+    Histogram::new(exponential_buckets(1.0, 2.0, 16))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("mgds");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(latency_buckets);
+        let analyses = Family::<AnalysisLabels, Histogram, fn() -> Histogram>::new_with_constructor(run_time_buckets);
+        let queue = Family::<QueueLabels, Gauge>::default();
+        registry.register("http_requests", "HTTP requests answered, by route and status", requests.clone());
+        registry.register("http_request_duration_seconds", "Time to answer an HTTP request, by route", latency.clone());
+        registry.register(
+            "analysis_run_seconds",
+            "Run time of the analyses this process's workers finished, by type and outcome",
+            analyses.clone(),
+        );
+        registry.register("job_queue_analyses", "Analyses in the job queue, waiting or running", queue.clone());
+        Metrics { registry, requests, latency, analyses, queue }
+    }
+}
+
+impl Metrics {
+    /// Counts a finished analysis of `analysis_type` that ran for `took`.
+    pub fn analysis_finished(&self, analysis_type: &str, success: bool, took: Duration) {
+        let outcome = if success { "success" } else { "failure" };
+        self.analyses
+            .get_or_create(&AnalysisLabels { analysis_type: analysis_type.to_string(), outcome })
+            .observe(took.as_secs_f64());
+    }
+
+    /// The metrics in the OpenMetrics text format, with the queue read from `state`'s database.
+    async fn render(&self, state: &AppState) -> Result<String, crate::ApiError> {
+        let (waiting, running) = crate::store::queue::depth(&state.db).await?;
+        self.queue.get_or_create(&QueueLabels { state: "waiting" }).set(waiting);
+        self.queue.get_or_create(&QueueLabels { state: "running" }).set(running);
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).map_err(crate::ApiError::internal)?;
+        Ok(out)
+    }
+}
+
+/// Counts every request and its latency by route (a layer over the whole router).
+pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let method = req.method().as_str().to_string();
+    // Unmatched addresses are one route, not one series each.
+    let route = req.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_string();
+    let started = Instant::now();
+    let response = next.run(req).await;
+    let m = &state.metrics;
+    m.latency
+        .get_or_create(&RouteLabels { method: method.clone(), route: route.clone() })
+        .observe(started.elapsed().as_secs_f64());
+    m.requests.get_or_create(&RequestLabels { method, route, status: response.status().as_u16() }).inc();
+    response
+}
+
+/// `GET /metrics`.
+pub async fn metrics(State(state): State<AppState>) -> Result<Response, crate::ApiError> {
+    let text = state.metrics.render(&state).await?;
+    Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response())
+}
+
+/// `GET /api/v1/health`: 200 `{"status": "ok"}` while the service can read its database, else
+/// 503 with what failed (for load balancers and process supervisors; no sign-in needed).
+pub async fn health(State(state): State<AppState>) -> Response {
+    match sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&state.db).await {
+        Ok(_) => axum::Json(serde_json::json!({ "status": "ok", "database": "ok" })).into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "health check: the database does not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(serde_json::json!({ "status": "unavailable", "database": "not answering" })),
+            )
+                .into_response()
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Where clients send and fetch files: the service's own storage endpoint when the files are in
+//! its data folder, the S3 store itself when they are in a bucket (bytes then never pass through
+//! the service).
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Map, Value};
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, post_policy, upload_url};
+
+/// The address and form fields a client posts the file of a started upload to: `key`, exactly
+/// `size` bytes, within `valid_for` of `at`.
+pub fn upload_target(
+    state: &AppState,
+    key: &str,
+    size: u64,
+    at: DateTime<Utc>,
+    valid_for: Duration,
+) -> (String, Map<String, Value>) {
+    match state.storage.s3_config() {
+        Some(s3) => {
+            let by = PolicyKey {
+                access_key_id: &s3.access_key_id,
+                secret: s3.secret_access_key.as_bytes(),
+                region: &s3.region,
+                bucket: &s3.bucket,
+            };
+            let key = s3.full_key(&super::uploads::incoming_key(key));
+            (s3.public_bucket_url(), post_policy(&by, &key, size, at, valid_for))
+        }
+        None => (upload_url(&state.public_url), state.signer.upload_form(key, size, at, valid_for)),
+    }
+}
+
+/// An address to GET the object `key` at for [`DOWNLOAD_VALID_HOURS`], named `filename`.
+///
+/// From the service's storage endpoint, it names its holder (the caller; empty for anonymous)
+/// and works only while they may see the record. From an S3 store, it is the store's own signed
+/// address, good until it expires whatever happens to the record meanwhile.
+pub async fn download_address(state: &AppState, key: &str, filename: &str, holder: &str) -> ApiResult<String> {
+    let valid = std::time::Duration::from_secs(u64::from(DOWNLOAD_VALID_HOURS) * 3600);
+    match state.storage.presigned_get(key, filename, valid).await {
+        Some(signed) => signed.map_err(ApiError::internal),
+        None => Ok(state.signer.download_url(&state.public_url, key, filename, holder, DOWNLOAD_VALID_HOURS)),
+    }
+}

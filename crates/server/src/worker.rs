@@ -35,7 +35,7 @@ pub use crate::engine::{
 };
 use crate::engine::{Databases, EngineJob, run_engine, run_in_process};
 use crate::references::References;
-use crate::store::analyses::{Artifact, store_outcome};
+use crate::store::analyses::{Artifact, Produced, Stored, store_outcome};
 use crate::store::{db, queue};
 
 pub use crate::store::queue::queue_default_classification;
@@ -294,16 +294,10 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         outcome
     };
     let (result, workdir) = match outcome {
-        Ok((v, artifact, dir)) => {
-            // A classification's Kraken-style report goes into the store before the analysis is
-            // marked complete, so a complete classification has it.
-            let report = dir.path().join(crate::store::analyses::KRAKEN_REPORT);
-            if report.exists()
-                && let Err(e) = state.storage.put_file(&crate::store::analyses::kraken_report_key(id), &report).await
-            {
-                tracing::warn!(analysis = %id, error = %e, "could not store the Kraken-style report");
-            }
-            (Ok((v, artifact)), Some(dir))
+        Ok((results, artifact, dir)) => {
+            // A classification's Kraken-style report is stored with its results.
+            let report = Some(dir.path().join(crate::store::analyses::KRAKEN_REPORT)).filter(|r| r.exists());
+            (Ok(Produced { results, artifact, report }), Some(dir))
         }
         // Tried again later, unless this was the last attempt.
         Err(Failure::Transient(why)) if queue::failures(&state.db, id).await.unwrap_or(0) + 1 < MAX_ATTEMPTS => {
@@ -316,9 +310,14 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         Err(e) => (Err(e.message().to_string()), None),
     };
     let success = result.is_ok();
-    match store_outcome(state, id, result).await {
-        Ok(Some(analysis_type)) => state.metrics.analysis_finished(&analysis_type, success, started.elapsed()),
-        Ok(None) => {}
+    match store_outcome(state, id, Some(worker), result).await {
+        Ok(Stored::Complete(analysis_type)) => {
+            state.metrics.analysis_finished(&analysis_type, success, started.elapsed())
+        }
+        Ok(Stored::Discarded) => tracing::info!(
+            analysis = %id,
+            "the outcome was not kept: the analysis was deleted, or another worker took it over after this one's lease lapsed"
+        ),
         // The lease lapses and the analysis is tried again.
         Err(e) => tracing::error!(analysis = %id, error = %e, "could not store the results of an analysis"),
     }
@@ -326,9 +325,9 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
 }
 
 /// What an engine run leaves: results JSON, an optional file, and the folder holding it.
-type Produced = (Value, Option<Artifact>, tempfile::TempDir);
+type RunOutput = (Value, Option<Artifact>, tempfile::TempDir);
 
-async fn run(state: &AppState, id: &str) -> Result<Produced, Failure> {
+async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
     let row = queue::input(&state.db, id)
         .await
         .map_err(|e| Failure::Transient(format!("the service could not read the analysis: {e}")))?;

@@ -6,8 +6,8 @@ use mgds_api::{Analysis, ErrorCode, Ref};
 
 use super::access;
 use super::caller::Caller;
-use super::db::{self, flag};
-use super::queue;
+use super::db::{self, begin_write, flag};
+use super::deletes::{purge, queue_delete};
 use super::records::{self, Found, ListQuery, ListSpec};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -237,9 +237,19 @@ pub async fn readlevel(state: &AppState, caller: &Caller, id: &str) -> ApiResult
 /// name it is stored under beside the results.
 pub const KRAKEN_REPORT: &str = "kraken_report.txt";
 
-/// Where a classification's Kraken-style report is stored.
-pub fn kraken_report_key(id: &str) -> String {
-    format!("analyses/{id}/{KRAKEN_REPORT}")
+/// Where a classification's Kraken-style report is stored: beside its results (`results_key`),
+/// in the folder of the run that produced them.
+pub fn kraken_report_key(results_key: &str) -> String {
+    match results_key.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{KRAKEN_REPORT}"),
+        None => KRAKEN_REPORT.to_string(),
+    }
+}
+
+/// The folder of everything stored for analysis `id` (each run's outputs in a folder of its own
+/// under it): removed whole with the analysis.
+pub fn analysis_prefix(id: &str) -> String {
+    format!("analyses/{id}/")
 }
 
 /// The Kraken 2-style report of the finished classification `id` (as `kraken2 --report` writes
@@ -247,7 +257,16 @@ pub fn kraken_report_key(id: &str) -> String {
 pub async fn kraken_report(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Bytes> {
     // Visible and finished, as for the read-level results.
     readlevel(state, caller, id).await?;
-    match state.storage.read(&kraken_report_key(id)).await.map_err(ApiError::internal)? {
+    let results_key: Option<String> = sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = $1")
+        .bind(id)
+        .fetch_optional(&state.db)
+        .await?
+        .flatten();
+    let stored = match results_key {
+        Some(k) => state.storage.read(&kraken_report_key(&k)).await.map_err(ApiError::internal)?,
+        None => None,
+    };
+    match stored {
         Some(b) => Ok(b),
         None => Err(ApiError::NotFound(
             "this classification has no Kraken-style report (it was made before the service kept them, or the \
@@ -309,64 +328,162 @@ pub async fn store_results(
     id: &str,
     outcome: Result<(serde_json::Value, Option<Bytes>), String>,
 ) -> ApiResult<()> {
-    store_outcome(state, id, outcome.map(|(v, b)| (v, b.map(Artifact::Bytes)))).await.map(|_| ())
+    let outcome = outcome.map(|(v, b)| Produced { results: v, artifact: b.map(Artifact::Bytes), report: None });
+    store_outcome(state, id, None, outcome).await.map(|_| ())
 }
 
-/// As [`store_results`], with the file given in memory or on disk. Answers the analysis's type,
-/// or `None` if it was deleted meanwhile.
+/// What a successful run produced: the results JSON, a file beside them, and (classifications)
+/// the Kraken-style report.
+#[derive(Debug)]
+pub struct Produced {
+    /// The results JSON.
+    pub results: serde_json::Value,
+    /// The read-level TSV.gz, alignment or table.
+    pub artifact: Option<Artifact>,
+    /// The Kraken-style report, on disk.
+    pub report: Option<std::path::PathBuf>,
+}
+
+/// What [`store_outcome`] did with a run's outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stored {
+    /// The analysis is complete with this outcome; its `analysis_type`.
+    Complete(String),
+    /// Nothing was kept: the analysis was deleted, already complete, or (with a `holder`)
+    /// claimed by another worker after this one's lease lapsed, so that worker's run counts.
+    Discarded,
+}
+
+/// As [`store_results`], with the file given in memory or on disk, for the run that `holder`
+/// (a worker's name) claimed; `None` stores whoever holds the analysis.
+///
+/// Exactly once: the outputs are written under a folder of this run's own
+/// (`analyses/{id}/{run}/`), then one transaction takes the analysis off the queue only if
+/// `holder` still holds it and marks it complete only if it is not; a run that lost its claim
+/// (its lease lapsed and another worker took the analysis) keeps nothing and removes its
+/// files, so a slow worker can neither overwrite the results of the run that counts nor leave
+/// files behind.
 pub async fn store_outcome(
     state: &AppState,
     id: &str,
-    outcome: Result<(serde_json::Value, Option<Artifact>), String>,
-) -> ApiResult<Option<String>> {
-    let now = db::now();
-    let analysis_type: Option<String> = match outcome {
-        Ok((results, artifact)) => {
-            let results_key = format!("analyses/{id}/results.json");
-            state.storage.put(&results_key, Bytes::from(serde_json::to_vec(&results)?)).await?;
-            let artifact_key = match artifact {
-                Some(a) => {
-                    let name = match a {
-                        Artifact::File(ref p) => {
-                            p.file_name().map_or("output".into(), |n| n.to_string_lossy().to_string())
-                        }
-                        Artifact::Bytes(_) => "readlevel.tsv.gz".into(),
-                    };
-                    let k = format!("analyses/{id}/{name}");
-                    match a {
-                        Artifact::Bytes(b) => state.storage.put(&k, b).await?,
-                        Artifact::File(p) => {
-                            state.storage.put_file(&k, &p).await.map_err(ApiError::internal)?;
-                        }
+    holder: Option<&str>,
+    outcome: Result<Produced, String>,
+) -> ApiResult<Stored> {
+    let run = format!("{}{}", analysis_prefix(id), db::new_id());
+    let mut written = Vec::new();
+    let write = async {
+        let Ok(p) = &outcome else { return Ok::<_, ApiError>(None) };
+        let results_key = format!("{run}/results.json");
+        state.storage.put(&results_key, Bytes::from(serde_json::to_vec(&p.results)?)).await?;
+        written.push(results_key.clone());
+        let artifact_key = match &p.artifact {
+            Some(a) => {
+                let name = match a {
+                    Artifact::File(path) => {
+                        path.file_name().map_or("output".into(), |n| n.to_string_lossy().to_string())
                     }
-                    Some(k)
+                    Artifact::Bytes(_) => "readlevel.tsv.gz".into(),
+                };
+                let k = format!("{run}/{name}");
+                match a {
+                    Artifact::Bytes(b) => state.storage.put(&k, b.clone()).await?,
+                    Artifact::File(path) => {
+                        state.storage.put_file(&k, path).await.map_err(ApiError::internal)?;
+                    }
                 }
-                None => None,
-            };
-            sqlx::query_scalar(
-                "UPDATE analyses SET complete = 1, success = 1, error_msg = '', results_key = $1, readlevel_key = $2, \
-                 updated_at = $3 WHERE id = $4 RETURNING analysis_type",
-            )
-            .bind(&results_key)
-            .bind(&artifact_key)
-            .bind(&now)
-            .bind(id)
-            .fetch_optional(&state.db)
-            .await?
+                written.push(k.clone());
+                Some(k)
+            }
+            None => None,
+        };
+        if let Some(report) = &p.report {
+            let k = kraken_report_key(&results_key);
+            state.storage.put_file(&k, report).await.map_err(ApiError::internal)?;
+            written.push(k);
         }
-        Err(msg) => {
-            let msg: String = msg.chars().take(mgds_api::MAX_ERROR_MSG_CHARS).collect();
-            sqlx::query_scalar(
-                "UPDATE analyses SET complete = 1, success = 0, error_msg = $1, updated_at = $2 WHERE id = $3 \
-                 RETURNING analysis_type",
-            )
-            .bind(&msg)
-            .bind(&now)
-            .bind(id)
-            .fetch_optional(&state.db)
-            .await?
+        Ok(Some((results_key, artifact_key)))
+    }
+    .await;
+    let keys = match write {
+        Ok(keys) => keys,
+        Err(e) => {
+            discard(state, &written).await;
+            return Err(e);
         }
     };
-    queue::done(&state.db, id).await?;
-    Ok(analysis_type)
+    let now = db::now();
+    let mut tx = begin_write(&state.db).await?;
+    let held = match holder {
+        Some(worker) => {
+            sqlx::query("DELETE FROM job_queue WHERE analysis_id = $1 AND worker = $2")
+                .bind(id)
+                .bind(worker)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected()
+                == 1
+        }
+        None => {
+            sqlx::query("DELETE FROM job_queue WHERE analysis_id = $1").bind(id).execute(&mut *tx).await?;
+            true
+        }
+    };
+    let analysis_type: Option<String> = if !held {
+        None
+    } else {
+        match (&outcome, keys) {
+            (Ok(_), Some((results_key, artifact_key))) => {
+                sqlx::query_scalar(
+                    "UPDATE analyses SET complete = 1, success = 1, error_msg = '', results_key = $1, \
+                     readlevel_key = $2, updated_at = $3 WHERE id = $4 AND complete = 0 RETURNING analysis_type",
+                )
+                .bind(&results_key)
+                .bind(&artifact_key)
+                .bind(&now)
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
+            }
+            (Err(msg), _) => {
+                let msg: String = msg.chars().take(mgds_api::MAX_ERROR_MSG_CHARS).collect();
+                sqlx::query_scalar(
+                    "UPDATE analyses SET complete = 1, success = 0, error_msg = $1, updated_at = $2 \
+                     WHERE id = $3 AND complete = 0 RETURNING analysis_type",
+                )
+                .bind(&msg)
+                .bind(&now)
+                .bind(id)
+                .fetch_optional(&mut *tx)
+                .await?
+            }
+            (Ok(_), None) => None,
+        }
+    };
+    match analysis_type {
+        Some(t) => {
+            tx.commit().await?;
+            Ok(Stored::Complete(t))
+        }
+        None => {
+            drop(tx);
+            discard(state, &written).await;
+            Ok(Stored::Discarded)
+        }
+    }
+}
+
+/// Removes the files of a run whose outcome was not kept (through the queue of files to remove,
+/// so that a stop halfway finishes at the next start).
+async fn discard(state: &AppState, keys: &[String]) {
+    let queued = async {
+        let mut tx = begin_write(&state.db).await?;
+        for k in keys {
+            queue_delete(&mut tx, k).await?;
+        }
+        tx.commit().await?;
+        purge(state).await
+    };
+    if let Err(e) = queued.await {
+        tracing::warn!(error = %e, "could not remove the files of a run whose outcome was not kept");
+    }
 }

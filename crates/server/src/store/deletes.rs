@@ -9,8 +9,9 @@ use super::s3_grants;
 use crate::AppState;
 use crate::error::ApiResult;
 
-/// Records that a file must go; [`purge`] removes it after the transaction commits, and again at
-/// the next start if the service stopped first.
+/// Records that a file must go (or, for a key ending in `/`, every file under it); [`purge`]
+/// removes it after the transaction commits, and again at the next start if the service
+/// stopped first.
 pub async fn queue_delete(tx: &mut Tx, key: &str) -> ApiResult<()> {
     sqlx::query("INSERT INTO pending_deletes (object_key, queued_at) VALUES ($1, $2) ON CONFLICT DO NOTHING")
         .bind(key)
@@ -36,7 +37,13 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
     sweep_incoming(state).await?;
     let keys: Vec<String> = sqlx::query_scalar("SELECT object_key FROM pending_deletes").fetch_all(&state.db).await?;
     for key in keys {
-        state.storage.delete(&key).await?;
+        if key.ends_with('/') {
+            for k in state.storage.keys(Some(&key)).await? {
+                state.storage.delete(&k).await?;
+            }
+        } else {
+            state.storage.delete(&key).await?;
+        }
         sqlx::query("DELETE FROM pending_deletes WHERE object_key = $1").bind(&key).execute(&state.db).await?;
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! The durable job queue: analyses waiting to run, claimed by workers under a lease that they
-//! renew, give back or let lapse, and removed once their outcome is stored.
+//! renew, give back or let lapse, and removed once their outcome is stored (by
+//! [`store_outcome`](super::analyses::store_outcome), only for the worker that holds the claim).
 //!
 //! A claim is one statement: it takes the oldest waiting analysis of the given jobs (or one whose
 //! lease has lapsed), sets a lease, and counts the attempt, so two workers never hold the same
@@ -150,12 +151,6 @@ pub async fn depth(db: &Pool) -> Result<(i64, i64), sqlx::Error> {
     .fetch_one(db)
     .await?;
     Ok((total - running, running))
-}
-
-/// Takes the analysis `id` off the queue once its outcome is stored.
-pub async fn done(db: &Pool, id: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("DELETE FROM job_queue WHERE analysis_id = $1").bind(id).execute(db).await?;
-    Ok(())
 }
 
 /// What a claimed analysis runs on: its job id, its job arguments, and its sample's object key

@@ -241,17 +241,13 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
 pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
     owned(state, caller, id).await?;
     let mut tx = begin_write(&state.db).await?;
-    // The fourth SELECT names classification reports as `analyses::kraken_report_key` does.
+    // Each analysis's folder goes whole (every run's outputs, and those of a run whose worker
+    // stopped before its outcome was stored).
     let keys: Vec<Option<String>> = sqlx::query_scalar(
         "SELECT object_key FROM samples WHERE id = $1 \
-         UNION ALL SELECT results_key FROM analyses WHERE sample_id = $2 \
-         UNION ALL SELECT readlevel_key FROM analyses WHERE sample_id = $3 \
-         UNION ALL SELECT 'analyses/' || id || '/kraken_report.txt' FROM analyses \
-             WHERE sample_id = $4 AND analysis_type = 'classification' \
-         UNION ALL SELECT object_key FROM uploads WHERE target_sample = $5 OR id = $6",
+         UNION ALL SELECT 'analyses/' || id || '/' FROM analyses WHERE sample_id = $2 \
+         UNION ALL SELECT object_key FROM uploads WHERE target_sample = $3 OR id = $4",
     )
-    .bind(id)
-    .bind(id)
     .bind(id)
     .bind(id)
     .bind(id)

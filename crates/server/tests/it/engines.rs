@@ -158,7 +158,10 @@ async fn a_classification_keeps_its_kraken_report_until_its_sample_is_deleted() 
     assert_eq!(r.status().as_u16(), 404);
 
     let stored = crate::upload::stored(&svc).await;
-    assert!(stored.contains(&format!("analyses/{id}/kraken_report.txt")), "{stored:?}");
+    assert!(
+        stored.iter().any(|k| k.starts_with(&format!("analyses/{id}/")) && k.ends_with("/kraken_report.txt")),
+        "{stored:?}"
+    );
     let (st, body) = svc.delete(Some(&u), &format!("/api/v1/samples/{sample}")).await;
     assert_eq!(st, 204, "{body}");
     let left: Vec<String> =
@@ -303,6 +306,66 @@ async fn a_dead_workers_claim_lapses_and_retries_are_bounded() {
     let a = finished(&svc, &u, &id2).await;
     assert_eq!(a["success"], json!(false));
     assert!(a["error_msg"].as_str().unwrap().contains("stopped before finishing"), "{a}");
+}
+
+/// Exactly once: a worker whose lease lapsed while it ran, and whose analysis another worker
+/// took over, keeps nothing when it finishes, however it finishes, and its files are removed;
+/// the run of the worker that holds the claim counts. Deleting the sample removes every run's
+/// files.
+#[tokio::test]
+async fn a_run_that_lost_its_claim_keeps_nothing() {
+    use mgds_server::store::analyses::{Artifact, Produced, Stored, store_outcome};
+    let svc = start_with_demo(|c| {
+        c.runner.workers = 0;
+        c.runner.lease = Duration::from_secs(60);
+    })
+    .await;
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let (id, _) = worker::claim(&svc.state, "slow-0").await.unwrap().expect("queued");
+    // Its lease lapses (the worker stalled) and another worker takes the analysis over.
+    sqlx::query("UPDATE job_queue SET lease_until = '2000-01-01T00:00:00.000000Z' WHERE analysis_id = $1")
+        .bind(&id)
+        .execute(&svc.state.db)
+        .await
+        .unwrap();
+    let (again, claims) = worker::claim(&svc.state, "fast-0").await.unwrap().expect("claimable once lapsed");
+    assert_eq!((again.as_str(), claims), (id.as_str(), 2));
+    let produced = |who: &str| Produced {
+        results: json!({ "run": who }),
+        artifact: Some(Artifact::Bytes(bytes::Bytes::from(format!("{who} read-level")))),
+        report: None,
+    };
+    let files = |id: String| {
+        let storage = svc.state.storage.clone();
+        async move { storage.keys(Some(&format!("analyses/{id}"))).await.unwrap() }
+    };
+
+    // The stalled worker wakes up and stores, a success or a failure: neither is kept.
+    let slow = store_outcome(&svc.state, &id, Some("slow-0"), Ok(produced("slow"))).await.unwrap();
+    assert_eq!(slow, Stored::Discarded);
+    assert_eq!(store_outcome(&svc.state, &id, Some("slow-0"), Err("boom".into())).await.unwrap(), Stored::Discarded);
+    assert!(files(id.clone()).await.is_empty(), "the discarded run's files are removed");
+    let (_, a) = svc.get(Some(&u), &format!("/api/v1/analyses/{id}")).await;
+    assert_eq!(a["complete"], json!(false), "{a}");
+
+    // The holder's run counts, once: a second store of the same claim keeps nothing more.
+    let fast = store_outcome(&svc.state, &id, Some("fast-0"), Ok(produced("fast"))).await.unwrap();
+    assert_eq!(fast, Stored::Complete("classification".into()));
+    assert_eq!(store_outcome(&svc.state, &id, Some("fast-0"), Ok(produced("fast"))).await.unwrap(), Stored::Discarded);
+    let (s, results) = svc.get(Some(&u), &format!("/api/v1/analyses/{id}/results")).await;
+    assert_eq!((s, &results), (200, &json!({ "run": "fast" })));
+    assert_eq!(files(id.clone()).await.len(), 2, "one run's results and read-level file");
+    let queued: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_queue WHERE analysis_id = $1")
+        .bind(&id)
+        .fetch_one(&svc.state.db)
+        .await
+        .unwrap();
+    assert_eq!(queued, 0);
+
+    let (s, _) = svc.delete(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    assert_eq!(s, 204);
+    assert!(files(id).await.is_empty(), "the analysis's files go with the sample");
 }
 
 /// A demo database an older engine built (another format version) is made again at start; a

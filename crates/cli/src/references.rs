@@ -434,7 +434,7 @@ pub async fn run_worker(mut config: Config, args: WorkerArgs) -> Result<()> {
     }
     let n = mgds_server::worker::release(&state).await?;
     if n > 0 {
-        eprintln!("gave {n} unfinished analyses back to the queue");
+        eprintln!("gave {n} unfinished {} back to the queue", if n == 1 { "analysis" } else { "analyses" });
     }
     state.db.close().await;
     Ok(())

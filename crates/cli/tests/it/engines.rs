@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::procs::Proc;
 use crate::{Http, MGDS, Serve, create_user, ok};
 
 pub(crate) fn demo_reads() -> Vec<u8> {
@@ -134,6 +135,44 @@ fn a_service_killed_during_a_classification_finishes_it_after_a_restart() {
     assert_eq!(a["success"], json!(true), "run again after the lease lapsed: {a}");
     let (_, results) = c.json("GET", &format!("{}/api/v1/classifications/{id}/results", serve.url), &key, None);
     assert_eq!(results["n_reads"], json!(40 * 10_019), "every read of the whole file");
+}
+
+/// SIGTERM in the middle of an analysis: the worker stops its engine, gives the analysis back
+/// to the queue at once (its lease of an hour is not waited out) and exits 0, leaving no work
+/// folder; the next worker runs it, once.
+#[test]
+fn a_worker_stopped_mid_analysis_gives_it_back_and_the_next_runs_it_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let one = demo_reads();
+    let big: Vec<u8> = std::iter::repeat_n(one.as_slice(), 40).flatten().copied().collect();
+    let reads = dir.path().join("big.fastq.gz");
+    std::fs::write(&reads, &big).unwrap();
+    let serve = Serve::start(&data, &["--workers", "0"]);
+    let key = create_user(&data, "lab@example.org");
+    ok(&Command::new(MGDS).args(["--base-url", &serve.url, "--api-key", &key, "upload"]).arg(&reads).output().unwrap());
+    let worker = || {
+        let mut c = Command::new(MGDS);
+        c.arg("--data-dir").arg(&data).args(["worker", "--threads", "1", "--job-lease", "3600"]).env("MGDS_LOG", "info");
+        Proc::spawn(c)
+    };
+    let work = data.join("work");
+    let mut first = worker();
+    wait_for(60, "the classification to start", || std::fs::read_dir(&work).ok()?.next().map(|_| ()));
+    Command::new("kill").arg("-TERM").arg(first.child.id().to_string()).status().unwrap();
+    let status = first.child.wait().unwrap();
+    assert!(status.success(), "the worker exits 0 on SIGTERM: {status}\n{}", first.log());
+    assert!(first.log().contains("gave 1 unfinished analysis back to the queue"), "{}", first.log());
+    assert_eq!(first.completed(), 0);
+    assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "the stopped run's work folder is removed");
+
+    let second = worker();
+    let c = Http::new();
+    let (id, a) = finished_primary(&c, &serve.url, &key);
+    assert_eq!(a["success"], json!(true), "{a}");
+    let (_, results) = c.json("GET", &format!("{}/api/v1/classifications/{id}/results", serve.url), &key, None);
+    assert_eq!(results["n_reads"], json!(40 * 10_019));
+    assert_eq!(second.completed(), 1, "{}", second.log());
 }
 
 #[test]

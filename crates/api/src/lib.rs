@@ -124,6 +124,8 @@ pub enum ErrorCode {
     FileNotArrived,
     /// The stored file's size is not the size announced at `init_upload`.
     SizeMismatch,
+    /// The file's SHA-256 is not the one given for the upload.
+    ChecksumMismatch,
     /// Another of the caller's samples has this `external_sample_id`.
     DuplicateExternalSampleId,
     /// The job's arguments do not fit its `job_args_schema`.

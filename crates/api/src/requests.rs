@@ -145,6 +145,10 @@ pub struct InitUploadRequest {
     /// Whether the file holds interleaved paired-end reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleaved: Option<bool>,
+    /// The file's SHA-256 (64 hex digits), an MGDS addition: the upload form then carries it
+    /// and the store refuses any other bytes (S3's `x-amz-checksum-sha256`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// Answer to an `init_upload`: where and how to send the file.
@@ -172,6 +176,10 @@ pub struct ConfirmUploadRequest {
     /// Must match the value given to `init_upload` (only `standard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upload_type: Option<String>,
+    /// The file's SHA-256 (64 hex digits): the upload is confirmed only if the stored file has
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// Answer to `POST /samples/confirm_upload`.
@@ -252,6 +260,10 @@ pub struct DocumentInitUploadRequest {
     pub filename: String,
     /// Exact size in bytes (at least 1).
     pub size: u64,
+    /// The file's SHA-256 (64 hex digits), an MGDS addition: the store then refuses any other
+    /// bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// `POST /documents/confirm_upload`.
@@ -261,6 +273,10 @@ pub struct DocumentInitUploadRequest {
 pub struct DocumentConfirmUploadRequest {
     /// The identifier from `init_upload`.
     pub document_id: String,
+    /// The file's SHA-256 (64 hex digits): the upload is confirmed only if the stored file has
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 /// `PATCH /documents/{id}`.

@@ -129,7 +129,7 @@ impl Documents {
     /// Step three of an upload, by hand (`POST /documents/confirm_upload`); safe to repeat.
     pub async fn confirm_upload(&self, document_id: &str) -> Result<ConfirmUploadResponse> {
         let url = self.client.api_url(&["documents", "confirm_upload"]);
-        let body = DocumentConfirmUploadRequest { document_id: document_id.to_string() };
+        let body = DocumentConfirmUploadRequest { document_id: document_id.to_string(), sha256: None };
         self.client.send_json(Method::POST, url, &body, Idempotency::Safe).await
     }
 }
@@ -185,7 +185,8 @@ impl DocumentUpload {
             return Err(Error::Cancelled);
         }
         let docs = Documents::new(self.client.clone());
-        let init = docs.init_upload(&DocumentInitUploadRequest { filename: filename.clone(), size }).await?;
+        let init =
+            docs.init_upload(&DocumentInitUploadRequest { filename: filename.clone(), size, sha256: None }).await?;
         let id = init.document_id.clone().ok_or_else(|| missing("documents/init_upload", "document_id"))?;
         let form = UploadForm {
             url: &init.upload_url,

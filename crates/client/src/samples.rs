@@ -104,7 +104,7 @@ impl Samples {
     /// Step three of an upload, by hand (`POST /samples/confirm_upload`); safe to repeat.
     pub async fn confirm_upload(&self, sample_id: &str) -> Result<ConfirmUploadResponse> {
         let url = self.client.api_url(&["samples", "confirm_upload"]);
-        let body = ConfirmUploadRequest { sample_id: sample_id.to_string(), upload_type: None };
+        let body = ConfirmUploadRequest { sample_id: sample_id.to_string(), upload_type: None, sha256: None };
         self.client.send_json(Method::POST, url, &body, Idempotency::Safe).await
     }
 
@@ -269,6 +269,13 @@ impl SampleUpload {
     /// Marks the file as interleaved paired-end reads.
     pub fn interleaved(mut self, interleaved: bool) -> Self {
         self.body.interleaved = Some(interleaved);
+        self
+    }
+
+    /// The file's SHA-256 (64 hex digits), when known: the service's store then refuses any
+    /// other bytes, and the upload is confirmed only if the stored file has it.
+    pub fn sha256(mut self, hex: impl Into<String>) -> Self {
+        self.body.sha256 = Some(hex.into());
         self
     }
 

@@ -137,10 +137,11 @@ proptest! {
         which in 0usize..16,
         changed in "[ -~]{0,24}",
         size in 1u64..1_000_000_000,
+        sha256 in proptest::option::of(proptest::array::uniform32(any::<u8>())),
     ) {
         let signer = crate::signing::Signer::new(b"a secret of the service".to_vec());
         let now = Utc::now();
-        let form = signer.upload_form("samples/abc/reads.fastq.gz", size, now, Duration::hours(1));
+        let form = signer.upload_form("samples/abc/reads.fastq.gz", size, sha256.as_ref(), now, Duration::hours(1));
         let fields: Vec<(String, String)> =
             form.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect();
         let signed = signer.verify_form(crate::signing::BUCKET, &fields, now);

@@ -98,12 +98,19 @@ impl Signer {
         signing_key(&self.secret, date, REGION)
     }
 
-    /// The form fields for uploading one object at `key` of exactly `size` bytes to the
-    /// service's own storage endpoint, valid for `valid_for`. Fields are in the order they must
-    /// be posted, before the `file` part.
-    pub fn upload_form(&self, key: &str, size: u64, now: DateTime<Utc>, valid_for: Duration) -> Map<String, Value> {
+    /// The form fields for uploading one object at `key` of exactly `size` bytes (and, if
+    /// given, this SHA-256) to the service's own storage endpoint, valid for `valid_for`. Fields
+    /// are in the order they must be posted, before the `file` part.
+    pub fn upload_form(
+        &self,
+        key: &str,
+        size: u64,
+        sha256: Option<&[u8; 32]>,
+        now: DateTime<Utc>,
+        valid_for: Duration,
+    ) -> Map<String, Value> {
         let own = PolicyKey { access_key_id: ACCESS_KEY_ID, secret: &self.secret, region: REGION, bucket: BUCKET };
-        post_policy(&own, key, size, now, valid_for)
+        post_policy(&own, key, size, sha256, now, valid_for)
     }
 }
 
@@ -131,11 +138,13 @@ fn signing_key(secret: &[u8], date: &str, region: &str) -> Vec<u8> {
 
 /// The fields of an S3 POST-policy form (SigV4) for uploading one object at `key` of exactly
 /// `size` bytes, signed with `by`, valid for `valid_for`; in the order they must be posted,
-/// before the `file` part.
+/// before the `file` part. With `sha256`, the form names it (`x-amz-checksum-algorithm`,
+/// `x-amz-checksum-sha256`) and the policy requires it, so the store refuses other bytes.
 pub fn post_policy(
     by: &PolicyKey<'_>,
     key: &str,
     size: u64,
+    sha256: Option<&[u8; 32]>,
     now: DateTime<Utc>,
     valid_for: Duration,
 ) -> Map<String, Value> {
@@ -143,19 +152,22 @@ pub fn post_policy(
     let amz_date = now.format("%Y%m%dT%H%M%SZ").to_string();
     let credential = format!("{}/{date}/{}/s3/aws4_request", by.access_key_id, by.region);
     let expiration = (now + valid_for).format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-    let policy = json!({
-        "expiration": expiration,
-        "conditions": [
-            {"bucket": by.bucket},
-            ["eq", "$key", key],
-            {"acl": "private"},
-            {"success_action_status": "201"},
-            ["content-length-range", size, size],
-            {"x-amz-algorithm": ALGORITHM},
-            {"x-amz-credential": credential},
-            {"x-amz-date": amz_date},
-        ]
-    });
+    let checksum = sha256.map(|h| base64_encode(h));
+    let mut conditions = vec![
+        json!({"bucket": by.bucket}),
+        json!(["eq", "$key", key]),
+        json!({"acl": "private"}),
+        json!({"success_action_status": "201"}),
+        json!(["content-length-range", size, size]),
+        json!({"x-amz-algorithm": ALGORITHM}),
+        json!({"x-amz-credential": credential}),
+        json!({"x-amz-date": amz_date}),
+    ];
+    if let Some(c) = &checksum {
+        conditions.push(json!({CHECKSUM_ALGORITHM_FIELD: "SHA256"}));
+        conditions.push(json!({CHECKSUM_SHA256_FIELD: c}));
+    }
+    let policy = json!({ "expiration": expiration, "conditions": conditions });
     let policy_b64 = base64_encode(policy.to_string().as_bytes());
     let signature = hex::encode(hmac(&signing_key(by.secret, &date, by.region), policy_b64.as_bytes()));
     let mut form = Map::new();
@@ -165,20 +177,41 @@ pub fn post_policy(
     form.insert("x-amz-algorithm".into(), ALGORITHM.into());
     form.insert("x-amz-credential".into(), credential.into());
     form.insert("x-amz-date".into(), amz_date.into());
+    if let Some(c) = checksum {
+        form.insert(CHECKSUM_ALGORITHM_FIELD.into(), "SHA256".into());
+        form.insert(CHECKSUM_SHA256_FIELD.into(), c.into());
+    }
     form.insert("policy".into(), policy_b64.into());
     form.insert("x-amz-signature".into(), signature.into());
     form
 }
 
+/// The form field naming the checksum algorithm of an upload form (S3's).
+pub const CHECKSUM_ALGORITHM_FIELD: &str = "x-amz-checksum-algorithm";
+/// The form field holding the file's SHA-256, base64 (S3's).
+pub const CHECKSUM_SHA256_FIELD: &str = "x-amz-checksum-sha256";
+
+/// What a verified upload form allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormGrant {
+    /// The object key to store the file at.
+    pub key: String,
+    /// The sizes allowed.
+    pub size: SizeRange,
+    /// The SHA-256 the file must have, when the form names one.
+    pub sha256: Option<[u8; 32]>,
+}
+
 impl Signer {
     /// Checks a posted form (every field before `file`, in order) against its signed policy.
-    /// Returns the object key and the allowed size range.
+    /// Returns what it allows: the object key, the size range and the file's SHA-256 if the form
+    /// names one.
     pub fn verify_form(
         &self,
         bucket: &str,
         fields: &[(String, String)],
         now: DateTime<Utc>,
-    ) -> Result<(String, SizeRange), PolicyError> {
+    ) -> Result<FormGrant, PolicyError> {
         let get = |name: &str| fields.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
         for (name, _) in fields {
             if fields.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)).count() > 1 {
@@ -284,7 +317,21 @@ impl Signer {
             return Err(forbidden("the policy does not restrict the key"));
         }
         let size = size.ok_or_else(|| forbidden("the policy has no content-length-range"))?;
-        Ok((key, size))
+        // A checksum counts only as the policy signed it (every field is covered by now).
+        let sha256 = match (get(CHECKSUM_ALGORITHM_FIELD), get(CHECKSUM_SHA256_FIELD)) {
+            (None, None) => None,
+            (Some(a), Some(v)) if a.eq_ignore_ascii_case("SHA256") => Some(
+                base64_decode(v)
+                    .and_then(|b| <[u8; 32]>::try_from(b).ok())
+                    .ok_or_else(|| forbidden(format!("{CHECKSUM_SHA256_FIELD} is not a base64 SHA-256")))?,
+            ),
+            _ => {
+                return Err(forbidden(format!(
+                    "the form must name SHA256 in {CHECKSUM_ALGORITHM_FIELD} with its {CHECKSUM_SHA256_FIELD}"
+                )));
+            }
+        };
+        Ok(FormGrant { key, size, sha256 })
     }
 
     fn download_mac(&self, key: &str, expires: i64, filename: &str, holder: &str) -> String {
@@ -380,17 +427,40 @@ mod tests {
     #[test]
     fn a_signed_form_verifies() {
         let now = Utc::now();
-        let form = signer().upload_form("samples/a/x.fq", 10, now, Duration::hours(1));
-        let (key, size) = signer().verify_form(BUCKET, &form_fields(&form), now).unwrap();
-        assert_eq!(key, "samples/a/x.fq");
-        assert_eq!(size, SizeRange { min: 10, max: 10 });
+        let form = signer().upload_form("samples/a/x.fq", 10, None, now, Duration::hours(1));
+        let grant = signer().verify_form(BUCKET, &form_fields(&form), now).unwrap();
+        assert_eq!(grant.key, "samples/a/x.fq");
+        assert_eq!(grant.size, SizeRange { min: 10, max: 10 });
+        assert_eq!(grant.sha256, None);
+        let size = grant.size;
         assert!(size.check(9).is_err() && size.check(11).is_err() && size.check(10).is_ok());
+    }
+
+    #[test]
+    fn a_declared_checksum_is_signed_and_cannot_be_changed_or_dropped() {
+        let now = Utc::now();
+        let sha = [0xab; 32];
+        let form = signer().upload_form("samples/a/x.fq", 10, Some(&sha), now, Duration::hours(1));
+        let grant = signer().verify_form(BUCKET, &form_fields(&form), now).unwrap();
+        assert_eq!(grant.sha256, Some(sha));
+        let mut changed = form_fields(&form);
+        let at = changed.iter().position(|(k, _)| k == CHECKSUM_SHA256_FIELD).unwrap();
+        changed[at].1 = base64_encode(&[0xcd; 32]);
+        assert!(signer().verify_form(BUCKET, &changed, now).is_err(), "another checksum is refused");
+        let dropped: Vec<_> =
+            form_fields(&form).into_iter().filter(|(k, _)| !k.starts_with("x-amz-checksum")).collect();
+        assert!(signer().verify_form(BUCKET, &dropped, now).is_err(), "the policy requires it");
+        // A form signed without one cannot gain one.
+        let plain = signer().upload_form("samples/a/x.fq", 10, None, now, Duration::hours(1));
+        let mut added = form_fields(&plain);
+        added.insert(6, (CHECKSUM_SHA256_FIELD.into(), base64_encode(&sha)));
+        assert!(signer().verify_form(BUCKET, &added, now).is_err());
     }
 
     #[test]
     fn tampering_is_refused() {
         let now = Utc::now();
-        let form = signer().upload_form("samples/a/x.fq", 10, now, Duration::hours(1));
+        let form = signer().upload_form("samples/a/x.fq", 10, None, now, Duration::hours(1));
         let mut f = form_fields(&form);
         f[0].1 = "samples/b/x.fq".into();
         assert!(matches!(signer().verify_form(BUCKET, &f, now), Err(PolicyError::Forbidden(m)) if m.contains("key")));

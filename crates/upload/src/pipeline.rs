@@ -181,6 +181,7 @@ pub struct Upload {
     retry_wait: Duration,
     stream: bool,
     on_checked: Option<OnChecked>,
+    sha256: Option<String>,
 }
 
 impl std::fmt::Debug for Upload {
@@ -209,7 +210,17 @@ impl Upload {
             retry_wait: FIRST_RETRY_WAIT,
             stream: true,
             on_checked: None,
+            sha256: None,
         }
+    }
+
+    /// The SHA-256 (hex) of a single file's bytes, when the caller knows it already (the
+    /// watcher hashes every file it settles): the service's store then refuses any other bytes
+    /// and the upload is confirmed only if the stored file has it. Ignored for a file that is
+    /// made (lanes joined, a pair interleaved).
+    pub fn sha256(mut self, hex: impl Into<String>) -> Self {
+        self.sha256 = Some(hex.into());
+        self
     }
 
     /// Checks every record of a single file while it is sent (on a second thread, so that the
@@ -520,6 +531,9 @@ impl Upload {
             .filename(filename)
             .interleaved(self.source.is_interleaved())
             .cancel_token(self.cancel.clone());
+        if let (Source::Single(_), Some(h)) = (&self.source, &self.sha256) {
+            up = up.sha256(h.clone());
+        }
         if let Some(check) = check {
             up = up.confirm_after(check.gate());
         }

@@ -73,7 +73,8 @@ impl FromStr for AlertRule {
             }
             Threshold::Percent(p)
         } else if let Some(n) = amount.strip_suffix("reads").or_else(|| amount.strip_suffix("read")) {
-            let n: u64 = n.trim().parse().map_err(|_| format!("{s:?}: {amount:?} is not a number of reads; {usage}"))?;
+            let n: u64 =
+                n.trim().parse().map_err(|_| format!("{s:?}: {amount:?} is not a number of reads; {usage}"))?;
             if n == 0 {
                 return Err(format!("{s:?}: at least 1 read"));
             }
@@ -270,9 +271,14 @@ mod tests {
 
     #[test]
     fn a_rule_is_crossed_by_the_clade_share_of_all_reads() {
-        let t = Taxa::from_results(&results(10_000, &[("28901", "Salmonella enterica", 12), ("562", "Escherichia coli", 900)]));
-        let rules: Vec<AlertRule> =
-            ["salmonella ENTERICA >= 0.1%", "562 >= 1000 reads", "1280 >= 1 read"].iter().map(|r| r.parse().unwrap()).collect();
+        let t = Taxa::from_results(&results(
+            10_000,
+            &[("28901", "Salmonella enterica", 12), ("562", "Escherichia coli", 900)],
+        ));
+        let rules: Vec<AlertRule> = ["salmonella ENTERICA >= 0.1%", "562 >= 1000 reads", "1280 >= 1 read"]
+            .iter()
+            .map(|r| r.parse().unwrap())
+            .collect();
         let hits = t.crossings(&rules);
         assert_eq!(hits.len(), 1, "{hits:?}");
         assert_eq!(hits[0].taxon.name, "Salmonella enterica");

@@ -75,11 +75,17 @@ impl Follower {
             }
         };
         match look {
-            Look::Waiting(analysis) => self.queue.set_classification(s, "waiting", analysis.as_deref(), None, None).await,
+            Look::Waiting(analysis) => {
+                self.queue.set_classification(s, "waiting", analysis.as_deref(), None, None).await
+            }
             Look::None(why) => self.queue.set_classification(s, "none", None, None, Some(&why)).await,
             Look::Failed(analysis, why) => {
                 self.queue.set_classification(s, "failed", analysis.as_deref(), None, Some(&why)).await?;
-                let _ = self.events.send(Event::ClassificationFailed { key: s.key.clone(), name: s.name.clone(), error: why });
+                let _ = self.events.send(Event::ClassificationFailed {
+                    key: s.key.clone(),
+                    name: s.name.clone(),
+                    error: why,
+                });
                 Ok(())
             }
             Look::Done(analysis, taxa) => {

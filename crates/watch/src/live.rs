@@ -115,10 +115,11 @@ impl Queue {
     /// Every run folder the watcher knows, newest first, with its groups summed at `rank`
     /// (`species`, `genus`, ...) and the `top` taxa of each.
     pub async fn live_runs(&self, rank: &str, top: usize) -> Result<Vec<LiveRun>, Error> {
-        let rows = sqlx::query("SELECT path, kind, run_id, state, detail, updated_at FROM runs ORDER BY updated_at DESC")
-            .fetch_all(&self.pool)
-            .await
-            .map_err(|e| self.err(e))?;
+        let rows =
+            sqlx::query("SELECT path, kind, run_id, state, detail, updated_at FROM runs ORDER BY updated_at DESC")
+                .fetch_all(&self.pool)
+                .await
+                .map_err(|e| self.err(e))?;
         let alerts = self.alerts(100_000).await?;
         let mut runs = Vec::new();
         for r in rows {

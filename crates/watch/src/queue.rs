@@ -251,6 +251,16 @@ impl Queue {
         Ok(rows.iter().map(file_row).collect())
     }
 
+    /// The SHA-256 recorded for the file at `path` when it settled, if any.
+    pub(crate) async fn sha256_of(&self, path: &Path) -> Result<Option<String>, Error> {
+        let h: Option<Option<String>> = sqlx::query_scalar("SELECT sha256 FROM files WHERE path = ?")
+            .bind(text(path))
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(h.flatten())
+    }
+
     /// Records files found or changed (state `seen` or `settled`), in one transaction.
     pub(crate) async fn put_files(&self, files: &[FileRecord]) -> Result<(), Error> {
         if files.is_empty() {

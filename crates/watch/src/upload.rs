@@ -50,6 +50,8 @@ pub(crate) struct Ctx<'a> {
     pub bandwidth: &'a Bandwidth,
     pub cancel: CancellationToken,
     pub progress: Box<dyn Fn(u64, u64) + Send + Sync>,
+    /// The SHA-256 the queue recorded for a single-file sample's file.
+    pub sha256: Option<String>,
 }
 
 /// Makes the sample `s` of folder `cfg`. Answers how it ended and, once known, the id of the
@@ -91,7 +93,11 @@ pub(crate) async fn make(ctx: Ctx<'_>, cfg: &FolderConfig, s: &SampleRecord) -> 
         return (Outcome::Permanent(format!("{} is gone", missing.display())), Some(id));
     }
     let progress = ctx.progress;
-    let sent = Upload::new(client, s.recipe.clone())
+    let mut upload = Upload::new(client, s.recipe.clone());
+    if let Some(h) = ctx.sha256 {
+        upload = upload.sha256(h);
+    }
+    let sent = upload
         .target(Target::ExternalSampleId(s.external_id.clone()))
         .filename(format!("{}{}", s.name, s.recipe.extension()))
         .staging(ctx.staging)

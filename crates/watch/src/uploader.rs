@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mgds_client::{CancellationToken, Client};
+use mgds_upload::Source;
 use tokio::sync::mpsc;
 
 use crate::Error;
@@ -84,12 +85,17 @@ impl Uploader {
                 }
             })
         };
+        let sha256 = match &s.recipe {
+            Source::Single(path) => self.queue.sha256_of(path).await?,
+            _ => None,
+        };
         let ctx = upload::Ctx {
             client: &self.client,
             staging: &self.staging,
             bandwidth: &self.control.bandwidth,
             cancel: cancel.clone(),
             progress,
+            sha256,
         };
         // Pausing stops the transfer under way.
         let watch_pause = async {

@@ -55,8 +55,7 @@ async fn init_upload(
     Json(req): Json<DocumentInitUploadRequest>,
 ) -> ApiResult<axum::Json<InitUploadResponse>> {
     let started = uploads::start_document(&state, &caller, &req).await?;
-    let (upload_url, additional_fields) =
-        transfers::upload_target(&state, &started.object_key, started.size, started.at, started.valid_for);
+    let (upload_url, additional_fields) = transfers::upload_target(&state, &started);
     Ok(axum::Json(InitUploadResponse { additional_fields, sample_id: None, document_id: Some(started.id), upload_url }))
 }
 
@@ -96,7 +95,7 @@ async fn confirm_upload(
     caller: Caller,
     Json(req): Json<DocumentConfirmUploadRequest>,
 ) -> ApiResult<axum::Json<ConfirmUploadResponse>> {
-    let document_id = uploads::confirm_document(&state, &caller, &req.document_id).await?;
+    let document_id = uploads::confirm_document(&state, &caller, &req.document_id, req.sha256.as_deref()).await?;
     Ok(axum::Json(ConfirmUploadResponse {
         success: true,
         message: "upload confirmed".into(),

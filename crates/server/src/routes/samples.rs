@@ -78,8 +78,7 @@ async fn init_upload(
     Json(req): Json<InitUploadRequest>,
 ) -> ApiResult<axum::Json<InitUploadResponse>> {
     let started = uploads::start_sample(&state, &caller, req).await?;
-    let (upload_url, additional_fields) =
-        transfers::upload_target(&state, &started.object_key, started.size, started.at, started.valid_for);
+    let (upload_url, additional_fields) = transfers::upload_target(&state, &started);
     Ok(axum::Json(InitUploadResponse { additional_fields, sample_id: Some(started.id), document_id: None, upload_url }))
 }
 

@@ -4,6 +4,8 @@
 //! file is stored; the `file` part is then streamed to the object store (never held in memory)
 //! and published under its key only if it arrived whole and within the policy's size range.
 
+use std::sync::{Arc, Mutex};
+
 use axum::Router;
 use axum::body::Body;
 use axum::extract::multipart::MultipartRejection;
@@ -14,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chrono::Utc;
 use futures::TryStreamExt;
+use sha2::{Digest, Sha256};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -76,16 +79,37 @@ async fn upload(
         };
         let name = field.name().unwrap_or_default().to_string();
         if name == "file" {
-            let (key, size) = state.signer.verify_form(&bucket, &fields, Utc::now())?;
+            let grant = state.signer.verify_form(&bucket, &fields, Utc::now())?;
             if bucket != BUCKET {
                 return Err(ApiError::Forbidden(format!("there is no bucket {bucket:?}")));
             }
+            let (key, size) = (grant.key, grant.size);
             uploads::check_open(&state, &key).await?;
-            let body = field.map_err(|e| e.body_text());
+            // A declared SHA-256 is checked over the bytes as they arrive, as an S3 store does.
+            let hash = grant.sha256.map(|want| (want, Arc::new(Mutex::new(Sha256::new()))));
+            let hashing = hash.as_ref().map(|(_, h)| h.clone());
+            let body = field.map_err(|e| e.body_text()).inspect_ok(move |chunk| {
+                if let Some(h) = &hashing {
+                    h.lock().unwrap_or_else(std::sync::PoisonError::into_inner).update(chunk);
+                }
+            });
             let written = state
                 .storage
                 .write_stream_checked(&key, body, size.max, async |n| {
                     size.check(n)?;
+                    if let Some((want, h)) = &hash {
+                        let got: [u8; 32] =
+                            h.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone().finalize().into();
+                        if &got != want {
+                            return Err(ApiError::BadRequest(format!(
+                                "the file's SHA-256 is {} but this upload declared {}: the file changed or was \
+                                 damaged on the way; send it again",
+                                hex::encode(got),
+                                hex::encode(want)
+                            ))
+                            .with_code(mgds_api::ErrorCode::ChecksumMismatch));
+                        }
+                    }
                     // Checked again before publishing: the upload may have ended meanwhile.
                     uploads::check_open(&state, &key).await
                 })

@@ -407,6 +407,17 @@ impl Storage {
         }
     }
 
+    /// The SHA-256 of the object at `key`, read through once (a missing object is an error).
+    pub async fn sha256(&self, key: &str) -> object_store::Result<[u8; 32]> {
+        use sha2::{Digest, Sha256};
+        let mut stream = self.store.get(&ObjectPath::from(key)).await?.into_stream();
+        let mut hash = Sha256::new();
+        while let Some(chunk) = stream.try_next().await? {
+            hash.update(&chunk);
+        }
+        Ok(hash.finalize().into())
+    }
+
     /// Where the object at `key` lives on disk, for engines that read files (local store only).
     pub fn local_path(&self, key: &str) -> Option<PathBuf> {
         let root = self.root.as_ref()?;

@@ -2,22 +2,18 @@
 //! its data folder, the S3 store itself when they are in a bucket (bytes then never pass through
 //! the service).
 
-use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 
+use super::uploads::Started;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, post_policy, upload_url};
 
-/// The address and form fields a client posts the file of a started upload to: `key`, exactly
-/// `size` bytes, within `valid_for` of `at`.
-pub fn upload_target(
-    state: &AppState,
-    key: &str,
-    size: u64,
-    at: DateTime<Utc>,
-    valid_for: Duration,
-) -> (String, Map<String, Value>) {
+/// The address and form fields a client posts the file of a started upload to: its key,
+/// exactly its size (and its SHA-256, when declared), within its validity.
+pub fn upload_target(state: &AppState, started: &Started) -> (String, Map<String, Value>) {
+    let (key, size, sha256, at, valid_for) =
+        (started.object_key.as_str(), started.size, started.sha256.as_ref(), started.at, started.valid_for);
     match state.storage.s3_config() {
         Some(s3) => {
             let by = PolicyKey {
@@ -27,9 +23,9 @@ pub fn upload_target(
                 bucket: &s3.bucket,
             };
             let key = s3.full_key(&super::uploads::incoming_key(key));
-            (s3.public_bucket_url(), post_policy(&by, &key, size, at, valid_for))
+            (s3.public_bucket_url(), post_policy(&by, &key, size, sha256, at, valid_for))
         }
-        None => (upload_url(&state.public_url), state.signer.upload_form(key, size, at, valid_for)),
+        None => (upload_url(&state.public_url), state.signer.upload_form(key, size, sha256, at, valid_for)),
     }
 }
 

@@ -33,6 +33,18 @@ pub struct Started {
     pub at: DateTime<Utc>,
     /// How long its form stays valid.
     pub valid_for: chrono::Duration,
+    /// The file's SHA-256, when declared: the form carries it and the store checks it.
+    pub sha256: Option<[u8; 32]>,
+}
+
+/// Reads a SHA-256 given in a request (64 hex digits, either case).
+fn parse_sha256(field: &str, hex_digits: Option<&str>) -> ApiResult<Option<[u8; 32]>> {
+    let Some(h) = hex_digits else { return Ok(None) };
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(h.trim(), &mut out).map_err(|_| {
+        ApiError::BadRequest(format!("{field} must be the file's SHA-256 as 64 hexadecimal digits; got {h:?}"))
+    })?;
+    Ok(Some(out))
 }
 
 /// Registers a sample that awaits its file, with its metadata, tags and project; returns its id.
@@ -69,6 +81,7 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     let filename = mgds_api::clean_sample_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_upload_type(req.upload_type.as_deref())?;
     check_size(req.size)?;
+    let sha256 = parse_sha256("sha256", req.sha256.as_deref())?;
     let target = check_sample_request(
         state,
         user,
@@ -89,8 +102,8 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
         "interleaved": req.interleaved,
     });
     sqlx::query(
-        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, expires_at) \
-         VALUES ($1, 'sample', $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, \
+         expires_at, sha256) VALUES ($1, 'sample', $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&upload_id)
     .bind(&user.id)
@@ -101,9 +114,10 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
     .bind(stored.to_string())
     .bind(db::ts(now))
     .bind(db::ts(now + valid_for))
+    .bind(sha256.map(hex::encode))
     .execute(&state.db)
     .await?;
-    Ok(Started { id: target.unwrap_or(upload_id), object_key, size: req.size, at: now, valid_for })
+    Ok(Started { id: target.unwrap_or(upload_id), object_key, size: req.size, at: now, valid_for, sha256 })
 }
 
 /// What a sample upload asks for, checked before it starts whatever its transport: its
@@ -169,13 +183,14 @@ pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentIni
     let user = caller.require()?;
     let filename = mgds_api::clean_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_size(req.size)?;
+    let sha256 = parse_sha256("sha256", req.sha256.as_deref())?;
     let id = new_id();
     let object_key = format!("documents/{id}/{}", key_name(&filename));
     let now = Utc::now();
     let valid_for = chrono::Duration::hours(UPLOAD_VALID_HOURS);
     sqlx::query(
-        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at) \
-         VALUES ($1, 'document', $2, $3, $4, $5, '{}', $6, $7)",
+        "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at, sha256) \
+         VALUES ($1, 'document', $2, $3, $4, $5, '{}', $6, $7, $8)",
     )
     .bind(&id)
     .bind(&user.id)
@@ -184,9 +199,10 @@ pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentIni
     .bind(&object_key)
     .bind(db::ts(now))
     .bind(db::ts(now + valid_for))
+    .bind(sha256.map(hex::encode))
     .execute(&state.db)
     .await?;
-    Ok(Started { id, object_key, size: req.size, at: now, valid_for })
+    Ok(Started { id, object_key, size: req.size, at: now, valid_for, sha256 })
 }
 
 /// An upload started for the S3-compatible endpoint: where to write, and with what.
@@ -396,9 +412,9 @@ pub async fn confirm_s3(
     }
     tx.commit().await?;
     let confirmed = match kind {
-        "document" => confirm_document(state, caller, upload_id).await?,
+        "document" => confirm_document(state, caller, upload_id, None).await?,
         _ => {
-            let req = ConfirmUploadRequest { sample_id: upload_id.to_string(), upload_type: None };
+            let req = ConfirmUploadRequest { sample_id: upload_id.to_string(), upload_type: None, sha256: None };
             confirm_sample(state, caller, &req).await?
         }
     };
@@ -484,13 +500,14 @@ struct UploadRow {
     request: String,
     confirmed_id: Option<String>,
     transport: String,
+    sha256: Option<String>,
 }
 
 /// The caller's upload answering to `id`: the upload itself, or the newest upload for the
 /// pre-uploaded sample `id` (preferring one not yet confirmed).
 async fn find(tx: &mut Tx, kind: &str, owner: &str, id: &str) -> ApiResult<Option<UploadRow>> {
     Ok(sqlx::query_as(
-        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport FROM uploads \
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport, sha256 FROM uploads \
          WHERE kind = $1 AND owner_id = $2 AND (id = $3 OR target_sample = $4) \
          ORDER BY (confirmed_id IS NULL) DESC, created_at DESC, rowid DESC LIMIT 1",
     )
@@ -502,12 +519,50 @@ async fn find(tx: &mut Tx, kind: &str, owner: &str, id: &str) -> ApiResult<Optio
     .await?)
 }
 
-/// Checks that an upload's file arrived whole.
+/// Checks that an upload's file arrived whole: its size, and its SHA-256 when the confirmation
+/// gives one (`claimed`). A SHA-256 declared at `init_upload` was checked by the store as the
+/// bytes arrived (the form carries it), so it is compared here; otherwise the stored file is
+/// read once to hash it.
 ///
 /// On an S3 store, a form upload lands at its [incoming key](incoming_key) and is copied into
 /// place here (inside the store): a form posted again after the confirmation, while its policy
 /// is still valid, cannot change the record's file.
-async fn check_arrived(state: &AppState, up: &UploadRow) -> ApiResult<()> {
+async fn check_arrived(state: &AppState, up: &UploadRow, claimed: Option<&str>) -> ApiResult<()> {
+    let claimed = parse_sha256("sha256", claimed)?;
+    let declared = parse_sha256("sha256", up.sha256.as_deref())?;
+    if let (Some(c), Some(d)) = (claimed, declared)
+        && c != d
+    {
+        return Err(checksum_mismatch(&c, &d, "was declared at init_upload"));
+    }
+    let key = match (up.transport.as_str(), state.storage.s3_config()) {
+        ("form", Some(_)) => incoming_key(&up.object_key),
+        _ => up.object_key.clone(),
+    };
+    if let (Some(c), None) = (claimed, declared)
+        && let Some(n) = state.storage.size(&key).await?
+    {
+        check_size_arrived(n, up.size)?;
+        let stored = state.storage.sha256(&key).await?;
+        if stored != c {
+            return Err(checksum_mismatch(&c, &stored, "the stored file has"));
+        }
+    }
+    check_whole(state, up).await
+}
+
+fn checksum_mismatch(claimed: &[u8; 32], other: &[u8; 32], what: &str) -> ApiError {
+    ApiError::BadRequest(format!(
+        "the file's SHA-256 is given as {} but {what} {}: the file changed or was damaged on the way; \
+         upload it again",
+        hex::encode(claimed),
+        hex::encode(other)
+    ))
+    .with_code(ErrorCode::ChecksumMismatch)
+}
+
+/// Checks that the upload's file is stored whole, moving an S3 form upload into place.
+async fn check_whole(state: &AppState, up: &UploadRow) -> ApiResult<()> {
     if up.transport == "form" && state.storage.s3_config().is_some() {
         let incoming = incoming_key(&up.object_key);
         if let Some(n) = state.storage.size(&incoming).await? {
@@ -556,12 +611,12 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
     if let Some(done) = up.confirmed_id {
         return Ok(done);
     }
-    check_arrived(state, &up).await?;
+    check_arrived(state, &up, req.sha256.as_deref()).await?;
 
     let mut tx = begin_write(&state.db).await?;
     // Re-read under the lock: a concurrent confirm may have finished first.
     let up: UploadRow = sqlx::query_as(
-        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport FROM uploads WHERE id = $1",
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport, sha256 FROM uploads WHERE id = $1",
     )
     .bind(&up.id)
     .fetch_optional(&mut *tx)
@@ -665,10 +720,15 @@ pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUpload
 
 /// Confirms a document upload whose file arrived: the document appears under the upload's id,
 /// which it returns; confirming again answers the same document.
-pub async fn confirm_document(state: &AppState, caller: &Caller, document_id: &str) -> ApiResult<String> {
+pub async fn confirm_document(
+    state: &AppState,
+    caller: &Caller,
+    document_id: &str,
+    sha256: Option<&str>,
+) -> ApiResult<String> {
     let user = caller.require()?;
     let up: UploadRow = sqlx::query_as(
-        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport FROM uploads \
+        "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport, sha256 FROM uploads \
          WHERE kind = 'document' AND owner_id = $1 AND id = $2",
     )
     .bind(&user.id)
@@ -681,7 +741,7 @@ pub async fn confirm_document(state: &AppState, caller: &Caller, document_id: &s
     if let Some(done) = up.confirmed_id {
         return Ok(done);
     }
-    check_arrived(state, &up).await?;
+    check_arrived(state, &up, sha256).await?;
     let mut tx = begin_write(&state.db).await?;
     let n = sqlx::query("UPDATE uploads SET confirmed_id = id WHERE id = $1 AND confirmed_id IS NULL")
         .bind(&up.id)

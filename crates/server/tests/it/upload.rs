@@ -224,6 +224,91 @@ async fn sample_download_uri(svc: &Service, user: &TestUser, id: &str) -> String
 }
 
 // ---------------------------------------------------------------------------------------------
+// 0. Checksums
+
+fn sha256_hex(b: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(b))
+}
+
+/// A SHA-256 declared at init_upload travels in the signed form and the store itself (the
+/// service's endpoint, or the S3 store) refuses other bytes, storing nothing; confirm_upload
+/// checks a SHA-256 it is given against the declared one, or, when none was declared, against
+/// the stored file. A mismatch never makes a sample or a document, and the upload can still be
+/// completed with the right file.
+#[tokio::test]
+async fn checksums_are_checked_by_the_store_and_at_confirmation() {
+    let svc = Service::start().await;
+    let u = svc.user("lab@example.org").await;
+    let http = reqwest::Client::new();
+    let right = fastq(50);
+    let mut wrong = right.clone();
+    let last = wrong.len() - 2;
+    wrong[last] = if wrong[last] == b'I' { b'H' } else { b'I' };
+    let (right_sha, wrong_sha) = (sha256_hex(&right), sha256_hex(&wrong));
+
+    // Declared at init_upload: the store refuses the damaged file.
+    let (s, init) = svc
+        .post(Some(&u), INIT, json!({"filename": "r.fastq", "size": right.len(), "sha256": right_sha.to_uppercase()}))
+        .await;
+    assert_eq!(s, 200, "{init}");
+    assert_eq!(init["additional_fields"]["x-amz-checksum-algorithm"], json!("SHA256"));
+    let id = init["sample_id"].as_str().unwrap().to_string();
+    let url = init["upload_url"].as_str().unwrap();
+    let r = post_form(&http, url, init["additional_fields"].as_object().unwrap(), &wrong).await;
+    assert_eq!(r.status().as_u16(), 400, "{}", r.text().await.unwrap_or_default());
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id})).await;
+    assert_eq!((s, &body["code"]), (400, &json!("file_not_arrived")), "nothing was stored: {body}");
+    let r = post_form(&http, url, init["additional_fields"].as_object().unwrap(), &right).await;
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap_or_default());
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id, "sha256": wrong_sha})).await;
+    assert_eq!((s, &body["code"]), (400, &json!("checksum_mismatch")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("declared at init_upload"), "{body}");
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id, "sha256": right_sha})).await;
+    assert_eq!(s, 200, "{body}");
+
+    // Given at confirmation only: the stored file is read to check it.
+    let (_, init) = svc.post(Some(&u), INIT, json!({"filename": "q.fastq", "size": wrong.len()})).await;
+    assert!(init["additional_fields"].get("x-amz-checksum-sha256").is_none());
+    let id = init["sample_id"].as_str().unwrap().to_string();
+    let r =
+        post_form(&http, init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &wrong)
+            .await;
+    assert!(r.status().is_success());
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id, "sha256": right_sha})).await;
+    assert_eq!((s, &body["code"]), (400, &json!("checksum_mismatch")), "{body}");
+    assert!(body["message"].as_str().unwrap().contains(&wrong_sha), "names what the stored file has: {body}");
+    let (s, samples) = svc.get(Some(&u), SAMPLES).await;
+    assert_eq!((s, samples.as_array().unwrap().len()), (200, 1), "the mismatched upload made no sample");
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id, "sha256": "not hex"})).await;
+    assert_eq!(s, 400, "{body}");
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id, "sha256": wrong_sha})).await;
+    assert_eq!(s, 200, "{body}");
+
+    // Documents alike.
+    let (s, init) = svc
+        .post(
+            Some(&u),
+            "/api/v1/documents/init_upload",
+            json!({"filename": "report.txt", "size": right.len(), "sha256": right_sha}),
+        )
+        .await;
+    assert_eq!(s, 200, "{init}");
+    let doc = init["document_id"].as_str().unwrap().to_string();
+    let fields = init["additional_fields"].as_object().unwrap();
+    let r = post_form(&http, init["upload_url"].as_str().unwrap(), fields, &wrong).await;
+    assert_eq!(r.status().as_u16(), 400);
+    let r = post_form(&http, init["upload_url"].as_str().unwrap(), fields, &right).await;
+    assert!(r.status().is_success());
+    let (s, body) =
+        svc.post(Some(&u), "/api/v1/documents/confirm_upload", json!({"document_id": doc, "sha256": wrong_sha})).await;
+    assert_eq!((s, &body["code"]), (400, &json!("checksum_mismatch")), "{body}");
+    let (s, body) =
+        svc.post(Some(&u), "/api/v1/documents/confirm_upload", json!({"document_id": doc, "sha256": right_sha})).await;
+    assert_eq!(s, 200, "{body}");
+}
+
+// ---------------------------------------------------------------------------------------------
 // 1. The whole flow
 
 #[tokio::test]
@@ -417,6 +502,7 @@ async fn storage_policy_attacks_are_refused_and_leave_nothing_behind() {
         .upload_form(
             &key,
             bytes.len() as u64,
+            None,
             chrono::Utc::now() - chrono::Duration::hours(2),
             chrono::Duration::hours(1),
         )

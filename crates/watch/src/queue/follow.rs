@@ -97,15 +97,22 @@ impl Queue {
 
     /// The samples of the run folder `run` (every sample made, when `None`), oldest first,
     /// each with its classification as last seen.
-    pub async fn classifications(&self, run: Option<&Path>) -> Result<Vec<(SampleRecord, Option<Classification>)>, Error> {
+    pub async fn classifications(
+        &self,
+        run: Option<&Path>,
+    ) -> Result<Vec<(SampleRecord, Option<Classification>)>, Error> {
         let sql = format!(
             "SELECT {SAMPLE_COLUMNS}, c.state, c.analysis_id, c.taxa, c.error, c.finished_at \
              FROM samples s LEFT JOIN classified c ON c.sample_key = s.key \
              WHERE (? IS NULL OR s.run = ?) ORDER BY s.created_at, s.rowid"
         );
         let run = run.map(text);
-        let rows =
-            sqlx::query(sqlx::AssertSqlSafe(sql)).bind(&run).bind(&run).fetch_all(&self.pool).await.map_err(|e| self.err(e))?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&run)
+            .bind(&run)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
         Ok(rows
             .iter()
             .filter_map(|r| {

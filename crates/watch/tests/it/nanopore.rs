@@ -115,4 +115,22 @@ async fn per_file_samples_and_plain_files() {
     write_slowly(&run.join("fastq_pass/barcode05/b05_1.fastq.gz"), &fastq_gz("b", 10), 2, PAUSE).await;
     until(30, "the new batch file", || async { svc.names().await == names(&["b05_0", "b05_1", "isolate_12"]) }).await;
     w.stop().await.unwrap();
+    // Each file went with the SHA-256 the watcher took when it settled, which the service's
+    // store checked as the bytes arrived.
+    let mut declared: Vec<(i64, Option<String>)> =
+        sqlx::query_as("SELECT size, sha256 FROM uploads WHERE confirmed_id IS NOT NULL ORDER BY size")
+            .fetch_all(&svc.state.db)
+            .await
+            .unwrap();
+    declared.sort();
+    let mut want: Vec<(i64, Option<String>)> = ["b", "b", "l"]
+        .iter()
+        .map(|p| {
+            use sha2::Digest;
+            let gz = fastq_gz(p, 10);
+            (gz.len() as i64, Some(hex::encode(sha2::Sha256::digest(&gz))))
+        })
+        .collect();
+    want.sort();
+    assert_eq!(declared, want);
 }

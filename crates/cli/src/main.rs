@@ -341,6 +341,12 @@ async fn migrate(state: &AppState, to_database: &str, store: &mgds_server::stora
     let (mut files, mut bytes) = (0u64, 0u64);
     let report = mgds_server::migrate::migrate(state, to_database, store, &mut |step| match step {
         Step::Table(t) => eprintln!("  {:<22} {:>9} rows ({} added)", t.table, t.target, t.added),
+        Step::Reference { name, published } => {
+            eprintln!(
+                "  reference {name}: {}",
+                if published { "published to the store" } else { "in the store already" }
+            )
+        }
         Step::File { bytes: b, .. } => {
             files += 1;
             bytes += b;
@@ -353,11 +359,13 @@ async fn migrate(state: &AppState, to_database: &str, store: &mgds_server::stora
     .with_context(|| format!("the copy to {target} did not finish; run the same command again to go on"))?;
     let rows: i64 = report.tables.iter().map(|t| t.target).sum();
     println!(
-        "{rows} rows in {} tables match; {} files copied ({:.1} MB), {} already there; every file checked by size and SHA-256",
+        "{rows} rows in {} tables match; {} files copied ({:.1} MB), {} already there; every file checked by size and \
+         SHA-256 read back from the store; {} references in the store",
         report.tables.len(),
         report.files_copied,
         report.bytes_copied as f64 / 1e6,
-        report.files_present
+        report.files_present,
+        report.references
     );
     eprintln!(
         "next: start the service with --database {target} --store s3://{} (and the same --s3-* options)",

@@ -3,16 +3,20 @@
 //!
 //! Records are copied table by table in an order that respects their references, in the order
 //! they were made; each row goes in with `ON CONFLICT DO NOTHING`, so a copy interrupted and run
-//! again adds only what is missing. Files are copied with their SHA-256 in the object's metadata
-//! (`x-amz-meta-mgds-sha256`): an object already there with the same size and checksum is kept,
-//! anything else is written again, and every object is checked after. At the end, every table
-//! must hold as many rows as the source's, and every file must be there whole.
+//! again adds only what is missing. Every file's SHA-256 is taken from the data folder and from
+//! the bytes the store gives back: an object already there with the same size and SHA-256 is
+//! kept, anything else is written (with its SHA-256 in the object's metadata,
+//! `x-amz-meta-mgds-sha256`) and read back to check it. The installed reference data is
+//! published to the store under its digest, as `mgds serve` does, for workers to fetch. At the
+//! end, every table must hold as many rows as the source's, and every file must be there whole.
 
 use std::path::Path;
 
 use sqlx::Row;
 
 use crate::AppState;
+use crate::references::list_installed;
+use crate::shared_references::publish;
 use crate::store::db::{self, Pool};
 use crate::store::files::{S3Config, Storage};
 
@@ -89,6 +93,8 @@ pub struct MigrateReport {
     pub bytes_copied: u64,
     /// Files found in the store already, whole.
     pub files_present: u64,
+    /// Installed references, each now in the store.
+    pub references: u64,
 }
 
 /// A step of a migration, for progress.
@@ -96,6 +102,13 @@ pub struct MigrateReport {
 pub enum Step<'a> {
     /// A table was copied.
     Table(&'a TableCopy),
+    /// An installed reference is in the store (`published` false: it was there already).
+    Reference {
+        /// Its name.
+        name: &'a str,
+        /// Whether this run put it there.
+        published: bool,
+    },
     /// A file was copied or found whole (`copied` false).
     File {
         /// Its key.
@@ -152,14 +165,16 @@ pub async fn migrate(
                 .map_err(|e| MigrateError::Io(path.display().to_string(), std::io::Error::other(e)))?
                 .map_err(|e| MigrateError::Io(path.display().to_string(), e))?
         };
-        let present = store.size_and_sha256(&key).await? == Some((bytes, Some(sha256.clone())));
+        let present = stored_sha256(&store, &key, bytes).await?.as_deref() == Some(sha256.as_str());
         if !present {
             store.put_file_with_sha256(&key, &path, &sha256).await.map_err(|e| match e {
                 crate::store::files::WriteError::Store(e) => MigrateError::Store(e),
                 other => MigrateError::Io(key.clone(), std::io::Error::other(other.to_string())),
             })?;
-            if store.size_and_sha256(&key).await? != Some((bytes, Some(sha256))) {
-                return Err(MigrateError::Mismatch(format!("{key} is not whole in the store after it was written")));
+            if stored_sha256(&store, &key, bytes).await?.as_deref() != Some(sha256.as_str()) {
+                return Err(MigrateError::Mismatch(format!(
+                    "{key} is not the same in the store after it was written (size or SHA-256 differ)"
+                )));
             }
             report.files_copied += 1;
             report.bytes_copied += bytes;
@@ -167,6 +182,16 @@ pub async fn migrate(
             report.files_present += 1;
         }
         progress(Step::File { key: &key, bytes, copied: !present });
+    }
+    let databases = from.runner.data_dir.join(crate::references::DATABASES_DIR);
+    for (folder, manifest) in list_installed(&from.runner.data_dir) {
+        let Ok(manifest) = manifest else { continue };
+        let dir = databases.join(&folder);
+        let published = publish(&store, &dir, &manifest)
+            .await
+            .map_err(|e| MigrateError::Io(dir.display().to_string(), std::io::Error::other(e.to_string())))?;
+        report.references += 1;
+        progress(Step::Reference { name: &manifest.name, published });
     }
     target.close().await;
     Ok(report)
@@ -219,6 +244,15 @@ async fn copy_table(source: &Pool, target: &Pool, table: &'static str) -> Result
     let source_rows: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count.clone())).fetch_one(source).await?;
     let target_rows: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count)).fetch_one(target).await?;
     Ok(TableCopy { table, source: source_rows, target: target_rows, added })
+}
+
+/// The hex SHA-256 of the bytes the store holds at `key`, read back whole, when it is there with
+/// `bytes` bytes; `None` when it is missing or another size.
+async fn stored_sha256(store: &Storage, key: &str, bytes: u64) -> Result<Option<String>, MigrateError> {
+    match store.size(key).await? {
+        Some(n) if n == bytes => Ok(Some(hex::encode(store.sha256(key).await?))),
+        _ => Ok(None),
+    }
 }
 
 /// The size and hex SHA-256 of the file at `path`.

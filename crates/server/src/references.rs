@@ -224,10 +224,10 @@ impl References {
             if manifest.kind == ReferenceKind::Classification && (manifest.default || default.is_none()) {
                 default = Some(job_id.clone());
             }
-            let installed = Installed { dir, manifest, job_id: job_id.clone() };
-            if let Err(e) = crate::shared_references::publish(state, &installed).await {
-                tracing::warn!(reference = %installed.manifest.name, error = %e, "could not publish reference data to the store");
+            if let Err(e) = crate::shared_references::publish(&state.storage, &dir, &manifest).await {
+                tracing::warn!(reference = %manifest.name, error = %e, "could not publish reference data to the store");
             }
+            let installed = Installed { dir, manifest, job_id: job_id.clone() };
             refs.by_job.insert(job_id, Arc::new(installed));
         }
         settings::set_default_classification(&state.db, default.as_deref()).await?;

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::references::{DATABASES_DIR, DatabaseFormat, Installed, MANIFEST, Manifest, list_installed};
+use crate::references::{DATABASES_DIR, DatabaseFormat, MANIFEST, Manifest, list_installed};
+use crate::store::files::Storage;
 
 /// The folder of the store that holds the reference with this digest.
 fn prefix(digest: &str) -> String {
@@ -22,30 +23,28 @@ fn prefix(digest: &str) -> String {
 /// The files the engines read of a Kraken 2 folder.
 const KRAKEN2_FILES: [&str; 3] = ["hash.k2d", "opts.k2d", "taxo.k2d"];
 
-/// Publishes `installed` to the S3 store unless it is there already. Does nothing when the
-/// files are kept in the data folder.
-pub async fn publish(state: &AppState, installed: &Installed) -> ApiResult<()> {
-    if state.storage.s3_config().is_none() {
-        return Ok(());
+/// Publishes the reference installed in `dir` (its manifest `m`) to the S3 store `storage` unless it is there already (answers whether
+/// it published it). Does nothing when the files are kept in the data folder.
+pub async fn publish(storage: &Storage, dir: &Path, m: &Manifest) -> ApiResult<bool> {
+    if storage.s3_config().is_none() {
+        return Ok(false);
     }
-    let m = &installed.manifest;
     let base = prefix(&m.digest);
-    if state.storage.size(&format!("{base}/{MANIFEST}")).await?.is_some() {
-        return Ok(());
+    if storage.size(&format!("{base}/{MANIFEST}")).await?.is_some() {
+        return Ok(false);
     }
     tracing::info!(reference = %m.name, digest = %m.digest, "publishing reference data to the store for other workers");
     let mut manifest = m.clone();
-    for (file, relative) in files_under(&installed.dir)? {
+    for (file, relative) in files_under(dir)? {
         if relative == MANIFEST {
             continue;
         }
-        state.storage.put_file(&format!("{base}/{relative}"), &file).await.map_err(ApiError::internal)?;
+        storage.put_file(&format!("{base}/{relative}"), &file).await.map_err(ApiError::internal)?;
     }
     if m.format == DatabaseFormat::Kraken2 {
         let folder = PathBuf::from(&m.file);
         for name in KRAKEN2_FILES {
-            state
-                .storage
+            storage
                 .put_file(&format!("{base}/kraken2/{name}"), &folder.join(name))
                 .await
                 .map_err(ApiError::internal)?;
@@ -53,8 +52,8 @@ pub async fn publish(state: &AppState, installed: &Installed) -> ApiResult<()> {
         manifest.file = "kraken2".into();
     }
     let text = serde_json::to_vec_pretty(&manifest)?;
-    state.storage.put(&format!("{base}/{MANIFEST}"), text.into()).await?;
-    Ok(())
+    storage.put(&format!("{base}/{MANIFEST}"), text.into()).await?;
+    Ok(true)
 }
 
 /// Fetches from the S3 store the references of the registered jobs that `data_dir` lacks.

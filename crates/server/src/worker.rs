@@ -102,7 +102,7 @@ pub struct Runner {
     refs: RwLock<Arc<References>>,
     wake: Notify,
     loaded: Databases,
-    data_dir: PathBuf,
+    pub(crate) data_dir: PathBuf,
     /// Names this process's workers in the queue (`<instance>-<n>`).
     instance: String,
     /// When the references folder last changed, as last seen.

@@ -153,7 +153,10 @@ fn a_worker_stopped_mid_analysis_gives_it_back_and_the_next_runs_it_once() {
     ok(&Command::new(MGDS).args(["--base-url", &serve.url, "--api-key", &key, "upload"]).arg(&reads).output().unwrap());
     let worker = || {
         let mut c = Command::new(MGDS);
-        c.arg("--data-dir").arg(&data).args(["worker", "--threads", "1", "--job-lease", "3600"]).env("MGDS_LOG", "info");
+        c.arg("--data-dir")
+            .arg(&data)
+            .args(["worker", "--threads", "1", "--job-lease", "3600"])
+            .env("MGDS_LOG", "info");
         Proc::spawn(c)
     };
     let work = data.join("work");

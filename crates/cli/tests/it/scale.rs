@@ -195,6 +195,13 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
             c.json("GET", &format!("{url}/api/v1/classifications/{a}/results"), &key, None).1
         })
         .collect();
+    let (st, tag) = c.json(
+        "POST",
+        &format!("{url}/api/v1/tags"),
+        &key,
+        Some(json!({"name": "moved", "sample": {"$ref": format!("/api/v1/samples/{}", samples[0])}})),
+    );
+    assert_eq!(st, 200, "{tag}");
     drop(serve);
 
     let migrate = || {
@@ -210,11 +217,22 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
     };
     let said = migrate();
     assert!(said.contains(" files copied") && said.contains("0 already there") && said.contains("match"), "{said}");
+    let references: u64 = said
+        .split(';')
+        .find_map(|part| part.trim().strip_suffix(" references in the store")?.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(references >= 1, "the installed reference data goes to the store: {said}");
 
-    // An interruption: the copy lost a file and some rows. A second run puts back just those.
+    // An interruption: the copy lost a file, left another damaged (same size, other bytes) and
+    // lost some rows. A second run puts back just those.
     let storage = mgds_server::storage::Storage::s3(&b.s3).unwrap();
     let lost_file = format!("samples/{}/r0.fastq.gz", samples[0]);
     rt.block_on(storage.delete(&lost_file)).unwrap();
+    let damaged = format!("samples/{}/r1.fastq.gz", samples[1]);
+    let mut bad = reads.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0xff;
+    rt.block_on(storage.put(&damaged, bad.into())).unwrap();
     let pg = rt.block_on(async {
         sqlx::any::install_default_drivers();
         sqlx::AnyPool::connect(&b.database).await.unwrap()
@@ -222,9 +240,11 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
     rt.block_on(sqlx::query("DELETE FROM sample_tags").execute(&pg)).unwrap();
     rt.block_on(sqlx::query("DELETE FROM metadata WHERE sample_id = $1").bind(&samples[1]).execute(&pg)).unwrap();
     let again = migrate();
-    assert!(again.contains("1 files copied"), "only the lost file is copied again: {again}");
+    assert!(again.contains(" 2 files copied"), "only the lost and the damaged file are copied again: {again}");
     let metadata: i64 = rt.block_on(sqlx::query_scalar("SELECT COUNT(*) FROM metadata").fetch_one(&pg)).unwrap();
     assert_eq!(metadata, 2, "the lost row is back, and only it");
+    let tagged: i64 = rt.block_on(sqlx::query_scalar("SELECT COUNT(*) FROM sample_tags").fetch_one(&pg)).unwrap();
+    assert_eq!(tagged, 1, "the lost tag link is back");
     rt.block_on(pg.close());
 
     // The service on the new backends, on another machine: the same account, samples,

@@ -434,8 +434,9 @@ impl Storage {
         self.write_stream(key, body, u64::MAX).await
     }
 
-    /// Streams the file at `path` into `key` with its SHA-256 (hex) in the object's metadata, for
-    /// [`size_and_sha256`](Self::size_and_sha256) to check (a migration's copies).
+    /// Streams the file at `path` into `key` with its SHA-256 (hex) in the object's metadata
+    /// (`x-amz-meta-mgds-sha256` on S3; a migration's copies, so that an operator can see what
+    /// each object was checked against).
     pub async fn put_file_with_sha256(&self, key: &str, path: &Path, sha256: &str) -> Result<Written, WriteError> {
         let file = tokio::fs::File::open(path)
             .await
@@ -443,20 +444,6 @@ impl Storage {
         let body = tokio_util::io::ReaderStream::with_capacity(file, 1 << 20);
         let attributes = Attributes::from_iter([(Attribute::Metadata(SHA256_METADATA.into()), sha256.to_string())]);
         stream_into(&*self.store, key, body, u64::MAX, async |_| Ok::<(), WriteError>(()), attributes).await
-    }
-
-    /// The size of the object at `key` and the SHA-256 its metadata records (see
-    /// [`put_file_with_sha256`](Self::put_file_with_sha256)), or `None` if there is no object.
-    pub async fn size_and_sha256(&self, key: &str) -> object_store::Result<Option<(u64, Option<String>)>> {
-        let head = object_store::GetOptions { head: true, ..Default::default() };
-        match self.store.get_opts(&ObjectPath::from(key), head).await {
-            Ok(r) => {
-                let sha = r.attributes.get(&Attribute::Metadata(SHA256_METADATA.into())).map(|v| v.to_string());
-                Ok(Some((r.meta.size, sha)))
-            }
-            Err(object_store::Error::NotFound { .. }) => Ok(None),
-            Err(e) => Err(e),
-        }
     }
 
     /// Copies the object at `key` into the local file `dest` (for engines and joins that read

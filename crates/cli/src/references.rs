@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use mgds_server::Config;
 use mgds_server::references::{self, ReferenceKind};
 
@@ -132,6 +132,11 @@ pub struct WorkerArgs {
     /// another worker runs it again.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub job_lease: u64,
+    /// Also answer `GET /metrics` (Prometheus: the analyses this worker ran and how long they
+    /// took, the queue) and `GET /api/v1/health` at this address, plain HTTP with no sign-in:
+    /// keep it to the network the monitoring system scrapes from.
+    #[arg(long, value_name = "ADDR", env = "MGDS_WORKER_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -426,11 +431,26 @@ pub async fn run_worker(mut config: Config, args: WorkerArgs) -> Result<()> {
     if state.runner.references().is_empty() {
         eprintln!("hint: no reference data is installed in {}; `mgds db install --demo` adds the demo", dir.display());
     }
+    let operations = match args.metrics_listen {
+        Some(addr) => {
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr} for metrics"))?;
+            let addr = listener.local_addr()?;
+            // Printed on stdout, as `mgds serve` prints its address, for scripts and supervisors.
+            println!("metrics on http://{addr}/metrics");
+            Some(tokio::spawn(mgds_server::metrics::serve_operations(listener, state.clone())))
+        }
+        None => None,
+    };
     let workers = mgds_server::worker::spawn_workers(&state, args.workers);
     eprintln!("worker: running analyses from {} ({} at once); Ctrl-C stops", dir.display(), workers.len());
     crate::shutdown_signal().await;
     for w in workers {
         w.abort();
+    }
+    if let Some(o) = operations {
+        o.abort();
     }
     let n = mgds_server::worker::release(&state).await?;
     if n > 0 {

@@ -3,8 +3,9 @@
 //! route, the job queue's depth, and analyses finished with their run times.
 //!
 //! Request counts and latencies, and the analyses this process's workers ran, are counted in
-//! the process that served or ran them (scrape every `mgds serve` and `mgds worker`); the queue
-//! is read from the database at each scrape, so any one service answers for the whole queue.
+//! the process that served or ran them (scrape every `mgds serve`, and every `mgds worker`
+//! started with `--metrics-listen`, which answers these two routes alone); the queue is read
+//! from the database at each scrape, so any one process answers for the whole queue.
 
 use std::time::{Duration, Instant};
 
@@ -131,6 +132,16 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
 pub async fn metrics(State(state): State<AppState>) -> Result<Response, crate::ApiError> {
     let text = state.metrics.render(&state).await?;
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response())
+}
+
+/// Answers, on `listener`, what a worker process without the API tells its operators:
+/// `GET /metrics` and `GET /api/v1/health`, nothing else (`mgds worker --metrics-listen`).
+pub async fn serve_operations(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
+    let router = axum::Router::new()
+        .route("/metrics", axum::routing::get(metrics))
+        .route("/api/v1/health", axum::routing::get(health))
+        .with_state(state);
+    axum::serve(listener, router).await
 }
 
 /// `GET /api/v1/health`: 200 `{"status": "ok"}` while the service can read its database, else

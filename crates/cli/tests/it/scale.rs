@@ -64,8 +64,20 @@ fn an_api_host_and_two_workers_share_only_postgresql_and_an_s3_store() {
 
     // Two workers on folders of their own: they fetch the references from the store. The short
     // lease lets the survivor take over an analysis from a killed worker quickly.
-    let worker = |data: &Path| Proc::spawn(b.mgds(data, &["worker", "--threads", "1", "--job-lease", "3"]));
-    let (mut first_worker, second_worker) = (worker(&w1), worker(&w2));
+    let worker = |data: &Path, extra: &[&str]| {
+        let mut cmd = b.mgds(data, &["worker", "--threads", "1", "--job-lease", "3"]);
+        cmd.args(extra);
+        Proc::spawn(cmd)
+    };
+    let mut first_worker = worker(&w1, &[]);
+    // The second answers its metrics (no API), as a monitored worker machine does.
+    let mut second_worker = worker(&w2, &["--metrics-listen", "127.0.0.1:0"]);
+    let said = second_worker.read_line();
+    let metrics_url = said
+        .trim()
+        .strip_prefix("metrics on ")
+        .unwrap_or_else(|| panic!("{said:?}\n{}", second_worker.log()))
+        .to_string();
 
     // Uploads go straight to the store: the form is the store's.
     let c = Http::new();
@@ -138,6 +150,21 @@ fn an_api_host_and_two_workers_share_only_postgresql_and_an_s3_store() {
         "the workers took the references from the store:\n{}",
         second_worker.log()
     );
+    // The worker's own metrics count the analyses it ran and stored; its health answers.
+    let text = c.rt.block_on(async { c.client.get(&metrics_url).send().await.unwrap().text().await.unwrap() });
+    let ran_here = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(r#"mgds_analysis_run_seconds_count{analysis_type="classification",outcome="success"} "#)
+        })
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(ran_here.parse::<usize>().unwrap(), second_worker.completed(), "{text}");
+    let health = metrics_url.replace("/metrics", "/api/v1/health");
+    let status = c.rt.block_on(async { c.client.get(&health).send().await.unwrap().status().as_u16() });
+    assert_eq!(status, 200);
+    let other = metrics_url.replace("/metrics", "/api/v1/samples");
+    let status = c.rt.block_on(async { c.client.get(&other).send().await.unwrap().status().as_u16() });
+    assert_eq!(status, 404, "a worker serves no API");
 
     // Downloads are the store's own signed addresses.
     let id = &samples[0];

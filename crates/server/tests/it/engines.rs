@@ -481,4 +481,28 @@ async fn health_and_metrics_answer_for_load_balancers_and_prometheus() {
     assert_eq!(value(r#"mgds_job_queue_analyses{state="running"}"#), 0.0);
     assert_eq!(value(r#"mgds_analysis_run_seconds_count{analysis_type="classification",outcome="success"}"#), 1.0);
     assert!(text.ends_with("# EOF\n"));
+
+    // A database that stops answering makes the health check say so.
+    svc.state.db.close().await;
+    let r = svc.http.get(format!("{}/api/v1/health", svc.url)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    assert_eq!(r.json::<Value>().await.unwrap()["status"], json!("unavailable"));
+}
+
+/// The queue's depth as the metrics give it: what waits and what a worker holds.
+#[tokio::test]
+async fn the_queue_depth_in_the_metrics_counts_waiting_and_running_analyses() {
+    let svc = start_with_demo(|c| c.runner.workers = 0).await;
+    let u = svc.user("lab@example.org").await;
+    for i in 0..3 {
+        svc.upload_sample(&u, &format!("s{i}.fastq.gz"), &demo_reads(), json!({})).await;
+    }
+    let depth = async |state: &str| -> f64 {
+        let text = svc.http.get(format!("{}/metrics", svc.url)).send().await.unwrap().text().await.unwrap();
+        let series = format!("mgds_job_queue_analyses{{state=\"{state}\"}} ");
+        text.lines().find_map(|l| l.strip_prefix(&series)).unwrap_or_else(|| panic!("{text}")).parse().unwrap()
+    };
+    assert_eq!((depth("waiting").await, depth("running").await), (3.0, 0.0));
+    worker::claim(&svc.state, "metrics-0").await.unwrap().expect("queued");
+    assert_eq!((depth("waiting").await, depth("running").await), (2.0, 1.0));
 }

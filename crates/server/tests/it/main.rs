@@ -24,6 +24,8 @@ pub struct Service {
     pub url: String,
     pub state: AppState,
     pub http: Client,
+    /// What it was started with (to open the same data again, as a restart does).
+    pub config: Config,
     _dir: tempfile::TempDir,
 }
 
@@ -49,10 +51,11 @@ impl Service {
         config.store = mgds_server::storage::S3Config::for_tests();
         config.auth_failure_limit = 100_000;
         adjust(&mut config);
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
+        let (url, state) =
+            mgds_server::spawn(config.clone(), "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = Client::builder().timeout(Duration::from_secs(60)).build().unwrap();
-        Service { url, state, http, _dir: dir }
+        Service { url, state, http, config, _dir: dir }
     }
 
     /// Whether the service keeps its files in an S3 bucket (`MGDS_TEST_S3_*`) rather than in

@@ -309,6 +309,37 @@ async fn checksums_are_checked_by_the_store_and_at_confirmation() {
 }
 
 // ---------------------------------------------------------------------------------------------
+/// A deletion cut short between its records and its files (the service died after the
+/// transaction committed): the next start removes the files, on either store.
+#[tokio::test]
+async fn a_deletion_cut_short_by_a_crash_is_finished_at_the_next_start() {
+    use mgds_server::store::{db, deletes};
+    let svc = Service::start().await;
+    let u = svc.user("lab@example.org").await;
+    let id = svc.upload_sample(&u, "a.fastq", &fastq(10), json!({})).await;
+    let key: String = sqlx::query_scalar("SELECT object_key FROM samples WHERE id = $1")
+        .bind(&id)
+        .fetch_one(&svc.state.db)
+        .await
+        .unwrap();
+    assert!(stored(&svc).await.contains(&key));
+    // What the deletion's transaction commits, and nothing after it.
+    let mut tx = db::begin_write(&svc.state.db).await.unwrap();
+    deletes::queue_delete(&mut tx, &key).await.unwrap();
+    sqlx::query("DELETE FROM samples WHERE id = $1").bind(&id).execute(&mut *tx).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(stored(&svc).await.contains(&key), "the file outlived the crash");
+    let (s, _) = svc.get(Some(&u), &format!("{SAMPLES}/{id}")).await;
+    assert_eq!(s, 404, "the sample is gone already");
+
+    // The next start over the same data.
+    let restarted = mgds_server::AppState::open(&svc.config).await.expect("the service starts again");
+    let keys = restarted.storage.keys(None).await.unwrap();
+    assert!(!keys.contains(&key), "the next start removed it: {keys:?}");
+    let left: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM pending_deletes").fetch_one(&restarted.db).await.unwrap();
+    assert_eq!(left, 0);
+}
+
 // 1. The whole flow
 
 #[tokio::test]
@@ -463,6 +494,53 @@ async fn init_upload_filename_and_body_rules() {
 
     // Nothing but the one confirmed sample exists.
     assert_eq!(list_samples(&svc, &alice).await.len(), 1);
+}
+
+/// With an S3 store the forms go to the store, and the store itself enforces what the service
+/// signed: a file of another size, another key, a changed or expired policy are refused and
+/// store nothing. (The service's own endpoint is tested the same way below.) Runs on the test
+/// command's Garage pass.
+#[tokio::test]
+async fn an_s3_store_enforces_the_signed_form() {
+    let svc = Service::start().await;
+    if !svc.on_s3() {
+        eprintln!("not run: needs an S3 store (the test command's PostgreSQL and Garage pass)");
+        return;
+    }
+    let u = svc.user("lab@example.org").await;
+    let bytes = fastq(20);
+    let init = start_upload(&svc, &u, json!({"filename": "target.fastq", "size": bytes.len()})).await;
+    let url = init["upload_url"].as_str().unwrap();
+    let fields = init["additional_fields"].as_object().unwrap().clone();
+    let before = stored(&svc).await;
+    let refused = async |fields: &serde_json::Map<String, Value>, file: &[u8], what: &str| {
+        let r = post_form(&svc.http, url, fields, file).await;
+        let status = r.status().as_u16();
+        assert!((400..500).contains(&status), "{what}: the store answered {status}: {}", r.text().await.unwrap());
+        assert_eq!(stored(&svc).await, before, "{what}: nothing stored");
+    };
+    refused(&fields, &fastq(21), "a larger file").await;
+    refused(&fields, &bytes[..bytes.len() - 1], "a shorter file").await;
+    let mut other_key = fields.clone();
+    let key = other_key["key"].as_str().unwrap().to_string();
+    other_key.insert("key".into(), json!(key.replace("target.fastq", "elsewhere.fastq")));
+    refused(&other_key, &bytes, "another key").await;
+    let mut changed_policy = fields.clone();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let mut policy: Value = serde_json::from_slice(&b64.decode(fields["policy"].as_str().unwrap()).unwrap()).unwrap();
+    for c in policy["conditions"].as_array_mut().unwrap() {
+        if c.get(0) == Some(&json!("content-length-range")) {
+            *c = json!(["content-length-range", 0, 1_000_000_000]);
+        }
+    }
+    changed_policy.insert("policy".into(), json!(b64.encode(policy.to_string())));
+    refused(&changed_policy, &fastq(21), "a widened policy").await;
+    // The form as signed works, and the upload confirms.
+    let r = post_form(&svc.http, url, &fields, &bytes).await;
+    assert!(r.status().is_success(), "{}", r.text().await.unwrap());
+    let id = init["sample_id"].as_str().unwrap();
+    let (s, body) = svc.post(Some(&u), CONFIRM, json!({"sample_id": id})).await;
+    assert_eq!(s, 200, "{body}");
 }
 
 // ---------------------------------------------------------------------------------------------

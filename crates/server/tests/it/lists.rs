@@ -8,7 +8,11 @@ use serde_json::{Value, json};
 use crate::{Service, TestUser, assert_error};
 
 async fn page(svc: &Service, user: &TestUser, query: &str) -> (u16, Value, Option<u64>, String) {
-    let r = svc.as_user(Some(user), Method::GET, &format!("/api/v1/samples?{query}")).send().await.unwrap();
+    list(svc, user, "samples", query).await
+}
+
+async fn list(svc: &Service, user: &TestUser, collection: &str, query: &str) -> (u16, Value, Option<u64>, String) {
+    let r = svc.as_user(Some(user), Method::GET, &format!("/api/v1/{collection}?{query}")).send().await.unwrap();
     let total = r.headers().get("x-total-count").map(|v| v.to_str().unwrap().parse().unwrap());
     let link = r.headers().get("link").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     let (status, body) = crate::json_of(r).await;
@@ -181,8 +185,8 @@ async fn behind_a_proxy_under_a_path_the_links_keep_the_path() {
 }
 
 /// The same records made in the same order in a service on SQLite and one on PostgreSQL; every
-/// list below must answer alike on both: the same records in the same order, the same totals
-/// and the same links. Runs on the test command's PostgreSQL pass (`MGDS_TEST_POSTGRES`).
+/// list below (samples, tags, documents, projects) must answer alike on both: the same records
+/// in the same order, the same totals and the same links. Runs on the test command's PostgreSQL pass (`MGDS_TEST_POSTGRES`).
 #[tokio::test]
 async fn postgresql_and_sqlite_answer_every_list_alike() {
     let Some(pg) = mgds_server::db::test_database().await else {
@@ -228,6 +232,40 @@ async fn postgresql_and_sqlite_answer_every_list_alike() {
         }
         let bob_own = svc.upload_sample(&bob, "bob_only.fastq", &crate::fastq(13), json!({})).await;
         assert!(!bob_own.is_empty());
+        // Tags, documents and more projects, for the other lists.
+        let (_, alice_samples) = svc.get(Some(&alice), "/api/v1/samples?per_page=100").await;
+        for (i, sample) in alice_samples.as_array().unwrap().iter().enumerate() {
+            for tag in ["Control", "case", "Day-1"].iter().take(1 + i % 3) {
+                let (s, r) = svc
+                    .post(Some(&alice), "/api/v1/tags", json!({"name": tag, "sample": {"$ref": sample["$uri"]}}))
+                    .await;
+                assert_eq!(s, 200, "{r}");
+            }
+        }
+        svc.post(
+            Some(&bob),
+            "/api/v1/tags",
+            json!({"name": "bob-tag", "sample": {"$ref": format!("/api/v1/samples/{bob_own}")}}),
+        )
+        .await;
+        for (i, name) in ["Report_B.pdf", "notes_a.txt", "SampleSheet.csv"].iter().enumerate() {
+            let doc = svc.upload_document(&alice, name, &vec![b'x'; 10 + i * 7]).await;
+            if i == 1 {
+                let (s, r) =
+                    svc.post(Some(&alice), &format!("/api/v1/documents/{doc}/add_user"), json!({"user": bob_id})).await;
+                assert_eq!(s, 200, "{r}");
+            }
+        }
+        svc.upload_document(&bob, "bob_doc.txt", b"bob").await;
+        for (name, short, public) in [("Soil", "soil", true), ("Water", "water", false), ("Air", "air-1", false)] {
+            let (_, p) = svc.post(Some(&alice), "/api/v1/projects", json!({"name": name, "project_name": short})).await;
+            if public {
+                let uri = p["$uri"].as_str().unwrap();
+                let (s, r) = svc.post(Some(&alice), &format!("{uri}/change_sharing"), json!({"public": true})).await;
+                assert_eq!(s, 200, "{r}");
+            }
+        }
+        svc.post(Some(&carol), "/api/v1/projects", json!({"name": "Carol's", "project_name": "carol"})).await;
         let queries = [
             "",
             "per_page=3",
@@ -259,6 +297,47 @@ async fn postgresql_and_sqlite_answer_every_list_alike() {
                     .collect();
                 // Links hold the query and page numbers only (no ids, no host): alike on both.
                 seen.push((format!("{} {q}", user.email), total.unwrap_or(0), format!("{rows:?} {link}")));
+            }
+        }
+        let others: [(&str, &[&str], fn(&Value) -> String); 3] = [
+            (
+                "tags",
+                &[
+                    "",
+                    "per_page=2&page=2",
+                    "sort=%7B%22name%22%3Atrue%7D",
+                    "where=%7B%22name%22%3A%7B%22%24icontains%22%3A%22C%22%7D%7D",
+                ],
+                |t| format!("{}", t["name"]),
+            ),
+            (
+                "documents",
+                &[
+                    "",
+                    "sort=%7B%22size%22%3Atrue%7D",
+                    "sort=%7B%22filename%22%3Afalse%7D&per_page=2",
+                    "where=%7B%22filename%22%3A%7B%22%24iendswith%22%3A%22.TXT%22%7D%7D",
+                ],
+                |d| format!("{} {}", d["filename"], d["size"]),
+            ),
+            (
+                "projects",
+                &["", "sort=%7B%22name%22%3Afalse%7D", "where=%7B%22public%22%3Atrue%7D", "per_page=1&page=2"],
+                |p| format!("{} {} {}", p["name"], p["project_name"], p["public"]),
+            ),
+        ];
+        for user in [&alice, &bob, &carol] {
+            for (collection, queries, row) in &others {
+                for q in *queries {
+                    let (status, body, total, link) = list(svc, user, collection, q).await;
+                    assert_eq!(status, 200, "{collection}?{q}: {body}");
+                    let rows: Vec<String> = body.as_array().unwrap().iter().map(row).collect();
+                    seen.push((
+                        format!("{} {collection}?{q}", user.email),
+                        total.unwrap_or(0),
+                        format!("{rows:?} {link}"),
+                    ));
+                }
             }
         }
         answers.push(seen);

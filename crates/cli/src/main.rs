@@ -284,9 +284,10 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     }
     // Two lines on stdout, in one write, once the service accepts connections: scripts wait for
     // them. The second is the S3-compatible endpoint that S3 clients (boto3 in the onecodex
-    // client) upload to; it is the service's own address.
+    // client) upload to; it is the service's own address (without a proxy's path).
+    let s3 = mgds_server::s3::endpoint(&url);
     print!(
-        "listening on {}\ns3 endpoint: {url} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={url} for the onecodex client)\n",
+        "listening on {}\ns3 endpoint: {s3} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={s3} for the onecodex client)\n",
         bound.url(),
     );
     let shutdown = async {

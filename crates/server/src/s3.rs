@@ -50,6 +50,21 @@ use crate::store::s3_grants;
 
 /// The bucket uploads are addressed to.
 pub const BUCKET: &str = "mgds-uploads";
+
+/// The address S3 clients reach the endpoint at, for a service whose address is `public_url`:
+/// its scheme, host and port alone (`https://lab.example.org/mgds` gives
+/// `https://lab.example.org`), since an S3 signature covers the request's path; behind a proxy
+/// that serves the service under a path, the proxy passes `/mgds-uploads/` through unchanged.
+pub fn endpoint(public_url: &str) -> &str {
+    match public_url.split_once("://") {
+        Some((scheme, rest)) => match rest.find('/') {
+            Some(i) => &public_url[..scheme.len() + 3 + i],
+            None => public_url,
+        },
+        None => public_url,
+    }
+}
+
 /// Largest body one S3 request may carry. Parts of the clients that use the endpoint are 10 to
 /// 100 MiB (boto3 in `onecodex`) or 16 MiB (`mgds`), and single PUTs are below 8 MiB; a larger
 /// object goes up in parts. The cap also bounds what one `aws-chunked` frame, which is checked

@@ -86,7 +86,9 @@ async fn prefix_links(State(state): State<AppState>, req: Request, next: axum::m
 
 /// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback
 /// (a path under the service's address, as the real service's clients append it to theirs) and
-/// the S3 endpoint (the service's own address).
+/// the S3 endpoint: the service's own address without any path, since S3 signatures cover the
+/// request's path (behind a proxy that serves the service under a path, the proxy passes
+/// `/mgds-uploads/` through unchanged).
 fn multipart_answer(
     state: &AppState,
     collection: &str,
@@ -101,7 +103,7 @@ fn multipart_answer(
         upload_aws_access_key_id: started.minted.access_key,
         upload_aws_secret_access_key: started.minted.secret,
         callback_url: format!("/api/v1/{collection}/upload_callback/{}", started.upload_id),
-        s3_endpoint: Some(state.public_url.to_string()),
+        s3_endpoint: Some(crate::s3::endpoint(&state.public_url).to_string()),
         expires_at: Some(crate::store::db::ts(started.minted.expires_at)),
     }
 }

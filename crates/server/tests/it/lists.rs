@@ -151,8 +151,11 @@ async fn bad_list_parameters_answer_400_naming_the_problem() {
     }
 }
 
+/// Behind a proxy that serves the service under a path (`--public-url .../mgds/`), every address
+/// it gives keeps the path: list links, upload forms, download addresses; the S3 endpoint is
+/// the host alone (S3 signatures cover the path; the proxy passes `/mgds-uploads/` through).
 #[tokio::test]
-async fn behind_a_proxy_under_a_path_the_links_keep_the_path() {
+async fn behind_a_proxy_under_a_path_every_address_keeps_the_path() {
     let svc = Service::start().await;
     let u = svc.user("lab@example.org").await;
     for _ in 0..3 {
@@ -179,6 +182,60 @@ async fn behind_a_proxy_under_a_path_the_links_keep_the_path() {
     }
     assert_eq!(link.matches("</mgds/api/v1/samples?").count(), 5, "every address keeps the proxy's path: {link}");
     assert!(!link.contains("</api/"), "{link}");
+    let behind =
+        |method: Method, path: &str| svc.http.request(method, format!("{direct}{path}")).basic_auth(&u.key, Some(""));
+    let bytes = crate::fastq(3);
+    let init: Value = behind(Method::POST, "/api/v1/samples/init_upload")
+        .json(&json!({"filename": "p.fastq", "size": bytes.len()}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let multipart: Value = behind(Method::POST, "/api/v1/samples/init_multipart_upload")
+        .json(&json!({"filename": "q.fastq"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(multipart["s3_endpoint"], json!("https://lab.example.org"), "{multipart}");
+    assert!(multipart["callback_url"].as_str().unwrap().starts_with("/api/v1/samples/upload_callback/"));
+    if svc.on_s3() {
+        return; // Forms and downloads are then the store's own addresses.
+    }
+    assert_eq!(init["upload_url"], json!("https://lab.example.org/mgds/storage/mgds"), "{init}");
+    // The form goes through the proxy to the service, which stores the file.
+    let id = init["sample_id"].as_str().unwrap();
+    let r = crate::post_form(
+        &svc.http,
+        &format!("{direct}/storage/mgds"),
+        init["additional_fields"].as_object().unwrap(),
+        &bytes,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let location = r.headers()["location"].to_str().unwrap().to_string();
+    assert!(location.starts_with("https://lab.example.org/mgds/storage/mgds/"), "{location}");
+    let r =
+        behind(Method::POST, "/api/v1/samples/confirm_upload").json(&json!({"sample_id": id})).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let d: Value = behind(Method::POST, &format!("/api/v1/samples/{id}/download_uri"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let download = d["download_uri"].as_str().unwrap();
+    assert!(download.starts_with("https://lab.example.org/mgds/storage/mgds/"), "{download}");
+    // Through the proxy (which takes the path off), the address downloads the file.
+    let through = download.replace("https://lab.example.org/mgds", &direct);
+    let got = svc.http.get(through).send().await.unwrap().bytes().await.unwrap();
+    assert_eq!(got.as_ref(), bytes.as_slice());
     // Without a path in the public address, the links are the request's paths.
     let (_, _, _, plain) = page(&svc, &u, "per_page=1&page=2").await;
     assert_eq!(plain.matches("</api/v1/samples?").count(), 5, "{plain}");

@@ -423,6 +423,8 @@ pub async fn run_worker(mut config: Config, args: WorkerArgs) -> Result<()> {
     }
     config.runner.workers = args.workers;
     config.runner.limits = args.limits.limits();
+    // The site's default classification is the service's to decide, from its own references.
+    config.runner.sets_default_classification = false;
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);

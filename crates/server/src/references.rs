@@ -182,7 +182,8 @@ pub struct References {
 
 impl References {
     /// Reads every manifest under `data_dir/databases`, registers each reference's job, and
-    /// records the default classification job. A folder with a broken manifest is skipped with
+    /// records the default classification job (unless this process is a worker that does not
+    /// decide it, see [`RunnerConfig::sets_default_classification`](crate::worker::RunnerConfig)). A folder with a broken manifest is skipped with
     /// a warning naming it, so one bad install does not stop the service.
     pub async fn load(state: &AppState, data_dir: &Path) -> ApiResult<References> {
         // With an S3 store: the references of jobs registered on other machines first.
@@ -230,7 +231,9 @@ impl References {
             let installed = Installed { dir, manifest, job_id: job_id.clone() };
             refs.by_job.insert(job_id, Arc::new(installed));
         }
-        settings::set_default_classification(&state.db, default.as_deref()).await?;
+        if state.runner.config.sets_default_classification {
+            settings::set_default_classification(&state.db, default.as_deref()).await?;
+        }
         Ok(refs)
     }
 

@@ -70,6 +70,11 @@ pub struct RunnerConfig {
     pub engine: EngineHost,
     /// What one analysis may take.
     pub limits: Limits,
+    /// Whether this process decides the site's default classification from the reference data
+    /// it has installed: the service does; an `mgds worker` on a machine of its own does not
+    /// (its data folder holds only what it fetched or was given), so a worker never changes
+    /// which classification new uploads get.
+    pub sets_default_classification: bool,
 }
 
 impl Default for RunnerConfig {
@@ -89,6 +94,7 @@ impl Default for RunnerConfig {
             retry_after: Duration::from_secs(30),
             engine,
             limits: Limits::default(),
+            sets_default_classification: true,
         }
     }
 }

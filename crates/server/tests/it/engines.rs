@@ -368,6 +368,47 @@ async fn a_run_that_lost_its_claim_keeps_nothing() {
     assert!(files(id).await.is_empty(), "the analysis's files go with the sample");
 }
 
+/// A worker on a machine of its own (another data folder, the same database) never changes
+/// which classification new uploads get, whatever reference data its folder holds; the service
+/// decides it. Runs on the test command's PostgreSQL pass (one database, two data folders).
+#[tokio::test]
+async fn a_worker_elsewhere_leaves_the_default_classification_alone() {
+    let svc = start_with_demo(|c| c.runner.workers = 0).await;
+    if svc.config.database_url.is_none() {
+        eprintln!("not run: needs MGDS_TEST_POSTGRES (workers on other machines share a PostgreSQL database)");
+        return;
+    }
+    let default = async |db: &mgds_server::db::Pool| -> Option<String> {
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = 'default_classification_job'")
+            .fetch_optional(db)
+            .await
+            .unwrap()
+    };
+    let before = default(&svc.state.db).await;
+    assert!(before.is_some(), "the service set it");
+    // A worker whose folder holds another classification database, marked default there.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut worker = svc.config.clone();
+    worker.data_dir = elsewhere.path().join("data");
+    worker.store = None;
+    worker.runner.sets_default_classification = false;
+    let databases = worker.data_dir.join(references::DATABASES_DIR);
+    copy_dir(demo_databases(), &databases);
+    let manifest_path = databases.join(references::DEMO_FOLDERS[0]).join("manifest.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    manifest["name"] = json!("bigger-db");
+    manifest["digest"] = json!("0".repeat(64));
+    manifest["default"] = json!(true);
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
+    let w = mgds_server::AppState::open(&worker).await.expect("the worker opens");
+    assert!(!w.runner.references().is_empty());
+    assert_eq!(default(&svc.state.db).await, before, "the worker left the site's default alone");
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    assert!(s["primary_classification"]["$ref"].is_string(), "new uploads still get a classification: {s}");
+}
+
 /// A demo database an older engine built (another format version) is made again at start; a
 /// current one is left alone.
 #[test]

@@ -1,11 +1,14 @@
 //! The service under its routes: records and who may see them, the upload lifecycle, the job
-//! queue and file storage, over SQLite and the object store.
+//! queue and file storage, over SQLite or PostgreSQL and a local folder or an S3 store.
 //!
-//! Every SQL statement of the service is here, and nothing here knows HTTP: functions take ids,
-//! the [`Caller`](caller::Caller), the API's request values and the raw list parameters, and
-//! answer with the API's records or an [`ApiError`](crate::ApiError). Record functions take the
-//! service's state for its database and files; those the operator's commands and the workers
-//! call take the database alone. How SQLite stores values and runs statements is in [`db`].
+//! The statements of the records are here, and nothing here knows the routes: functions take
+//! ids, the [`Caller`](caller::Caller), the API's request values and the raw list parameters,
+//! and answer with the API's records or an [`ApiError`](crate::ApiError) (which carries the
+//! status an answer gets). Record functions take the service's state for its database and
+//! files; those the operator's commands and the workers call take the database alone. How the
+//! two databases store values and run statements is in [`db`]. Outside this layer, SQL is the
+//! operators' alone: copying an install (`migrate`), sharing reference data
+//! (`shared_references`) and the health and queue figures (`metrics`).
 
 pub mod access;
 pub mod analyses;

@@ -76,17 +76,22 @@ fn genome_copies_with_a_two_column_map_are_near_the_truth() {
 }
 
 #[test]
-fn an_explicit_genome_column_or_kraken_headers_give_the_same_results() {
+fn an_explicit_genome_column_kraken_headers_or_one_library_file_give_the_same_results() {
     let two = run(our_db(MapKind::TwoColumns));
     let three = run(our_db(MapKind::ThreeColumns));
     let headers = run(our_db(MapKind::Headers));
     assert_eq!(two, three, "two-column map vs explicit genomes");
     assert_eq!(two, headers, "two-column map vs kraken:taxid headers");
+    // Every genome in one file, as Kraken 2's library.fna: the genomes are told apart by their
+    // records' organism and strain (two H. pylori assemblies of one species taxon stay two).
+    let library = run(our_db(MapKind::Library));
+    assert_eq!(two, library, "two-column map vs one library.fna with kraken:taxid headers");
     let summary = |kind| -> Vec<(u64, u32, u64)> {
         our_db(kind).species_genomes().iter().map(|s| (s.tax_id, s.genomes, s.mean_length)).collect()
     };
     assert_eq!(summary(MapKind::TwoColumns), summary(MapKind::ThreeColumns));
     assert_eq!(summary(MapKind::TwoColumns), summary(MapKind::Headers));
+    assert_eq!(summary(MapKind::TwoColumns), summary(MapKind::Library));
 }
 
 #[test]

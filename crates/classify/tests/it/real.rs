@@ -82,6 +82,9 @@ pub enum MapKind {
     ThreeColumns,
     /// No map: `kraken:taxid|N|` headers.
     Headers,
+    /// No map, one file: every genome's records with `kraken:taxid|N|` headers in one FASTA,
+    /// as Kraken 2's `library.fna`.
+    Library,
 }
 
 /// Our database of the fixture's genomes, built once per test binary (test processes running
@@ -125,19 +128,28 @@ fn build_ours(kind: MapKind) -> Res<Database> {
                 match kind {
                     MapKind::TwoColumns => writeln!(text, "{id}\t{}", g.tax_id)?,
                     MapKind::ThreeColumns => writeln!(text, "{id}\t{}\t{}", g.tax_id, g.label)?,
-                    MapKind::Headers => {}
+                    MapKind::Headers | MapKind::Library => {}
                 }
             }
         }
         std::fs::write(&map, text)?;
-        let references = fx
-            .genomes
-            .iter()
-            .map(|g| if kind == MapKind::Headers { g.kraken.clone() } else { g.plain.clone() })
-            .collect();
+        let references = match kind {
+            MapKind::Library => {
+                let library = dir.join("library.fna");
+                let mut all = Vec::new();
+                for g in &fx.genomes {
+                    all.extend(std::fs::read(&g.kraken)?);
+                }
+                std::fs::write(&library, all)?;
+                vec![library]
+            }
+            MapKind::Headers => fx.genomes.iter().map(|g| g.kraken.clone()).collect(),
+            _ => fx.genomes.iter().map(|g| g.plain.clone()).collect(),
+        };
+        let headers = matches!(kind, MapKind::Headers | MapKind::Library);
         let input = BuildInput {
             references,
-            seqid2taxid: if kind == MapKind::Headers { PathBuf::new() } else { map },
+            seqid2taxid: if headers { PathBuf::new() } else { map },
             nodes: fx.taxonomy.join("nodes.dmp"),
             names: fx.taxonomy.join("names.dmp"),
         };

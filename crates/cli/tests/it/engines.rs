@@ -221,6 +221,16 @@ fn db_build_installs_a_new_versioned_job_and_a_separate_worker_runs_analyses() {
     assert!(built.contains("mean_length_bp") && species_line.contains("60000"), "{built}");
     let list = ok(&db(&["list"]));
     assert!(list.lines().any(|l| l.starts_with("lab-genomes\tclassification\tlab-genomes\t")), "{list}");
+    // And keeps it for `db list --json`.
+    let json: Value = serde_json::from_str(&ok(&db(&["list", "--json"]))).unwrap();
+    let entry = json.as_array().unwrap().iter().find(|e| e["folder"] == json!("lab-genomes")).expect("listed");
+    let genomes = entry["genomes"].as_array().unwrap();
+    assert_eq!(genomes.len(), 1, "{entry}");
+    assert_eq!(
+        (&genomes[0]["tax_id"], &genomes[0]["genomes"], &genomes[0]["sequences"], &genomes[0]["mean_length"]),
+        (&json!(562), &json!(1), &json!(1), &json!(60000)),
+        "{entry}"
+    );
     assert!(list.lines().any(|l| l.starts_with("demo-bacteria\t") && l.ends_with("default")), "{list}");
     // The same name twice is refused with what to do.
     let again = build("lab-genomes");

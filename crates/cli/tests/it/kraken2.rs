@@ -130,6 +130,14 @@ fn a_kraken2_folder_is_used_in_place_and_gives_kraken2s_call_for_every_read() {
     // The Klebsiella chromosome and its plasmid, in one library file, are one genome.
     let kp = entry["genomes"].as_array().unwrap().iter().find(|g| g["tax_id"] == json!(573)).unwrap();
     assert_eq!((kp["genomes"].as_u64(), kp["sequences"].as_u64()), (Some(1), Some(2)), "{kp}");
+    // Its mean length is the genome's, chromosome and plasmid together.
+    let genomes = gunzip(&std::fs::read(demo().join("genomes.fa.gz")).unwrap());
+    let kp_bases: usize = genomes
+        .split('>')
+        .filter(|r| r.starts_with("Klebsiella_pneumoniae_HS11286."))
+        .map(|r| r.split_once('\n').unwrap().1.bytes().filter(u8::is_ascii_alphabetic).count())
+        .sum();
+    assert_eq!(kp["mean_length"].as_u64(), Some(kp_bases as u64), "{kp}");
     // The same folder twice would be one job under two names: refused, naming the first.
     let again = mgds_db(&data, &["import-kraken2", k2.to_str().unwrap(), "--name", "lab-k2-again"]);
     assert!(!again.status.success());

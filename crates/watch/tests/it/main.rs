@@ -5,6 +5,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod illumina;
+mod live;
 mod nanopore;
 mod pairs;
 mod restart;
@@ -35,6 +36,19 @@ impl Service {
         config.auth_failure_limit = 100_000;
         // Classification of each new sample is not what these tests are about.
         config.runner.workers = 0;
+        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
+        let key = admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        Service { url, state, key, _dir: dir }
+    }
+
+    /// A service that classifies each new sample, as a lab's does: the demo references
+    /// installed, one worker.
+    pub async fn start_classifying() -> Service {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::new(dir.path().join("data"));
+        config.auth_failure_limit = 100_000;
+        config.runner.poll = Duration::from_millis(100);
+        mgds_server::references::install_demo(&config.data_dir).expect("the demo references install");
         let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
         let key = admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
         Service { url, state, key, _dir: dir }

@@ -1,14 +1,17 @@
 //! `mgds watch`: watched folders, headless. `run` watches in the foreground (one folder given
 //! on the command line, or every saved one) until Ctrl-C or SIGTERM; `add`, `list` and
 //! `remove` manage the saved folders (`watch.toml` in the configuration folder, shared with
-//! the desktop app); `status` reads the queue; `pause` and `resume` flip the switch a running
-//! watcher looks for.
+//! the desktop app); `status` reads the queue and `live` its run dashboard; `alert` manages
+//! the taxon alerts every folder's samples are checked against; `pause` and `resume` flip the
+//! switch a running watcher looks for.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use mgds_watch::{Event, FolderConfig, Layout, NanoporeGrouping, Options, PAUSE_FILE, Queue, SavedFolders, Watcher};
+use mgds_watch::{
+    Alert, AlertRule, Event, FolderConfig, Layout, NanoporeGrouping, Options, PAUSE_FILE, Queue, SavedFolders, Watcher,
+};
 
 use crate::connect::{self, Global};
 use crate::profile;
@@ -60,6 +63,71 @@ pub enum WatchCommand {
         #[arg(value_parser = parse_limit, value_name = "RATE|off")]
         rate: Limit,
     },
+    /// The live run dashboard from the queue (works while a watcher runs): per run, each
+    /// barcode's batches uploaded and classified, its reads so far, its top taxa and alerts.
+    Live {
+        /// The rank the taxa are summed at.
+        #[arg(long, default_value = "species")]
+        rank: String,
+        /// How many taxa per barcode.
+        #[arg(long, default_value_t = 5)]
+        top: usize,
+        /// Print JSON (with each barcode's cumulative series).
+        #[arg(long)]
+        json: bool,
+        /// The watcher's state folder [default: the data folder].
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+    /// Taxon alerts for every watched folder (saved in `watch.toml`, shared with the app): a
+    /// classified sample, or a live run's barcode (its batches summed), that crosses a rule
+    /// raises an alert once per sample (or barcode) and taxon.
+    #[command(subcommand)]
+    Alert(AlertCommand),
+}
+
+/// `mgds watch alert ...`.
+#[derive(clap::Subcommand)]
+pub enum AlertCommand {
+    /// Add a rule: `"Salmonella enterica >= 0.1%"`, `"Listeria >= 50 reads"`, `"590 >= 0.5%"`
+    /// (a name or a taxonomy id; its reads are its clade's; a share is of all the reads).
+    Add {
+        /// The rule.
+        #[arg(value_parser = parse_rule)]
+        rule: AlertRule,
+    },
+    /// List the rules (each folder's own too).
+    List,
+    /// Remove a rule, as listed.
+    Remove {
+        /// The rule.
+        #[arg(value_parser = parse_rule)]
+        rule: AlertRule,
+    },
+    /// The alerts that fired, newest first.
+    Log {
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// The watcher's state folder [default: the data folder].
+        #[arg(long, value_name = "DIR")]
+        state_dir: Option<PathBuf>,
+    },
+}
+
+fn parse_rule(s: &str) -> Result<AlertRule, String> {
+    s.parse()
+}
+
+fn parse_webhook(s: &str) -> Result<reqwest::Url, String> {
+    let u = reqwest::Url::parse(s).map_err(|e| format!("{s:?} is not an address: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err(format!("{s:?}: the webhook must be an http:// or https:// address"));
+    }
+    Ok(u)
 }
 
 /// An upload speed limit, or none.
@@ -97,10 +165,23 @@ pub struct RunArgs {
     /// Put new samples in this project (id; with --folder).
     #[arg(long)]
     project: Option<String>,
+    /// Nanopore: one sample per batch file as it lands, instead of one per barcode once the
+    /// run ends (with --folder): the live run dashboard and alerts follow the run batch by
+    /// batch.
+    #[arg(long)]
+    per_file: bool,
     /// Upload speed limit in bytes per second (suffixes k, M, G: 10M) [default: the limit
     /// saved with `mgds watch limit` for saved folders; none with --folder].
     #[arg(long, value_parser = parse_bytes, value_name = "RATE")]
     bandwidth: Option<u64>,
+    /// Raise an alert when a classified sample (or a live run's barcode) crosses this rule
+    /// (repeatable; with the saved rules): `"Salmonella enterica >= 0.1%"`.
+    #[arg(long = "alert", value_name = "RULE", value_parser = parse_rule)]
+    alerts: Vec<AlertRule>,
+    /// POST each alert to this address as JSON (the alert's fields and a `text` line, which
+    /// Slack- and Teams-style incoming webhooks show).
+    #[arg(long, value_name = "URL", env = "MGDS_ALERT_WEBHOOK", value_parser = parse_webhook)]
+    alert_webhook: Option<reqwest::Url>,
     /// Where the queue lives [default: the data folder].
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -141,6 +222,10 @@ pub struct AddArgs {
     /// Illumina: one sample per lane instead of joining lanes.
     #[arg(long)]
     no_join_lanes: bool,
+    /// Raise an alert when a sample of this folder (or a barcode of a live run in it) crosses
+    /// this rule, besides the rules for every folder (repeatable): `"Listeria >= 50 reads"`.
+    #[arg(long = "alert", value_name = "RULE", value_parser = parse_rule)]
+    alerts: Vec<AlertRule>,
     /// Nanopore: one sample per batch file instead of one per barcode.
     #[arg(long)]
     per_file: bool,
@@ -183,6 +268,8 @@ pub async fn run(g: &Global, cmd: WatchCommand) -> Result<()> {
         WatchCommand::List { json } => list(json),
         WatchCommand::Remove { folder } => remove(&folder),
         WatchCommand::Status { json, state_dir: d } => status(&state_dir(g, d)?, json).await,
+        WatchCommand::Live { rank, top, json, state_dir: d } => live(&state_dir(g, d)?, &rank, top, json).await,
+        WatchCommand::Alert(c) => alert(g, c).await,
         WatchCommand::Pause { state_dir: d } => {
             let dir = state_dir(g, d)?;
             std::fs::create_dir_all(&dir)?;
@@ -225,6 +312,7 @@ fn add(a: AddArgs) -> Result<()> {
     cfg.illumina.pair = !a.no_pair;
     cfg.illumina.join_lanes = !a.no_join_lanes;
     cfg.nanopore = if a.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
+    cfg.alerts = a.alerts;
     let path = match a.replace {
         true => saved.replace(&a.folder, cfg).map_err(|e| match e {
             mgds_watch::Error::NotSaved { .. } => {
@@ -329,22 +417,27 @@ async fn status(dir: &Path, json: bool) -> Result<()> {
 }
 
 async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
+    let saved = SavedFolders::load(&profile::config_dir()?)?;
     let (folders, saved_limit) = match &a.folder {
         Some(p) => {
             let mut f = FolderConfig::new(p);
             f.layout = a.layout;
             f.tags = a.tags.clone();
             f.project = a.project.clone();
+            if a.per_file {
+                f.nanopore = NanoporeGrouping::PerFile;
+            }
             (vec![f], None)
         }
         None => {
-            let saved = SavedFolders::load(&profile::config_dir()?)?;
             if saved.folders.is_empty() {
                 bail!("no folder to watch: pass --folder PATH or save one with `mgds watch add PATH`");
             }
-            (saved.folders, saved.upload_limit)
+            (saved.folders.clone(), saved.upload_limit)
         }
     };
+    let mut alerts = saved.alerts.clone();
+    alerts.extend(a.alerts.iter().cloned());
     let secs = |s: f64, what: &str| -> Result<Duration> {
         Duration::try_from_secs_f64(s)
             .ok()
@@ -358,9 +451,11 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
         events: !a.no_events,
         bandwidth: a.bandwidth.or(saved_limit).unwrap_or(0),
         pause_file: Some(dir.join(PAUSE_FILE)),
+        alerts,
         ..Options::default()
     };
     let ctx = connect::connect(g).await?;
+    let webhook = a.alert_webhook.clone().map(|url| Webhook { url, http: reqwest::Client::new() });
     let shown: Vec<String> = folders.iter().map(|f| f.path.display().to_string()).collect();
     let (watcher, mut events) = Watcher::start(folders, options, ctx.client, &dir).await?;
     eprintln!("watching {} (queue in {}); Ctrl-C stops", shown.join(", "), dir.display());
@@ -374,6 +469,14 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
                 return Ok(());
             }
             e = events.recv() => match e {
+                Some(Event::Alert(alert)) => {
+                    // Alerts are the watcher's output (stdout); everything else is its log.
+                    println!("ALERT {}", alert.message());
+                    if let Some(w) = &webhook {
+                        let w = w.clone();
+                        tokio::spawn(async move { w.post(&alert).await });
+                    }
+                }
                 Some(e) => log(&e),
                 // The watcher ended by itself: it failed.
                 None => return watcher.wait().await.context("the watcher stopped"),
@@ -417,8 +520,157 @@ fn log(e: &Event) {
         Event::JobFailed { name, job, error } => {
             eprintln!("job        {job} on {name} failed to start: {error}")
         }
+        Event::Classified { name, reads, .. } => eprintln!("classified {name} ({reads} reads)"),
+        Event::ClassificationFailed { name, error, .. } => {
+            eprintln!("classification of {name} failed: {error}")
+        }
         Event::Paused => eprintln!("paused     uploads paused"),
         Event::Resumed => eprintln!("resumed    uploads resumed"),
         _ => {}
     }
+}
+
+/// Where `mgds watch run --alert-webhook` posts alerts.
+#[derive(Clone)]
+struct Webhook {
+    url: reqwest::Url,
+    http: reqwest::Client,
+}
+
+impl Webhook {
+    /// Posts one alert, trying up to three times over about half a minute; a webhook that
+    /// stays away is logged, and the watcher goes on (the alert is in `mgds watch alert log`).
+    async fn post(&self, alert: &Alert) {
+        let mut body = serde_json::to_value(alert).unwrap_or_default();
+        if let Some(map) = body.as_object_mut() {
+            map.insert("text".into(), serde_json::Value::String(format!("MGDS alert: {}", alert.message())));
+        }
+        let mut wait = Duration::from_secs(2);
+        for attempt in 1..=3 {
+            let sent = self.http.post(self.url.clone()).json(&body).timeout(Duration::from_secs(20)).send().await;
+            match sent {
+                Ok(r) if r.status().is_success() => return,
+                Ok(r) if r.status().is_client_error() && r.status().as_u16() != 429 => {
+                    eprintln!("webhook {} refused the alert: {}", self.url, r.status());
+                    return;
+                }
+                Ok(r) if attempt == 3 => {
+                    eprintln!("webhook {} answered {}; the alert was not posted", self.url, r.status())
+                }
+                Err(e) if attempt == 3 => {
+                    eprintln!("webhook {} could not be reached: {e}; the alert was not posted", self.url)
+                }
+                _ => {}
+            }
+            tokio::time::sleep(wait).await;
+            wait *= 4;
+        }
+    }
+}
+
+/// `mgds watch live`.
+async fn live(dir: &Path, rank: &str, top: usize, json: bool) -> Result<()> {
+    if !dir.join(mgds_watch::QUEUE_FILE).is_file() {
+        bail!("no watcher has run with the state folder {} yet", dir.display());
+    }
+    let q = Queue::open(dir).await?;
+    let runs = q.live_runs(rank, top.max(1)).await?;
+    q.close().await;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(());
+    }
+    if runs.is_empty() {
+        eprintln!("no run yet");
+    }
+    for r in &runs {
+        let state = if r.finished { "finished".to_string() } else { format!("{} (running)", r.state) };
+        println!("run {} ({}, {}): {}", r.run_id, r.kind, r.path.display(), state);
+        println!(
+            "  {:<16} {:>8} {:>9} {:>11} {:>7} {:>10}  top {rank}",
+            "barcode", "batches", "uploaded", "classified", "failed", "reads"
+        );
+        for g in &r.groups {
+            let top: Vec<String> = g
+                .taxa
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{} {:.1}%",
+                        t.name,
+                        if g.reads == 0 { 0.0 } else { t.reads as f64 * 100.0 / g.reads as f64 }
+                    )
+                })
+                .collect();
+            println!(
+                "  {:<16} {:>8} {:>9} {:>11} {:>7} {:>10}  {}",
+                g.name,
+                g.batches,
+                g.uploaded,
+                g.classified,
+                g.upload_failed + g.classification_failed,
+                g.reads,
+                top.join(", ")
+            );
+            for a in &g.alerts {
+                println!("      alert: {} ({:.3}% >= rule {})", a.taxon, a.percent, a.rule);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `mgds watch alert ...`.
+async fn alert(g: &Global, cmd: AlertCommand) -> Result<()> {
+    let dir = profile::config_dir()?;
+    match cmd {
+        AlertCommand::Add { rule } => {
+            let mut saved = SavedFolders::load(&dir)?;
+            if saved.alerts.contains(&rule) {
+                eprintln!("{rule} is a rule already");
+                return Ok(());
+            }
+            saved.alerts.push(rule.clone());
+            saved.save(&dir)?;
+            eprintln!("alert rule added: {rule} (from the next `mgds watch run`, and in the app)");
+        }
+        AlertCommand::Remove { rule } => {
+            let mut saved = SavedFolders::load(&dir)?;
+            let before = saved.alerts.len();
+            saved.alerts.retain(|r| r != &rule);
+            if saved.alerts.len() == before {
+                bail!("{rule} is not a rule for every folder (see `mgds watch alert list`)");
+            }
+            saved.save(&dir)?;
+            eprintln!("alert rule removed: {rule}");
+        }
+        AlertCommand::List => {
+            let saved = SavedFolders::load(&dir)?;
+            for r in &saved.alerts {
+                println!("every folder\t{r}");
+            }
+            for f in &saved.folders {
+                for r in &f.alerts {
+                    println!("{}\t{r}", f.path.display());
+                }
+            }
+        }
+        AlertCommand::Log { limit, json, state_dir: d } => {
+            let dir = state_dir(g, d)?;
+            if !dir.join(mgds_watch::QUEUE_FILE).is_file() {
+                bail!("no watcher has run with the state folder {} yet", dir.display());
+            }
+            let q = Queue::open(&dir).await?;
+            let alerts = q.alerts(limit).await?;
+            q.close().await;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&alerts)?);
+            } else {
+                for a in &alerts {
+                    println!("{}\t{}", a.at, a.message());
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Settling: what the scanner knows of every file of its folders, and when a file counts as
 //! whole. A file settles once two polling passes saw the same size and modification time, it
-//! is older than the minimum age and (a sequence file) it reads to its end, which also gives its
-//! SHA-256; that read runs on a worker, at most two at a time.
+//! is older than the minimum age and (a sequence file) it is not empty and reads to its end,
+//! which also gives its SHA-256; that read runs on a worker, at most two at a time.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -227,6 +227,11 @@ impl Settler {
                     // Markers and files that are only counted need no content check.
                     t.phase = Phase::Settled;
                     changed = true;
+                    continue;
+                }
+                if t.stat.size == 0 {
+                    // An empty sequence file is one being written (a tool that opens its output
+                    // and writes it all at the end): it waits for its content, however long.
                     continue;
                 }
                 if let Some((at, h)) = &t.hash

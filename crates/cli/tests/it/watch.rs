@@ -203,3 +203,110 @@ fn saved_folders_and_the_pause_switch() {
     let (code, _, _) = mgds(&["watch", "run", "--layout", "bogus", "--folder", f]);
     assert_eq!(code, Some(2));
 }
+
+/// A listener on loopback that answers every request 200 and hands over each request's body.
+fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks/lab", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").unwrap();
+            let _ = tx.send(String::from_utf8_lossy(&body).into_owned());
+        }
+    });
+    (url, rx)
+}
+
+/// Headless alerts: rules saved with `mgds watch alert` and given to `mgds watch run`; a
+/// classified sample that crosses one is printed on stdout, posted to the webhook and logged in
+/// the queue, once; `mgds watch live` and `mgds watch alert log` read them back.
+#[test]
+fn alerts_are_printed_posted_to_a_webhook_and_logged_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("service");
+    let config = dir.path().join("config");
+    let serve = Serve::start(&data, &[]);
+    let key = create_user(&data, "lab@example.org");
+    let mgds = |args: &[&str]| {
+        let out = Command::new(MGDS).args(args).env("MGDS_CONFIG_DIR", &config).env("NO_COLOR", "1").output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, err) = mgds(&["watch", "alert", "add", "Escherichia coli >= 5%"]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = mgds(&["watch", "alert", "add", "Escherichia coli 5%"]);
+    assert_eq!(code, Some(2), "a rule without >= is a wrong command line");
+    assert!(err.contains("no `>=`"), "{err}");
+    let (_, listed, _) = mgds(&["watch", "alert", "list"]);
+    assert_eq!(listed.trim(), "every folder\tEscherichia coli >= 5%");
+
+    let (url, posted) = webhook_receiver();
+    let folder = dir.path().join("incoming");
+    let state = dir.path().join("watch-state");
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut watcher = Command::new(MGDS)
+        .args(["watch", "run", "--folder"])
+        .arg(&folder)
+        .args(["--base-url", &serve.url, "--api-key", &key, "--state-dir"])
+        .arg(&state)
+        .args(["--poll-interval", "0.1", "--min-age", "0.1", "--layout", "files"])
+        .args(["--alert", "Vibrio cholerae >= 1000000 reads", "--alert-webhook", &url])
+        .env("MGDS_CONFIG_DIR", &config)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("mgds watch starts");
+    std::fs::write(folder.join("isolate_7.fastq.gz"), crate::engines::demo_reads()).unwrap();
+    let body = posted.recv_timeout(Duration::from_secs(120)).expect("the alert is posted to the webhook");
+    let alert: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (&alert["taxon"], &alert["rule"], &alert["label"]),
+        (&json!("Escherichia coli"), &json!("Escherichia coli >= 5%"), &json!("isolate_7"))
+    );
+    assert!(alert["percent"].as_f64().unwrap() > 5.0, "{alert}");
+    assert!(alert["text"].as_str().unwrap().starts_with("MGDS alert: isolate_7: Escherichia coli (562)"), "{alert}");
+
+    let (_, log, _) = mgds(&["watch", "alert", "log", "--json", "--state-dir", state.to_str().unwrap()]);
+    let log: Value = serde_json::from_str(&log).unwrap();
+    assert_eq!(log.as_array().unwrap().len(), 1, "{log}");
+    let (_, live, _) = mgds(&["watch", "live", "--json", "--state-dir", state.to_str().unwrap()]);
+    let live: Value = serde_json::from_str(&live).unwrap();
+    assert!(live.as_array().unwrap().is_empty(), "a plain file is no run: {live}");
+
+    Command::new("kill").arg("-TERM").arg(watcher.id().to_string()).status().unwrap();
+    let out = watcher.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("ALERT ")).collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    assert!(
+        lines[0].contains("isolate_7: Escherichia coli (562)") && lines[0].contains("rule: Escherichia coli >= 5%"),
+        "{stdout}"
+    );
+    assert!(posted.recv_timeout(Duration::from_secs(1)).is_err(), "posted once");
+
+    let (code, _, _) = mgds(&["watch", "alert", "remove", "Escherichia coli >= 5%"]);
+    assert_eq!(code, Some(0));
+    let (_, listed, _) = mgds(&["watch", "alert", "list"]);
+    assert!(listed.trim().is_empty(), "{listed}");
+}

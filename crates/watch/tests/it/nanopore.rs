@@ -134,3 +134,33 @@ async fn per_file_samples_and_plain_files() {
     want.sort();
     assert_eq!(declared, want);
 }
+
+/// A batch file that stays empty for a while (a tool that opens its output first and writes it
+/// all at the end) is not taken for a finished empty file: it becomes a sample once it has its
+/// content, whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_file_waits_for_its_content() {
+    let svc = Service::start().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("minknow");
+    let data = tmp.path().join("client");
+    let run = root.join("20240101_1200_MN1_FAB1_aa");
+    let file = run.join("fastq_pass/barcode03/b03_0.fastq.gz");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, b"").unwrap();
+    let mut cfg = FolderConfig::new(&root);
+    cfg.nanopore = NanoporeGrouping::PerFile;
+    let (w, mut ev) = watch(&svc, vec![cfg], quick(true), &data).await;
+    ev.wait(10, "the empty file to be seen", |e| matches!(e, Event::FileSeen { path } if *path == file)).await;
+    // A file that does not settle shows only over time: many polling passes and minimum ages.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !ev.drain().iter().any(|e| matches!(e, Event::FileSettled { .. } | Event::SampleQueued { .. })),
+        "an empty file does not settle: {:?}",
+        ev.seen
+    );
+    std::fs::write(&file, fastq_gz("b03", 25)).unwrap();
+    until(30, "the batch's sample", || async { svc.names().await == names(&["b03_0"]) }).await;
+    assert_eq!(records_of(&svc, "b03_0").await, 25);
+    w.stop().await.unwrap();
+}

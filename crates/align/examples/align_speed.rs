@@ -63,7 +63,7 @@ fn main() {
         let p = profile(&catalogue, &fn_reads, &ProfileOptions { threads, ..Default::default() }).expect("profile");
         report(
             "profile (demo catalogue)",
-            &format!("30 genes, {n_reads} x 150 bp"),
+            &format!("{} genes, {n_reads} x 150 bp", catalogue.n_genes()),
             threads,
             t.elapsed().as_secs_f64(),
             n_reads,

@@ -1,5 +1,6 @@
-//! The made-up demo gene catalogue (`assets/functions/demo`), built into the crate so a
-//! service can install it without the repository.
+//! The demo gene catalogue (`assets/functions/demo`): 29 real antimicrobial-resistance genes from
+//! NCBI's Reference Gene Catalog with the enzyme classes of their products, built into the crate so
+//! a service can install it without the repository. Four of its genes are in the demo reads.
 
 use std::fs;
 use std::path::Path;
@@ -7,13 +8,16 @@ use std::path::Path;
 use crate::catalogue::{ANNOTATIONS_FILE, GENES_FILE};
 use crate::error::Error;
 
-/// The demo catalogue's `genes.fa`: 30 segments of 600 to 1,500 bp of the demo reference sequences.
+/// The demo catalogue's `genes.fa`: 29 NCBI reference resistance genes, 426 to 1,920 bp, each
+/// named by its gene symbol (made safe for FASTA and SAM: `aph(3'')-Ib` is `aph3pp-Ib`).
 pub const GENES_FA: &[u8] = include_bytes!("../../../assets/functions/demo/genes.fa");
 
-/// The demo catalogue's `annotations.tsv`: EC numbers assigned arbitrarily to the genes.
+/// The demo catalogue's `annotations.tsv`: each enzyme's EC number and IUBMB accepted name; the
+/// four genes whose products are not enzymes have no line.
 pub const ANNOTATIONS_TSV: &[u8] = include_bytes!("../../../assets/functions/demo/annotations.tsv");
 
-/// The demo catalogue's `README.md`, which says that its genes and functions are made up.
+/// The demo catalogue's `README.md`: what the genes and functions are, their source, licence and
+/// citation.
 pub const README_MD: &[u8] = include_bytes!("../../../assets/functions/demo/README.md");
 
 /// Writes the demo catalogue's files into `dir` (created if missing), ready for

@@ -11,7 +11,8 @@
 //!   a [`FunctionalProfile`] of [`FunctionAbundance`] rows, which [`FunctionalProfile::to_tsv`]
 //!   turns into the downloadable table and [`FunctionalProfile::to_results_table`] into API v1's
 //!   results shape ([`ResultsTable`]).
-//! - [`demo`] holds a small made-up catalogue and [`demo::write_demo_catalogue`] installs it.
+//! - [`demo`] holds a small catalogue of real resistance genes (four of them in the demo reads) and
+//!   [`demo::write_demo_catalogue`] installs it.
 //!
 //! Every failure is an [`Error`] naming the file (and line) and saying what to do.
 //!

@@ -8,7 +8,8 @@
 //! the analyses of the old one stay tied to what produced them.
 //!
 //! [`install_demo`] builds the small demo references shipped with the engines (fragments of real
-//! genomes over their NCBI taxonomy, a panel of real resistance genes, a made-up gene catalogue),
+//! genomes over their NCBI taxonomy, a panel of real resistance genes, a gene catalogue of real
+//! resistance genes with their enzymes' EC numbers),
 //! so that a fresh service has working jobs with no download.
 
 use std::collections::HashMap;
@@ -354,8 +355,11 @@ pub fn write_demo_reads(path: &Path) -> std::io::Result<()> {
 }
 
 /// The version of the bundled demo data: 2 is the real-sequence demo (genome fragments and NCBI
-/// resistance genes); demo references made from older data are replaced at start.
-pub const DEMO_VERSION: u32 = 2;
+/// resistance genes), 3 adds the gene catalogue of NCBI resistance genes (before, its genes were
+/// segments of the demo genomes with made-up functions). Demo references made from older data are
+/// replaced at start; one whose data did not change is made again with the same digest, so it
+/// stays the same job.
+pub const DEMO_VERSION: u32 = 3;
 
 /// Names of the demo references' folders.
 pub const DEMO_FOLDERS: [&str; 4] = ["demo-bacteria", "demo-panel", "demo-genomes", "demo-functions"];
@@ -627,4 +631,48 @@ fn digest_files(files: &[&Path]) -> Result<String, InstallError> {
         h.update(&bytes);
     }
     Ok(hex::encode(h.finalize()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A demo gene catalogue installed from version 2's data (genome segments with made-up
+    /// functions) is replaced by the bundled one; the other demo references are left alone.
+    #[test]
+    fn a_demo_catalogue_from_older_data_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(DATABASES_DIR);
+        // Stand-ins for the other demo references, so that only the catalogue is built.
+        for name in &DEMO_FOLDERS[..3] {
+            std::fs::create_dir_all(root.join(name)).unwrap();
+        }
+        let installed = install_demo(dir.path()).unwrap();
+        assert_eq!(installed.len(), 1);
+        let current = installed[0].clone();
+        assert_eq!(current.kind, ReferenceKind::GeneCatalogue);
+
+        let folder = root.join(DEMO_FOLDERS[3]);
+        let catalogue = folder.join(&current.file);
+        std::fs::write(catalogue.join(mgds_align::GENES_FILE), ">demo_gene_001\nACGTACGTACGT\n").unwrap();
+        std::fs::write(
+            catalogue.join(mgds_align::ANNOTATIONS_FILE),
+            "demo_gene_001\tEC:1.1.1.1\talcohol dehydrogenase\n",
+        )
+        .unwrap();
+        let mut old = serde_json::to_value(&current).unwrap();
+        old["demo_version"] = json!(2);
+        old["digest"] = json!(mgds_align::Catalogue::load(&catalogue).unwrap().digest());
+        std::fs::write(folder.join(MANIFEST), old.to_string()).unwrap();
+
+        assert!(refresh_outdated_demo(dir.path()).unwrap(), "the older catalogue is replaced");
+        let now = read_manifest(&folder).unwrap();
+        assert_eq!(now.demo_version, Some(DEMO_VERSION));
+        assert_eq!(now.digest, current.digest);
+        assert_eq!(std::fs::read(catalogue.join(mgds_align::GENES_FILE)).unwrap(), mgds_align::demo::GENES_FA);
+        for name in &DEMO_FOLDERS[..3] {
+            assert_eq!(std::fs::read_dir(root.join(name)).unwrap().count(), 0, "{name} was left alone");
+        }
+        assert!(!refresh_outdated_demo(dir.path()).unwrap(), "and then kept");
+    }
 }

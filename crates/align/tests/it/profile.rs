@@ -1,5 +1,5 @@
 //! `profile` over a catalogue: planted proportions come back, bad catalogues name the line,
-//! the demo catalogue installs and loads.
+//! the demo catalogue installs and loads, and the demo reads give its plasmid genes' functions.
 
 use std::path::Path;
 
@@ -94,8 +94,8 @@ fn demo_catalogue_installs_loads_and_profiles() {
     write_demo_catalogue(&target).unwrap();
     assert_eq!(std::fs::read(target.join("genes.fa")).unwrap(), demo::GENES_FA);
     let catalogue = Catalogue::load(&target).unwrap();
-    assert_eq!(catalogue.n_genes(), 30);
-    assert_eq!(catalogue.functions().len(), 26);
+    assert_eq!(catalogue.n_genes(), 29);
+    assert_eq!(catalogue.functions().len(), 17);
     assert_eq!(catalogue.digest().len(), 64);
     assert_eq!(Catalogue::load(&target).unwrap().digest(), catalogue.digest());
 
@@ -110,10 +110,42 @@ fn demo_catalogue_installs_loads_and_profiles() {
     let reads_path = dir.path().join("reads.fq");
     std::fs::write(&reads_path, sim::fastq("r", &reads)).unwrap();
     let p = profile(&catalogue, &reads_path, &ProfileOptions { threads: 1, ..Default::default() }).unwrap();
-    assert_eq!(p.n_reads, 3_000);
-    assert!(p.n_mapped_reads >= 2_970, "{p:?}");
-    // EC:1.1.1.1 is on two genes, so it has about twice the reads of a one-gene function.
-    let top = &p.functions[0];
-    assert_eq!(top.function_id, "EC:1.1.1.1");
-    assert!(top.read_count >= 195, "{top:?}");
+    assert_eq!(p.n_reads, 2_900);
+    assert!(p.n_mapped_reads >= 2_870, "{p:?}");
+    // Four genes carry no function (tet(A), tet(M), floR, qnrS1): their reads are mapped but
+    // assigned to nothing.
+    let unassigned = p.n_mapped_reads - p.n_assigned_reads;
+    assert!((390..=400).contains(&unassigned), "{p:?}");
+    let reads_of = |id: &str| p.functions.iter().find(|f| f.function_id == id).map_or(0, |f| f.read_count);
+    // Beta-lactamase is on seven genes, dihydropteroate synthase on three (sul1, sul2, sul3).
+    assert_eq!(p.functions[0].function_id, "EC:3.5.2.6");
+    assert!(reads_of("EC:3.5.2.6") >= 690, "{p:?}");
+    assert!((295..=300).contains(&reads_of("EC:2.5.1.15")), "{p:?}");
+    // vanXY-C's product has two activities: each counts the gene's reads.
+    assert!(reads_of("EC:3.4.13.22") >= 98, "{p:?}");
+    assert_eq!(reads_of("EC:3.4.13.22"), reads_of("EC:3.4.17.14"));
+    assert_eq!(p.functions.len(), 17);
+}
+
+/// The demo reads carry four of the catalogue's genes (blaTEM-1, aph(6)-Id, aph(3'')-Ib and sul2,
+/// on K. pneumoniae HS11286's plasmid pKPHS3): their functions have reads, the others none.
+#[test]
+fn demo_reads_profile_finds_the_plasmid_genes_functions() {
+    let dir = tempfile::tempdir().unwrap();
+    write_demo_catalogue(dir.path()).unwrap();
+    let catalogue = Catalogue::load(dir.path()).unwrap();
+    let reads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz");
+    let p = profile(&catalogue, &reads, &ProfileOptions { threads: 2, ..Default::default() }).unwrap();
+    assert_eq!(p.n_reads, 10_019);
+    // About 150 reads on each gene (23-27x over 816-861 bp), all on genes with a function.
+    assert!((560..=640).contains(&p.n_mapped_reads), "{p:?}");
+    assert_eq!(p.n_assigned_reads, p.n_mapped_reads);
+    let rows: Vec<(&str, u64)> = p.functions.iter().map(|f| (f.function_id.as_str(), f.read_count)).collect();
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["EC:2.5.1.15", "EC:2.7.1.72", "EC:2.7.1.87", "EC:3.5.2.6"], "{rows:?}");
+    assert!(rows.iter().all(|&(_, n)| (120..=180).contains(&n)), "{rows:?}");
+    assert_eq!(rows.iter().map(|r| r.1).sum::<u64>(), p.n_mapped_reads);
+    // No read on the absent genes' functions, VanA's among them.
+    assert!(!ids.contains(&"EC:6.1.2.1"));
 }

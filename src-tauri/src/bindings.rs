@@ -13,13 +13,16 @@ use std::path::PathBuf;
 
 use ts_rs::{Config, TS, TypeVisitor};
 
+use crate::analyses::{AnalysesPage, AnalysisQuery, BatchRun};
 use crate::chart::{ChartControls, ChartView};
 use crate::commands::ClassificationView;
+use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
+use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{AnalysesChanged, PanelView};
 use crate::samples::{
-    BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
+    BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView};
 use crate::uploads::{FileCheck, UploadBatch, UploadProgress};
@@ -31,10 +34,14 @@ const REGENERATE: &str = "MGDS_WRITE_BINDINGS=1 cargo test -p mgds-desktop bindi
 /// Every module of the crate (lib.rs is checked against this list), read for its commands and
 /// events.
 const SOURCES: &[(&str, &str)] = &[
+    ("analyses", include_str!("analyses.rs")),
     ("chart", include_str!("chart.rs")),
     ("commands", include_str!("commands.rs")),
+    ("documents", include_str!("documents.rs")),
     ("error", include_str!("error.rs")),
     ("events", include_str!("events.rs")),
+    ("people", include_str!("people.rs")),
+    ("projects", include_str!("projects.rs")),
     ("results", include_str!("results.rs")),
     ("samples", include_str!("samples.rs")),
     ("session", include_str!("session.rs")),
@@ -57,24 +64,35 @@ fn signature_types(t: &mut Types) {
         PathBuf,
         serde_json::Value,
         serde_json::Map<String, serde_json::Value>,
+        Access,
+        AnalysesPage,
+        AnalysisQuery,
+        BatchRun,
         BulkChange,
         BulkOutcome,
         ChartControls,
         ChartView,
         ClassificationView,
         ConnectionView,
+        DocumentFile,
+        DocumentsView,
         FileCheck,
         JobArgs,
         Lookups,
         Named,
         NewFolder,
         NewProfile,
+        NewProject,
         PanelView,
         ProfilesView,
+        ProjectChange,
+        ProjectDetail,
+        ProjectRow,
         SampleChange,
         SampleDetail,
         SampleQuery,
         SamplesPage,
+        TagCount,
         UploadBatch,
         WatchView,
     ];
@@ -83,6 +101,8 @@ fn signature_types(t: &mut Types) {
 /// The events, by their payloads.
 fn events(t: &mut Types) {
     t.event::<AnalysesChanged>();
+    t.event::<BatchRun>();
+    t.event::<DocumentTransfer>();
     t.event::<UploadProgress>();
     t.event::<WatchChanged>();
 }

@@ -7,11 +7,15 @@ use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
 use ts_rs::TS;
 
+use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
+use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
+use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{PanelView, ResultsCache, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
+    TagCount,
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
@@ -106,10 +110,169 @@ pub async fn analysis_results(session: State<'_, Session>, id: String, kind: Str
     Ok(session.connected().await?.client.analyses().results(&id).await?)
 }
 
-/// Creates a project (to move samples into).
+/// Creates a project (its short name is checked before anything is sent).
 #[tauri::command]
-pub async fn create_project(session: State<'_, Session>, name: String) -> CmdResult<Named> {
-    samples::create_project(&session.connected().await?.client, &name).await
+pub async fn create_project(session: State<'_, Session>, project: NewProject) -> CmdResult<Named> {
+    crate::projects::create(&session.connected().await?.client, project).await
+}
+
+/// The Projects screen: own projects, those the user is a member of, and public ones.
+#[tauri::command]
+pub async fn projects(session: State<'_, Session>) -> CmdResult<Vec<ProjectRow>> {
+    crate::projects::list(&session.connected().await?.client).await
+}
+
+/// A project's page: the project, its members and how many samples it holds.
+#[tauri::command]
+pub async fn project(session: State<'_, Session>, id: String) -> CmdResult<ProjectDetail> {
+    crate::projects::detail(&session.connected().await?.client, &id).await
+}
+
+/// Renames, describes, or makes public or private a project the user owns.
+#[tauri::command]
+pub async fn change_project(session: State<'_, Session>, id: String, change: ProjectChange) -> CmdResult<ProjectDetail> {
+    crate::projects::change(&session.connected().await?.client, &id, change).await
+}
+
+/// Adds the colleague with this e-mail address to a project.
+#[tauri::command]
+pub async fn add_project_member(
+    session: State<'_, Session>,
+    id: String,
+    email: String,
+    access: Access,
+) -> CmdResult<ProjectDetail> {
+    crate::projects::add_member(&session.connected().await?.client, &id, &email, access).await
+}
+
+/// Takes a member off a project.
+#[tauri::command]
+pub async fn remove_project_member(session: State<'_, Session>, id: String, user: String) -> CmdResult<ProjectDetail> {
+    crate::projects::remove_member(&session.connected().await?.client, &id, &user).await
+}
+
+/// Deletes a project; its samples stay, out of any project.
+#[tauri::command]
+pub async fn delete_project(session: State<'_, Session>, id: String) -> CmdResult<()> {
+    crate::projects::delete(&session.connected().await?.client, &id).await
+}
+
+/// The tags with the number of samples carrying each.
+#[tauri::command]
+pub async fn tag_counts(session: State<'_, Session>) -> CmdResult<Vec<TagCount>> {
+    samples::tag_counts(&session.connected().await?.client).await
+}
+
+/// The Documents screen: the user's documents and those shared with them.
+#[tauri::command]
+pub async fn documents(session: State<'_, Session>) -> CmdResult<DocumentsView> {
+    crate::documents::list(&session.connected().await?.client).await
+}
+
+/// Opens the native dialog to pick files (any kind) to upload as documents.
+#[tauri::command]
+pub async fn pick_documents(app: AppHandle) -> CmdResult<Vec<PathBuf>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title("Choose documents to upload").pick_files(move |p| {
+        let _ = tx.send(p.unwrap_or_default());
+    });
+    let picked = rx.await.unwrap_or_default();
+    Ok(picked.into_iter().filter_map(|p| p.into_path().ok()).collect())
+}
+
+/// Uploads files as documents; progress arrives in `document-transfer` events.
+#[tauri::command]
+pub async fn upload_documents(
+    app: AppHandle,
+    session: State<'_, Session>,
+    transfers: State<'_, DocumentTransfers>,
+    files: Vec<DocumentFile>,
+) -> CmdResult<()> {
+    let client = session.connected().await?.client;
+    transfers.upload(client, files, move |p| events::emit(&app, p));
+    Ok(())
+}
+
+/// Asks where to save a document (the native dialog), then downloads it there; progress
+/// arrives in `document-transfer` events under `id`. Answers the chosen path, or `None` when
+/// the user cancelled the dialog.
+#[tauri::command]
+pub async fn download_document(
+    app: AppHandle,
+    session: State<'_, Session>,
+    transfers: State<'_, DocumentTransfers>,
+    id: String,
+    document: String,
+    file_name: String,
+) -> CmdResult<Option<String>> {
+    let client = session.connected().await?.client;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title("Save the document").set_file_name(&file_name).save_file(move |p| {
+        let _ = tx.send(p);
+    });
+    let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else {
+        return Ok(None);
+    };
+    let shown = path.display().to_string();
+    transfers.download(client, id, document, path, move |p| events::emit(&app, p));
+    Ok(Some(shown))
+}
+
+/// Cancels a document upload or download.
+#[tauri::command]
+pub fn cancel_document_transfer(transfers: State<'_, DocumentTransfers>, id: String) -> bool {
+    transfers.cancel(&id)
+}
+
+/// Lets the colleague with this e-mail address download a document.
+#[tauri::command]
+pub async fn share_document(session: State<'_, Session>, id: String, email: String) -> CmdResult<DocumentsView> {
+    crate::documents::share(&session.connected().await?.client, &id, &email).await
+}
+
+/// Stops a colleague downloading a document.
+#[tauri::command]
+pub async fn unshare_document(session: State<'_, Session>, id: String, user: String) -> CmdResult<DocumentsView> {
+    crate::documents::unshare(&session.connected().await?.client, &id, &user).await
+}
+
+/// Renames a document.
+#[tauri::command]
+pub async fn rename_document(session: State<'_, Session>, id: String, filename: String) -> CmdResult<DocumentsView> {
+    crate::documents::rename(&session.connected().await?.client, &id, &filename).await
+}
+
+/// Deletes a document and its file.
+#[tauri::command]
+pub async fn delete_document(session: State<'_, Session>, id: String) -> CmdResult<DocumentsView> {
+    crate::documents::delete(&session.connected().await?.client, &id).await
+}
+
+/// One page of the Analyses screen.
+#[tauri::command]
+pub async fn list_analyses(session: State<'_, Session>, query: AnalysisQuery) -> CmdResult<AnalysesPage> {
+    analyses::list(&session.connected().await?.client, &query).await
+}
+
+/// Runs one job on every selected sample; the run's progress then arrives in `batch-changed`
+/// events, and the desktop is notified when one fails and when the last ends.
+#[tauri::command]
+pub async fn run_job_on_samples(
+    app: AppHandle,
+    session: State<'_, Session>,
+    id: String,
+    samples: Vec<String>,
+    job: String,
+    args: serde_json::Map<String, serde_json::Value>,
+    description: Option<String>,
+) -> CmdResult<BatchRun> {
+    let client = session.connected().await?.client;
+    let run = analyses::start_batch(&client, id, &samples, &job, args, description).await?;
+    let (a, b) = (app.clone(), app);
+    tokio::spawn(analyses::follow(client, run.clone(), move |r| events::emit(&a, r), move |title, body| {
+        watching::notify(&b, title, body);
+    }));
+    Ok(run)
 }
 
 /// A job's arguments form (its `job_args_schema`).

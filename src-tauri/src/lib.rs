@@ -2,17 +2,22 @@
 //!
 //! [`run`] builds the app: the [`session::Session`] (which service, through `mgds-profiles`, the
 //! embedded local service when no remote profile is chosen), [`uploads::Uploads`],
-//! [`results::Watcher`], [`results::ResultsCache`] and [`watching::Watching`] (the watched
-//! folders) as managed state, and the thin
-//! [`commands`] the web UI in `ui/` invokes. Errors reach the UI as [`error::CmdError`]
+//! [`results::Watcher`], [`results::ResultsCache`], [`watching::Watching`] (the watched
+//! folders) and [`documents::DocumentTransfers`] as managed state, and the thin
+//! [`commands`] the web UI in `ui/` invokes; the screens' logic lives in [`samples`],
+//! [`documents`], [`projects`], [`analyses`] and [`people`]. Errors reach the UI as [`error::CmdError`]
 //! (`{code, message}`); upload progress and analysis state arrive as [`events`]. The UI's
 //! TypeScript types and typed calls (`ui/src/lib/bindings.ts`) are generated from these types and
 //! commands, and a test fails when that file is out of date.
 
+pub mod analyses;
 pub mod chart;
 pub mod commands;
+pub mod documents;
 pub mod error;
 pub mod events;
+pub mod people;
+pub mod projects;
 pub mod results;
 pub mod samples;
 pub mod session;
@@ -55,6 +60,38 @@ fn instance_id(data_dir: &std::path::Path) -> String {
     format!("org.mgds.desktop.d{:016x}", h.finish())
 }
 
+/// Keeps the webview's memory to what the window needs. Its pages are tables and forms: drawn
+/// without accelerated compositing, WebKit's web process does without a GL context and its
+/// layers (on a machine without a GPU, a software GL that holds about 80 MB), and with the
+/// document-viewer cache model it keeps no page and resource caches for a browser's back button.
+/// Sound, video, WebGL and WebRTC, which no screen uses, are off.
+#[cfg(target_os = "linux")]
+fn lighten_webview(window: &tauri::WebviewWindow) {
+    use webkit2gtk::{CacheModel, HardwareAccelerationPolicy, SettingsExt, WebContextExt, WebViewExt};
+    let done = window.with_webview(|w| {
+        let view = w.inner();
+        if let Some(settings) = WebViewExt::settings(&view) {
+            settings.set_hardware_acceleration_policy(HardwareAccelerationPolicy::Never);
+            settings.set_enable_page_cache(false);
+            settings.set_enable_media(false);
+            settings.set_enable_mediasource(false);
+            settings.set_enable_media_stream(false);
+            settings.set_enable_webaudio(false);
+            settings.set_enable_webgl(false);
+            settings.set_enable_webrtc(false);
+        }
+        if let Some(context) = view.context() {
+            context.set_cache_model(CacheModel::DocumentViewer);
+        }
+    });
+    if let Err(e) = done {
+        tracing::warn!("could not set the webview's settings: {e}");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lighten_webview(_window: &tauri::WebviewWindow) {}
+
 /// Runs the app until its window closes.
 pub fn run() {
     tracing_subscriber::fmt()
@@ -81,7 +118,11 @@ pub fn run() {
         .manage(results::Watcher::default())
         .manage(results::ResultsCache::default())
         .manage(watching::Watching::default())
+        .manage(documents::DocumentTransfers::default())
         .setup(|app| {
+            if let Some(w) = app.get_webview_window("main") {
+                lighten_webview(&w);
+            }
             // Pairs joined for an upload that a crash or a forced quit interrupted.
             mgds_upload::sweep_staging(&app.state::<session::Session>().paths().data_dir.join("upload-staging"));
             // Saved watched folders are watched from the start, uploading to the profile in use.
@@ -123,6 +164,24 @@ pub fn run() {
             commands::set_upload_limit,
             commands::remove_watch_folder,
             commands::pause_watching,
+            commands::projects,
+            commands::project,
+            commands::change_project,
+            commands::add_project_member,
+            commands::remove_project_member,
+            commands::delete_project,
+            commands::tag_counts,
+            commands::documents,
+            commands::pick_documents,
+            commands::upload_documents,
+            commands::download_document,
+            commands::cancel_document_transfer,
+            commands::share_document,
+            commands::unshare_document,
+            commands::rename_document,
+            commands::delete_document,
+            commands::list_analyses,
+            commands::run_job_on_samples,
         ])
         .build(tauri::generate_context!());
     let app = match app {

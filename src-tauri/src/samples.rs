@@ -28,9 +28,14 @@ pub struct SampleQuery {
     /// The file name contains this (any case).
     #[serde(default)]
     pub filename: Option<String>,
-    /// Carries this tag (id).
+    /// Carries these tags (ids): all of them, or any of them with `any_tag`.
     #[serde(default)]
-    pub tag: Option<String>,
+    #[ts(as = "Option<_>", optional)]
+    pub tags: Vec<String>,
+    /// Samples with any of `tags` rather than all of them.
+    #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
+    pub any_tag: bool,
     /// In this project (id).
     #[serde(default)]
     pub project: Option<String>,
@@ -60,8 +65,12 @@ impl SampleQuery {
         if let Some(text) = non_empty(&self.filename) {
             f = f.icontains("filename", text);
         }
-        if let Some(tag) = non_empty(&self.tag) {
-            f = f.contains_any("tags", [&Ref::new("tags", tag)]);
+        let tags: Vec<Ref> =
+            self.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()).map(|t| Ref::new("tags", t)).collect();
+        if tags.len() == 1 || (self.any_tag && !tags.is_empty()) {
+            f = f.contains_any("tags", &tags);
+        } else if !tags.is_empty() {
+            f = f.contains_all("tags", &tags);
         }
         if let Some(project) = non_empty(&self.project) {
             f = f.eq_ref("project", &Ref::new("projects", project));
@@ -251,8 +260,50 @@ pub async fn lookups(client: &Client) -> CmdResult<Lookups> {
     })
 }
 
+/// A tag with the number of samples carrying it, for the Tags screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct TagCount {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Samples the user can see that carry it.
+    pub samples: u64,
+}
+
+/// How many counts are asked for at once.
+const COUNT_PARALLEL: usize = 6;
+
+/// Every tag the user can see with its number of samples (each the `X-Total-Count` of a list of
+/// one sample filtered by the tag), by name.
+pub async fn tag_counts(client: &Client) -> CmdResult<Vec<TagCount>> {
+    let tags = client.tags().list().per_page(mgds_api::MAX_PER_PAGE).all().await?;
+    let counted: Vec<CmdResult<TagCount>> = futures::stream::iter(tags)
+        .map(|t| {
+            let client = client.clone();
+            async move {
+                let id = id_of(&t.uri);
+                let page = client
+                    .samples()
+                    .list()
+                    .filter(Filter::new().contains_any("tags", [&Ref::new("tags", &id)]))
+                    .per_page(1)
+                    .send()
+                    .await?;
+                let samples = page.total.unwrap_or(page.items.len() as u64);
+                Ok(TagCount { id, name: t.name.unwrap_or_else(|| "(unnamed)".into()), samples })
+            }
+        })
+        .buffer_unordered(COUNT_PARALLEL)
+        .collect()
+        .await;
+    let mut out = counted.into_iter().collect::<CmdResult<Vec<_>>>()?;
+    out.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()).then(a.id.cmp(&b.id)));
+    Ok(out)
+}
+
 /// Where an analysis stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum AnalysisState {
     /// Pending or running: not complete.
@@ -315,13 +366,6 @@ pub async fn analyses(client: &Client, id: &str) -> CmdResult<Vec<AnalysisRow>> 
         .all()
         .await?;
     Ok(list.iter().map(AnalysisRow::from).collect())
-}
-
-/// Creates a project with this short name (the service checks it: 3 to 15 of `a-zA-Z0-9_-`,
-/// unique in the organisation).
-pub async fn create_project(client: &Client, name: &str) -> CmdResult<Named> {
-    let p = client.projects().create(name.trim()).send().await?;
-    Ok(Named { id: id_of(&p.uri), name: p.project_name.unwrap_or(p.name) })
 }
 
 /// A job's arguments form: its name and the JSON Schema of its arguments (an empty object
@@ -608,6 +652,19 @@ mod tests {
         both.sort();
         assert_eq!(tags_of(ids[0].clone()).await.0, both, "a sample keeps its other tags");
         assert_eq!(tags_of(ids[2].clone()).await.0, vec![batch.clone()]);
+        // The Tags screen's counts, and the table filtered by all or any of two tags.
+        let counts = tag_counts(&client).await.unwrap();
+        let count_of = |name: &str| counts.iter().find(|c| c.name == name).map(|c| c.samples);
+        assert_eq!((count_of("batch-7"), count_of("keep")), (Some(3), Some(1)), "{counts:?}");
+        let by_tags = |any_tag| SampleQuery {
+            page: 1,
+            per_page: 50,
+            tags: vec![keep.clone(), batch.clone()],
+            any_tag,
+            ..Default::default()
+        };
+        assert_eq!(list(&client, &by_tags(false)).await.unwrap().total, 1);
+        assert_eq!(list(&client, &by_tags(true)).await.unwrap().total, 3);
 
         let change = BulkChange {
             remove_tags: vec![batch.clone()],
@@ -629,12 +686,13 @@ mod tests {
         assert_eq!(client.samples().list().per_page(10).send().await.unwrap().total, Some(0));
 
         // A new project to move samples into; a name taken is refused with the service's reason.
-        let p = create_project(&client, " outbreak_7 ").await.unwrap();
+        let new = |name: &str| crate::projects::NewProject { short_name: name.into(), ..Default::default() };
+        let p = crate::projects::create(&client, new(" outbreak_7 ")).await.unwrap();
         assert_eq!(p.name, "outbreak_7");
         assert!(lookups(&client).await.unwrap().projects.iter().any(|x| x.id == p.id));
-        let taken = create_project(&client, "outbreak_7").await.unwrap_err();
-        assert!(taken.message.contains("outbreak_7"), "{taken:?}");
-        assert!(create_project(&client, "a b").await.is_err());
+        let taken = crate::projects::create(&client, new("outbreak_7")).await.unwrap_err();
+        assert!(taken.message.contains("outbreak_7") && taken.code == "conflict", "{taken:?}");
+        assert!(crate::projects::create(&client, new("a b")).await.is_err());
     }
 
     /// A job run from the sample page: its form comes from the job's schema, its arguments are
@@ -689,7 +747,7 @@ mod tests {
     fn filters_combine_into_one_clause() {
         let q = SampleQuery {
             filename: Some(" run42 ".into()),
-            tag: Some("00000000000000aa".into()),
+            tags: vec!["00000000000000aa".into()],
             project: Some("00000000000000bb".into()),
             visibility: Some("private".into()),
             from: Some("2026-01-01".into()),
@@ -703,6 +761,16 @@ mod tests {
         assert_eq!(v["visibility"], "private");
         assert_eq!(v["created_at"]["$gte"], "2026-01-01T00:00:00Z");
         assert_eq!(v["created_at"]["$lte"], "2026-01-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn several_tags_match_all_of_them_or_any() {
+        let two = vec!["00000000000000aa".to_string(), "00000000000000bb".to_string()];
+        let all = SampleQuery { tags: two.clone(), ..q() }.filter().unwrap().to_value();
+        assert_eq!(all["tags"]["$containsall"][1]["$ref"], "/api/v1/tags/00000000000000bb");
+        let any = SampleQuery { tags: two, any_tag: true, ..q() }.filter().unwrap().to_value();
+        assert_eq!(any["tags"]["$containsany"][0]["$ref"], "/api/v1/tags/00000000000000aa");
+        assert!(SampleQuery { tags: vec![" ".into()], ..q() }.filter().unwrap().is_empty());
     }
 
     #[test]

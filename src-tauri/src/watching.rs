@@ -477,7 +477,8 @@ async fn forward(
     }
 }
 
-fn notify(app: &AppHandle, title: &str, body: &str) {
+/// Sends a desktop notification (only logged where the desktop has no notification service).
+pub(crate) fn notify(app: &AppHandle, title: &str, body: &str) {
     // A desktop without a notification service still has the screen; a failure is only logged.
     if let Err(e) = app.notification().builder().title(title).body(body).show() {
         tracing::info!("no desktop notification ({e}): {title}: {body}");

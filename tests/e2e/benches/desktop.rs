@@ -28,8 +28,20 @@ struct Figures {
     sort_ms: f64,
     filter_ms: f64,
     per_page_ms: f64,
-    rss_mb: f64,
-    pss_mb: f64,
+    mem: Memory,
+}
+
+/// Memory of the app and its WebKit processes at rest (MB).
+#[derive(Default)]
+struct Memory {
+    rss: f64,
+    pss: f64,
+    /// PSS of the app's own process (with the embedded service).
+    app_pss: f64,
+    /// PSS of WebKit's web process (the page).
+    web_pss: f64,
+    /// PSS of WebKit's network process.
+    network_pss: f64,
 }
 
 fn env_path(name: &str) -> Result<PathBuf> {
@@ -96,28 +108,64 @@ async fn timed(s: &Session, action: &str, target: &str, value: &str, expect: &st
     v.as_f64().with_context(|| format!("no time for {target}: {v}"))
 }
 
-/// Resident and proportional memory (MB) of the app and the WebKit processes it started.
-fn memory() -> (f64, f64) {
-    let (mut rss, mut pss) = (0u64, 0u64);
-    let Ok(dir) = std::fs::read_dir("/proc") else { return (0.0, 0.0) };
+/// Resident and proportional memory (MB) of the app and the WebKit processes it started: the
+/// processes beneath `driver` (tauri-driver starts the app; its WebKitWebDriver aside), so
+/// another MGDS window or WebKit app on the same machine is not counted.
+fn memory(driver: u32) -> Memory {
+    let mut m = Memory::default();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return m };
+    // Each process's parent, to find the ones beneath the driver.
+    let mut parent = std::collections::HashMap::new();
     for e in dir.flatten() {
-        let p = e.path();
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // The fields after the command name (which may hold spaces), closed by ')'.
+        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parent.insert(pid, ppid);
+        }
+    }
+    let beneath = |mut pid: u32| {
+        while let Some(&p) = parent.get(&pid) {
+            if p == driver {
+                return true;
+            }
+            if p <= 1 {
+                return false;
+            }
+            pid = p;
+        }
+        false
+    };
+    for &pid in parent.keys() {
+        let p = std::path::PathBuf::from(format!("/proc/{pid}"));
+        // The driver's own WebKitWebDriver is not the app's.
         let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
-        let comm = comm.trim();
-        if comm != "mgds-desktop" && !comm.starts_with("WebKitWebProces") && !comm.starts_with("WebKitNetworkPr") {
+        if comm.trim() == "WebKitWebDriver" || !beneath(pid) {
             continue;
         }
         let rollup = std::fs::read_to_string(p.join("smaps_rollup")).unwrap_or_default();
-        for line in rollup.lines() {
-            let kb = |l: &str| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            if line.starts_with("Rss:") {
-                rss += kb(line);
-            } else if line.starts_with("Pss:") {
-                pss += kb(line);
-            }
+        let mb = |name: &str| {
+            rollup
+                .lines()
+                .find(|l| l.starts_with(name))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+                .unwrap_or(0.0)
+                / 1024.0
+        };
+        let (rss, pss) = (mb("Rss:"), mb("Pss:"));
+        m.rss += rss;
+        m.pss += pss;
+        let comm = comm.trim();
+        if comm.starts_with("WebKitWebProces") {
+            m.web_pss += pss;
+        } else if comm.starts_with("WebKitNetworkPr") {
+            m.network_pss += pss;
+        } else {
+            m.app_pss += pss;
         }
     }
-    (rss as f64 / 1024.0, pss as f64 / 1024.0)
+    m
 }
 
 async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<Figures> {
@@ -171,7 +219,7 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
     s.screenshot(&format!("bench-{n}-samples")).await?;
     // At rest: nothing happening for a few seconds.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let (rss_mb, pss_mb) = memory();
+    let mem = memory(driver.pid());
     s.close().await?;
     drop(driver);
     Ok(Figures {
@@ -183,8 +231,7 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
         sort_ms,
         filter_ms,
         per_page_ms,
-        rss_mb,
-        pss_mb,
+        mem,
     })
 }
 
@@ -234,8 +281,11 @@ async fn main() -> Result<()> {
     row("sort by file name, either way (median of 6)", anchor.sort_ms, many.sort_ms, "ms");
     row("filter by file name (incl. 250 ms typing pause)", anchor.filter_ms, many.filter_ms, "ms");
     row("200 rows a page", anchor.per_page_ms, many.per_page_ms, "ms");
-    row("memory at rest, RSS of app + WebKit", anchor.rss_mb, many.rss_mb, "MB");
-    row("memory at rest, PSS of app + WebKit", anchor.pss_mb, many.pss_mb, "MB");
+    row("memory at rest, RSS of app + WebKit", anchor.mem.rss, many.mem.rss, "MB");
+    row("memory at rest, PSS of app + WebKit", anchor.mem.pss, many.mem.pss, "MB");
+    row("  of which the app (and its embedded service)", anchor.mem.app_pss, many.mem.app_pss, "MB");
+    row("  of which WebKit's web process", anchor.mem.web_pss, many.mem.web_pss, "MB");
+    row("  of which WebKit's network process", anchor.mem.network_pss, many.mem.network_pss, "MB");
     println!(
         "\n(populating through the API took {:.1} s and {:.1} s; it is not part of the figures)",
         anchor.populate_s, many.populate_s

@@ -123,6 +123,11 @@ impl Driver {
         }
         Ok(driver)
     }
+
+    /// The process id of `tauri-driver`: the app and its WebKit processes run beneath it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
 }
 
 impl Drop for Driver {
@@ -242,15 +247,36 @@ impl Session {
         self.post(&format!("/element/{}/value", e.0), json!({"text": text})).await.map(|_| ())
     }
 
+    /// Presses `keys` one after the other on whatever has the focus, as a keyboard does
+    /// (WebDriver's key codes: Enter is `\u{E007}`, Escape `\u{E00C}`, Tab `\u{E004}`).
+    pub async fn press(&self, keys: &str) -> Result<()> {
+        let mut actions = Vec::new();
+        for c in keys.chars() {
+            actions.push(json!({"type": "keyDown", "value": c.to_string()}));
+            actions.push(json!({"type": "keyUp", "value": c.to_string()}));
+        }
+        self.post("/actions", json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})).await.map(|_| ())
+    }
+
     /// Saves a screenshot of the window as `<name>.png` in the screenshots folder.
     pub async fn screenshot(&self, name: &str) -> Result<PathBuf> {
-        // Let the page paint what the test just waited for: two animation frames.
+        // Let the page paint what the test just waited for: two animation frames. The app draws
+        // without accelerated compositing, and WebKit then paints only what changed, while the
+        // WebDriver snapshot waits for the next painting: a one-pixel mark in the corner that
+        // changes every frame keeps paintings coming until the snapshot is taken.
         self.script(
-            "return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));",
+            "const m = document.createElement('div'); m.id = '__snapshot_tick'; m.setAttribute('aria-hidden', 'true'); \
+             m.style.cssText = 'position:fixed;left:0;top:0;width:1px;height:1px;pointer-events:none;z-index:2147483647'; \
+             document.documentElement.appendChild(m); let on = false; \
+             const tick = () => { on = !on; m.style.background = on ? 'rgba(255,255,255,0.02)' : 'transparent'; \
+               if (m.isConnected) requestAnimationFrame(tick); }; tick(); \
+             return new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));",
             json!([]),
         )
         .await?;
-        let v = self.get("/screenshot").await?;
+        let v = self.get("/screenshot").await;
+        self.script("document.getElementById('__snapshot_tick')?.remove(); return true;", json!([])).await?;
+        let v = v?;
         let png = base64::engine::general_purpose::STANDARD.decode(v.as_str().context("no screenshot data")?)?;
         let path = self.screenshots.join(format!("{name}.png"));
         std::fs::write(&path, png)?;

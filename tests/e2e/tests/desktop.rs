@@ -5,8 +5,16 @@
 //! functional profile, each with its results, a bad file explained, a remote profile with a wrong
 //! key refused, a watched folder whose new FASTQ becomes a sample (its settings then changed),
 //! both samples tagged together from the table's selection and moved into a new project, and an
-//! R1/R2 pair joined into one sample; then a second start on the same data folder hands over to
-//! the first, and one on another folder runs beside it. Screenshots go to `target/e2e-screenshots/`.
+//! R1/R2 pair joined into one sample. Then the rest of the job from the window alone: a document
+//! dropped on the Documents screen, shared by e-mail with a second user (made with `mgds admin`)
+//! who sees it in their own list (the app switched to their profile) and may download but not
+//! change it, renamed and deleted; a project created, a member added, made public, opened with its
+//! samples, and another deleted while its samples stay; a job run on three selected samples and
+//! followed to its end, then found on the Analyses screen and opened; the tags with their counts,
+//! and the table filtered by one. Every screen is checked with axe-core (no serious or critical
+//! violation) and driven by keyboard where it matters. Last, a second start on the same data
+//! folder hands over to the first, and one on another folder runs beside it. Screenshots go to
+//! `target/e2e-screenshots/`.
 //!
 //! Needs `MGDS_DESKTOP_BIN` (the app), `TAURI_DRIVER` (the driver) and a `DISPLAY`; `test.sh`
 //! provides all three.
@@ -64,6 +72,10 @@ async fn desktop_app_end_to_end() -> Result<()> {
     let started = Instant::now();
     let s = Session::new(&driver, &app, screenshots).await?;
     let mut outcome = scenario(&s, &root, home.root(), &home.config_dir(), started).await;
+    if outcome.is_ok() {
+        let axe = Axe::new(&root)?;
+        outcome = whole_job(&s, &axe, &app, home.root(), &home.data_dir()).await;
+    }
     if outcome.is_ok() {
         outcome = second_starts(&s, &app, &env).await;
     }
@@ -371,6 +383,341 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
         .context("the joined pair did not become one sample")?;
     s.wait_for_text("[data-testid=total]", "4 samples", SHORT).await?;
     s.screenshot("11-pair-uploaded").await?;
+    Ok(())
+}
+
+/// axe-core (the UI's devDependency), run in the page through WebDriver.
+struct Axe {
+    source: String,
+}
+
+impl Axe {
+    fn new(root: &Path) -> Result<Axe> {
+        let path = root.join("ui/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}; run `npm ci` in ui/ (./test.sh does)", path.display()))?;
+        Ok(Axe { source })
+    }
+
+    /// Checks the page as it is now: no serious or critical violation of WCAG 2.1 A/AA or of
+    /// axe's best practices.
+    async fn check(&self, s: &Session, screen: &str) -> Result<()> {
+        let loaded = s.script("return typeof window.axe !== 'undefined';", json!([])).await?;
+        if loaded != json!(true) {
+            s.script(&format!("{}\n;return true;", self.source), json!([])).await.context("cannot load axe-core")?;
+        }
+        let found = s
+            .script(
+                "return axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', \
+                 'best-practice']}, resultTypes: ['violations']}).then(r => r.violations \
+                 .filter(v => v.impact === 'serious' || v.impact === 'critical') \
+                 .map(v => `${v.impact} ${v.id} (${v.help}): ${v.nodes.slice(0, 4).map(n => n.target.join(' ')).join(' | ')}`));",
+                json!([]),
+            )
+            .await?;
+        let found: Vec<String> = serde_json::from_value(found)?;
+        ensure!(found.is_empty(), "axe-core found on the {screen} screen:\n  {}", found.join("\n  "));
+        eprintln!("axe-core: no serious or critical violation on the {screen} screen");
+        Ok(())
+    }
+}
+
+const ENTER: &str = "\u{E007}";
+const ESCAPE: &str = "\u{E00C}";
+
+/// The rest of the job from the window alone: documents, projects, a job run on many samples
+/// and the Analyses screen, tags; every screen checked with axe-core.
+async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Path) -> Result<()> {
+    axe.check(s, "samples with the upload panel").await?;
+    // Escape closes the upload panel.
+    s.script("document.activeElement && document.activeElement.blur(); return true;", json!([])).await?;
+    s.press(ESCAPE).await?;
+    poll("Escape to close the upload panel", SHORT, || async {
+        Ok(s.find("[data-testid=upload-panel]").await?.is_none().then_some(()))
+    })
+    .await?;
+    axe.check(s, "samples").await?;
+    let nav = |name: &'static str| async move {
+        s.click(&s.wait_for(&format!("[data-testid=nav-{name}]"), SHORT).await?).await
+    };
+
+    // A. Documents: empty, then a file dropped on the window is uploaded with its progress.
+    nav("documents").await?;
+    s.wait_for("[data-testid=documents-empty]", SHORT).await?;
+    axe.check(s, "empty documents").await?;
+    s.screenshot("12-documents-empty").await?;
+    let sheet = tmp.join("Run 42 plate map.csv");
+    let mut text = String::from("Sample_ID,Plate,Well\n");
+    for i in 0..60_000 {
+        text.push_str(&format!("isolate-{i:05},P{},{}{}\n", i / 96 + 1, (b'A' + (i % 8) as u8) as char, i % 12 + 1));
+    }
+    std::fs::write(&sheet, &text)?;
+    drop_files(s, &[&sheet]).await?;
+    s.wait_for("[data-testid=transfer][data-direction=upload]", SHORT).await.context("the dropped document shows no upload")?;
+    s.wait_for("[data-testid=transfer][data-state=done]", LONG).await.context("the document upload never finished")?;
+    s.wait_for_text("[data-testid=documents-table]", "Run_42_plate_map.csv", LONG).await?;
+    s.wait_for_text("[data-testid=documents-table]", "Not shared", SHORT).await?;
+    // A folder is not a document: said so, and nothing is sent.
+    let folder = tmp.join("sequencer-output");
+    drop_files(s, &[&folder]).await?;
+    let why = s.wait_for_text("[data-testid=transfer-error]", "is a folder", SHORT).await?;
+    ensure!(why.contains("sequencer-output"), "the refusal should name the folder: {why}");
+    axe.check(s, "documents").await?;
+    s.screenshot("13-document-uploaded").await?;
+    s.click(&s.wait_for("[data-testid=transfers-clear]", SHORT).await?).await?;
+
+    // B. Shared by e-mail with a colleague who has an account (made with `mgds admin`), after an
+    // address nobody has is explained.
+    let mgds = app.with_file_name("mgds");
+    ensure!(mgds.exists(), "{} is missing; build it with `cargo build -p mgds-cli`", mgds.display());
+    let out = std::process::Command::new(&mgds)
+        .arg("admin")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["user", "create", "colleague@lab.example.org"])
+        .output()?;
+    ensure!(out.status.success(), "mgds admin user create failed: {}", String::from_utf8_lossy(&out.stderr));
+    let colleague_key = String::from_utf8(out.stdout)?.trim().to_string();
+    s.click(&s.wait_for("[data-testid=document-share]", SHORT).await?).await?;
+    s.type_text(&s.wait_for("[data-testid=share-email]", SHORT).await?, "nobody@lab.example.org").await?;
+    s.click(&s.wait_for("[data-testid=share-add]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=document-problem]", "Nobody on this service has the address nobody@lab.example.org", LONG).await?;
+    s.set_value("[data-testid=share-email]", "colleague@lab.example.org").await?;
+    // Enter in the address field shares, as the button does.
+    s.script("document.querySelector('[data-testid=share-email]').focus(); return true;", json!([])).await?;
+    s.press(ENTER).await?;
+    s.wait_for_text("[data-testid=documents-notice]", "is now shared with colleague@lab.example.org", LONG).await?;
+    s.wait_for_text("[data-testid=share-panel] .people", "colleague@lab.example.org", SHORT).await?;
+    s.wait_for("[data-testid=share-panel] [data-testid=unshare][aria-label='Stop sharing with colleague@lab.example.org']", SHORT)
+        .await?;
+    s.screenshot("14-document-shared").await?;
+    // Escape closes the sharing panel.
+    s.script("document.querySelector('[data-testid=share-email]').focus(); return true;", json!([])).await?;
+    s.press(ESCAPE).await?;
+    poll("the sharing panel to close", SHORT, || async { Ok(s.find("[data-testid=share-panel]").await?.is_none().then_some(())) }).await?;
+    s.wait_for_text("[data-testid=documents-table]", "colleague@lab.example.org", SHORT).await?;
+
+    // C. Renamed (the name the service keeps shown).
+    s.click(&s.wait_for("[data-testid=document-rename]", SHORT).await?).await?;
+    s.set_value("[data-testid=rename-input]", "plate map v2.csv").await?;
+    s.screenshot("15-document-rename").await?;
+    s.click(&s.wait_for("[data-testid=rename-save]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=documents-table]", "plate_map_v2.csv", LONG).await?;
+
+    // D. The colleague's own list: the app switched to their profile sees the document, from
+    // whom, and may download but not change it.
+    nav("profiles").await?;
+    let url_text = s.wait_for_text("[data-testid=local-url]", "http://127.0.0.1:", SHORT).await?;
+    let url = url_text.split_whitespace().next().context("no local address shown")?.to_string();
+    s.set_value("[data-testid=profile-name]", "colleague").await?;
+    s.set_value("[data-testid=profile-url]", &url).await?;
+    s.set_value("[data-testid=profile-key]", &colleague_key).await?;
+    s.click(&s.wait_for("[data-testid=profile-save]", SHORT).await?).await?;
+    s.wait_for("[data-testid=use-local]", LONG).await.context("the colleague's profile was not put in use")?;
+    axe.check(s, "profiles").await?;
+    nav("documents").await?;
+    s.wait_for_text("[data-testid=documents-table]", "plate_map_v2.csv", LONG).await?;
+    let readonly = s.wait_for_text("[data-testid=document-readonly]", "me@local.mgds", SHORT).await?;
+    ensure!(readonly.contains("Only me@local.mgds can rename, share or delete it"), "{readonly}");
+    ensure!(s.find("[data-testid=document-delete]").await?.is_none(), "someone else's document offers no Delete");
+    s.wait_for("[data-testid=document-download]", SHORT).await?;
+    axe.check(s, "documents shared with me").await?;
+    s.screenshot("16-documents-as-the-colleague").await?;
+    nav("profiles").await?;
+    s.click(&s.wait_for("[data-testid=use-local]", SHORT).await?).await?;
+    s.wait_for("[data-testid=use-colleague]", LONG).await?;
+
+    // E. Deleted after a confirmation that names it.
+    nav("documents").await?;
+    s.click(&s.wait_for("[data-testid=document-delete]", LONG).await?).await?;
+    let asked = s.wait_for_text("[data-testid=confirm-dialog]", "plate_map_v2.csv", SHORT).await?;
+    ensure!(asked.contains("shared with") && asked.contains("cannot be undone"), "{asked}");
+    axe.check(s, "document delete confirmation").await?;
+    s.screenshot("17-document-delete-confirm").await?;
+    s.click(&s.wait_for("[data-testid=confirm-yes]", SHORT).await?).await?;
+    s.wait_for("[data-testid=documents-empty]", LONG).await?;
+
+    // F. Projects: a short name the service would refuse is explained before anything is sent;
+    // a project is created, a member added, made public; another opened with its samples and
+    // deleted, its samples staying.
+    nav("projects").await?;
+    s.wait_for_text("[data-testid=projects-table]", "outbreak_7", LONG).await?;
+    axe.check(s, "projects").await?;
+    s.screenshot("18-projects").await?;
+    s.click(&s.wait_for("[data-testid=project-new]", SHORT).await?).await?;
+    s.type_text(&s.wait_for("[data-testid=project-short-name]", SHORT).await?, "isolates 2026").await?;
+    s.wait_for_text("#short-name-rule", "no spaces", SHORT).await?;
+    s.click(&s.wait_for("[data-testid=project-create]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=project-form-error]", "no spaces", SHORT).await?;
+    s.screenshot("19-project-name-rule").await?;
+    s.set_value("[data-testid=project-short-name]", "isolates_2026").await?;
+    s.set_value("[data-testid=project-name]", "Isolates 2026").await?;
+    s.set_value("[data-testid=project-description]", "Every isolate sequenced this year").await?;
+    s.click(&s.wait_for("[data-testid=project-create]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=project-title]", "Isolates 2026", LONG).await?;
+    s.wait_for("[data-testid=project-empty]", LONG).await?;
+    s.type_text(&s.wait_for("[data-testid=member-email]", SHORT).await?, "colleague@lab.example.org").await?;
+    s.click(&s.wait_for("[data-testid=member-add]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=project-members]", "colleague@lab.example.org", LONG).await?;
+    s.click(&s.wait_for("[data-testid=project-sharing]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=project-visibility]", "Public", LONG).await?;
+    s.wait_for_text("[data-testid=project-sharing]", "Make private", SHORT).await?;
+    axe.check(s, "project").await?;
+    s.screenshot("20-project-created-shared-public").await?;
+    // Escape goes back to the list; the project with samples opens with Enter on its row.
+    s.script("document.activeElement && document.activeElement.blur(); return true;", json!([])).await?;
+    s.press(ESCAPE).await?;
+    s.wait_for_text("[data-testid=projects-table]", "isolates_2026", LONG).await?;
+    s.script(
+        "const r = [...document.querySelectorAll('[data-testid=projects-table] tbody tr')].find(r => r.innerText.includes('outbreak_7')); r.focus(); return true;",
+        json!([]),
+    )
+    .await?;
+    s.press(ENTER).await?;
+    s.wait_for_text("[data-testid=project-title]", "outbreak_7", LONG).await?;
+    s.wait_for_text("[data-testid=total]", "3 samples", LONG).await?;
+    let rows = s.count_with_text("[data-testid=samples-table] tbody tr[data-id]", "outbreak_7").await?;
+    ensure!(rows == 3, "the project's page should show its three samples, found {rows}");
+    axe.check(s, "project with samples").await?;
+    s.screenshot("21-project-with-its-samples").await?;
+    s.click(&s.wait_for("[data-testid=project-delete]", SHORT).await?).await?;
+    let asked = s.wait_for_text("[data-testid=confirm-dialog]", "3 samples stay", SHORT).await?;
+    ensure!(asked.contains("taken out of the project"), "{asked}");
+    s.screenshot("22-project-delete-confirm").await?;
+    s.click(&s.wait_for("[data-testid=confirm-yes]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=projects-table]", "isolates_2026", LONG).await?;
+    ensure!(s.count_with_text("[data-testid=projects-table]", "outbreak_7").await? == 0, "the deleted project is still listed");
+    nav("samples").await?;
+    s.wait_for_text("[data-testid=total]", "4 samples", LONG).await.context("the deleted project's samples should stay")?;
+
+    // G. One job run on three selected samples, followed together to the end.
+    s.wait_for("[data-testid=samples-table] tbody tr[data-id]", LONG).await?;
+    // Whatever an earlier step left selected is cleared first.
+    s.script(
+        "const c = [...document.querySelectorAll('[data-testid=bulk-bar] button')].find(b => b.innerText === 'Clear selection'); \
+         if (c) c.click(); return true;",
+        json!([]),
+    )
+    .await?;
+    poll("the selection to clear", SHORT, || async { Ok(s.find("[data-testid=bulk-bar]").await?.is_none().then_some(())) }).await?;
+    s.script(
+        "[...document.querySelectorAll('[data-testid=samples-table] tbody tr[data-id] td.check input')].slice(0, 3).forEach(c => c.click()); return true;",
+        json!([]),
+    )
+    .await?;
+    s.wait_for_text("[data-testid=bulk-bar]", "3 samples selected", SHORT).await?;
+    s.click(&s.wait_for("[data-testid=bulk-run]", SHORT).await?).await?;
+    let chosen = s
+        .script(
+            "const sel = document.querySelector('[data-testid=bulk-run-job]'); \
+             const o = [...sel.options].find(o => o.text.startsWith('Panel')); if (!o) return false; \
+             sel.value = o.value; sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+            json!([]),
+        )
+        .await?;
+    ensure!(chosen == json!(true), "no panel job offered to run on the selection");
+    s.wait_for_text("[data-testid=bulk-run-form]", "takes no settings", SHORT).await?;
+    axe.check(s, "run on the selection").await?;
+    s.screenshot("23-run-on-three-samples").await?;
+    s.click(&s.wait_for("[data-testid=bulk-run-start]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=run-text]", "on 3 samples", LONG).await?;
+    s.screenshot("24-run-in-progress").await?;
+    s.wait_for("[data-testid=run-strip][data-done=true]", LONG).await.context("the run on three samples never ended")?;
+    let ended = s.wait_for_text("[data-testid=run-text]", "3 complete", SHORT).await?;
+    ensure!(!ended.contains("failed"), "{ended}");
+    s.screenshot("25-run-finished").await?;
+
+    // H. The Analyses screen: every analysis, filtered by job and status, one opened.
+    nav("analyses").await?;
+    s.wait_for("[data-testid=analyses-table] tbody tr[data-id]", LONG).await?;
+    axe.check(s, "analyses").await?;
+    s.screenshot("26-analyses").await?;
+    let panel_job = s
+        .script(
+            "const o = [...document.querySelector('[data-testid=analyses-job]').options].find(o => o.text.startsWith('Panel')); return o ? o.value : null;",
+            json!([]),
+        )
+        .await?;
+    let panel_job = panel_job.as_str().context("no panel job in the job filter")?.to_string();
+    s.set_value("[data-testid=analyses-job]", &panel_job).await?;
+    s.set_value("[data-testid=analyses-status]", "complete").await?;
+    // The demo sample's panel run from its page, and the three just run.
+    s.wait_for_text("[data-testid=analyses-total]", "4 analyses", LONG).await?;
+    ensure!(
+        s.count_with_text("[data-testid=analyses-table] tbody tr[data-id]", "Complete").await? == 4,
+        "four complete panel analyses should be listed"
+    );
+    s.screenshot("27-analyses-filtered").await?;
+    s.script("document.querySelector('[data-testid=analyses-table] tbody tr[data-id]').focus(); return true;", json!([])).await?;
+    s.press(ENTER).await?;
+    s.wait_for("[data-testid=panel]", LONG).await.context("the panel opened from the Analyses screen never showed")?;
+    s.wait_for_text("[data-testid=back]", "Analyses", SHORT).await?;
+    axe.check(s, "sample").await?;
+    s.screenshot("28-analysis-opened").await?;
+    // An alignment to a species the references have no genome for fails; the page says what to
+    // do, beside the service's words, and so does the Analyses screen.
+    s.click(&s.wait_for("[data-testid=run-analysis]", SHORT).await?).await?;
+    let chosen = s
+        .script(
+            "const sel = document.querySelector('[data-testid=run-job]'); \
+             const o = [...sel.options].find(o => o.text.startsWith('Alignment')); if (!o) return false; \
+             sel.value = o.value; sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+            json!([]),
+        )
+        .await?;
+    ensure!(chosen == json!(true), "no alignment job offered");
+    s.type_text(&s.wait_for("[data-testid=run-arg-tax_id]", SHORT).await?, "9606").await?;
+    s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
+    let failure = s.wait_for_text("[data-testid=analysis-failure]", "The service said", LONG).await?;
+    ensure!(
+        failure.contains("Run the alignment again with one of the tax ids") && failure.contains("9606"),
+        "a failed alignment should say what to do and what the service said: {failure}"
+    );
+    s.script("document.querySelector('[data-testid=analysis-failure]').scrollIntoView(); return true;", json!([])).await?;
+    s.screenshot("28b-failed-analysis-explained").await?;
+    nav("analyses").await?;
+    s.set_value("[data-testid=analyses-job]", "").await?;
+    s.set_value("[data-testid=analyses-status]", "failed").await?;
+    s.wait_for_text("[data-testid=analyses-total]", "1 analysis", LONG).await?;
+    s.wait_for_text("[data-testid=analyses-table] tbody", "Run the alignment again", SHORT).await?;
+    axe.check(s, "failed analyses").await?;
+    s.screenshot("28c-failed-analyses").await?;
+
+    // I. Tags with their counts; the table filtered by one.
+    nav("tags").await?;
+    s.wait_for_text("[data-testid=tags-table]", "outbreak-7", LONG).await?;
+    let count = s
+        .script(
+            "const r = [...document.querySelectorAll('[data-testid=tags-table] tbody tr')].find(r => r.innerText.includes('outbreak-7')); \
+             return r.querySelector('[data-testid=tag-count]').innerText;",
+            json!([]),
+        )
+        .await?;
+    ensure!(count == json!("3"), "outbreak-7 should count 3 samples: {count}");
+    axe.check(s, "tags").await?;
+    s.screenshot("29-tags").await?;
+    s.script(
+        "const r = [...document.querySelectorAll('[data-testid=tags-table] tbody tr')].find(r => r.innerText.includes('outbreak-7')); \
+         r.querySelector('[data-testid=tag-pick]').click(); return true;",
+        json!([]),
+    )
+    .await?;
+    s.wait_for_text("[data-testid=tags-picked]", "Samples tagged outbreak-7", SHORT).await?;
+    s.click(&s.wait_for("[data-testid=tags-show]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=filter-tags]", "outbreak-7", LONG).await?;
+    s.wait_for_text("[data-testid=total]", "3 samples", LONG).await?;
+    ensure!(
+        s.count_with_text("[data-testid=samples-table] tbody tr[data-id]", "outbreak-7").await? == 3,
+        "every row should carry the tag"
+    );
+    axe.check(s, "samples filtered by a tag").await?;
+    s.screenshot("30-samples-by-tag").await?;
+
+    // J. The screens not yet checked.
+    nav("watch").await?;
+    s.wait_for("[data-testid=watch-status]", LONG).await?;
+    axe.check(s, "watched folders").await?;
+    nav("samples").await?;
     Ok(())
 }
 

@@ -6,12 +6,71 @@
 import { invoke } from "@tauri-apps/api/core";
 import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 
+/** What a new member may do. */
+export type Access = "full" | "view";
+
 /** The analyses of one sample, as sent in `analyses-changed` events. */
 export type AnalysesChanged = {
   /** The sample. */
   sample_id: string,
   /** Its analyses. */
   analyses: Array<AnalysisRow>,
+};
+
+/** One page of the Analyses table. */
+export type AnalysesPage = {
+  /** The rows. */
+  rows: Array<AnalysisListRow>,
+  /** Analyses matching the filters on all pages. */
+  total: number,
+  /** This page's number. */
+  page: number,
+  /** Rows per page. */
+  per_page: number,
+};
+
+/** One row of the Analyses table. */
+export type AnalysisListRow = {
+  /** Analysis id. */
+  id: string,
+  /** `classification`, `panel`, ... */
+  kind: string,
+  /** Where it stands. */
+  state: AnalysisState,
+  /** Why it failed, in the service's words. */
+  error: string | null,
+  /** When it was started (RFC 3339). */
+  created_at: string,
+  /** When it finished (RFC 3339), once it has. */
+  finished_at: string | null,
+  /** The job's id. */
+  job: string,
+  /** The job's name. */
+  job_name: string,
+  /** The sample's id. */
+  sample: string,
+  /** The sample's file name. */
+  sample_name: string | null,
+  /** The note given when it was run. */
+  description: string | null,
+  /** The taxon whose genome an alignment is to. */
+  tax_id: string | null,
+};
+
+/** The Analyses table's state as the window sends it. */
+export type AnalysisQuery = {
+  /** Page number, from 1. */
+  page: number,
+  /** Rows per page. */
+  per_page: number,
+  /** Column to sort by: `created_at` (started), `updated_at` (finished), `kind`, `status`. */
+  sort?: string | null,
+  /** Descending order. */
+  desc?: boolean,
+  /** Only analyses in this state. */
+  status?: AnalysisState | null,
+  /** Only analyses of this job (id). */
+  job?: string | null,
 };
 
 /** One analysis of a sample, for the sample page. */
@@ -45,6 +104,32 @@ export type BarView = {
   tax_id: string | null,
   /** Percent or reads. */
   value: number,
+};
+
+/** One sample of a run on many. */
+export type BatchItem = {
+  /** The sample's id. */
+  sample: string,
+  /** Its file name. */
+  sample_name: string | null,
+  /** The analysis, once started. */
+  analysis: string | null,
+  /** Where it stands. */
+  state: AnalysisState,
+  /** Why it failed (or could not start), in the service's words. */
+  error: string | null,
+};
+
+/** One job run on many samples, sent in `batch-changed` events as it goes. */
+export type BatchRun = {
+  /** The window's id for the run. */
+  id: string,
+  /** The job's id. */
+  job: string,
+  /** The job's name. */
+  job_name: string,
+  /** One per sample. */
+  items: Array<BatchItem>,
 };
 
 /** A change to many samples at once, from the samples table's selection. */
@@ -139,6 +224,65 @@ export type Counts = {
   confirmed: number,
   /** Could not be uploaded. */
   failed: number,
+};
+
+/** Upload or download. */
+export type Direction = "upload" | "download";
+
+/** One file to upload as a document. */
+export type DocumentFile = {
+  /** The window's id for this upload (its events carry it). */
+  id: string,
+  /** The file. */
+  path: string,
+};
+
+/** One document on the screen. */
+export type DocumentRow = {
+  /** Its id. */
+  id: string,
+  /** Its file name. */
+  filename: string,
+  /** Its size in bytes. */
+  size: number,
+  /** When it was uploaded (RFC 3339). */
+  created_at: string,
+  /** Who uploaded it (its owner). */
+  owner: Person,
+  /** Whether the signed-in user uploaded it (and so may rename, share or delete it). */
+  mine: boolean,
+  /** Who else may download it. */
+  shared_with: Array<Person>,
+};
+
+/** A document transfer's progress, sent in `document-transfer` events. */
+export type DocumentTransfer = {
+  /** The window's id for the transfer. */
+  id: string,
+  /** Upload or download. */
+  direction: Direction,
+  /** The file's name. */
+  name: string,
+  /** Where it stands. */
+  state: TransferState,
+  /** Bytes moved. */
+  done: number,
+  /** Bytes in all (0 while not known). */
+  total: number,
+  /** The document, once uploaded (or the one being downloaded). */
+  document_id: string | null,
+  /** Where a download was saved. */
+  path: string | null,
+  /** Why it failed. */
+  error: string | null,
+};
+
+/** The Documents screen. */
+export type DocumentsView = {
+  /** The user's own documents and those shared with them, newest first. */
+  documents: Array<DocumentRow>,
+  /** The signed-in user's e-mail address. */
+  email: string | null,
 };
 
 /** What checking one file found. */
@@ -303,6 +447,16 @@ export type Marker = {
 /** Whether a marker was found. */
 export type MarkerStatus = "present" | "probable" | "absent";
 
+/** One member of a project. */
+export type Member = {
+  /** The person. */
+  person: Person,
+  /** Whether they own the project. */
+  owner: boolean,
+  /** What they may do. */
+  permissions: Array<string>,
+};
+
 /** The metadata record of a sample. */
 export type Metadata = {
   /** Address of the record. */
@@ -423,12 +577,34 @@ export type NewProfile = {
   store_key_in_file?: boolean,
 };
 
+/** What the window sends to create a project. */
+export type NewProject = {
+  /** Short name: 3 to 15 letters, digits, `-` or `_`, unique in the organisation. */
+  short_name: string,
+  /** Display name (default: the short name). */
+  name?: string | null,
+  /** Description. */
+  description?: string | null,
+  /** Whether anyone may see it. */
+  public?: boolean,
+};
+
 /** The panels view. */
 export type PanelView = {
   /** The panel's name. */
   panel_name: string,
   /** Its sub-panels. */
   sub_panels: Array<SubPanelView>,
+};
+
+/** A person, as a screen shows them. */
+export type Person = {
+  /** Their user id. */
+  id: string,
+  /** Their e-mail address, when the service shows it to the user. */
+  email: string | null,
+  /** Whether this is the signed-in user. */
+  me: boolean,
 };
 
 /** One profile, as the profiles screen lists it. */
@@ -449,6 +625,51 @@ export type ProfilesView = {
   keychain_problem: string | null,
 };
 
+/** A change to a project from its page. */
+export type ProjectChange = {
+  /** New short name. */
+  short_name?: string | null,
+  /** New display name. */
+  name?: string | null,
+  /** New description (an empty one clears it). */
+  description?: string | null,
+  /** Make it public (or private). */
+  public?: boolean | null,
+};
+
+/** A project opened on its page. */
+export type ProjectDetail = {
+  /** The project. */
+  project: ProjectRow,
+  /**
+   * Its members, the owner first; `None` when the service shows them only to its people
+   * (a public project the user is not in).
+   */
+  members: Array<Member> | null,
+  /** How many of its samples the user can see. */
+  samples: number,
+};
+
+/** One project on the screen. */
+export type ProjectRow = {
+  /** Its id. */
+  id: string,
+  /** Its short name (3 to 15 of letters, digits, `-`, `_`). */
+  short_name: string,
+  /** Its display name. */
+  name: string,
+  /** Its description. */
+  description: string | null,
+  /** Whether anyone may see it. */
+  public: boolean,
+  /** Who owns it. */
+  owner: Person,
+  /** How the signed-in user relates to it. */
+  role: Role,
+  /** What the signed-in user may do in it (`can_see_files`, `can_add_files`, ...). */
+  permissions: Array<string>,
+};
+
 /** A reference to another resource: `{"$ref": "/api/v1/<collection>/<id>"}`. */
 export type Ref = {
   /** The address of the referenced resource. */
@@ -460,6 +681,9 @@ export type Ref = {
  * reference schema allows for request fields such as `project`, `sample` and `user`.
  */
 export type RefOrId = Ref | string;
+
+/** How the signed-in user relates to a project. */
+export type Role = "owner" | "member" | "public";
 
 /** A run folder's last reported state. */
 export type RunRecord = {
@@ -515,8 +739,10 @@ export type SampleQuery = {
   desc?: boolean,
   /** The file name contains this (any case). */
   filename?: string | null,
-  /** Carries this tag (id). */
-  tag?: string | null,
+  /** Carries these tags (ids): all of them, or any of them with `any_tag`. */
+  tags?: Array<string>,
+  /** Samples with any of `tags` rather than all of them. */
+  any_tag?: boolean,
   /** In this project (id). */
   project?: string | null,
   /** Uploaded on or after this day (`YYYY-MM-DD`). */
@@ -577,6 +803,16 @@ export type SubPanelView = {
   found: number,
 };
 
+/** A tag with the number of samples carrying it, for the Tags screen. */
+export type TagCount = {
+  /** Its id. */
+  id: string,
+  /** Its name. */
+  name: string,
+  /** Samples the user can see that carry it. */
+  samples: number,
+};
+
 /** One taxon of a classification result table. */
 export type TaxonRow = {
   /** NCBI taxonomy id. */
@@ -608,6 +844,9 @@ export type TaxonRow = {
    */
   reestimated_abundance?: number | null,
 };
+
+/** Where a document transfer stands. */
+export type TransferState = "waiting" | "moving" | "done" | "failed" | "cancelled";
 
 /** What the UI sends to start uploads. */
 export type UploadBatch = {
@@ -731,6 +970,11 @@ export const commands = {
   addProfile: (profile: NewProfile): Promise<ProfilesView> =>
     invoke<ProfilesView>("add_profile", { profile }),
   /**
+   * Adds the colleague with this e-mail address to a project.
+   */
+  addProjectMember: (id: string, email: string, access: Access): Promise<ProjectDetail> =>
+    invoke<ProjectDetail>("add_project_member", { id, email, access }),
+  /**
    * Saves a folder to watch and starts watching it.
    */
   addWatchFolder: (folder: NewFolder): Promise<void> =>
@@ -743,10 +987,20 @@ export const commands = {
   analysisResults: (id: string, kind: string): Promise<JsonValue> =>
     invoke<JsonValue>("analysis_results", { id, kind }),
   /**
+   * Cancels a document upload or download.
+   */
+  cancelDocumentTransfer: (id: string): Promise<boolean> =>
+    invoke<boolean>("cancel_document_transfer", { id }),
+  /**
    * Cancels an upload.
    */
   cancelUpload: (id: string): Promise<boolean> =>
     invoke<boolean>("cancel_upload", { id }),
+  /**
+   * Renames, describes, or makes public or private a project the user owns.
+   */
+  changeProject: (id: string, change: ProjectChange): Promise<ProjectDetail> =>
+    invoke<ProjectDetail>("change_project", { id, change }),
   /**
    * Changes (or deletes) the selected samples: tags added or taken off, project, visibility.
    */
@@ -769,16 +1023,38 @@ export const commands = {
   connection: (): Promise<ConnectionView> =>
     invoke<ConnectionView>("connection"),
   /**
-   * Creates a project (to move samples into).
+   * Creates a project (its short name is checked before anything is sent).
    */
-  createProject: (name: string): Promise<Named> =>
-    invoke<Named>("create_project", { name }),
+  createProject: (project: NewProject): Promise<Named> =>
+    invoke<Named>("create_project", { project }),
+  /**
+   * Deletes a document and its file.
+   */
+  deleteDocument: (id: string): Promise<DocumentsView> =>
+    invoke<DocumentsView>("delete_document", { id }),
+  /**
+   * Deletes a project; its samples stay, out of any project.
+   */
+  deleteProject: (id: string): Promise<void> =>
+    invoke<void>("delete_project", { id }),
   /**
    * The demo reads (simulated from the demo genomes, gzipped FASTQ), written once into the app's
    * cache folder: the path to upload as a first sample from the empty samples screen.
    */
   demoReads: (): Promise<string> =>
     invoke<string>("demo_reads"),
+  /**
+   * The Documents screen: the user's documents and those shared with them.
+   */
+  documents: (): Promise<DocumentsView> =>
+    invoke<DocumentsView>("documents"),
+  /**
+   * Asks where to save a document (the native dialog), then downloads it there; progress
+   * arrives in `document-transfer` events under `id`. Answers the chosen path, or `None` when
+   * the user cancelled the dialog.
+   */
+  downloadDocument: (id: string, document: string, fileName: string): Promise<string | null> =>
+    invoke<string | null>("download_document", { id, document, fileName }),
   /**
    * Saves a file of the service where the user chooses: a sample's reads (`kind` `sample`), a
    * classification's read-level TSV (gzipped), an alignment (SAM, gzipped) or a functional
@@ -802,6 +1078,11 @@ export const commands = {
   leaveSample: (): Promise<void> =>
     invoke<void>("leave_sample"),
   /**
+   * One page of the Analyses screen.
+   */
+  listAnalyses: (query: AnalysisQuery): Promise<AnalysesPage> =>
+    invoke<AnalysesPage>("list_analyses", { query }),
+  /**
    * One page of the samples table.
    */
   listSamples: (query: SampleQuery): Promise<SamplesPage> =>
@@ -822,6 +1103,11 @@ export const commands = {
   pauseWatching: (paused: boolean): Promise<void> =>
     invoke<void>("pause_watching", { paused }),
   /**
+   * Opens the native dialog to pick files (any kind) to upload as documents.
+   */
+  pickDocuments: (): Promise<string[]> =>
+    invoke<string[]>("pick_documents"),
+  /**
    * Opens the native dialog to pick sequence files (or a folder); answers the chosen paths.
    */
   pickFiles: (folder: boolean): Promise<string[]> =>
@@ -837,21 +1123,47 @@ export const commands = {
   profiles: (): Promise<ProfilesView> =>
     invoke<ProfilesView>("profiles"),
   /**
+   * A project's page: the project, its members and how many samples it holds.
+   */
+  project: (id: string): Promise<ProjectDetail> =>
+    invoke<ProjectDetail>("project", { id }),
+  /**
+   * The Projects screen: own projects, those the user is a member of, and public ones.
+   */
+  projects: (): Promise<ProjectRow[]> =>
+    invoke<ProjectRow[]>("projects"),
+  /**
    * Forgets a remote profile and its key.
    */
   removeProfile: (name: string): Promise<ProfilesView> =>
     invoke<ProfilesView>("remove_profile", { name }),
+  /**
+   * Takes a member off a project.
+   */
+  removeProjectMember: (id: string, user: string): Promise<ProjectDetail> =>
+    invoke<ProjectDetail>("remove_project_member", { id, user }),
   /**
    * Stops watching a folder (what was uploaded stays).
    */
   removeWatchFolder: (path: string): Promise<void> =>
     invoke<void>("remove_watch_folder", { path }),
   /**
+   * Renames a document.
+   */
+  renameDocument: (id: string, filename: string): Promise<DocumentsView> =>
+    invoke<DocumentsView>("rename_document", { id, filename }),
+  /**
    * Runs a job on a sample; the sample page's analyses are then watched again, so the new one
    * shows up and updates live.
    */
   runJob: (sample: string, job: string, args: { [key in string]: JsonValue }, description: string | null): Promise<string> =>
     invoke<string>("run_job", { sample, job, args, description }),
+  /**
+   * Runs one job on every selected sample; the run's progress then arrives in `batch-changed`
+   * events, and the desktop is notified when one fails and when the last ends.
+   */
+  runJobOnSamples: (id: string, samples: string[], job: string, args: { [key in string]: JsonValue }, description: string | null): Promise<BatchRun> =>
+    invoke<BatchRun>("run_job_on_samples", { id, samples, job, args, description }),
   /**
    * The sample page; its analyses are then watched and sent in `analyses-changed` events.
    */
@@ -869,6 +1181,11 @@ export const commands = {
   setUploadLimit: (limit: number | null): Promise<void> =>
     invoke<void>("set_upload_limit", { limit }),
   /**
+   * Lets the colleague with this e-mail address download a document.
+   */
+  shareDocument: (id: string, email: string): Promise<DocumentsView> =>
+    invoke<DocumentsView>("share_document", { id, email }),
+  /**
    * Starts uploads; progress arrives in `upload-progress` events.
    */
   startUploads: (batch: UploadBatch): Promise<void> =>
@@ -878,6 +1195,16 @@ export const commands = {
    */
   switchProfile: (name: string): Promise<ProfilesView> =>
     invoke<ProfilesView>("switch_profile", { name }),
+  /**
+   * The tags with the number of samples carrying each.
+   */
+  tagCounts: (): Promise<TagCount[]> =>
+    invoke<TagCount[]>("tag_counts"),
+  /**
+   * Stops a colleague downloading a document.
+   */
+  unshareDocument: (id: string, user: string): Promise<DocumentsView> =>
+    invoke<DocumentsView>("unshare_document", { id, user }),
   /**
    * Changes a sample (visibility, project, tags, metadata).
    */
@@ -889,6 +1216,11 @@ export const commands = {
   updateWatchFolder: (original: string, folder: NewFolder): Promise<void> =>
     invoke<void>("update_watch_folder", { original, folder }),
   /**
+   * Uploads files as documents; progress arrives in `document-transfer` events.
+   */
+  uploadDocuments: (files: DocumentFile[]): Promise<void> =>
+    invoke<void>("upload_documents", { files }),
+  /**
    * The "Watched folders" screen; changes arrive in `watch-changed` events.
    */
   watchView: (): Promise<WatchView> =>
@@ -898,6 +1230,8 @@ export const commands = {
 /** The events the shell sends to the window, by name, with their payloads. */
 export type Events = {
   "analyses-changed": AnalysesChanged;
+  "batch-changed": BatchRun;
+  "document-transfer": DocumentTransfer;
   "upload-progress": UploadProgress;
   "watch-changed": WatchChanged;
 };
@@ -906,6 +1240,10 @@ export type Events = {
 export const events = {
   analysesChanged: (f: (payload: AnalysesChanged) => void): Promise<UnlistenFn> =>
     listen<AnalysesChanged>("analyses-changed", (e) => f(e.payload)),
+  batchChanged: (f: (payload: BatchRun) => void): Promise<UnlistenFn> =>
+    listen<BatchRun>("batch-changed", (e) => f(e.payload)),
+  documentTransfer: (f: (payload: DocumentTransfer) => void): Promise<UnlistenFn> =>
+    listen<DocumentTransfer>("document-transfer", (e) => f(e.payload)),
   uploadProgress: (f: (payload: UploadProgress) => void): Promise<UnlistenFn> =>
     listen<UploadProgress>("upload-progress", (e) => f(e.payload)),
   watchChanged: (f: (payload: WatchChanged) => void): Promise<UnlistenFn> =>

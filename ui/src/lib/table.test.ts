@@ -10,6 +10,9 @@ import {
   toggleAllOnPage,
   toggleSelected,
   toggleSort,
+  setTags,
+  toggleTag,
+  clearFilters,
 } from "./table";
 
 describe("samples table state", () => {
@@ -48,5 +51,27 @@ describe("samples table state", () => {
     expect(s.selected.size).toBe(0);
     s = toggleSelected(toggleSelected(s, "a"), "a");
     expect(s.selected.size).toBe(0);
+  });
+  it("filters by several tags, all of them or any, from page 1", () => {
+    let s = toggleSelected({ ...initialState(), page: 3 }, "a");
+    s = toggleTag(s, "t1");
+    s = toggleTag(s, "t2");
+    expect([s.page, s.selected.size]).toEqual([1, 0]);
+    expect(toQuery(s)).toMatchObject({ tags: ["t1", "t2"], any_tag: false });
+    expect(activeFilterCount(s.filters)).toBe(1);
+    s = setTags(s, s.filters.tags, true);
+    expect(toQuery(s).any_tag).toBe(true);
+    expect(setTags(s, ["t1", "t2"], true)).toBe(s);
+    s = toggleTag(s, "t1");
+    expect(s.filters.tags).toEqual(["t2"]);
+    expect(setTags(s, ["t3", "t3", ""]).filters.tags).toEqual(["t3"]);
+  });
+  it("keeps a project page's project when its filters are cleared, and does not count it", () => {
+    let s = setFilter(initialState(), "project", "p1");
+    s = setFilter(s, "filename", "run");
+    expect(activeFilterCount(s.filters, ["project"])).toBe(1);
+    s = clearFilters(s, { project: "p1" });
+    expect([s.filters.project, s.filters.filename]).toEqual(["p1", ""]);
+    expect(activeFilterCount(s.filters, ["project"])).toBe(0);
   });
 });

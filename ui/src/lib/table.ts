@@ -4,13 +4,19 @@ import type { SampleQuery } from "./bindings";
 
 export type SortColumn = "created_at" | "filename" | "size" | "visibility";
 
-export interface Filters {
+/** The filters typed or chosen one value at a time. */
+export interface TextFilters {
   filename: string;
-  tag: string;
   project: string;
   from: string;
   to: string;
   visibility: string;
+}
+
+export interface Filters extends TextFilters {
+  /** Tag ids: samples carrying all of them, or any of them with `anyTag`. */
+  tags: string[];
+  anyTag: boolean;
 }
 
 export interface TableState {
@@ -22,7 +28,7 @@ export interface TableState {
   selected: Set<string>;
 }
 
-export const EMPTY_FILTERS: Filters = { filename: "", tag: "", project: "", from: "", to: "", visibility: "" };
+export const EMPTY_FILTERS: Filters = { filename: "", project: "", from: "", to: "", visibility: "", tags: [], anyTag: false };
 
 export function initialState(perPage = 50): TableState {
   return { page: 1, perPage, sort: "created_at", desc: true, filters: { ...EMPTY_FILTERS }, selected: new Set() };
@@ -35,17 +41,36 @@ export function toggleSort(s: TableState, column: SortColumn): TableState {
 }
 
 /** Changing a filter goes back to page 1 and clears the selection (rows out of view stay unselected). */
-export function setFilter(s: TableState, key: keyof Filters, value: string): TableState {
+export function setFilter(s: TableState, key: keyof TextFilters, value: string): TableState {
   if (s.filters[key] === value) return s;
   return { ...s, filters: { ...s.filters, [key]: value }, page: 1, selected: new Set() };
 }
 
-export function clearFilters(s: TableState): TableState {
-  return { ...s, filters: { ...EMPTY_FILTERS }, page: 1, selected: new Set() };
+/** The tags to filter by (each once, in the order chosen), and whether any of them will do. */
+export function setTags(s: TableState, tags: string[], anyTag = s.filters.anyTag): TableState {
+  const unique = [...new Set(tags.filter((t) => t.trim() !== ""))];
+  const same = unique.length === s.filters.tags.length && unique.every((t, i) => t === s.filters.tags[i]);
+  if (same && anyTag === s.filters.anyTag) return s;
+  return { ...s, filters: { ...s.filters, tags: unique, anyTag }, page: 1, selected: new Set() };
 }
 
-export function activeFilterCount(f: Filters): number {
-  return Object.values(f).filter((v) => v.trim() !== "").length;
+/** Adds a tag to the filter, or takes it off if it is there. */
+export function toggleTag(s: TableState, tag: string): TableState {
+  const has = s.filters.tags.includes(tag);
+  return setTags(s, has ? s.filters.tags.filter((t) => t !== tag) : [...s.filters.tags, tag]);
+}
+
+/** Clears every filter but `keep` (a project page keeps its project). */
+export function clearFilters(s: TableState, keep: Partial<TextFilters> = {}): TableState {
+  return { ...s, filters: { ...EMPTY_FILTERS, ...keep }, page: 1, selected: new Set() };
+}
+
+/** How many filters narrow the table (the tags count as one), leaving out `fixed` ones. */
+export function activeFilterCount(f: Filters, fixed: (keyof TextFilters)[] = []): number {
+  const texts = (["filename", "project", "from", "to", "visibility"] as const).filter(
+    (k) => !fixed.includes(k) && f[k].trim() !== "",
+  ).length;
+  return texts + (f.tags.length > 0 ? 1 : 0);
 }
 
 export function pageCount(total: number, perPage: number): number {
@@ -91,7 +116,8 @@ export function toQuery(s: TableState): SampleQuery {
     sort: s.sort,
     desc: s.desc,
     filename: opt(f.filename),
-    tag: opt(f.tag),
+    tags: f.tags,
+    any_tag: f.anyTag,
     project: opt(f.project),
     from: opt(f.from),
     to: opt(f.to),

@@ -41,6 +41,7 @@ const folder = (over: Partial<FolderView> = {}): FolderView => ({
   missing: false,
   files: { seen: 0, settled: 0, uploading: 0, confirmed: 0, failed: 0 },
   file_list: [],
+  alerts: [],
   ...over,
 });
 

@@ -15,10 +15,11 @@ if [ ! -d ../shared/reference/fixtures ]; then
     echo "error: ../shared/reference/fixtures not found; the fixture tests need shared/ beside the repository" >&2
     exit 1
 fi
-# The app's Debian packages (from run.sh), the keychain's, Xvfb and the WebDriver; Kraken 2 and
+# The app's Debian packages (from run.sh), the keychain's, Xvfb, xdotool (answers the app's native
+# save dialog as a person would) and the WebDriver; Kraken 2 and
 # ART, which the classifier's tests run beside ours on real genomes.
 source ./run.sh
-install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth webkit2gtk-driver fonts-dejavu-core \
+install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth xdotool webkit2gtk-driver fonts-dejavu-core \
     kraken2 art-nextgen-simulation-tools postgresql
 # The UI: its unit tests, then the build the desktop app embeds (ui/dist).
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)

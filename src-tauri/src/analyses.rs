@@ -270,7 +270,8 @@ pub async fn start_batch(
     let (schema, args) = (Arc::new(schema), Arc::new(args));
     let started: Vec<(String, Result<String, CmdError>)> = futures::stream::iter(samples.iter().cloned())
         .map(|sample| {
-            let (client, schema, args, description) = (client.clone(), schema.clone(), args.clone(), description.clone());
+            let (client, schema, args, description) =
+                (client.clone(), schema.clone(), args.clone(), description.clone());
             async move {
                 let mut run = client
                     .jobs()
@@ -293,9 +294,13 @@ pub async fn start_batch(
         .map(|(sample, r)| {
             let sample_name = names.get(&sample).cloned();
             match r {
-                Ok(analysis) => {
-                    BatchItem { sample, sample_name, analysis: Some(analysis), state: AnalysisState::Running, error: None }
-                }
+                Ok(analysis) => BatchItem {
+                    sample,
+                    sample_name,
+                    analysis: Some(analysis),
+                    state: AnalysisState::Running,
+                    error: None,
+                },
                 Err(e) => BatchItem {
                     sample,
                     sample_name,
@@ -311,12 +316,8 @@ pub async fn start_batch(
 
 /// The states of the run's analyses as the service has them now.
 async fn refresh(client: &Client, run: &BatchRun) -> CmdResult<BatchRun> {
-    let ids: Vec<&str> = run
-        .items
-        .iter()
-        .filter(|i| i.state == AnalysisState::Running)
-        .filter_map(|i| i.analysis.as_deref())
-        .collect();
+    let ids: Vec<&str> =
+        run.items.iter().filter(|i| i.state == AnalysisState::Running).filter_map(|i| i.analysis.as_deref()).collect();
     let mut now: HashMap<String, Analysis> = HashMap::new();
     for chunk in ids.chunks(MAX_PER_PAGE as usize) {
         let uris: Vec<String> = chunk.iter().map(|id| format!("/api/v1/analyses/{id}")).collect();
@@ -339,7 +340,8 @@ async fn refresh(client: &Client, run: &BatchRun) -> CmdResult<BatchRun> {
             }
             None => {
                 item.state = AnalysisState::Failed;
-                item.error = Some("the analysis is gone: its sample was deleted, or you no longer have access to it".into());
+                item.error =
+                    Some("the analysis is gone: its sample was deleted, or you no longer have access to it".into());
             }
         }
     }
@@ -361,7 +363,8 @@ pub fn notices(before: &BatchRun, after: &BatchRun) -> Vec<Notice> {
         }
     }
     if before.running() > 0 && after.running() == 0 {
-        let (done, failed, n) = (after.count(AnalysisState::Complete), after.count(AnalysisState::Failed), after.items.len());
+        let (done, failed, n) =
+            (after.count(AnalysisState::Complete), after.count(AnalysisState::Failed), after.items.len());
         let samples = if n == 1 { "1 sample".to_string() } else { format!("{n} samples") };
         let body = match failed {
             0 if n == 1 => "It is complete; its results are on the sample's page.".to_string(),
@@ -423,14 +426,21 @@ mod tests {
     fn a_failure_is_told_at_once_and_the_end_once() {
         use AnalysisState::*;
         let start = run(vec![item(Running, None), item(Running, None), item(Running, None)]);
-        let one_failed = run(vec![item(Failed, Some("the sample has no file yet")), item(Running, None), item(Complete, None)]);
+        let one_failed =
+            run(vec![item(Failed, Some("the sample has no file yet")), item(Running, None), item(Complete, None)]);
         let n = notices(&start, &one_failed);
         assert_eq!(n.len(), 1, "{n:?}");
         assert_eq!(n[0].0, "Panel (demo AMR) failed on isolate-7.fastq.gz");
         assert_eq!(n[0].1, "The sample has no file yet.");
         let end = run(vec![item(Failed, Some("x")), item(Complete, None), item(Complete, None)]);
         let n = notices(&one_failed, &end);
-        assert_eq!(n, vec![("Panel (demo AMR) finished on 3 samples".into(), "2 complete, 1 failed. The Analyses screen says why each failed.".into())]);
+        assert_eq!(
+            n,
+            vec![(
+                "Panel (demo AMR) finished on 3 samples".into(),
+                "2 complete, 1 failed. The Analyses screen says why each failed.".into()
+            )]
+        );
         assert!(notices(&end, &end).is_empty(), "nothing more once it has ended");
         let all = run(vec![item(Complete, None), item(Complete, None), item(Complete, None)]);
         assert_eq!(notices(&start, &all)[0].1, "All 3 are complete; the results are on each sample's page.");
@@ -470,9 +480,10 @@ mod tests {
 
         let mut with_gone = samples.clone();
         with_gone.push("0000000000000000".into());
-        let run = start_batch(&client, "b1".into(), &with_gone, &panel.id, serde_json::Map::new(), Some("ward 3".into()))
-            .await
-            .unwrap();
+        let run =
+            start_batch(&client, "b1".into(), &with_gone, &panel.id, serde_json::Map::new(), Some("ward 3".into()))
+                .await
+                .unwrap();
         assert_eq!(run.items.len(), 4);
         assert_eq!(run.running(), 3);
         let gone = &run.items[3];
@@ -483,9 +494,14 @@ mod tests {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Notice>::new()));
         let t = told.clone();
-        let followed = tokio::spawn(follow(client.clone(), run, move |r| drop(tx.send(r)), move |title, body| {
-            t.lock().unwrap().push((title.to_string(), body.to_string()));
-        }));
+        let followed = tokio::spawn(follow(
+            client.clone(),
+            run,
+            move |r| drop(tx.send(r)),
+            move |title, body| {
+                t.lock().unwrap().push((title.to_string(), body.to_string()));
+            },
+        ));
         tokio::time::timeout(Duration::from_secs(120), followed).await.expect("the run ends").unwrap();
         let mut last = None;
         while let Ok(r) = rx.try_recv() {
@@ -525,7 +541,13 @@ mod tests {
 
     #[test]
     fn statuses_and_sorts_become_where_and_sort_clauses() {
-        let q = AnalysisQuery { page: 1, per_page: 50, status: Some(AnalysisState::Failed), job: Some("00000000000000aa".into()), ..Default::default() };
+        let q = AnalysisQuery {
+            page: 1,
+            per_page: 50,
+            status: Some(AnalysisState::Failed),
+            job: Some("00000000000000aa".into()),
+            ..Default::default()
+        };
         let v = q.filter().to_value();
         assert_eq!(v["complete"], true);
         assert_eq!(v["success"], false);

@@ -16,6 +16,7 @@ use ts_rs::{Config, TS, TypeVisitor};
 use crate::analyses::{AnalysesPage, AnalysisQuery, BatchRun};
 use crate::chart::{ChartControls, ChartView};
 use crate::commands::ClassificationView;
+use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReadsProgress};
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
@@ -26,7 +27,8 @@ use crate::samples::{
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView};
 use crate::uploads::{FileCheck, UploadBatch, UploadProgress};
-use crate::watching::{NewFolder, WatchChanged, WatchView};
+use crate::watching::{AlertsView, NewFolder, WatchChanged, WatchView};
+use mgds_watch::LiveRun;
 
 const BINDINGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/src/lib/bindings.ts");
 const REGENERATE: &str = "MGDS_WRITE_BINDINGS=1 cargo test -p mgds-desktop bindings";
@@ -37,6 +39,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("analyses", include_str!("analyses.rs")),
     ("chart", include_str!("chart.rs")),
     ("commands", include_str!("commands.rs")),
+    ("compare", include_str!("compare.rs")),
     ("documents", include_str!("documents.rs")),
     ("error", include_str!("error.rs")),
     ("events", include_str!("events.rs")),
@@ -59,12 +62,14 @@ fn signature_types(t: &mut Types) {
     }
     named![
         bool,
+        u32,
         u64,
         String,
         PathBuf,
         serde_json::Value,
         serde_json::Map<String, serde_json::Value>,
         Access,
+        AlertsView,
         AnalysesPage,
         AnalysisQuery,
         BatchRun,
@@ -73,6 +78,8 @@ fn signature_types(t: &mut Types) {
         ChartControls,
         ChartView,
         ClassificationView,
+        CompareRequest,
+        ComparisonView,
         ConnectionView,
         DocumentFile,
         DocumentsView,
@@ -93,7 +100,9 @@ fn signature_types(t: &mut Types) {
         SampleQuery,
         SamplesPage,
         TagCount,
+        TaxonReadsProgress,
         UploadBatch,
+        LiveRun,
         WatchView,
     ];
 }
@@ -102,6 +111,8 @@ fn signature_types(t: &mut Types) {
 fn events(t: &mut Types) {
     t.event::<AnalysesChanged>();
     t.event::<BatchRun>();
+    t.event::<CompareProgress>();
+    t.event::<TaxonReadsProgress>();
     t.event::<DocumentTransfer>();
     t.event::<UploadProgress>();
     t.event::<WatchChanged>();

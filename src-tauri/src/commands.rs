@@ -8,6 +8,7 @@ use tauri_plugin_dialog::DialogExt;
 use ts_rs::TS;
 
 use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
+use crate::compare::{self, CompareCache, CompareRequest, ComparisonView, TaxonReadsProgress};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
@@ -19,7 +20,8 @@ use crate::samples::{
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
-use crate::watching::{self, NewFolder, WatchView, Watching};
+use crate::watching::{self, AlertsView, NewFolder, WatchView, Watching};
+use mgds_watch::LiveRun;
 
 /// The connection in use, connecting (and on first start, starting the local service) if needed.
 #[tauri::command]
@@ -67,10 +69,20 @@ pub async fn remove_profile(app: AppHandle, session: State<'_, Session>, name: S
     session.profiles(current.as_deref())
 }
 
-/// One page of the samples table.
+/// One page of the samples table, each row with the taxon alerts the watched folders raised.
 #[tauri::command]
-pub async fn list_samples(session: State<'_, Session>, query: SampleQuery) -> CmdResult<SamplesPage> {
-    samples::list(&session.connected().await?.client, &query).await
+pub async fn list_samples(
+    session: State<'_, Session>,
+    watching: State<'_, Watching>,
+    query: SampleQuery,
+) -> CmdResult<SamplesPage> {
+    let mut page = samples::list(&session.connected().await?.client, &query).await?;
+    let ids: Vec<String> = page.rows.iter().map(|r| r.id.clone()).collect();
+    let mut alerts = watching.alerts_of(&session, &ids).await?;
+    for row in &mut page.rows {
+        row.alerts = alerts.remove(&row.id).unwrap_or_default();
+    }
+    Ok(page)
 }
 
 /// The tags and projects, for filters and pickers.
@@ -130,7 +142,11 @@ pub async fn project(session: State<'_, Session>, id: String) -> CmdResult<Proje
 
 /// Renames, describes, or makes public or private a project the user owns.
 #[tauri::command]
-pub async fn change_project(session: State<'_, Session>, id: String, change: ProjectChange) -> CmdResult<ProjectDetail> {
+pub async fn change_project(
+    session: State<'_, Session>,
+    id: String,
+    change: ProjectChange,
+) -> CmdResult<ProjectDetail> {
     crate::projects::change(&session.connected().await?.client, &id, change).await
 }
 
@@ -269,9 +285,14 @@ pub async fn run_job_on_samples(
     let client = session.connected().await?.client;
     let run = analyses::start_batch(&client, id, &samples, &job, args, description).await?;
     let (a, b) = (app.clone(), app);
-    tokio::spawn(analyses::follow(client, run.clone(), move |r| events::emit(&a, r), move |title, body| {
-        watching::notify(&b, title, body);
-    }));
+    tokio::spawn(analyses::follow(
+        client,
+        run.clone(),
+        move |r| events::emit(&a, r),
+        move |title, body| {
+            watching::notify(&b, title, body);
+        },
+    ));
     Ok(run)
 }
 
@@ -528,4 +549,96 @@ pub async fn remove_watch_folder(app: AppHandle, path: PathBuf) -> CmdResult<()>
 #[tauri::command]
 pub async fn pause_watching(session: State<'_, Session>, watching: State<'_, Watching>, paused: bool) -> CmdResult<()> {
     watching.set_paused(&session.paths().data_dir, paused).await
+}
+
+/// Samples side by side (the comparison view); fetching progress arrives in `compare-progress`
+/// events.
+#[tauri::command]
+pub async fn compare_samples(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: CompareRequest,
+) -> CmdResult<ComparisonView> {
+    let c = session.connected().await?;
+    compare::compare(&c.client, &c.base_url, &cache, &request, &|p| events::emit(&app, p)).await
+}
+
+/// Saves the comparison where the user chooses: the chart as `svg` or `png` (at `dpi`), or the
+/// numbers behind it as `csv` or `tsv`. Answers the path, or `None` when the user cancelled.
+#[tauri::command]
+pub async fn export_comparison(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: CompareRequest,
+    format: String,
+    dpi: u32,
+) -> CmdResult<Option<String>> {
+    let (title, filter): (&str, (&str, &[&str])) = match format.as_str() {
+        "svg" => ("Save the chart", ("SVG image", &["svg"])),
+        "png" => ("Save the chart", ("PNG image", &["png"])),
+        "tsv" => ("Save the numbers", ("Tab-separated table", &["tsv"])),
+        _ => ("Save the numbers", ("CSV table", &["csv"])),
+    };
+    let Some(path) = ask_save_path(&app, title, &compare::export_name(&request, &format), filter).await else {
+        return Ok(None);
+    };
+    let c = session.connected().await?;
+    compare::export(&c.client, &c.base_url, &cache, &request, &format, dpi, &path).await?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// Forgets the samples and results the comparison view fetched, so the next comparison asks the
+/// service again.
+#[tauri::command]
+pub fn refresh_comparison(cache: State<'_, CompareCache>) {
+    cache.clear();
+}
+
+/// Saves the reads of one taxon (and those below it) from the given samples into a folder the
+/// user chooses; progress arrives in `taxon-reads-progress` events. `None` when they cancelled.
+#[tauri::command]
+pub async fn save_taxon_reads(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    samples: Vec<String>,
+    tax_id: String,
+    taxon: String,
+) -> CmdResult<Option<TaxonReadsProgress>> {
+    let Some(folder) = ask_folder(&app, &format!("Choose a folder for the reads of {taxon}")).await else {
+        return Ok(None);
+    };
+    let c = session.connected().await?;
+    let done = compare::taxon_reads(&c.client, &c.base_url, &cache, &samples, &tax_id, &taxon, &folder, &|p| {
+        events::emit(&app, p)
+    })
+    .await?;
+    Ok(Some(done))
+}
+
+/// The run dashboard: every run the watched folders saw, each barcode (or sample) with its
+/// batches, reads and its `top` taxa at `rank` as they grew; changes arrive in `watch-changed`
+/// events.
+#[tauri::command]
+pub async fn live_runs(
+    session: State<'_, Session>,
+    watching: State<'_, Watching>,
+    rank: String,
+    top: u32,
+) -> CmdResult<Vec<LiveRun>> {
+    watching.live_runs(&session, &rank, top as usize).await
+}
+
+/// The taxon alert rules for every watched folder, and the alerts that fired.
+#[tauri::command]
+pub async fn watch_alerts(session: State<'_, Session>, watching: State<'_, Watching>) -> CmdResult<AlertsView> {
+    watching.alerts(&session).await
+}
+
+/// Saves the taxon alert rules for every watched folder (shared with `mgds watch`).
+#[tauri::command]
+pub async fn set_watch_alerts(app: AppHandle, rules: Vec<String>) -> CmdResult<AlertsView> {
+    watching::set_alert_rules(&app, &rules).await
 }

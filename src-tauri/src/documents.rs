@@ -51,17 +51,9 @@ pub struct DocumentsView {
 /// expects.)
 pub async fn list(client: &Client) -> CmdResult<DocumentsView> {
     let me = people::me(client).await?;
-    let all = client
-        .documents()
-        .list()
-        .sort(Sort::desc("created_at"))
-        .per_page(mgds_api::MAX_PER_PAGE)
-        .all()
-        .await?;
-    let docs: Vec<Document> = all
-        .into_iter()
-        .filter(|d| d.uploader.id() == me.id || d.downloaders.iter().any(|u| u.id() == me.id))
-        .collect();
+    let all = client.documents().list().sort(Sort::desc("created_at")).per_page(mgds_api::MAX_PER_PAGE).all().await?;
+    let docs: Vec<Document> =
+        all.into_iter().filter(|d| d.uploader.id() == me.id || d.downloaders.iter().any(|u| u.id() == me.id)).collect();
     let ids = docs.iter().flat_map(|d| {
         std::iter::once(d.uploader.id().to_string()).chain(d.downloaders.iter().map(|u| u.id().to_string()))
     });
@@ -127,8 +119,11 @@ pub async fn delete(client: &Client, id: &str) -> CmdResult<DocumentsView> {
 /// and `.`, so anything else (spaces, accents, brackets) becomes `_`.
 pub fn document_name(path: &Path) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let cleaned: String =
-        name.trim().chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect();
+    let cleaned: String = name
+        .trim()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect();
     let cleaned: String = cleaned.chars().take(255).collect();
     if cleaned.trim_matches('.').is_empty() { "document".to_string() } else { cleaned }
 }
@@ -140,7 +135,9 @@ pub fn check_readable(path: &Path) -> Result<u64, String> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("{name} is no longer there; it was moved or deleted. Choose it again where it is now."));
+            return Err(format!(
+                "{name} is no longer there; it was moved or deleted. Choose it again where it is now."
+            ));
         }
         Err(e) => return Err(unreadable(&name, &e)),
     };
@@ -457,7 +454,9 @@ mod tests {
     }
 
     /// The events of one transfer up to its end.
-    async fn ended(rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocumentTransfer>) -> (DocumentTransfer, Vec<TransferState>) {
+    async fn ended(
+        rx: &mut tokio::sync::mpsc::UnboundedReceiver<DocumentTransfer>,
+    ) -> (DocumentTransfer, Vec<TransferState>) {
         let mut states = Vec::new();
         while let Some(t) = rx.recv().await {
             states.push(t.state);
@@ -494,7 +493,10 @@ mod tests {
         let (done, states) = ended(&mut rx).await;
         assert_eq!(done.state, TransferState::Done, "{done:?}");
         assert!(states.contains(&TransferState::Moving), "{states:?}");
-        assert_eq!((done.done, done.total, done.name.as_str()), (text.len() as u64, text.len() as u64, "Run_42_sheet.csv"));
+        assert_eq!(
+            (done.done, done.total, done.name.as_str()),
+            (text.len() as u64, text.len() as u64, "Run_42_sheet.csv")
+        );
         let id = done.document_id.clone().unwrap();
 
         // A file that cannot be read is refused with why, before anything is sent.

@@ -5,7 +5,7 @@
 //! [`results::Watcher`], [`results::ResultsCache`], [`watching::Watching`] (the watched
 //! folders) and [`documents::DocumentTransfers`] as managed state, and the thin
 //! [`commands`] the web UI in `ui/` invokes; the screens' logic lives in [`samples`],
-//! [`documents`], [`projects`], [`analyses`] and [`people`]. Errors reach the UI as [`error::CmdError`]
+//! [`documents`], [`projects`], [`analyses`], [`compare`] and [`people`]. Errors reach the UI as [`error::CmdError`]
 //! (`{code, message}`); upload progress and analysis state arrive as [`events`]. The UI's
 //! TypeScript types and typed calls (`ui/src/lib/bindings.ts`) are generated from these types and
 //! commands, and a test fails when that file is out of date.
@@ -13,6 +13,7 @@
 pub mod analyses;
 pub mod chart;
 pub mod commands;
+pub mod compare;
 pub mod documents;
 pub mod error;
 pub mod events;
@@ -119,6 +120,7 @@ pub fn run() {
         .manage(results::ResultsCache::default())
         .manage(watching::Watching::default())
         .manage(documents::DocumentTransfers::default())
+        .manage(compare::CompareCache::default())
         .setup(|app| {
             if let Some(w) = app.get_webview_window("main") {
                 lighten_webview(&w);
@@ -182,6 +184,13 @@ pub fn run() {
             commands::delete_document,
             commands::list_analyses,
             commands::run_job_on_samples,
+            commands::compare_samples,
+            commands::export_comparison,
+            commands::refresh_comparison,
+            commands::save_taxon_reads,
+            commands::live_runs,
+            commands::watch_alerts,
+            commands::set_watch_alerts,
         ])
         .build(tauri::generate_context!());
     let app = match app {

@@ -131,9 +131,7 @@ pub fn short_name_problem(name: &str) -> Option<String> {
         return Some(format!("A project's short name has 3 to 15 characters; “{n}” has {len}."));
     }
     if n.chars().any(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-        return Some(format!(
-            "A project's short name uses only letters, digits, - and _ (no spaces); “{n}” does not."
-        ));
+        return Some(format!("A project's short name uses only letters, digits, - and _ (no spaces); “{n}” does not."));
     }
     None
 }
@@ -150,7 +148,9 @@ fn check_name(name: &str) -> CmdResult<String> {
     match n.chars().count() {
         0 => Err(CmdError::new("invalid", "Give the project a name, for example “Outbreak 7, March 2026”.")),
         1..=60 => Ok(n.to_string()),
-        len => Err(CmdError::new("invalid", format!("A project's name has at most 60 characters; this one has {len}."))),
+        len => {
+            Err(CmdError::new("invalid", format!("A project's name has at most 60 characters; this one has {len}.")))
+        }
     }
 }
 
@@ -333,7 +333,8 @@ mod tests {
         let member = client("colleague@example.org", None).await;
         let stranger = client("someone@elsewhere.org", Some("elsewhere")).await;
 
-        let bad = create(&owner, NewProject { short_name: "outbreak 7".into(), ..Default::default() }).await.unwrap_err();
+        let bad =
+            create(&owner, NewProject { short_name: "outbreak 7".into(), ..Default::default() }).await.unwrap_err();
         assert!(bad.message.contains("no spaces"), "{bad:?}");
         let new = NewProject {
             short_name: "outbreak_7".into(),
@@ -365,7 +366,10 @@ mod tests {
         let theirs = list(&member).await.unwrap();
         assert_eq!((theirs.len(), theirs[0].role), (1, Role::Member));
         assert_eq!(theirs[0].owner.email.as_deref(), Some("lab@example.org"));
-        assert_eq!(change(&member, &p.id, ProjectChange { public: Some(true), ..Default::default() }).await.unwrap_err().code, "forbidden");
+        assert_eq!(
+            change(&member, &p.id, ProjectChange { public: Some(true), ..Default::default() }).await.unwrap_err().code,
+            "forbidden"
+        );
 
         let changed = ProjectChange {
             short_name: Some("outbreak_7b".into()),

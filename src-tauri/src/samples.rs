@@ -129,6 +129,9 @@ pub struct SampleRow {
     pub tags: Vec<String>,
     /// The primary classification's id, once there is one.
     pub classification: Option<String>,
+    /// Taxon alerts the watched folders raised for it (`Salmonella enterica (0.210%, rule:
+    /// Salmonella enterica >= 0.1%)`).
+    pub alerts: Vec<String>,
 }
 
 impl From<Sample> for SampleRow {
@@ -145,6 +148,7 @@ impl From<Sample> for SampleRow {
             project: s.project.map(|r| r.id().to_string()),
             tags: s.tags.iter().map(|r| r.id().to_string()).collect(),
             classification: s.primary_classification.map(|r| r.id().to_string()),
+            alerts: Vec::new(),
         }
     }
 }

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mgds_watch::{
-    Event, FolderConfig, NanoporeGrouping, Options, PAUSE_FILE, QUEUE_FILE, Queue, SavedFolders, State, Watcher,
+    AlertRule, Event, FolderConfig, NanoporeGrouping, Options, PAUSE_FILE, QUEUE_FILE, Queue, SavedFolders, State,
+    Watcher,
 };
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Manager};
@@ -102,11 +103,18 @@ pub struct NewFolder {
     pub join_lanes: bool,
     /// Nanopore: one sample per batch file instead of per barcode.
     pub per_file: bool,
+    /// The folder's own alert rules, as written (`Salmonella enterica >= 0.1%`), besides the
+    /// rules for every folder.
+    #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
+    pub alerts: Vec<String>,
 }
 
 impl NewFolder {
-    fn into_config(self) -> FolderConfig {
+    fn into_config(self) -> CmdResult<FolderConfig> {
+        let alerts = parse_rules(&self.alerts)?;
         let mut cfg = FolderConfig::new(self.path);
+        cfg.alerts = alerts;
         cfg.layout = self.layout;
         cfg.recursive = self.recursive;
         cfg.include = clean(self.include);
@@ -119,8 +127,21 @@ impl NewFolder {
         cfg.illumina.pair = self.pair;
         cfg.illumina.join_lanes = self.join_lanes;
         cfg.nanopore = if self.per_file { NanoporeGrouping::PerFile } else { NanoporeGrouping::PerBarcode };
-        cfg
+        Ok(cfg)
     }
+}
+
+/// Alert rules as the user wrote them, blank lines left out; a rule that does not read says
+/// which and how to write it.
+fn parse_rules(rules: &[String]) -> CmdResult<Vec<AlertRule>> {
+    let mut out: Vec<AlertRule> = Vec::new();
+    for r in rules.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
+        let rule: AlertRule = r.parse().map_err(|e: String| CmdError::new("alert_rule", crate::error::sentence(&e)))?;
+        if !out.contains(&rule) {
+            out.push(rule);
+        }
+    }
+    Ok(out)
 }
 
 fn clean(v: Vec<String>) -> Vec<String> {
@@ -200,6 +221,18 @@ pub struct WatchView {
     pub upload_limit: Option<u64>,
 }
 
+/// The taxon alerts.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AlertsView {
+    /// The rules for every watched folder, as written (`Salmonella enterica >= 0.1%`).
+    pub rules: Vec<String>,
+    /// The alerts that fired, newest first (at most 500).
+    pub fired: Vec<mgds_watch::Alert>,
+}
+
+/// The most fired alerts listed.
+const MAX_ALERTS_LISTED: usize = 500;
+
 /// What a [`WatchChanged`] event says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -225,7 +258,7 @@ impl crate::events::ShellEvent for WatchChanged {
     const NAME: &'static str = "watch-changed";
 }
 
-fn options(data_dir: &Path, upload_limit: Option<u64>) -> Options {
+fn options(data_dir: &Path, upload_limit: Option<u64>, alerts: Vec<AlertRule>) -> Options {
     // Operators can tune how quickly files settle (a slow copy onto a share needs longer).
     let secs = |var: &str| {
         std::env::var(var).ok().and_then(|v| v.parse::<f64>().ok()).and_then(|s| Duration::try_from_secs_f64(s).ok())
@@ -236,6 +269,7 @@ fn options(data_dir: &Path, upload_limit: Option<u64>) -> Options {
         min_age: secs("MGDS_WATCH_MIN_AGE_SECS").unwrap_or(d.min_age),
         pause_file: Some(data_dir.join(PAUSE_FILE)),
         bandwidth: upload_limit.unwrap_or(0),
+        alerts,
         ..d
     }
 }
@@ -262,7 +296,7 @@ impl Watching {
                 return;
             }
         };
-        let upload_limit = saved.upload_limit;
+        let (upload_limit, alerts) = (saved.upload_limit, saved.alerts);
         // A folder that is not there (an unmounted share) is skipped, not fatal for the others.
         let folders: Vec<FolderConfig> = saved.folders.into_iter().filter(|f| f.path.is_dir()).collect();
         if folders.is_empty() {
@@ -275,7 +309,7 @@ impl Watching {
                 return;
             }
         };
-        match Watcher::start(folders, options(&paths.data_dir, upload_limit), client, &paths.data_dir).await {
+        match Watcher::start(folders, options(&paths.data_dir, upload_limit, alerts), client, &paths.data_dir).await {
             Ok((watcher, rx)) => {
                 inner.running = Some(watcher);
                 let generation = inner.generation;
@@ -306,15 +340,59 @@ impl Watching {
         }
     }
 
+    /// The watcher's queue, opened for reading once it exists (none before anything was
+    /// watched).
+    async fn queue<'a>(&self, inner: &'a mut Inner, data_dir: &Path) -> CmdResult<Option<&'a Queue>> {
+        if inner.queue.is_none() && data_dir.join(QUEUE_FILE).is_file() {
+            inner.queue = Some(Queue::open(data_dir).await.map_err(queue_error)?);
+        }
+        Ok(inner.queue.as_ref())
+    }
+
+    /// The run dashboard: every run folder the watcher knows, newest first, each barcode (or
+    /// sample) with its batches, reads and the `top` taxa at `rank` as they grew.
+    pub async fn live_runs(&self, session: &Session, rank: &str, top: usize) -> CmdResult<Vec<mgds_watch::LiveRun>> {
+        let mut inner = self.inner.lock().await;
+        match self.queue(&mut inner, &session.paths().data_dir).await? {
+            Some(q) => q.live_runs(rank, top.clamp(1, 20)).await.map_err(queue_error),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The alert rules for every folder, and the alerts that fired (newest first).
+    pub async fn alerts(&self, session: &Session) -> CmdResult<AlertsView> {
+        let paths = session.paths();
+        let saved = SavedFolders::load(&paths.config_dir).map_err(queue_error)?;
+        let mut inner = self.inner.lock().await;
+        let fired = match self.queue(&mut inner, &paths.data_dir).await? {
+            Some(q) => q.alerts(MAX_ALERTS_LISTED).await.map_err(queue_error)?,
+            None => Vec::new(),
+        };
+        Ok(AlertsView { rules: saved.alerts.iter().map(ToString::to_string).collect(), fired })
+    }
+
+    /// The alerts that fired for each of these samples (by id), for the samples table.
+    pub async fn alerts_of(&self, session: &Session, ids: &[String]) -> CmdResult<HashMap<String, Vec<String>>> {
+        let mut inner = self.inner.lock().await;
+        let mut out: HashMap<String, Vec<String>> = HashMap::new();
+        let Some(q) = self.queue(&mut inner, &session.paths().data_dir).await? else {
+            return Ok(out);
+        };
+        for a in q.alerts(100_000).await.map_err(queue_error)? {
+            if let Some(id) = a.sample_id.as_ref().filter(|id| ids.contains(id)) {
+                out.entry(id.clone()).or_default().push(format!("{} ({:.3}%, rule: {})", a.taxon, a.percent, a.rule));
+            }
+        }
+        Ok(out)
+    }
+
     /// The screen.
     pub async fn view(&self, session: &Session) -> CmdResult<WatchView> {
         let paths = session.paths();
         let saved = SavedFolders::load(&paths.config_dir).map_err(queue_error)?;
         let upload_limit = saved.upload_limit;
         let mut inner = self.inner.lock().await;
-        if inner.queue.is_none() && paths.data_dir.join(QUEUE_FILE).is_file() {
-            inner.queue = Some(Queue::open(&paths.data_dir).await.map_err(queue_error)?);
-        }
+        self.queue(&mut inner, &paths.data_dir).await?;
         // Counts and bounded lists come from the queue's indexes, so the screen stays quick for
         // a share watched for years (it is read again every few seconds while open).
         let mut folders = Vec::with_capacity(saved.folders.len());
@@ -456,6 +534,16 @@ async fn forward(
                     &format!("Run {run_id} failed on the instrument ({reason})."),
                 );
             }
+            Event::Alert(ref alert) => {
+                notify(
+                    &app,
+                    &format!("Taxon alert: {}", alert.taxon),
+                    &format!(
+                        "{}: {} reads, {:.3}% of all reads (rule: {}).",
+                        alert.label, alert.reads, alert.percent, alert.rule
+                    ),
+                );
+            }
             Event::FileSeen { .. } => continue,
             _ => {}
         }
@@ -489,7 +577,7 @@ pub(crate) fn notify(app: &AppHandle, title: &str, body: &str) {
 pub async fn add(app: &AppHandle, folder: NewFolder) -> CmdResult<()> {
     let dir = app.state::<Session>().paths().config_dir.clone();
     let mut saved = SavedFolders::load(&dir).map_err(queue_error)?;
-    saved.add(folder.into_config()).map_err(|e| CmdError::new("watch_folder", words(e)))?;
+    saved.add(folder.into_config()?).map_err(|e| CmdError::new("watch_folder", words(e)))?;
     saved.save(&dir).map_err(queue_error)?;
     app.state::<Watching>().restart(app).await;
     Ok(())
@@ -500,10 +588,24 @@ pub async fn add(app: &AppHandle, folder: NewFolder) -> CmdResult<()> {
 pub async fn update(app: &AppHandle, original: &Path, folder: NewFolder) -> CmdResult<()> {
     let dir = app.state::<Session>().paths().config_dir.clone();
     let mut saved = SavedFolders::load(&dir).map_err(queue_error)?;
-    saved.replace(original, folder.into_config()).map_err(|e| CmdError::new("watch_folder", words(e)))?;
+    saved.replace(original, folder.into_config()?).map_err(|e| CmdError::new("watch_folder", words(e)))?;
     saved.save(&dir).map_err(queue_error)?;
     app.state::<Watching>().restart(app).await;
     Ok(())
+}
+
+/// Saves the alert rules for every folder (shared with `mgds watch`) and restarts the watcher
+/// with them; a rule that does not read is refused, naming it, and nothing is saved.
+pub async fn set_alert_rules(app: &AppHandle, rules: &[String]) -> CmdResult<AlertsView> {
+    let rules = parse_rules(rules)?;
+    let session = app.state::<Session>();
+    let dir = session.paths().config_dir.clone();
+    let mut saved = SavedFolders::load(&dir).map_err(queue_error)?;
+    saved.alerts = rules;
+    saved.save(&dir).map_err(queue_error)?;
+    let watching = app.state::<Watching>();
+    watching.restart(app).await;
+    watching.alerts(&session).await
 }
 
 /// Forgets a folder (what it uploaded stays) and restarts the watcher without it.
@@ -531,7 +633,7 @@ mod tests {
             "pair": false, "join_lanes": true, "per_file": true
         }))
         .unwrap();
-        let c = f.into_config();
+        let c = f.into_config().unwrap();
         assert_eq!(c.layout, mgds_watch::Layout::Illumina);
         assert_eq!(c.include, ["*.fastq.gz"]);
         assert_eq!(c.tags, ["miseq"]);
@@ -540,5 +642,30 @@ mod tests {
         assert_eq!(c.jobs, ["panel-1"]);
         assert!(!c.illumina.pair && c.illumina.join_lanes);
         assert_eq!(c.nanopore, NanoporeGrouping::PerFile);
+        assert!(c.alerts.is_empty());
+    }
+
+    #[test]
+    fn a_folder_keeps_its_alert_rules_and_a_bad_one_is_named() {
+        let form = |alerts: serde_json::Value| -> NewFolder {
+            serde_json::from_value(serde_json::json!({
+                "path": "/runs", "layout": "nanopore", "recursive": true,
+                "pair": true, "join_lanes": true, "per_file": true, "alerts": alerts
+            }))
+            .unwrap()
+        };
+        let c = form(serde_json::json!([
+            "Salmonella enterica >= 0.1%",
+            " ",
+            "590 >= 50 reads",
+            "Salmonella enterica >= 0.1%"
+        ]))
+        .into_config()
+        .unwrap();
+        let rules: Vec<String> = c.alerts.iter().map(ToString::to_string).collect();
+        assert_eq!(rules, ["Salmonella enterica >= 0.1%", "590 >= 50 reads"]);
+        let bad = form(serde_json::json!(["Listeria 50 reads"])).into_config().unwrap_err();
+        assert_eq!(bad.code, "alert_rule");
+        assert!(bad.message.contains("Listeria 50 reads") && bad.message.contains(">="), "{bad:?}");
     }
 }

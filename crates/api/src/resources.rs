@@ -150,6 +150,24 @@ pub struct Metadata {
     pub location_string: Option<String>,
 }
 
+impl Metadata {
+    /// The value of field `name` as text: a standard field (`name`, `platform`,
+    /// `date_collected`, ...) or, failing that, a custom one; `None` when it is unset or null.
+    /// Numbers and booleans are written as JSON writes them.
+    pub fn field_text(&self, name: &str) -> Option<String> {
+        let v = serde_json::to_value(self).ok()?;
+        let found = match v.get(name) {
+            Some(Value::Null) | None => self.custom.get(name)?,
+            Some(found) => found,
+        };
+        match found {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }
+    }
+}
+
 /// An analysis: the result of running a job against a sample. The same shape serves the
 /// typed collections (`classifications`, `panels`, `alignments`, `functional_profiles`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

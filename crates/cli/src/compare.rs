@@ -115,7 +115,7 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
                         None => None,
                     };
                     for f in fields {
-                        values.push(meta.as_ref().and_then(|m| metadata_field(m, f)));
+                        values.push(meta.as_ref().and_then(|m| m.field_text(f)));
                     }
                 }
                 let name = sample.filename.clone().unwrap_or_else(|| id.clone());
@@ -130,43 +130,32 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
         .try_collect()
         .await?;
 
-    let mut rows: Vec<(String, Option<String>, &ClassificationResults)> = fetched
+    let labels: Vec<String> = fetched
         .iter()
-        .map(|(name, values, results)| {
-            let label = match &args.label {
-                Some(f) => values[0].clone().unwrap_or_else(|| format!("{name} (no {f})")),
-                None => name.clone(),
-            };
-            let key = args.order_by.as_ref().map(|_| values.last().cloned().flatten().unwrap_or_default());
-            (label, key, results)
+        .map(|(name, values, _)| match &args.label {
+            Some(f) => values[0].clone().unwrap_or_else(|| format!("{name} (no {f})")),
+            None => name.clone(),
         })
         .collect();
-    if args.order_by.is_some() {
-        // Numbers in numeric order, the rest as text; a stable sort keeps ties as given.
-        rows.sort_by(|a, b| {
-            let (x, y) = (a.1.as_deref().unwrap_or_default(), b.1.as_deref().unwrap_or_default());
-            match (x.parse::<f64>(), y.parse::<f64>()) {
-                (Ok(p), Ok(q)) => p.total_cmp(&q),
-                _ => x.cmp(y),
-            }
-        });
-    }
+    let order: Vec<usize> = match &args.order_by {
+        Some(_) => {
+            mgds_plots::order_by_keys(&fetched.iter().map(|(_, v, _)| v.last().cloned().flatten()).collect::<Vec<_>>())
+        }
+        None => (0..fetched.len()).collect(),
+    };
+    let rows: Vec<(&str, &ClassificationResults)> =
+        order.iter().map(|&i| (labels[i].as_str(), &fetched[i].2)).collect();
     let metric = match args.measure.as_deref() {
         Some("readcount") => Metric::Readcount,
         Some(key) => Metric::Share(Measure::from_key(key).context("a measure")?),
-        None => Metric::Share(
-            Measure::ALL
-                .into_iter()
-                .find(|m| rows.iter().all(|(_, _, r)| m.available(r)))
-                .unwrap_or(Measure::ReadShare),
-        ),
+        None => mgds_plots::default_metric(rows.iter().map(|(_, r)| *r)),
     };
     if let Metric::Share(m) = metric
-        && let Some((label, ..)) = rows.iter().find(|(_, _, r)| !m.available(r))
+        && let Some((label, _)) = rows.iter().find(|(_, r)| !m.available(r))
     {
         bail!("{label} has no {} in its results; choose another --measure", m.label().to_lowercase());
     }
-    let samples: Vec<Compared> = rows.iter().map(|(label, _, results)| Compared { label, results }).collect();
+    let samples: Vec<Compared> = rows.iter().map(|&(label, results)| Compared { label, results }).collect();
     let opts = CompareOptions {
         rank: args.rank.clone(),
         top_n: args.top,
@@ -213,15 +202,4 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     }
     eprintln!("{}", comparison.notes.join("; "));
     Ok(())
-}
-
-/// The value of metadata field `name` (a standard field or a custom one), as text.
-fn metadata_field(m: &mgds_api::Metadata, name: &str) -> Option<String> {
-    let v = serde_json::to_value(m).ok()?;
-    let found = v.get(name).or_else(|| v.get("custom").and_then(|c| c.get(name)))?;
-    match found {
-        serde_json::Value::Null => None,
-        serde_json::Value::String(s) => Some(s.clone()),
-        other => Some(other.to_string()),
-    }
 }

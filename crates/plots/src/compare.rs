@@ -322,6 +322,33 @@ impl Comparison {
     }
 }
 
+/// The measure a comparison of `results` shows when none is asked for: re-estimated abundance
+/// where every sample's results carry it, else the share of genome copies, else the share of
+/// reads (which every result has).
+pub fn default_metric<'a>(results: impl IntoIterator<Item = &'a ClassificationResults> + Clone) -> Metric {
+    Metric::Share(
+        Measure::ALL
+            .into_iter()
+            .find(|m| results.clone().into_iter().all(|r| m.available(r)))
+            .unwrap_or(Measure::ReadShare),
+    )
+}
+
+/// The order that sorts samples by a metadata field's values (`keys`, one per sample; a sample
+/// without the field sorts first): numbers in numeric order when both are numbers, text in
+/// text order otherwise; samples with equal keys keep their order.
+pub fn order_by_keys(keys: &[Option<String>]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (keys[a].as_deref().unwrap_or_default(), keys[b].as_deref().unwrap_or_default());
+        match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(p), Ok(q)) => p.total_cmp(&q),
+            _ => x.cmp(y),
+        }
+    });
+    order
+}
+
 /// How [`cluster_order`] measures and joins, in words for a chart.
 pub const CLUSTERING: &str = "Bray–Curtis dissimilarity, average linkage (UPGMA)";
 
@@ -436,6 +463,27 @@ mod tests {
         let labels: Vec<String> = c.columns.iter().map(Column::label).collect();
         assert_eq!(labels, ["Alpha", "Beta", "Gamma", "Homo sapiens", "Unclassified"]);
         assert_eq!(c.values[0][4], 10.0, "100 reads, 90 classified");
+    }
+
+    #[test]
+    fn samples_sort_by_a_field_numbers_as_numbers_and_ties_kept() {
+        let keys = |v: &[Option<&str>]| v.iter().map(|k| k.map(String::from)).collect::<Vec<_>>();
+        // 10 after 9 (numbers), a sample without the field first, equal keys as given.
+        assert_eq!(order_by_keys(&keys(&[Some("10"), Some("9"), None, Some("9")])), [2, 1, 3, 0]);
+        // Text in text order (dates written as RFC 3339 sort by time).
+        assert_eq!(order_by_keys(&keys(&[Some("2024-05-02"), Some("2024-04-30"), Some("case")])), [1, 0, 2]);
+    }
+
+    #[test]
+    fn the_default_measure_is_the_best_every_sample_has() {
+        let (mut a, b) = (sample(60, 20, 5, 5), sample(10, 50, 20, 10));
+        // Genome copies in both: that measure (re-estimated abundance is in neither).
+        assert_eq!(default_metric([&a, &b]), Metric::Share(Measure::GenomeCopies));
+        // One sample without genome copies: the share of reads, which every result has.
+        for r in &mut a.table {
+            r.abundance = None;
+        }
+        assert_eq!(default_metric([&a, &b]), Metric::Share(Measure::ReadShare));
     }
 
     #[test]

@@ -92,10 +92,7 @@ fn rewrite(svg: &str, mut edits: Vec<(usize, usize, String, &str)>) -> String {
 }
 
 /// The one `<rect>` of `index` at `r`.
-fn find(
-    index: &RectIndex,
-    r: PixelRect,
-) -> Result<(usize, usize), Error> {
+fn find(index: &RectIndex, r: PixelRect) -> Result<(usize, usize), Error> {
     match index.get(&(r.x, r.y, r.width, r.height)).map(Vec::as_slice) {
         Some([one]) => Ok(*one),
         _ => Err(Error::Draw(format!("rectangle {r:?} not found exactly once in the SVG"))),

@@ -43,10 +43,11 @@ mod upload;
 mod uploader;
 mod watcher;
 
-pub use alerts::{Alert, AlertRule};
+pub use alerts::{Alert, AlertRule, TaxonCount};
 pub use config::{FolderConfig, IlluminaOptions, Layout, NanoporeGrouping, Options};
 pub use error::Error;
 pub use events::Event;
+pub use live::{LiveGroup, LivePoint, LiveRun};
 pub use queue::{Classification, FileRecord, QUEUE_FILE, Queue, RunRecord, SampleRecord, State};
 pub use saved::{PAUSE_FILE, SAVED_FILE, SavedFolders};
 pub use spec::{RunKind, RunState};

@@ -222,17 +222,7 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
     let mem = memory(driver.pid());
     s.close().await?;
     drop(driver);
-    Ok(Figures {
-        samples: n,
-        populate_s,
-        start_s,
-        call_ms,
-        next_page_ms,
-        sort_ms,
-        filter_ms,
-        per_page_ms,
-        mem,
-    })
+    Ok(Figures { samples: n, populate_s, start_s, call_ms, next_page_ms, sort_ms, filter_ms, per_page_ms, mem })
 }
 
 /// How many times next page and sort are timed.

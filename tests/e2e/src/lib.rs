@@ -255,7 +255,9 @@ impl Session {
             actions.push(json!({"type": "keyDown", "value": c.to_string()}));
             actions.push(json!({"type": "keyUp", "value": c.to_string()}));
         }
-        self.post("/actions", json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})).await.map(|_| ())
+        self.post("/actions", json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]}))
+            .await
+            .map(|_| ())
     }
 
     /// Saves a screenshot of the window as `<name>.png` in the screenshots folder.

@@ -11,7 +11,11 @@
 //! change it, renamed and deleted; a project created, a member added, made public, opened with its
 //! samples, and another deleted while its samples stay; a job run on three selected samples and
 //! followed to its end, then found on the Analyses screen and opened; the tags with their counts,
-//! and the table filtered by one. Every screen is checked with axe-core (no serious or critical
+//! and the table filtered by one. Then the samples compared side by side (rank, taxa, heatmap
+//! clustered, the table, a taxon's reads offered), the chart and its numbers saved through the
+//! real save dialog and checked against the service's results, and a Nanopore run written into a
+//! watched folder batch by batch, growing on the run dashboard until one taxon alert is raised
+//! and marked on the dashboard and the samples. Every screen is checked with axe-core (no serious or critical
 //! violation) and driven by keyboard where it matters. Last, a second start on the same data
 //! folder hands over to the first, and one on another folder runs beside it. Screenshots go to
 //! `target/e2e-screenshots/`.
@@ -75,6 +79,10 @@ async fn desktop_app_end_to_end() -> Result<()> {
     if outcome.is_ok() {
         let axe = Axe::new(&root)?;
         outcome = whole_job(&s, &axe, &app, home.root(), &home.data_dir()).await;
+    }
+    if outcome.is_ok() {
+        let axe = Axe::new(&root)?;
+        outcome = compare_and_live_run(&s, &axe, &root, home.root()).await;
     }
     if outcome.is_ok() {
         outcome = second_starts(&s, &app, &env).await;
@@ -453,7 +461,9 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
     }
     std::fs::write(&sheet, &text)?;
     drop_files(s, &[&sheet]).await?;
-    s.wait_for("[data-testid=transfer][data-direction=upload]", SHORT).await.context("the dropped document shows no upload")?;
+    s.wait_for("[data-testid=transfer][data-direction=upload]", SHORT)
+        .await
+        .context("the dropped document shows no upload")?;
     s.wait_for("[data-testid=transfer][data-state=done]", LONG).await.context("the document upload never finished")?;
     s.wait_for_text("[data-testid=documents-table]", "Run_42_plate_map.csv", LONG).await?;
     s.wait_for_text("[data-testid=documents-table]", "Not shared", SHORT).await?;
@@ -481,20 +491,31 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
     s.click(&s.wait_for("[data-testid=document-share]", SHORT).await?).await?;
     s.type_text(&s.wait_for("[data-testid=share-email]", SHORT).await?, "nobody@lab.example.org").await?;
     s.click(&s.wait_for("[data-testid=share-add]", SHORT).await?).await?;
-    s.wait_for_text("[data-testid=document-problem]", "Nobody on this service has the address nobody@lab.example.org", LONG).await?;
+    s.wait_for_text(
+        "[data-testid=document-problem]",
+        "Nobody on this service has the address nobody@lab.example.org",
+        LONG,
+    )
+    .await?;
     s.set_value("[data-testid=share-email]", "colleague@lab.example.org").await?;
     // Enter in the address field shares, as the button does.
     s.script("document.querySelector('[data-testid=share-email]').focus(); return true;", json!([])).await?;
     s.press(ENTER).await?;
     s.wait_for_text("[data-testid=documents-notice]", "is now shared with colleague@lab.example.org", LONG).await?;
     s.wait_for_text("[data-testid=share-panel] .people", "colleague@lab.example.org", SHORT).await?;
-    s.wait_for("[data-testid=share-panel] [data-testid=unshare][aria-label='Stop sharing with colleague@lab.example.org']", SHORT)
-        .await?;
+    s.wait_for(
+        "[data-testid=share-panel] [data-testid=unshare][aria-label='Stop sharing with colleague@lab.example.org']",
+        SHORT,
+    )
+    .await?;
     s.screenshot("14-document-shared").await?;
     // Escape closes the sharing panel.
     s.script("document.querySelector('[data-testid=share-email]').focus(); return true;", json!([])).await?;
     s.press(ESCAPE).await?;
-    poll("the sharing panel to close", SHORT, || async { Ok(s.find("[data-testid=share-panel]").await?.is_none().then_some(())) }).await?;
+    poll("the sharing panel to close", SHORT, || async {
+        Ok(s.find("[data-testid=share-panel]").await?.is_none().then_some(()))
+    })
+    .await?;
     s.wait_for_text("[data-testid=documents-table]", "colleague@lab.example.org", SHORT).await?;
 
     // C. Renamed (the name the service keeps shown).
@@ -586,9 +607,14 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
     s.screenshot("22-project-delete-confirm").await?;
     s.click(&s.wait_for("[data-testid=confirm-yes]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=projects-table]", "isolates_2026", LONG).await?;
-    ensure!(s.count_with_text("[data-testid=projects-table]", "outbreak_7").await? == 0, "the deleted project is still listed");
+    ensure!(
+        s.count_with_text("[data-testid=projects-table]", "outbreak_7").await? == 0,
+        "the deleted project is still listed"
+    );
     nav("samples").await?;
-    s.wait_for_text("[data-testid=total]", "4 samples", LONG).await.context("the deleted project's samples should stay")?;
+    s.wait_for_text("[data-testid=total]", "4 samples", LONG)
+        .await
+        .context("the deleted project's samples should stay")?;
 
     // G. One job run on three selected samples, followed together to the end.
     s.wait_for("[data-testid=samples-table] tbody tr[data-id]", LONG).await?;
@@ -599,7 +625,10 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
         json!([]),
     )
     .await?;
-    poll("the selection to clear", SHORT, || async { Ok(s.find("[data-testid=bulk-bar]").await?.is_none().then_some(())) }).await?;
+    poll("the selection to clear", SHORT, || async {
+        Ok(s.find("[data-testid=bulk-bar]").await?.is_none().then_some(()))
+    })
+    .await?;
     s.script(
         "[...document.querySelectorAll('[data-testid=samples-table] tbody tr[data-id] td.check input')].slice(0, 3).forEach(c => c.click()); return true;",
         json!([]),
@@ -622,7 +651,9 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
     s.click(&s.wait_for("[data-testid=bulk-run-start]", SHORT).await?).await?;
     s.wait_for_text("[data-testid=run-text]", "on 3 samples", LONG).await?;
     s.screenshot("24-run-in-progress").await?;
-    s.wait_for("[data-testid=run-strip][data-done=true]", LONG).await.context("the run on three samples never ended")?;
+    s.wait_for("[data-testid=run-strip][data-done=true]", LONG)
+        .await
+        .context("the run on three samples never ended")?;
     let ended = s.wait_for_text("[data-testid=run-text]", "3 complete", SHORT).await?;
     ensure!(!ended.contains("failed"), "{ended}");
     s.screenshot("25-run-finished").await?;
@@ -648,7 +679,11 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
         "four complete panel analyses should be listed"
     );
     s.screenshot("27-analyses-filtered").await?;
-    s.script("document.querySelector('[data-testid=analyses-table] tbody tr[data-id]').focus(); return true;", json!([])).await?;
+    s.script(
+        "document.querySelector('[data-testid=analyses-table] tbody tr[data-id]').focus(); return true;",
+        json!([]),
+    )
+    .await?;
     s.press(ENTER).await?;
     s.wait_for("[data-testid=panel]", LONG).await.context("the panel opened from the Analyses screen never showed")?;
     s.wait_for_text("[data-testid=back]", "Analyses", SHORT).await?;
@@ -673,7 +708,8 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
         failure.contains("Run the alignment again with one of the tax ids") && failure.contains("9606"),
         "a failed alignment should say what to do and what the service said: {failure}"
     );
-    s.script("document.querySelector('[data-testid=analysis-failure]').scrollIntoView(); return true;", json!([])).await?;
+    s.script("document.querySelector('[data-testid=analysis-failure]').scrollIntoView(); return true;", json!([]))
+        .await?;
     s.screenshot("28b-failed-analysis-explained").await?;
     nav("analyses").await?;
     s.set_value("[data-testid=analyses-job]", "").await?;
@@ -719,6 +755,273 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
     axe.check(s, "watched folders").await?;
     nav("samples").await?;
     Ok(())
+}
+
+/// Answers the native save (or folder) dialog the app opened as a person would: the full path
+/// typed into its name field, then Enter (xdotool, in the test's X display).
+async fn answer_dialog(title_start: &str, path: &Path) -> Result<()> {
+    let xdotool = |args: &[&str]| -> Result<String> {
+        let out =
+            std::process::Command::new("xdotool").args(args).output().context("xdotool (Debian package xdotool)")?;
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let pattern = format!("^{title_start}");
+    let window = poll(&format!("the dialog \"{title_start}…\""), SHORT, || async {
+        Ok(xdotool(&["search", "--onlyvisible", "--name", &pattern])?.lines().next().map(String::from))
+    })
+    .await?;
+    // The dialog takes keys once it is drawn and focused.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    xdotool(&["windowfocus", "--sync", &window])?;
+    xdotool(&["key", "--clearmodifiers", "ctrl+a"])?;
+    xdotool(&["type", "--delay", "5", &path.display().to_string()])?;
+    xdotool(&["key", "Return"])?;
+    Ok(())
+}
+
+/// Issue 16 in the window: the selected samples compared (rank and number of taxa switched,
+/// a heatmap clustered, the table), a taxon's reads offered from the chart, the chart and its
+/// numbers exported through the save dialog and checked against the service's results; then a
+/// Nanopore run written into a watched folder batch by batch grows on the run dashboard and
+/// raises one taxon alert, marked on the dashboard and the sample rows.
+async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -> Result<()> {
+    let nav = |name: &'static str| async move {
+        s.click(&s.wait_for(&format!("[data-testid=nav-{name}]"), SHORT).await?).await
+    };
+    // K. Every sample on the page compared.
+    nav("samples").await?;
+    s.wait_for("[data-testid=samples-table] tbody tr[data-id]", LONG).await?;
+    let samples = s
+        .script(
+            "return window.__TAURI_INTERNALS__.invoke('list_samples', {query: {page: 1, per_page: 50}}).then(p => p.rows);",
+            json!([]),
+        )
+        .await?;
+    let samples = samples.as_array().context("the samples list")?.clone();
+    let classified: Vec<&serde_json::Value> = samples.iter().filter(|r| r["classification"].is_string()).collect();
+    ensure!(classified.len() >= 3, "at least three classified samples to compare: {samples:?}");
+    s.click(&s.wait_for("[data-testid=select-all]", SHORT).await?).await?;
+    s.click(&s.wait_for("[data-testid=bulk-compare]", SHORT).await?).await?;
+    s.wait_for("[data-testid=compare-chart] svg", LONG).await.context("the comparison never drew")?;
+    s.wait_for_text("[data-testid=compare-caption]", "species rank", SHORT).await?;
+    axe.check(s, "comparison").await?;
+    s.screenshot("31-compare-bars").await?;
+    s.set_value("[data-testid=compare-rank]", "genus").await?;
+    s.wait_for_text("[data-testid=compare-caption]", "genus rank", LONG).await?;
+    s.set_value("[data-testid=compare-top]", "3").await?;
+    poll("three taxa and Other", LONG, || async {
+        let svg =
+            s.script("return document.querySelector('[data-testid=compare-chart] svg').outerHTML;", json!([])).await?;
+        Ok(svg.as_str().is_some_and(|t| t.contains("top 3 taxa") && t.contains("Other (")).then_some(()))
+    })
+    .await?;
+    s.screenshot("32-compare-genus-top3").await?;
+    // Pointing at a taxon names sample, taxon and value; clicking it offers its reads.
+    s.script(
+        "const r = document.querySelector('[data-testid=compare-chart] rect[data-tax-id]');          r.dispatchEvent(new MouseEvent('mouseover', {bubbles: true})); r.dispatchEvent(new MouseEvent('click', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    let readout = s.wait_for_text("[data-testid=compare-readout]", "tax id", SHORT).await?;
+    ensure!(readout.contains('%'), "the readout should give the value: {readout}");
+    s.wait_for_text("[data-testid=compare-taxon]", "From all", SHORT).await?;
+    s.screenshot("33-compare-taxon-reads").await?;
+    // The numbers behind the chart, saved as CSV through the save dialog, are the service's.
+    let csv_path = tmp.join("comparison-genus.csv");
+    s.click(&s.wait_for("[data-testid=compare-save-csv]", SHORT).await?).await?;
+    answer_dialog("Save the numbers", &csv_path).await?;
+    s.wait_for_text("[data-testid=compare-note]", "comparison-genus.csv", LONG).await?;
+    let csv = std::fs::read_to_string(&csv_path)?;
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap_or_default();
+    ensure!(
+        header.starts_with("sample,taxon,tax_id,rank,reads,") && header.ends_with("_percent"),
+        "the CSV's header: {header}"
+    );
+    let mut checked = 0;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[2].is_empty() {
+            continue;
+        }
+        // The samples of that name (one, unless the same file was uploaded twice).
+        let mut given = Vec::new();
+        for sample in classified.iter().filter(|r| r["filename"].as_str() == Some(f[0])) {
+            let results = s
+                .script(
+                    "return window.__TAURI_INTERNALS__.invoke('classification', {id: arguments[0]});",
+                    json!([sample["classification"]]),
+                )
+                .await?;
+            let row = results["table"].as_array().and_then(|t| t.iter().find(|r| r["tax_id"].as_str() == Some(f[2])));
+            given.push(row.map_or(0, |r| r["readcount_w_children"].as_u64().unwrap_or(0)).to_string());
+        }
+        ensure!(!given.is_empty(), "the CSV names a sample the table does not have: {line}");
+        ensure!(given.iter().any(|g| g == f[4]), "{line}: the service gives {} reads of {}", given.join(" or "), f[1]);
+        ensure!(f[3] == "genus", "{line}");
+        checked += 1;
+    }
+    ensure!(checked >= 3, "the CSV should hold the top genera of every sample: {csv}");
+    let svg_path = tmp.join("comparison-genus.svg");
+    s.click(&s.wait_for("[data-testid=compare-save-svg]", SHORT).await?).await?;
+    answer_dialog("Save the chart", &svg_path).await?;
+    s.wait_for_text("[data-testid=compare-note]", "comparison-genus.svg", LONG).await?;
+    let svg = std::fs::read_to_string(&svg_path)?;
+    let shown =
+        s.script("return document.querySelector('[data-testid=compare-chart] svg').outerHTML;", json!([])).await?;
+    for taxon in csv.lines().skip(1).map(|l| l.split(',').nth(1).unwrap_or_default()) {
+        ensure!(svg.contains(taxon), "the exported SVG should name {taxon}");
+    }
+    ensure!(
+        shown.as_str().is_some_and(|t| t.contains("genus") && svg.contains("genus")),
+        "the SVG is the chart on screen"
+    );
+    // The heatmap, clustered, then the same numbers as a table.
+    s.set_value("[data-testid=compare-kind]", "heatmap").await?;
+    s.click(&s.wait_for("[data-testid=compare-cluster]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=compare-caption]", "clustered: Bray–Curtis", LONG).await?;
+    axe.check(s, "comparison heatmap").await?;
+    s.screenshot("34-compare-heatmap-clustered").await?;
+    s.click(&s.wait_for("[data-testid=compare-show-table]", SHORT).await?).await?;
+    s.wait_for("[data-testid=compare-table] tbody tr", SHORT).await?;
+    axe.check(s, "comparison table").await?;
+    s.screenshot("35-compare-table").await?;
+
+    // L. A live Nanopore run: alert rules set on the Runs screen, a MinKNOW folder watched one
+    // sample per batch file, and batches written over time.
+    nav("runs").await?;
+    s.wait_for("[data-testid=alerts]", SHORT).await?;
+    s.click(&s.wait_for("[data-testid=alerts-edit]", SHORT).await?).await?;
+    s.set_value("[data-testid=alerts-rules]", "Escherichia coli 5%").await?;
+    s.click(&s.wait_for("[data-testid=alerts-save]", SHORT).await?).await?;
+    let why = s.wait_for_text("[data-testid=alerts-error]", "no `>=`", SHORT).await?;
+    ensure!(why.contains("Escherichia coli 5%"), "a bad rule should be named: {why}");
+    s.set_value("[data-testid=alerts-rules]", "Escherichia coli >= 5%\nVibrio cholerae >= 100000 reads").await?;
+    s.click(&s.wait_for("[data-testid=alerts-save]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=alerts]", "Escherichia coli >= 5%", SHORT).await?;
+    axe.check(s, "runs").await?;
+    let minknow = tmp.join("minknow");
+    std::fs::create_dir_all(&minknow)?;
+    nav("watch").await?;
+    s.click(&s.wait_for("[data-testid=watch-add]", SHORT).await?).await?;
+    s.set_value("[data-testid=watch-path]", &minknow.display().to_string()).await?;
+    s.set_value("[data-testid=watch-layout]", "nanopore").await?;
+    s.click(&s.wait_for("[data-testid=watch-per-file]", SHORT).await?).await?;
+    s.click(&s.wait_for("[data-testid=watch-save]", SHORT).await?).await?;
+    s.wait_for_text("[data-testid=watch-status]", "Watching 2 folders", LONG).await?;
+    nav("runs").await?;
+    let reads = demo_reads(root)?;
+    let all: Vec<&str> = reads.iter().map(|(_, r)| r.as_str()).collect();
+    let no_coli: Vec<&str> = reads.iter().filter(|(t, _)| t != "562").map(|(_, r)| r.as_str()).collect();
+    let run = minknow.join("20261126_1000_MN1_FAQ1_abcd1234");
+    let write_batch = |records: &[&str], of: usize, i: usize, barcode: &str| -> Result<()> {
+        let mine: Vec<&str> = records.iter().enumerate().filter(|(k, _)| k % of == i).map(|(_, r)| *r).collect();
+        let dir = run.join("fastq_pass").join(barcode);
+        std::fs::create_dir_all(&dir)?;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for r in mine {
+            std::io::Write::write_all(&mut e, r.as_bytes())?;
+        }
+        // Written under another name and moved into place, as MinKNOW finishes a batch.
+        let part = dir.join(format!(".FAQ1_pass_{barcode}_abcd1234_{i}.tmp"));
+        std::fs::write(&part, e.finish()?)?;
+        std::fs::rename(&part, dir.join(format!("FAQ1_pass_{barcode}_abcd1234_{i}.fastq.gz")))?;
+        Ok(())
+    };
+    let classified_of = |barcode: &'static str| async move {
+        let text = s
+            .script(
+                "const g = document.querySelector(`[data-testid=run-group][data-group=${arguments[0]}] [data-testid=group-counts]`);                  return g ? g.innerText : '';",
+                json!([barcode]),
+            )
+            .await?;
+        Ok::<String, anyhow::Error>(text.as_str().unwrap_or_default().to_string())
+    };
+    write_batch(&all, 3, 0, "barcode01")?;
+    s.wait_for("[data-testid=live-run]", LONG).await.context("the run never showed on the dashboard")?;
+    poll("barcode01's first batch classified", LONG, || async {
+        Ok(classified_of("barcode01").await?.contains("1 classified").then_some(()))
+    })
+    .await?;
+    s.screenshot("36-live-run-first-batch").await?;
+    write_batch(&all, 3, 1, "barcode01")?;
+    write_batch(&no_coli, 2, 0, "barcode02")?;
+    poll("barcode01's second batch and barcode02's first", LONG, || async {
+        let (a, b) = (classified_of("barcode01").await?, classified_of("barcode02").await?);
+        Ok((a.contains("2 classified") && b.contains("1 classified")).then_some(()))
+    })
+    .await?;
+    let points = s
+        .script("return document.querySelector('[data-group=barcode01] [data-testid=group-chart]').getAttribute('data-points');", json!([]))
+        .await?;
+    ensure!(points == json!("2"), "barcode01's chart should have grown to two points: {points}");
+    s.screenshot("37-live-run-growing").await?;
+    write_batch(&all, 3, 2, "barcode01")?;
+    write_batch(&no_coli, 2, 1, "barcode02")?;
+    poll("every batch classified", LONG, || async {
+        let (a, b) = (classified_of("barcode01").await?, classified_of("barcode02").await?);
+        Ok((a.contains("3 classified") && b.contains("2 classified")).then_some(()))
+    })
+    .await?;
+    // One alert: barcode01 (E. coli in every batch), never barcode02 (none) nor the Vibrio rule.
+    let alert = s.wait_for_text("[data-group=barcode01] [data-testid=group-alert]", "Escherichia coli", LONG).await?;
+    ensure!(!alert.contains("Vibrio"), "{alert}");
+    ensure!(s.find("[data-group=barcode02] [data-testid=group-alert]").await?.is_none(), "barcode02 has no E. coli");
+    s.wait_for_text("[data-testid=alerts-fired]", "Escherichia coli", SHORT).await?;
+    let total = s
+        .script(
+            "return document.querySelector('[data-group=barcode01] [data-testid=group-reads]').innerText;",
+            json!([]),
+        )
+        .await?;
+    ensure!(total == json!(format_count(all.len())), "barcode01's reads should sum its three batches: {total}");
+    axe.check(s, "run dashboard").await?;
+    s.screenshot("38-live-run-alert").await?;
+    // The alert also marks the samples (the batches that crossed it) in the samples table.
+    nav("samples").await?;
+    if let Some(clear) = s.find("[data-testid=clear-filters]").await? {
+        s.click(&clear).await?;
+    }
+    s.wait_for("[data-testid=row-alert]", LONG).await.context("no sample row is marked with the alert")?;
+    s.screenshot("39-sample-row-alert").await?;
+    Ok(())
+}
+
+/// A count as the window writes it ("10,019").
+fn format_count(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The demo reads (`assets/demo`), each with the taxon it was simulated from.
+fn demo_reads(root: &Path) -> Result<Vec<(String, String)>> {
+    use std::io::BufRead;
+    let dir = root.join("assets/demo");
+    let truth: std::collections::HashMap<String, String> = std::fs::read_to_string(dir.join("truth.tsv"))?
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            Some((f.first()?.to_string(), f.get(1)?.to_string()))
+        })
+        .collect();
+    let gz = flate2::read::MultiGzDecoder::new(std::fs::File::open(dir.join("reads.fastq.gz"))?);
+    let lines: Vec<String> = std::io::BufReader::new(gz).lines().collect::<Result<_, _>>()?;
+    lines
+        .chunks(4)
+        .map(|r| {
+            let name = r[0].get(1..).and_then(|n| n.split_whitespace().next()).unwrap_or_default().to_string();
+            let taxon = truth.get(&name).with_context(|| format!("{name} is not in truth.tsv"))?;
+            Ok((taxon.clone(), r.join("\n") + "\n"))
+        })
+        .collect()
 }
 
 /// A second start on the same data folder only brings the running window forward and ends; a

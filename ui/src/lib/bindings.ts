@@ -9,6 +9,41 @@ import { listen, type UnlistenFn } from "@tauri-apps/api/event";
 /** What a new member may do. */
 export type Access = "full" | "view";
 
+/** An alert as recorded and reported: a sample (or a run's barcode) crossed a rule. */
+export type Alert = {
+  /**
+   * The sample (its id on the service), or the run barcode (`run:` then the run id and
+   * the barcode) the alert is about.
+   */
+  subject: string,
+  /** Said for a person: the sample's name, or the run id and barcode. */
+  label: string,
+  /** The sample's id on the service; none for a run barcode's alert. */
+  sample_id: string | null,
+  /** The run id, for a sample of a run or a run barcode. */
+  run_id: string | null,
+  /** The rule, as written. */
+  rule: string,
+  /** The taxon's id. */
+  tax_id: string,
+  /** Its name. */
+  taxon: string,
+  /** Its reads. */
+  reads: number,
+  /** Its share of all the reads, in percent. */
+  percent: number,
+  /** When it fired (RFC 3339). */
+  at: string,
+};
+
+/** The taxon alerts. */
+export type AlertsView = {
+  /** The rules for every watched folder, as written (`Salmonella enterica >= 0.1%`). */
+  rules: Array<string>,
+  /** The alerts that fired, newest first (at most 500). */
+  fired: Array<Alert>,
+};
+
 /** The analyses of one sample, as sent in `analyses-changed` events. */
 export type AnalysesChanged = {
   /** The sample. */
@@ -196,6 +231,89 @@ export type CmdError = {
   code: string,
   /** What went wrong and what to do, for a person. */
   message: string,
+};
+
+/** Fetching progress, as `compare-progress` events. */
+export type CompareProgress = {
+  /** Samples looked at. */
+  done: number,
+  /** Samples in all. */
+  total: number,
+};
+
+/** What the comparison view asks for. */
+export type CompareRequest = {
+  /** The samples (ids), 2 to 500, in the order given. */
+  samples: Array<string>,
+  /** The rank compared: `species`, `genus`, ... */
+  rank: string,
+  /** Taxa with a column of their own (1 to 50); the rest are summed into "Other". */
+  top: number,
+  /**
+   * `reestimated`, `genome_copies`, `read_share` or `readcount`; none: the best measure every
+   * sample has ([`mgds_plots::default_metric`]).
+   */
+  measure?: string | null,
+  /** `bars` (stacked bars) or `heatmap`. */
+  chart: string,
+  /** Heatmap only: cluster samples and taxa ([`mgds_plots::CLUSTERING`]). */
+  cluster: boolean,
+  /** Label samples by this metadata field (none: by file name). */
+  label?: string | null,
+  /** Order samples by this metadata field (none: as given; ignored when clustering). */
+  order_by?: string | null,
+  /** Keep the host's reads. */
+  show_host: boolean,
+  /** A column for the unclassified reads (reads and the share of reads only). */
+  show_unclassified: boolean,
+};
+
+/** A column of the comparison: a taxon, "Other" or the unclassified reads. */
+export type ComparedColumn = {
+  /** Its name on the chart. */
+  label: string,
+  /** The taxon's id (none for "Other" and the unclassified reads). */
+  tax_id: string | null,
+};
+
+/** A compared sample, in the order drawn. */
+export type ComparedSample = {
+  /** Its id. */
+  id: string,
+  /** Its label on the chart. */
+  label: string,
+};
+
+/** The comparison view. */
+export type ComparisonView = {
+  /**
+   * The chart (stacked bars or heatmap) as SVG, the same picture the exports write: every
+   * bar segment or cell a `<rect>` with `data-sample` (the row, in `samples`), `data-tax-id`
+   * for a taxon, and a `<title>` naming sample, taxon and value.
+   */
+  svg: string,
+  /** The samples, in the order drawn. */
+  samples: Array<ComparedSample>,
+  /** The columns, in the order drawn. */
+  columns: Array<ComparedColumn>,
+  /** `values[sample][column]`: percent for a measure, reads for `readcount`. */
+  values: Array<Array<number>>,
+  /** `reads[sample][column]`: reads of the taxon and below. */
+  reads: number[][],
+  /** The rank compared. */
+  rank: string,
+  /** The measure shown (a key of `measures`). */
+  measure: string,
+  /** The measures every compared sample has, and reads. */
+  measures: Array<MeasureChoice>,
+  /** What the chart leaves out or shows, in words ("host reads hidden", ...). */
+  notes: Array<string>,
+  /** How the heatmap was clustered, when it was. */
+  clustering: string | null,
+  /** The metadata fields the samples have, for labels and ordering. */
+  fields: Array<string>,
+  /** Samples left out, with why. */
+  skipped: Array<SkippedSample>,
 };
 
 /** What the UI shows about the connection. */
@@ -406,6 +524,73 @@ export type Live = {
   rate: number,
 };
 
+/** One barcode (or sample) of a run. */
+export type LiveGroup = {
+  /** The barcode, or the sample's name. */
+  name: string,
+  /** Samples made of it so far: its batches, or the one sample. */
+  batches: number,
+  /** Of those, on the service. */
+  uploaded: number,
+  /** Whose upload failed (and waits for a retry). */
+  upload_failed: number,
+  /** Whose classification finished. */
+  classified: number,
+  /** Whose classification failed. */
+  classification_failed: number,
+  /** Reads in its classified batches. */
+  reads: number,
+  /**
+   * The most abundant taxa at the dashboard's rank across its classified batches, most
+   * reads first.
+   */
+  taxa: Array<TaxonCount>,
+  /** How the shares of those taxa grew as each batch's classification finished. */
+  series: Array<LivePoint>,
+  /** Its alerts (the group's, and its samples'). */
+  alerts: Array<Alert>,
+  /** The ids of its samples on the service. */
+  sample_ids: Array<string>,
+};
+
+/** The group after some of its batches were classified. */
+export type LivePoint = {
+  /** When the last of those batches finished (RFC 3339). */
+  at: string,
+  /** Batches classified by then. */
+  batches: number,
+  /** Their reads. */
+  reads: number,
+  /**
+   * Each of the group's `taxa`, in the same order: its reads so far as a percentage of
+   * all the reads so far.
+   */
+  percent: Array<number>,
+};
+
+/** A run on the dashboard. */
+export type LiveRun = {
+  /** The run folder. */
+  path: string,
+  /** The run id. */
+  run_id: string,
+  /** `illumina` or `nanopore`. */
+  kind: string,
+  /**
+   * `waiting` (sequencing, or files still being written), `complete`, `uploaded` or
+   * `failed`, as the watcher last saw it.
+   */
+  state: string,
+  /** What it waits for, or why it failed. */
+  detail: string | null,
+  /** The instrument finished the run (its completion marker or final summary is there). */
+  finished: boolean,
+  /** When the run's state last changed (RFC 3339): when it finished, once finished. */
+  updated_at: string | null,
+  /** Its barcodes (or samples), by name. */
+  groups: Array<LiveGroup>,
+};
+
 /** The tags, projects and jobs the user can see. */
 export type Lookups = {
   /** Tags. */
@@ -446,6 +631,16 @@ export type Marker = {
 
 /** Whether a marker was found. */
 export type MarkerStatus = "present" | "probable" | "absent";
+
+/** A measure the view may switch to. */
+export type MeasureChoice = {
+  /** `reestimated`, `genome_copies`, `read_share` or `readcount`. */
+  key: string,
+  /** Its name (`Re-estimated abundance`, ...). */
+  label: string,
+  /** What it measures, in a sentence. */
+  explanation: string,
+};
 
 /** One member of a project. */
 export type Member = {
@@ -563,6 +758,11 @@ export type NewFolder = {
   join_lanes: boolean,
   /** Nanopore: one sample per batch file instead of per barcode. */
   per_file: boolean,
+  /**
+   * The folder's own alert rules, as written (`Salmonella enterica >= 0.1%`), besides the
+   * rules for every folder.
+   */
+  alerts?: Array<string>,
 };
 
 /** What the UI sends to add a remote profile. */
@@ -771,6 +971,11 @@ export type SampleRow = {
   tags: Array<string>,
   /** The primary classification's id, once there is one. */
   classification: string | null,
+  /**
+   * Taxon alerts the watched folders raised for it (`Salmonella enterica (0.210%, rule:
+   * Salmonella enterica >= 0.1%)`).
+   */
+  alerts: Array<string>,
 };
 
 /** One page of the table. */
@@ -783,6 +988,16 @@ export type SamplesPage = {
   page: number,
   /** Rows per page. */
   per_page: number,
+};
+
+/** A sample that is not in the chart, and why. */
+export type SkippedSample = {
+  /** Its id. */
+  id: string,
+  /** Its name. */
+  name: string,
+  /** Why, in words. */
+  why: string,
 };
 
 /**
@@ -811,6 +1026,36 @@ export type TagCount = {
   name: string,
   /** Samples the user can see that carry it. */
   samples: number,
+};
+
+/** One taxon's reads in a sample (or summed over a run's batches). */
+export type TaxonCount = {
+  /** Taxonomy id. */
+  tax_id: string,
+  /** Scientific name. */
+  name: string,
+  /** Rank. */
+  rank: string,
+  /** Reads classified to it or below it. */
+  reads: number,
+};
+
+/** Progress of saving one taxon's reads, as `taxon-reads-progress` events. */
+export type TaxonReadsProgress = {
+  /** The taxon. */
+  taxon: string,
+  /** Samples finished. */
+  done: number,
+  /** Samples in all. */
+  total: number,
+  /** The sample being worked on. */
+  current: string | null,
+  /** Files written so far. */
+  written: Array<string>,
+  /** Samples that could not be done, with why. */
+  problems: Array<string>,
+  /** All done. */
+  finished: boolean,
 };
 
 /** One taxon of a classification result table. */
@@ -1018,6 +1263,12 @@ export const commands = {
   classification: (id: string): Promise<ClassificationView> =>
     invoke<ClassificationView>("classification", { id }),
   /**
+   * Samples side by side (the comparison view); fetching progress arrives in `compare-progress`
+   * events.
+   */
+  compareSamples: (request: CompareRequest): Promise<ComparisonView> =>
+    invoke<ComparisonView>("compare_samples", { request }),
+  /**
    * The connection in use, connecting (and on first start, starting the local service) if needed.
    */
   connection: (): Promise<ConnectionView> =>
@@ -1068,6 +1319,12 @@ export const commands = {
   exportChart: (id: string, options: ChartControls, format: string, fileName: string): Promise<string | null> =>
     invoke<string | null>("export_chart", { id, options, format, fileName }),
   /**
+   * Saves the comparison where the user chooses: the chart as `svg` or `png` (at `dpi`), or the
+   * numbers behind it as `csv` or `tsv`. Answers the path, or `None` when the user cancelled.
+   */
+  exportComparison: (request: CompareRequest, format: string, dpi: number): Promise<string | null> =>
+    invoke<string | null>("export_comparison", { request, format, dpi }),
+  /**
    * A job's arguments form (its `job_args_schema`).
    */
   jobArgs: (id: string): Promise<JobArgs> =>
@@ -1083,10 +1340,17 @@ export const commands = {
   listAnalyses: (query: AnalysisQuery): Promise<AnalysesPage> =>
     invoke<AnalysesPage>("list_analyses", { query }),
   /**
-   * One page of the samples table.
+   * One page of the samples table, each row with the taxon alerts the watched folders raised.
    */
   listSamples: (query: SampleQuery): Promise<SamplesPage> =>
     invoke<SamplesPage>("list_samples", { query }),
+  /**
+   * The run dashboard: every run the watched folders saw, each barcode (or sample) with its
+   * batches, reads and its `top` taxa at `rank` as they grew; changes arrive in `watch-changed`
+   * events.
+   */
+  liveRuns: (rank: string, top: number): Promise<LiveRun[]> =>
+    invoke<LiveRun[]>("live_runs", { rank, top }),
   /**
    * The tags and projects, for filters and pickers.
    */
@@ -1133,6 +1397,12 @@ export const commands = {
   projects: (): Promise<ProjectRow[]> =>
     invoke<ProjectRow[]>("projects"),
   /**
+   * Forgets the samples and results the comparison view fetched, so the next comparison asks the
+   * service again.
+   */
+  refreshComparison: (): Promise<void> =>
+    invoke<void>("refresh_comparison"),
+  /**
    * Forgets a remote profile and its key.
    */
   removeProfile: (name: string): Promise<ProfilesView> =>
@@ -1176,10 +1446,21 @@ export const commands = {
   saveCsv: (fileName: string, text: string): Promise<string | null> =>
     invoke<string | null>("save_csv", { fileName, text }),
   /**
+   * Saves the reads of one taxon (and those below it) from the given samples into a folder the
+   * user chooses; progress arrives in `taxon-reads-progress` events. `None` when they cancelled.
+   */
+  saveTaxonReads: (samples: string[], taxId: string, taxon: string): Promise<TaxonReadsProgress | null> =>
+    invoke<TaxonReadsProgress | null>("save_taxon_reads", { samples, taxId, taxon }),
+  /**
    * Sets the watcher's upload speed limit in bytes per second (none: no limit).
    */
   setUploadLimit: (limit: number | null): Promise<void> =>
     invoke<void>("set_upload_limit", { limit }),
+  /**
+   * Saves the taxon alert rules for every watched folder (shared with `mgds watch`).
+   */
+  setWatchAlerts: (rules: string[]): Promise<AlertsView> =>
+    invoke<AlertsView>("set_watch_alerts", { rules }),
   /**
    * Lets the colleague with this e-mail address download a document.
    */
@@ -1221,6 +1502,11 @@ export const commands = {
   uploadDocuments: (files: DocumentFile[]): Promise<void> =>
     invoke<void>("upload_documents", { files }),
   /**
+   * The taxon alert rules for every watched folder, and the alerts that fired.
+   */
+  watchAlerts: (): Promise<AlertsView> =>
+    invoke<AlertsView>("watch_alerts"),
+  /**
    * The "Watched folders" screen; changes arrive in `watch-changed` events.
    */
   watchView: (): Promise<WatchView> =>
@@ -1231,7 +1517,9 @@ export const commands = {
 export type Events = {
   "analyses-changed": AnalysesChanged;
   "batch-changed": BatchRun;
+  "compare-progress": CompareProgress;
   "document-transfer": DocumentTransfer;
+  "taxon-reads-progress": TaxonReadsProgress;
   "upload-progress": UploadProgress;
   "watch-changed": WatchChanged;
 };
@@ -1242,8 +1530,12 @@ export const events = {
     listen<AnalysesChanged>("analyses-changed", (e) => f(e.payload)),
   batchChanged: (f: (payload: BatchRun) => void): Promise<UnlistenFn> =>
     listen<BatchRun>("batch-changed", (e) => f(e.payload)),
+  compareProgress: (f: (payload: CompareProgress) => void): Promise<UnlistenFn> =>
+    listen<CompareProgress>("compare-progress", (e) => f(e.payload)),
   documentTransfer: (f: (payload: DocumentTransfer) => void): Promise<UnlistenFn> =>
     listen<DocumentTransfer>("document-transfer", (e) => f(e.payload)),
+  taxonReadsProgress: (f: (payload: TaxonReadsProgress) => void): Promise<UnlistenFn> =>
+    listen<TaxonReadsProgress>("taxon-reads-progress", (e) => f(e.payload)),
   uploadProgress: (f: (payload: UploadProgress) => void): Promise<UnlistenFn> =>
     listen<UploadProgress>("upload-progress", (e) => f(e.payload)),
   watchChanged: (f: (payload: WatchChanged) => void): Promise<UnlistenFn> =>

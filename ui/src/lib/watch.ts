@@ -30,6 +30,7 @@ export function newFolder(path = ""): FolderForm {
     pair: true,
     join_lanes: true,
     per_file: false,
+    alerts: [],
   };
 }
 
@@ -39,6 +40,8 @@ export interface FolderTexts {
   include: string;
   exclude: string;
   metadata: string;
+  /** The folder's own taxon alert rules, one per line. */
+  alerts: string;
 }
 
 /** A saved folder's settings, to change them in the form. */
@@ -59,6 +62,7 @@ export function folderToForm(f: FolderView): { form: FolderForm; texts: FolderTe
       pair: f.illumina.pair,
       join_lanes: f.illumina.join_lanes,
       per_file: f.nanopore === "per_file",
+      alerts: [...(f.alerts ?? [])],
     },
     texts: {
       tags: f.tags.join(", "),
@@ -67,6 +71,7 @@ export function folderToForm(f: FolderView): { form: FolderForm; texts: FolderTe
       metadata: Object.entries(metadata)
         .map(([k, v]) => `${k} = ${v}`)
         .join("\n"),
+      alerts: (f.alerts ?? []).join("\n"),
     },
   };
 }
@@ -107,6 +112,12 @@ export function parseMetadata(text: string): { metadata: Record<string, string> 
     metadata[key] = line.slice(eq + 1).trim();
   }
   return { metadata };
+}
+
+/** Alert rules typed one per line (`Salmonella enterica >= 0.1%`), blank lines left out; the
+ *  service side checks each rule and names one it cannot read. */
+export function parseRules(text: string): string[] {
+  return [...new Set(text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== ""))];
 }
 
 /** The upload speed limits offered (bytes per second; null: none). */

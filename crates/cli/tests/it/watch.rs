@@ -263,7 +263,7 @@ fn alerts_are_printed_posted_to_a_webhook_and_logged_once() {
     let folder = dir.path().join("incoming");
     let state = dir.path().join("watch-state");
     std::fs::create_dir_all(&folder).unwrap();
-    let mut watcher = Command::new(MGDS)
+    let watcher = Command::new(MGDS)
         .args(["watch", "run", "--folder"])
         .arg(&folder)
         .args(["--base-url", &serve.url, "--api-key", &key, "--state-dir"])

@@ -1,0 +1,642 @@
+//! Samples side by side: the comparison view's numbers and its chart, drawn by `mgds-plots`
+//! exactly as `mgds compare` draws them (so an export is the picture on the screen), its exports,
+//! and the reads of one taxon from the compared samples.
+//!
+//! Each compared sample's primary classification is fetched once, a few at a time with progress
+//! (`compare-progress` events), and kept in a [`CompareCache`] bounded by an estimate of its size
+//! in memory, so changing the rank, the number of taxa, the measure, the chart or the labels
+//! draws again without asking the service. A sample whose classification is still running,
+//! failed or was never made is left out of the chart and named with the reason.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::StreamExt;
+use mgds_api::{ClassificationResults, Measure, Metadata};
+use mgds_client::Client;
+use mgds_plots::{ChartSize, CompareOptions, Compared, Comparison, Metric};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::{CmdError, CmdResult, sentence};
+
+/// The most samples compared at once.
+pub const MAX_SAMPLES: usize = 500;
+/// The most taxa with a column of their own.
+pub const MAX_TOP: usize = 50;
+/// Requests to the service at once while fetching.
+const AT_ONCE: usize = 8;
+/// What the cached classification results may take in memory (an estimate), by default; the
+/// least recently used are dropped past it. `MGDS_COMPARE_CACHE_MB` sets another budget.
+const CACHE_BUDGET_MB: u64 = 192;
+
+/// What the comparison view asks for.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
+pub struct CompareRequest {
+    /// The samples (ids), 2 to 500, in the order given.
+    pub samples: Vec<String>,
+    /// The rank compared: `species`, `genus`, ...
+    pub rank: String,
+    /// Taxa with a column of their own (1 to 50); the rest are summed into "Other".
+    pub top: usize,
+    /// `reestimated`, `genome_copies`, `read_share` or `readcount`; none: the best measure every
+    /// sample has ([`mgds_plots::default_metric`]).
+    pub measure: Option<String>,
+    /// `bars` (stacked bars) or `heatmap`.
+    pub chart: String,
+    /// Heatmap only: cluster samples and taxa ([`mgds_plots::CLUSTERING`]).
+    pub cluster: bool,
+    /// Label samples by this metadata field (none: by file name).
+    pub label: Option<String>,
+    /// Order samples by this metadata field (none: as given; ignored when clustering).
+    pub order_by: Option<String>,
+    /// Keep the host's reads.
+    pub show_host: bool,
+    /// A column for the unclassified reads (reads and the share of reads only).
+    pub show_unclassified: bool,
+}
+
+/// A compared sample, in the order drawn.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ComparedSample {
+    /// Its id.
+    pub id: String,
+    /// Its label on the chart.
+    pub label: String,
+}
+
+/// A column of the comparison: a taxon, "Other" or the unclassified reads.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ComparedColumn {
+    /// Its name on the chart.
+    pub label: String,
+    /// The taxon's id (none for "Other" and the unclassified reads).
+    pub tax_id: Option<String>,
+}
+
+/// A measure the view may switch to.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct MeasureChoice {
+    /// `reestimated`, `genome_copies`, `read_share` or `readcount`.
+    pub key: String,
+    /// Its name (`Re-estimated abundance`, ...).
+    pub label: String,
+    /// What it measures, in a sentence.
+    pub explanation: String,
+}
+
+/// A sample that is not in the chart, and why.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SkippedSample {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// The comparison view.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ComparisonView {
+    /// The chart (stacked bars or heatmap) as SVG, the same picture the exports write: every
+    /// bar segment or cell a `<rect>` with `data-sample` (the row, in `samples`), `data-tax-id`
+    /// for a taxon, and a `<title>` naming sample, taxon and value.
+    pub svg: String,
+    /// The samples, in the order drawn.
+    pub samples: Vec<ComparedSample>,
+    /// The columns, in the order drawn.
+    pub columns: Vec<ComparedColumn>,
+    /// `values[sample][column]`: percent for a measure, reads for `readcount`.
+    pub values: Vec<Vec<f64>>,
+    /// `reads[sample][column]`: reads of the taxon and below.
+    #[ts(type = "number[][]")]
+    pub reads: Vec<Vec<u64>>,
+    /// The rank compared.
+    pub rank: String,
+    /// The measure shown (a key of `measures`).
+    pub measure: String,
+    /// The measures every compared sample has, and reads.
+    pub measures: Vec<MeasureChoice>,
+    /// What the chart leaves out or shows, in words ("host reads hidden", ...).
+    pub notes: Vec<String>,
+    /// How the heatmap was clustered, when it was.
+    pub clustering: Option<String>,
+    /// The metadata fields the samples have, for labels and ordering.
+    pub fields: Vec<String>,
+    /// Samples left out, with why.
+    pub skipped: Vec<SkippedSample>,
+}
+
+/// Fetching progress, as `compare-progress` events.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CompareProgress {
+    /// Samples looked at.
+    pub done: usize,
+    /// Samples in all.
+    pub total: usize,
+}
+
+impl crate::events::ShellEvent for CompareProgress {
+    const NAME: &'static str = "compare-progress";
+}
+
+/// What is known of a compared sample.
+#[derive(Debug, Clone)]
+struct SampleInfo {
+    name: String,
+    metadata: Option<Metadata>,
+    /// Its primary classification's id, when it has one that finished well.
+    ready: Result<String, String>,
+}
+
+/// Cached classification results are weighed by an estimate of their size in memory.
+#[derive(Clone)]
+struct ResultsWeight;
+
+impl quick_cache::Weighter<String, Arc<ClassificationResults>> for ResultsWeight {
+    fn weight(&self, _key: &String, r: &Arc<ClassificationResults>) -> u64 {
+        let rows: usize = r
+            .table
+            .iter()
+            .map(|t| {
+                std::mem::size_of::<mgds_api::TaxonRow>()
+                    + t.tax_id.len()
+                    + t.name.len()
+                    + t.rank.len()
+                    + t.parent_tax_id.as_ref().map_or(0, String::len)
+            })
+            .sum();
+        (rows + 64).max(1) as u64
+    }
+}
+
+/// The samples and classification results the comparison view has fetched (managed state).
+pub struct CompareCache {
+    results: quick_cache::sync::Cache<String, Arc<ClassificationResults>, ResultsWeight>,
+    samples: std::sync::Mutex<std::collections::HashMap<String, SampleInfo>>,
+}
+
+impl Default for CompareCache {
+    fn default() -> Self {
+        let mb = std::env::var("MGDS_COMPARE_CACHE_MB").ok().and_then(|v| v.parse().ok()).unwrap_or(CACHE_BUDGET_MB);
+        CompareCache::with_budget(mb << 20)
+    }
+}
+
+impl CompareCache {
+    /// A cache that keeps at most about `bytes` of classification results.
+    pub fn with_budget(bytes: u64) -> Self {
+        CompareCache {
+            results: quick_cache::sync::Cache::with_weighter(MAX_SAMPLES, bytes.max(1), ResultsWeight),
+            samples: Default::default(),
+        }
+    }
+
+    /// Forgets what was fetched (the view's "Refresh", or another service).
+    pub fn clear(&self) {
+        self.results.clear();
+        self.samples.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    fn sample(&self, key: &str) -> Option<SampleInfo> {
+        self.samples.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    fn keep_sample(&self, key: String, info: SampleInfo) {
+        self.samples.lock().unwrap_or_else(|e| e.into_inner()).insert(key, info);
+    }
+}
+
+/// A sample fetched for comparison.
+struct Fetched {
+    id: String,
+    info: SampleInfo,
+    results: Option<Arc<ClassificationResults>>,
+}
+
+/// Fetches each sample, its metadata and its classification's results (from the cache where
+/// they are), `AT_ONCE` at a time, reporting progress.
+async fn fetch(
+    client: &Client,
+    base_url: &str,
+    cache: &CompareCache,
+    ids: &[String],
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<Vec<Fetched>> {
+    let done = AtomicUsize::new(0);
+    let total = ids.len();
+    let one = |id: String| {
+        let done = &done;
+        async move {
+            let key = format!("{base_url} {id}");
+            // A sample whose classification had finished well is not asked for again; one
+            // still running (or not there yet) is looked at each time.
+            let info = match cache.sample(&key) {
+                Some(info) if info.ready.is_ok() => info,
+                _ => {
+                    let info = look(client, &id).await?;
+                    cache.keep_sample(key, info.clone());
+                    info
+                }
+            };
+            let results = match &info.ready {
+                Ok(analysis) => {
+                    let rkey = format!("{base_url} {analysis}");
+                    match cache.results.get(&rkey) {
+                        Some(r) => Some(r),
+                        None => {
+                            let r = Arc::new(client.classifications().results(analysis.as_str()).await?);
+                            cache.results.insert(rkey, r.clone());
+                            Some(r)
+                        }
+                    }
+                }
+                Err(_) => None,
+            };
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if n == total || n % 10 == 0 {
+                progress(CompareProgress { done: n, total });
+            }
+            Ok::<_, CmdError>(Fetched { id, info, results })
+        }
+    };
+    futures::stream::iter(ids.iter().cloned())
+        .map(one)
+        .buffered(AT_ONCE)
+        .collect::<Vec<_>>()
+        .await
+        .into_iter()
+        .collect()
+}
+
+/// Looks at a sample: its name, metadata and primary classification.
+async fn look(client: &Client, id: &str) -> CmdResult<SampleInfo> {
+    let sample = match client.samples().get(id).await {
+        Ok(s) => s,
+        Err(e) if e.status() == Some(404) => {
+            return Ok(SampleInfo {
+                name: id.to_string(),
+                metadata: None,
+                ready: Err("it is no longer on the service, or no longer shared with you".into()),
+            });
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let name = sample.filename.clone().unwrap_or_else(|| id.to_string());
+    let metadata = match &sample.metadata {
+        Some(m) => Some(client.metadata().get(m.id()).await?),
+        None => None,
+    };
+    let ready = match &sample.primary_classification {
+        None => Err("it has no classification yet".to_string()),
+        Some(c) => {
+            let analysis = client.analyses().get(c.id()).await?;
+            if !analysis.complete {
+                Err("its classification is still running".to_string())
+            } else if !analysis.success {
+                let why = analysis.error_msg.unwrap_or_default();
+                Err(sentence(&format!("its classification failed: {why}")))
+            } else {
+                Ok(c.id().to_string())
+            }
+        }
+    };
+    Ok(SampleInfo { name, metadata, ready })
+}
+
+/// The measure `key` asks for, checked against what every sample has.
+fn metric_for(key: Option<&str>, results: &[&ClassificationResults]) -> CmdResult<Metric> {
+    let Some(key) = key else {
+        return Ok(mgds_plots::default_metric(results.iter().copied()));
+    };
+    let metric =
+        Metric::from_key(key).ok_or_else(|| CmdError::new("invalid", format!("There is no measure {key:?}.")))?;
+    if let Metric::Share(m) = metric
+        && results.iter().any(|r| !m.available(r))
+    {
+        return Err(CmdError::new(
+            "invalid",
+            format!("Not every sample's results have the {}: choose another measure.", m.label().to_lowercase()),
+        ));
+    }
+    Ok(metric)
+}
+
+fn metric_key(m: Metric) -> &'static str {
+    match m {
+        Metric::Share(m) => m.key(),
+        Metric::Readcount => "readcount",
+    }
+}
+
+/// The samples compared and the numbers behind the chart: fetched, labelled, ordered and
+/// compared as `req` says, before drawing.
+struct Prepared {
+    comparison: Comparison,
+    ids: Vec<String>,
+    skipped: Vec<SkippedSample>,
+    fields: Vec<String>,
+    measures: Vec<MeasureChoice>,
+    clustered: bool,
+}
+
+async fn prepare(
+    client: &Client,
+    base_url: &str,
+    cache: &CompareCache,
+    req: &CompareRequest,
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<Prepared> {
+    let mut ids: Vec<String> = Vec::with_capacity(req.samples.len());
+    for id in &req.samples {
+        if !ids.contains(id) {
+            ids.push(id.clone());
+        }
+    }
+    if !(2..=MAX_SAMPLES).contains(&ids.len()) {
+        return Err(CmdError::new(
+            "invalid",
+            format!("Choose 2 to {MAX_SAMPLES} samples to compare ({} chosen).", ids.len()),
+        ));
+    }
+    let fetched = fetch(client, base_url, cache, &ids, progress).await?;
+    let mut fields = BTreeSet::new();
+    for f in &fetched {
+        if let Some(m) = &f.info.metadata {
+            fields.extend(m.custom.keys().cloned());
+        }
+    }
+    let skipped: Vec<SkippedSample> = fetched
+        .iter()
+        .filter_map(|f| {
+            let why = f.info.ready.as_ref().err()?;
+            Some(SkippedSample { id: f.id.clone(), name: f.info.name.clone(), why: why.clone() })
+        })
+        .collect();
+    let ready: Vec<&Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
+    if ready.len() < 2 {
+        let whys: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.name, s.why)).collect();
+        return Err(CmdError::new(
+            "not_ready",
+            format!(
+                "At least two of the samples need a finished classification to be compared; {} of {} have one. {}",
+                ready.len(),
+                fetched.len(),
+                sentence(&whys.join("; "))
+            ),
+        ));
+    }
+    let field = |f: &Fetched, name: &str| f.info.metadata.as_ref().and_then(|m| m.field_text(name));
+    let labels: Vec<String> = ready
+        .iter()
+        .map(|f| match req.label.as_deref().filter(|l| !l.is_empty()) {
+            Some(name) => field(f, name).unwrap_or_else(|| format!("{} (no {name})", f.info.name)),
+            None => f.info.name.clone(),
+        })
+        .collect();
+    let order = match req.order_by.as_deref().filter(|o| !o.is_empty()) {
+        Some(name) => mgds_plots::order_by_keys(&ready.iter().map(|f| field(f, name)).collect::<Vec<_>>()),
+        None => (0..ready.len()).collect(),
+    };
+    let results: Vec<&ClassificationResults> = order.iter().filter_map(|&i| ready[i].results.as_deref()).collect();
+    let metric = metric_for(req.measure.as_deref(), &results)?;
+    let mut measures: Vec<MeasureChoice> = Measure::ALL
+        .into_iter()
+        .filter(|m| results.iter().all(|r| m.available(r)))
+        .map(|m| MeasureChoice { key: m.key().into(), label: m.label().into(), explanation: m.explanation().into() })
+        .collect();
+    measures.push(MeasureChoice {
+        key: "readcount".into(),
+        label: "Reads".into(),
+        explanation: "Reads classified to the taxon or below it.".into(),
+    });
+    let compared: Vec<Compared> = order
+        .iter()
+        .map(|&i| Compared { label: labels[i].as_str(), results: ready[i].results.as_deref().unwrap_or(results[0]) })
+        .collect();
+    let opts = CompareOptions {
+        rank: req.rank.clone(),
+        top_n: req.top.clamp(1, MAX_TOP),
+        metric,
+        hide_host: !req.show_host,
+        show_unclassified: req.show_unclassified,
+    };
+    let mut comparison = mgds_plots::compare(&compared, &opts).map_err(|e| match e {
+        mgds_plots::Error::NoData { rank } => CmdError::new(
+            "no_data",
+            format!("None of these samples has taxa at rank {rank} in this measure: choose another rank or measure."),
+        ),
+        other => CmdError::new("chart", sentence(&other.to_string())),
+    })?;
+    let mut ids: Vec<String> = order.iter().map(|&i| ready[i].id.clone()).collect();
+    let clustered = req.cluster && req.chart == "heatmap";
+    if clustered {
+        let rows = comparison.clustered_samples();
+        let columns = comparison.clustered_columns();
+        ids = rows.iter().map(|&i| ids[i].clone()).collect();
+        comparison = comparison.with_sample_order(&rows).with_column_order(&columns);
+    }
+    let mut fields: Vec<String> = fields.into_iter().collect();
+    for standard in
+        ["external_sample_id", "name", "date_collected", "date_sequenced", "platform", "sample_type", "location_string"]
+    {
+        if !fields.iter().any(|f| f == standard) {
+            fields.push(standard.to_string());
+        }
+    }
+    Ok(Prepared { comparison, ids, skipped, fields, measures, clustered })
+}
+
+/// Draws the chart `req` asks for.
+fn draw(p: &Prepared, req: &CompareRequest, width: u32) -> CmdResult<String> {
+    let size = ChartSize { width, height: None };
+    let svg = if req.chart == "heatmap" {
+        p.comparison.heatmap(&size, p.clustered)
+    } else {
+        p.comparison.stacked_bars(&size)
+    };
+    svg.map_err(|e| CmdError::new("chart", sentence(&e.to_string())))
+}
+
+/// The width the view draws at (and the exports use).
+const WIDTH: u32 = 1100;
+
+/// The comparison view for `req`.
+pub async fn compare(
+    client: &Client,
+    base_url: &str,
+    cache: &CompareCache,
+    req: &CompareRequest,
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<ComparisonView> {
+    let p = prepare(client, base_url, cache, req, progress).await?;
+    let svg = draw(&p, req, WIDTH)?;
+    let c = &p.comparison;
+    Ok(ComparisonView {
+        svg,
+        samples: p
+            .ids
+            .iter()
+            .zip(&c.samples)
+            .map(|(id, label)| ComparedSample { id: id.clone(), label: label.clone() })
+            .collect(),
+        columns: c
+            .columns
+            .iter()
+            .map(|col| ComparedColumn { label: col.label(), tax_id: col.tax_id().map(String::from) })
+            .collect(),
+        values: c.values.clone(),
+        reads: c.reads.clone(),
+        rank: c.rank.clone(),
+        measure: metric_key(c.metric).into(),
+        measures: p.measures,
+        notes: c.notes.clone(),
+        clustering: p.clustered.then(|| mgds_plots::CLUSTERING.to_string()),
+        fields: p.fields,
+        skipped: p.skipped,
+    })
+}
+
+/// Writes the comparison as `format` (`svg`, `png` at `dpi`, `csv` or `tsv`) to `path`: the same
+/// chart and numbers as the view.
+pub async fn export(
+    client: &Client,
+    base_url: &str,
+    cache: &CompareCache,
+    req: &CompareRequest,
+    format: &str,
+    dpi: u32,
+    path: &Path,
+) -> CmdResult<()> {
+    let p = prepare(client, base_url, cache, req, &|_| {}).await?;
+    let bytes = match format {
+        "svg" => draw(&p, req, WIDTH)?.into_bytes(),
+        "png" => {
+            let svg = draw(&p, req, WIDTH)?;
+            mgds_plots::svg_to_png(&svg, dpi.clamp(72, 600) as f32 / 96.0)
+                .map_err(|e| CmdError::new("chart", sentence(&e.to_string())))?
+        }
+        "csv" | "tsv" => {
+            let mut out = Vec::new();
+            p.comparison
+                .write_table(&mut out, if format == "csv" { b',' } else { b'\t' })
+                .map_err(|e| CmdError::new("file", sentence(&e.to_string())))?;
+            out
+        }
+        other => return Err(CmdError::new("invalid", format!("There is no export as {other:?}."))),
+    };
+    crate::commands::write_file(path, &bytes)
+}
+
+/// The file name an export of `req` is offered under.
+pub fn export_name(req: &CompareRequest, format: &str) -> String {
+    let what = if req.chart == "heatmap" { "heatmap" } else { "bars" };
+    let measure = req.measure.as_deref().unwrap_or("abundance");
+    format!("comparison_{}_samples_{}_{}_{}.{format}", req.samples.len(), req.rank.trim(), measure, what)
+}
+
+/// Progress of saving one taxon's reads, as `taxon-reads-progress` events.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TaxonReadsProgress {
+    /// The taxon.
+    pub taxon: String,
+    /// Samples finished.
+    pub done: usize,
+    /// Samples in all.
+    pub total: usize,
+    /// The sample being worked on.
+    pub current: Option<String>,
+    /// Files written so far.
+    pub written: Vec<String>,
+    /// Samples that could not be done, with why.
+    pub problems: Vec<String>,
+    /// All done.
+    pub finished: bool,
+}
+
+impl crate::events::ShellEvent for TaxonReadsProgress {
+    const NAME: &'static str = "taxon-reads-progress";
+}
+
+/// Writes the reads of taxon `tax_id` (and the taxa below it) from each sample into `folder`:
+/// each sample's reads and read-level results are downloaded into a temporary folder and
+/// subset as `mgds subset-reads --with-children` does, into `<file name>.filtered.fastq.gz`.
+/// A sample that cannot be done is named in the progress and the others go on.
+pub async fn taxon_reads(
+    client: &Client,
+    base_url: &str,
+    cache: &CompareCache,
+    sample_ids: &[String],
+    tax_id: &str,
+    taxon: &str,
+    folder: &Path,
+    progress: &(dyn Fn(TaxonReadsProgress) + Sync),
+) -> CmdResult<TaxonReadsProgress> {
+    let id = mgds_formats::parse_tax_id(tax_id)
+        .ok_or_else(|| CmdError::new("invalid", format!("{tax_id:?} is not a taxonomy id.")))?;
+    let mut state = TaxonReadsProgress {
+        taxon: taxon.to_string(),
+        done: 0,
+        total: sample_ids.len(),
+        current: None,
+        written: Vec::new(),
+        problems: Vec::new(),
+        finished: false,
+    };
+    for sample in sample_ids {
+        let key = format!("{base_url} {sample}");
+        let info = match cache.sample(&key) {
+            Some(i) => i,
+            None => look(client, sample).await?,
+        };
+        state.current = Some(info.name.clone());
+        progress(state.clone());
+        match one_taxon(client, base_url, cache, sample, &info, id, folder).await {
+            Ok(paths) => state.written.extend(paths.into_iter().map(|p| p.display().to_string())),
+            Err(e) => state.problems.push(format!("{}: {}", info.name, e.message)),
+        }
+        state.done += 1;
+    }
+    state.current = None;
+    state.finished = true;
+    progress(state.clone());
+    Ok(state)
+}
+
+async fn one_taxon(
+    client: &Client,
+    base_url: &str,
+    cache: &CompareCache,
+    sample: &str,
+    info: &SampleInfo,
+    tax_id: mgds_formats::TaxId,
+    folder: &Path,
+) -> CmdResult<Vec<PathBuf>> {
+    let analysis = info.ready.as_ref().map_err(|why| CmdError::new("not_ready", sentence(why)))?;
+    let results = match cache.results.get(&format!("{base_url} {analysis}")) {
+        Some(r) => r,
+        None => Arc::new(client.classifications().results(analysis.as_str()).await?),
+    };
+    let work =
+        tempfile::tempdir().map_err(|e| CmdError::new("file", format!("Could not make a temporary folder ({e}).")))?;
+    let reads = work.path().join(mgds_api::clean_filename(&info.name).unwrap_or_else(|_| "reads.fastq.gz".into()));
+    client.samples().download(sample, &reads).await?;
+    let readlevel = work.path().join("readlevel.tsv.gz");
+    client.classifications().download_readlevel(analysis.as_str(), &readlevel).await?;
+    let folder = folder.to_path_buf();
+    let report = tokio::task::spawn_blocking(move || {
+        let tree = mgds_formats::TaxTree::from_results(&results)?;
+        let mut options = mgds_formats::SubsetOptions::new([tax_id]).with_children(&tree);
+        options.output = mgds_formats::OutputCompression::GZIP;
+        let r = mgds_formats::subset_reads(&readlevel, &mgds_formats::SubsetInput::Single(reads), &folder, &options);
+        drop(work);
+        r
+    })
+    .await
+    .map_err(|e| CmdError::new("internal", format!("The subset stopped ({e}).")))??;
+    Ok(report.outputs.into_iter().map(|o| o.path).collect())
+}

@@ -640,3 +640,135 @@ async fn one_taxon(
     .map_err(|e| CmdError::new("internal", format!("The subset stopped ({e}).")))??;
     Ok(report.outputs.into_iter().map(|o| o.path).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Three samples on a real local service with the demo references: two of the demo reads
+    /// (one labelled by a custom field) and one awaiting its file, so it has no classification.
+    /// The comparison leaves that one out with why, draws the others, answers from its cache the
+    /// second time, exports what it shows, and writes one taxon's reads from both samples.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn samples_are_compared_exported_and_a_taxon_subset() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        mgds_server::references::install_demo(&data).unwrap();
+        let mut config = mgds_server::Config::new(&data);
+        config.runner.workers = 1;
+        config.runner.engine = mgds_server::engine::EngineHost::InProcess;
+        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let reads = dir.path().join("demo.fastq.gz");
+        mgds_server::references::write_demo_reads(&reads).unwrap();
+        let mut ids = Vec::new();
+        for (i, site) in ["ward 3", "ward 1"].iter().enumerate() {
+            let copy = dir.path().join(format!("swab-{i}.fastq.gz"));
+            std::fs::copy(&reads, &copy).unwrap();
+            let mut custom = serde_json::Map::new();
+            custom.insert("site".into(), serde_json::json!(site));
+            let meta = mgds_api::MetadataInput { custom: Some(custom), ..Default::default() };
+            let s = client.samples().upload(&copy).metadata(meta).send().await.unwrap();
+            ids.push(crate::samples::id_of(&s.uri));
+        }
+        for id in &ids {
+            let s = client.samples().get(id.as_str()).await.unwrap();
+            let c = s.primary_classification.expect("the default classification").id().to_string();
+            let done = client.jobs().wait(c.as_str()).send().await.unwrap();
+            assert!(done.success, "{done:?}");
+        }
+        let waiting = client.samples().preupload().external_sample_id("later").send().await.unwrap();
+        ids.push(waiting.sample_id);
+
+        let cache = CompareCache::with_budget(64 << 20);
+        let req = CompareRequest {
+            samples: ids.clone(),
+            rank: "species".into(),
+            top: 3,
+            measure: None,
+            chart: "bars".into(),
+            cluster: false,
+            label: Some("site".into()),
+            order_by: Some("site".into()),
+            show_host: false,
+            show_unclassified: false,
+        };
+        let seen = std::sync::Mutex::new(Vec::new());
+        let view = compare(&client, &url, &cache, &req, &|p| seen.lock().unwrap().push(p.done)).await.unwrap();
+        assert_eq!(seen.lock().unwrap().last(), Some(&3), "progress reaches every sample");
+        // Ordered by site, labelled by it; the sample without a classification named and why.
+        let labels: Vec<&str> = view.samples.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["ward 1", "ward 3"]);
+        assert_eq!(view.samples[0].id, ids[1]);
+        assert_eq!(view.skipped.len(), 1);
+        assert_eq!(view.skipped[0].why, "it has no classification yet");
+        // The demo database gives re-estimated abundance: it is the measure, named in the chart.
+        assert_eq!(view.measure, "reestimated");
+        assert!(view.svg.contains("Re-estimated abundance by species: the top 3 taxa in 2 samples"), "{}", view.svg);
+        assert_eq!(view.columns.len(), 4, "three taxa and Other: {:?}", view.columns);
+        for row in &view.values {
+            let sum: f64 = row.iter().sum();
+            assert!((sum - 100.0).abs() < 0.01, "a sample's shares add up to 100%: {row:?}");
+        }
+        assert!(view.fields.contains(&"site".to_string()));
+
+        // Read counts of every taxon, from the cache.
+        let cached_ids: Vec<String> = ids[..2].to_vec();
+        let again =
+            CompareRequest { samples: cached_ids.clone(), top: 50, measure: Some("readcount".into()), ..req.clone() };
+        let all = compare(&client, &url, &cache, &again, &|_| {}).await.unwrap();
+        assert!(all.columns.iter().all(|c| c.tax_id.is_some()), "every taxon fits in 50 columns");
+        let coli = all.columns.iter().position(|c| c.label == "Escherichia coli").expect("E. coli in the demo reads");
+        let coli_reads = all.reads[0][coli];
+        assert!(coli_reads > 100, "{coli_reads}");
+        let bad = CompareRequest { measure: Some("nonsense".into()), ..again.clone() };
+        assert_eq!(compare(&client, &url, &cache, &bad, &|_| {}).await.unwrap_err().code, "invalid");
+        let one = CompareRequest { samples: vec![ids[0].clone(), ids[2].clone()], ..again.clone() };
+        let not_ready = compare(&client, &url, &cache, &one, &|_| {}).await.unwrap_err();
+        assert!(not_ready.message.contains("1 of 2 have one"), "{not_ready:?}");
+        assert!(not_ready.message.contains("it has no classification yet"), "{not_ready:?}");
+
+        // Exports: the table's rows are the view's numbers; the SVG is the view's chart.
+        let csv = dir.path().join("numbers.csv");
+        export(&client, &url, &cache, &again, "csv", 300, &csv).await.unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        assert!(text.starts_with("sample,taxon,tax_id,rank,reads\n"), "{text}");
+        assert!(text.contains(&format!("ward 1,Escherichia coli,562,species,{coli_reads}\n")), "{text}");
+        let svg = dir.path().join("chart.svg");
+        export(&client, &url, &cache, &again, "svg", 300, &svg).await.unwrap();
+        assert_eq!(std::fs::read_to_string(&svg).unwrap(), all.svg);
+        let png = dir.path().join("chart.png");
+        export(&client, &url, &cache, &again, "png", 150, &png).await.unwrap();
+        assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+        assert_eq!(export(&client, &url, &cache, &again, "pdf", 300, &png).await.unwrap_err().code, "invalid");
+
+        // E. coli's reads from both samples: as many as the classification gave it, each an
+        // E. coli read by the demo's truth.
+        let out = dir.path().join("reads");
+        std::fs::create_dir_all(&out).unwrap();
+        let done =
+            taxon_reads(&client, &url, &cache, &cached_ids, "562", "Escherichia coli", &out, &|_| {}).await.unwrap();
+        assert!(done.finished && done.problems.is_empty(), "{done:?}");
+        assert_eq!(done.written.len(), 2, "{done:?}");
+        let truth =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/demo/truth.tsv")).unwrap();
+        let coli_truth: std::collections::HashSet<&str> = truth
+            .lines()
+            .filter(|l| l.split('\t').nth(1) == Some("562"))
+            .filter_map(|l| l.split('\t').next())
+            .collect();
+        let file = std::fs::File::open(&done.written[0]).unwrap();
+        let text = std::io::read_to_string(flate2::read::MultiGzDecoder::new(file)).unwrap();
+        let names: Vec<&str> = text.lines().step_by(4).map(|l| l[1..].split_whitespace().next().unwrap()).collect();
+        // Both samples hold the same reads, so the first written is the view's either way.
+        assert_eq!(names.len() as u64, coli_reads);
+        let true_coli = names.iter().filter(|n| coli_truth.contains(*n)).count();
+        assert!(true_coli * 100 >= names.len() * 95, "{true_coli} of {} written reads are E. coli's", names.len());
+        let refused = taxon_reads(&client, &url, &cache, &[ids[2].clone()], "562", "Escherichia coli", &out, &|_| {})
+            .await
+            .unwrap();
+        assert_eq!(refused.problems.len(), 1, "{refused:?}");
+        assert!(refused.problems[0].contains("no classification yet"), "{refused:?}");
+    }
+}

@@ -2,7 +2,8 @@
 # MGDS Desktop with 10,000 samples against 100: builds the UI and the app in release, then runs
 # `cargo bench -p mgds-e2e --bench desktop` in a virtual display with a throwaway keyring, and
 # prints the table. Needs the Debian packages ./test.sh installs (run it once on a new machine).
-# MGDS_BENCH_SAMPLES=N measures N samples instead of 10,000.
+# MGDS_BENCH_SAMPLES=N measures N samples instead of 10,000. MGDS_BENCH=compare runs the
+# comparison view's benchmark instead (500 classified samples, 50 taxa).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
@@ -16,4 +17,4 @@ export MGDS_E2E_SCREENSHOTS="$target_dir/e2e-screenshots"
 export XDG_DATA_HOME; XDG_DATA_HOME="$(mktemp -d)"
 exec dbus-run-session -- bash -c '
     printf "mgds-bench" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-    xvfb-run -a -s "-screen 0 1440x900x24" cargo bench --locked -p mgds-e2e --bench desktop'
+    xvfb-run -a -s "-screen 0 1440x900x24" cargo bench --locked -p mgds-e2e --bench "${MGDS_BENCH:-desktop}"'

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use futures::StreamExt;
+use mgds_e2e::bench::{Memory, fmt_count, median, memory};
 use mgds_e2e::{Driver, FreshHome, Session};
 use serde_json::json;
 
@@ -29,19 +30,6 @@ struct Figures {
     filter_ms: f64,
     per_page_ms: f64,
     mem: Memory,
-}
-
-/// Memory of the app and its WebKit processes at rest (MB).
-#[derive(Default)]
-struct Memory {
-    rss: f64,
-    pss: f64,
-    /// PSS of the app's own process (with the embedded service).
-    app_pss: f64,
-    /// PSS of WebKit's web process (the page).
-    web_pss: f64,
-    /// PSS of WebKit's network process.
-    network_pss: f64,
 }
 
 fn env_path(name: &str) -> Result<PathBuf> {
@@ -108,66 +96,6 @@ async fn timed(s: &Session, action: &str, target: &str, value: &str, expect: &st
     v.as_f64().with_context(|| format!("no time for {target}: {v}"))
 }
 
-/// Resident and proportional memory (MB) of the app and the WebKit processes it started: the
-/// processes beneath `driver` (tauri-driver starts the app; its WebKitWebDriver aside), so
-/// another MGDS window or WebKit app on the same machine is not counted.
-fn memory(driver: u32) -> Memory {
-    let mut m = Memory::default();
-    let Ok(dir) = std::fs::read_dir("/proc") else { return m };
-    // Each process's parent, to find the ones beneath the driver.
-    let mut parent = std::collections::HashMap::new();
-    for e in dir.flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        // The fields after the command name (which may hold spaces), closed by ')'.
-        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if let Some(ppid) = ppid {
-            parent.insert(pid, ppid);
-        }
-    }
-    let beneath = |mut pid: u32| {
-        while let Some(&p) = parent.get(&pid) {
-            if p == driver {
-                return true;
-            }
-            if p <= 1 {
-                return false;
-            }
-            pid = p;
-        }
-        false
-    };
-    for &pid in parent.keys() {
-        let p = std::path::PathBuf::from(format!("/proc/{pid}"));
-        // The driver's own WebKitWebDriver is not the app's.
-        let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
-        if comm.trim() == "WebKitWebDriver" || !beneath(pid) {
-            continue;
-        }
-        let rollup = std::fs::read_to_string(p.join("smaps_rollup")).unwrap_or_default();
-        let mb = |name: &str| {
-            rollup
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-                .unwrap_or(0.0)
-                / 1024.0
-        };
-        let (rss, pss) = (mb("Rss:"), mb("Pss:"));
-        m.rss += rss;
-        m.pss += pss;
-        let comm = comm.trim();
-        if comm.starts_with("WebKitWebProces") {
-            m.web_pss += pss;
-        } else if comm.starts_with("WebKitNetworkPr") {
-            m.network_pss += pss;
-        } else {
-            m.app_pss += pss;
-        }
-    }
-    m
-}
-
 async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<Figures> {
     let home = FreshHome::new()?;
     let populate_s = populate(&home.data_dir(), n).await?;
@@ -227,27 +155,6 @@ async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<
 
 /// How many times next page and sort are timed.
 const REPEATS: usize = 6;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
-}
-
-fn fmt_count(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() -> Result<()> {

@@ -4,6 +4,8 @@
 //! Only the WebDriver commands the tests need are here: find, click, type, run a script, take a
 //! screenshot. Every wait polls a condition until a deadline ([`Session::wait_for`]).
 
+pub mod bench;
+
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

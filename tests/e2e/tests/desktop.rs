@@ -974,7 +974,10 @@ async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -
             json!([]),
         )
         .await?;
-    ensure!(total == json!(format_count(all.len())), "barcode01's reads should sum its three batches: {total}");
+    ensure!(
+        total == json!(mgds_e2e::bench::fmt_count(all.len())),
+        "barcode01's reads should sum its three batches: {total}"
+    );
     axe.check(s, "run dashboard").await?;
     s.screenshot("38-live-run-alert").await?;
     // The alert also marks the samples (the batches that crossed it) in the samples table.
@@ -985,19 +988,6 @@ async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -
     s.wait_for("[data-testid=row-alert]", LONG).await.context("no sample row is marked with the alert")?;
     s.screenshot("39-sample-row-alert").await?;
     Ok(())
-}
-
-/// A count as the window writes it ("10,019").
-fn format_count(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The demo reads (`assets/demo`), each with the taxon it was simulated from.

@@ -5,5 +5,37 @@ fn main() {
     // The embedded service runs each analysis in a process of this program, started before
     // any window.
     mgds_server::worker::engine_entry();
+    lighten_processes();
     mgds_desktop::run();
 }
+
+/// Holds the app's processes to what a window of tables and forms needs, before any thread
+/// starts (the settings below are only safe to change while this is the only thread):
+/// - glibc gives each thread that allocates an arena of its own; the app's threads (the async
+///   runtime, the embedded service, GTK) mostly wait, so two arenas serve them, and its WebKit
+///   processes get the same setting through their environment;
+/// - WebKit's compositing mode is off (the window is also drawn without accelerated
+///   compositing, see `lighten_webview`), so its web process sets up no compositor.
+///
+/// A setting already in the environment is kept. Measured with a fresh data folder under Xvfb,
+/// these take the app and its WebKit processes from about 247 MB to 233 MB PSS.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn lighten_processes() {
+    const ARENAS: i32 = 2;
+    let keep = |name: &str| std::env::var_os(name).is_some();
+    // SAFETY: no other thread exists yet (engine_entry returned without starting any, and
+    // nothing else has run), so nothing reads the environment or allocates concurrently.
+    unsafe {
+        if !keep("MALLOC_ARENA_MAX") {
+            libc::mallopt(libc::M_ARENA_MAX, ARENAS);
+            std::env::set_var("MALLOC_ARENA_MAX", ARENAS.to_string());
+        }
+        if !keep("WEBKIT_DISABLE_COMPOSITING_MODE") {
+            std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lighten_processes() {}

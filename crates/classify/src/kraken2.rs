@@ -178,8 +178,13 @@ impl Kraken2Database {
             return Err(corrupt(HASH, "the table's header is inconsistent".into()));
         }
         let digest = fingerprint(&opts_bytes, &taxo_bytes, &map);
-        // Classification reads the whole table anyway: ask for it now, in the background.
-        let _ = map.advise(memmap2::Advice::WillNeed);
+        // Classification reads most of the table anyway: where it fits in the memory free now,
+        // ask for it in the background. A table larger than that (a standard database on a lab
+        // desktop) is left to be read page by page as lookups reach it, rather than pushing
+        // everything else out of the page cache first.
+        if fits_in_free_memory(map.len() as u64) {
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
         let table = CompactTable::new(Storage::Mapped(map), 32, shape)
             .ok_or_else(|| corrupt(HASH, "the table's header is inconsistent".into()))?;
 
@@ -452,6 +457,17 @@ fn parse_taxonomy(bytes: &[u8]) -> Result<Taxonomy, String> {
 }
 
 /// A fingerprint of a Kraken 2 folder's content (see [`Kraken2Database::open`]).
+/// Whether `bytes` are at most half the memory the system says is available now
+/// (`MemAvailable` in `/proc/meminfo`); `false` where that cannot be read.
+fn fits_in_free_memory(bytes: u64) -> bool {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else { return false };
+    let available_kb = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    available_kb.is_some_and(|kb| bytes <= kb.saturating_mul(1024) / 2)
+}
+
 fn fingerprint(opts: &[u8], taxo: &[u8], hash: &[u8]) -> String {
     let mut h = Sha256::new();
     h.update(b"kraken2\0");
@@ -514,6 +530,12 @@ fn read_kraken_map(path: &Path) -> Result<HashMap<String, TaxId>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_table_that_fits_is_asked_for_ahead() {
+        assert!(fits_in_free_memory(1 << 20), "a megabyte fits on any machine that runs the tests");
+        assert!(!fits_in_free_memory(u64::MAX / 2), "no machine has this much");
+    }
 
     #[test]
     fn options_of_every_kraken2_version_are_read() {

@@ -3,7 +3,7 @@
 //! table: start-up to a painted samples table, the table's interactions (next page and sort, each
 //! the median of six; filter; 200 rows a page), each timed inside the page from the click to the
 //! frame that shows the new rows, and the memory of the app's processes at rest. The 100-sample
-//! run is the anchor.
+//! run is the anchor. Before both, a first start on a fresh data folder is measured at rest.
 //!
 //! Run it with `tests/e2e/bench.sh` (it builds the UI and the app in release, installs
 //! `tauri-driver`, and gives the bench a keyring and a virtual display).
@@ -96,6 +96,20 @@ async fn timed(s: &Session, action: &str, target: &str, value: &str, expect: &st
     v.as_f64().with_context(|| format!("no time for {target}: {v}"))
 }
 
+/// Memory at rest of a first start on a fresh data folder: the empty samples screen shown,
+/// nothing done, a few seconds' rest.
+async fn fresh(app: &Path, tauri_driver: &Path, shots: &Path) -> Result<Memory> {
+    let home = FreshHome::new()?;
+    let driver = Driver::start(tauri_driver, &home.env(&[("MGDS_LOG", "error")])).await?;
+    let s = Session::new(&driver, app, shots.to_path_buf()).await?;
+    s.wait_for("[data-testid=empty]", LONG).await?;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let mem = memory(driver.pid());
+    s.close().await?;
+    drop(driver);
+    Ok(mem)
+}
+
 async fn run(app: &Path, tauri_driver: &Path, n: usize, shots: &Path) -> Result<Figures> {
     let home = FreshHome::new()?;
     let populate_s = populate(&home.data_dir(), n).await?;
@@ -164,6 +178,7 @@ async fn main() -> Result<()> {
     let shots = std::env::var_os("MGDS_E2E_SCREENSHOTS").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
     let big: usize = std::env::var("MGDS_BENCH_SAMPLES").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     eprintln!("app: {}", app.display());
+    let first = fresh(&app, &tauri_driver, &shots).await?;
     let anchor = run(&app, &tauri_driver, 100, &shots).await?;
     let many = run(&app, &tauri_driver, big, &shots).await?;
     println!("\nMGDS Desktop with {} samples against {} (same run, same machine)\n", fmt_count(big), anchor.samples);
@@ -183,6 +198,15 @@ async fn main() -> Result<()> {
     row("  of which the app (and its embedded service)", anchor.mem.app_pss, many.mem.app_pss, "MB");
     row("  of which WebKit's web process", anchor.mem.web_pss, many.mem.web_pss, "MB");
     row("  of which WebKit's network process", anchor.mem.network_pss, many.mem.network_pss, "MB");
+    println!(
+        "\nA first start on a fresh data folder, at rest on the empty samples screen (goal: at most 250 MB PSS)\n"
+    );
+    println!("| memory (MB) | RSS | PSS | of which the app | WebKit's web process | WebKit's network process |");
+    println!("|---|---|---|---|---|---|");
+    println!(
+        "| app + WebKit | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+        first.rss, first.pss, first.app_pss, first.web_pss, first.network_pss
+    );
     println!(
         "\n(populating through the API took {:.1} s and {:.1} s; it is not part of the figures)",
         anchor.populate_s, many.populate_s

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use futures::StreamExt;
+use rand::{RngExt, SeedableRng};
 use mgds_e2e::bench::{fmt_count, median, memory};
 use mgds_e2e::{Driver, FreshHome, Session};
 use serde_json::json;
@@ -38,22 +39,15 @@ fn env_path(name: &str) -> Result<PathBuf> {
     Ok(p)
 }
 
-/// A small, seeded generator (xorshift64*): the same data on every run.
-struct Rng(u64);
+/// The bench's data generator, seeded: the same data on every run.
+type Rng = rand::rngs::Xoshiro256PlusPlus;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
+fn below(rng: &mut Rng, n: usize) -> usize {
+    rng.random_range(0..n)
+}
+
+fn unit(rng: &mut Rng) -> f64 {
+    rng.random::<f64>()
 }
 
 /// The synthetic reference: genomes, their taxonomy and map, installed as the default
@@ -75,7 +69,7 @@ fn install_reference(data_dir: &Path, rng: &mut Rng) -> Result<Vec<Vec<u8>>> {
         let (id, genus) = (2000 + s, 1000 + s % GENERA);
         nodes.push_str(&format!("{id}\t|\t{genus}\t|\tspecies\t|\n"));
         names.push_str(&format!("{id}\t|\tBenchgenus{:02} species{s:02}\t|\t\t|\tscientific name\t|\n", s % GENERA));
-        let genome: Vec<u8> = (0..GENOME).map(|_| b"ACGT"[rng.below(4)]).collect();
+        let genome: Vec<u8> = (0..GENOME).map(|_| b"ACGT"[below(rng, 4)]).collect();
         fasta.push_str(&format!(">bench_{s:02}\n{}\n", String::from_utf8_lossy(&genome)));
         map.push_str(&format!("bench_{s:02}\t{id}\n"));
         genomes.push(genome);
@@ -107,11 +101,11 @@ fn install_reference(data_dir: &Path, rng: &mut Rng) -> Result<Vec<Vec<u8>>> {
 /// One sample's reads: a random subset of the species at random depths, 1% substitutions.
 fn sample_reads(genomes: &[Vec<u8>], rng: &mut Rng, i: usize) -> String {
     let weights: Vec<f64> =
-        (0..genomes.len()).map(|_| if rng.unit() < 0.5 { (rng.unit() * 4.0).exp() } else { 0.0 }).collect();
+        (0..genomes.len()).map(|_| if unit(rng) < 0.5 { (unit(rng) * 4.0).exp() } else { 0.0 }).collect();
     let total: f64 = weights.iter().sum::<f64>().max(1e-9);
     let mut out = String::with_capacity(READS * (2 * READ_LEN + 30));
     for r in 0..READS {
-        let mut x = rng.unit() * total;
+        let mut x = unit(rng) * total;
         let mut pick = 0;
         for (k, w) in weights.iter().enumerate() {
             if x < *w {
@@ -121,10 +115,10 @@ fn sample_reads(genomes: &[Vec<u8>], rng: &mut Rng, i: usize) -> String {
             x -= w;
         }
         let g = &genomes[pick];
-        let at = rng.below(g.len() - READ_LEN);
+        let at = below(rng, g.len() - READ_LEN);
         let seq: String = g[at..at + READ_LEN]
             .iter()
-            .map(|&b| if rng.below(100) == 0 { b"ACGT"[rng.below(4)] as char } else { b as char })
+            .map(|&b| if below(rng, 100) == 0 { b"ACGT"[below(rng, 4)] as char } else { b as char })
             .collect();
         out.push_str(&format!("@s{i}r{r}\n{seq}\n+\n{}\n", "I".repeat(READ_LEN)));
     }
@@ -135,7 +129,7 @@ fn sample_reads(genomes: &[Vec<u8>], rng: &mut Rng, i: usize) -> String {
 /// API, as the app's local user.
 async fn populate(data_dir: &Path) -> Result<f64> {
     let started = Instant::now();
-    let mut rng = Rng(0x5eed_cafe_f00d_d00d);
+    let mut rng = Rng::seed_from_u64(0x5eed_cafe_f00d_d00d);
     let genomes = install_reference(data_dir, &mut rng)?;
     let mut config = mgds_server::Config::new(data_dir);
     config.runner.workers = 2;

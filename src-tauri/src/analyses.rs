@@ -453,14 +453,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_job_runs_on_many_samples_and_is_followed_to_its_end() {
         let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("data");
-        mgds_server::references::install_demo(&data).unwrap();
-        let mut config = mgds_server::Config::new(&data);
-        config.runner.workers = 1;
-        config.runner.engine = mgds_server::engine::EngineHost::InProcess;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
-        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let with = crate::testing::With { demo: true, workers: 1 };
+        let service = crate::testing::TestService::start(&dir.path().join("data"), with).await;
+        let client = service.user("lab@example.org").await;
         let mut samples = Vec::new();
         for i in 0..3 {
             let path = dir.path().join(format!("isolate-{i}.fastq"));

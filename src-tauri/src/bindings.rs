@@ -48,6 +48,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("results", include_str!("results.rs")),
     ("samples", include_str!("samples.rs")),
     ("session", include_str!("session.rs")),
+    ("testing", include_str!("testing.rs")),
     ("uploads", include_str!("uploads.rs")),
     ("watching", include_str!("watching.rs")),
 ];

@@ -561,7 +561,8 @@ pub async fn compare_samples(
     request: CompareRequest,
 ) -> CmdResult<ComparisonView> {
     let c = session.connected().await?;
-    compare::compare(&c.client, &c.base_url, &cache, &request, &|p| events::emit(&app, p)).await
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    compare::compare(src, &request, &|p| events::emit(&app, p)).await
 }
 
 /// Saves the comparison where the user chooses: the chart as `svg` or `png` (at `dpi`), or the
@@ -585,7 +586,8 @@ pub async fn export_comparison(
         return Ok(None);
     };
     let c = session.connected().await?;
-    compare::export(&c.client, &c.base_url, &cache, &request, &format, dpi, &path).await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    compare::export(src, &request, &format, dpi, &path).await?;
     Ok(Some(path.display().to_string()))
 }
 
@@ -611,10 +613,8 @@ pub async fn save_taxon_reads(
         return Ok(None);
     };
     let c = session.connected().await?;
-    let done = compare::taxon_reads(&c.client, &c.base_url, &cache, &samples, &tax_id, &taxon, &folder, &|p| {
-        events::emit(&app, p)
-    })
-    .await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    let done = compare::taxon_reads(src, &samples, &tax_id, &taxon, &folder, &|p| events::emit(&app, p)).await?;
     Ok(Some(done))
 }
 

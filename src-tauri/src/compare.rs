@@ -211,6 +211,18 @@ impl CompareCache {
     }
 }
 
+/// Where a comparison's samples come from: the service (its client and address, which keys the
+/// cache) and the cache.
+#[derive(Clone, Copy)]
+pub struct Source<'a> {
+    /// The service's client.
+    pub client: &'a Client,
+    /// The service's address.
+    pub base_url: &'a str,
+    /// What was fetched before.
+    pub cache: &'a CompareCache,
+}
+
 /// A sample fetched for comparison.
 struct Fetched {
     id: String,
@@ -221,12 +233,11 @@ struct Fetched {
 /// Fetches each sample, its metadata and its classification's results (from the cache where
 /// they are), `AT_ONCE` at a time, reporting progress.
 async fn fetch(
-    client: &Client,
-    base_url: &str,
-    cache: &CompareCache,
+    src: Source<'_>,
     ids: &[String],
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<Vec<Fetched>> {
+    let Source { client, base_url, cache } = src;
     let done = AtomicUsize::new(0);
     let total = ids.len();
     let one = |id: String| {
@@ -258,7 +269,7 @@ async fn fetch(
                 Err(_) => None,
             };
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if n == total || n % 10 == 0 {
+            if n == total || n.is_multiple_of(10) {
                 progress(CompareProgress { done: n, total });
             }
             Ok::<_, CmdError>(Fetched { id, info, results })
@@ -345,9 +356,7 @@ struct Prepared {
 }
 
 async fn prepare(
-    client: &Client,
-    base_url: &str,
-    cache: &CompareCache,
+    src: Source<'_>,
     req: &CompareRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<Prepared> {
@@ -363,7 +372,7 @@ async fn prepare(
             format!("Choose 2 to {MAX_SAMPLES} samples to compare ({} chosen).", ids.len()),
         ));
     }
-    let fetched = fetch(client, base_url, cache, &ids, progress).await?;
+    let fetched = fetch(src, &ids, progress).await?;
     let mut fields = BTreeSet::new();
     for f in &fetched {
         if let Some(m) = &f.info.metadata {
@@ -467,13 +476,11 @@ const WIDTH: u32 = 1100;
 
 /// The comparison view for `req`.
 pub async fn compare(
-    client: &Client,
-    base_url: &str,
-    cache: &CompareCache,
+    src: Source<'_>,
     req: &CompareRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<ComparisonView> {
-    let p = prepare(client, base_url, cache, req, progress).await?;
+    let p = prepare(src, req, progress).await?;
     let svg = draw(&p, req, WIDTH)?;
     let c = &p.comparison;
     Ok(ComparisonView {
@@ -503,16 +510,8 @@ pub async fn compare(
 
 /// Writes the comparison as `format` (`svg`, `png` at `dpi`, `csv` or `tsv`) to `path`: the same
 /// chart and numbers as the view.
-pub async fn export(
-    client: &Client,
-    base_url: &str,
-    cache: &CompareCache,
-    req: &CompareRequest,
-    format: &str,
-    dpi: u32,
-    path: &Path,
-) -> CmdResult<()> {
-    let p = prepare(client, base_url, cache, req, &|_| {}).await?;
+pub async fn export(src: Source<'_>, req: &CompareRequest, format: &str, dpi: u32, path: &Path) -> CmdResult<()> {
+    let p = prepare(src, req, &|_| {}).await?;
     let bytes = match format {
         "svg" => draw(&p, req, WIDTH)?.into_bytes(),
         "png" => {
@@ -567,9 +566,7 @@ impl crate::events::ShellEvent for TaxonReadsProgress {
 /// subset as `mgds subset-reads --with-children` does, into `<file name>.filtered.fastq.gz`.
 /// A sample that cannot be done is named in the progress and the others go on.
 pub async fn taxon_reads(
-    client: &Client,
-    base_url: &str,
-    cache: &CompareCache,
+    src: Source<'_>,
     sample_ids: &[String],
     tax_id: &str,
     taxon: &str,
@@ -588,14 +585,14 @@ pub async fn taxon_reads(
         finished: false,
     };
     for sample in sample_ids {
-        let key = format!("{base_url} {sample}");
-        let info = match cache.sample(&key) {
+        let key = format!("{} {sample}", src.base_url);
+        let info = match src.cache.sample(&key) {
             Some(i) => i,
-            None => look(client, sample).await?,
+            None => look(src.client, sample).await?,
         };
         state.current = Some(info.name.clone());
         progress(state.clone());
-        match one_taxon(client, base_url, cache, sample, &info, id, folder).await {
+        match one_taxon(src, sample, &info, id, folder).await {
             Ok(paths) => state.written.extend(paths.into_iter().map(|p| p.display().to_string())),
             Err(e) => state.problems.push(format!("{}: {}", info.name, e.message)),
         }
@@ -608,14 +605,13 @@ pub async fn taxon_reads(
 }
 
 async fn one_taxon(
-    client: &Client,
-    base_url: &str,
-    cache: &CompareCache,
+    src: Source<'_>,
     sample: &str,
     info: &SampleInfo,
     tax_id: mgds_formats::TaxId,
     folder: &Path,
 ) -> CmdResult<Vec<PathBuf>> {
+    let Source { client, base_url, cache } = src;
     let analysis = info.ready.as_ref().map_err(|why| CmdError::new("not_ready", sentence(why)))?;
     let results = match cache.results.get(&format!("{base_url} {analysis}")) {
         Some(r) => r,
@@ -629,12 +625,12 @@ async fn one_taxon(
     client.classifications().download_readlevel(analysis.as_str(), &readlevel).await?;
     let folder = folder.to_path_buf();
     let report = tokio::task::spawn_blocking(move || {
-        let tree = mgds_formats::TaxTree::from_results(&results)?;
+        let tree = mgds_formats::TaxTree::from_results(&results).map_err(CmdError::from)?;
         let mut options = mgds_formats::SubsetOptions::new([tax_id]).with_children(&tree);
         options.output = mgds_formats::OutputCompression::GZIP;
         let r = mgds_formats::subset_reads(&readlevel, &mgds_formats::SubsetInput::Single(reads), &folder, &options);
         drop(work);
-        r
+        r.map_err(CmdError::from)
     })
     .await
     .map_err(|e| CmdError::new("internal", format!("The subset stopped ({e}).")))??;
@@ -652,14 +648,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn samples_are_compared_exported_and_a_taxon_subset() {
         let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("data");
-        mgds_server::references::install_demo(&data).unwrap();
-        let mut config = mgds_server::Config::new(&data);
-        config.runner.workers = 1;
-        config.runner.engine = mgds_server::engine::EngineHost::InProcess;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
-        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let with = crate::testing::With { demo: true, workers: 1 };
+        let service = crate::testing::TestService::start(&dir.path().join("data"), with).await;
+        let client = service.user("lab@example.org").await;
         let reads = dir.path().join("demo.fastq.gz");
         mgds_server::references::write_demo_reads(&reads).unwrap();
         let mut ids = Vec::new();
@@ -682,6 +673,7 @@ mod tests {
         ids.push(waiting.sample_id);
 
         let cache = CompareCache::with_budget(64 << 20);
+        let src = Source { client: &client, base_url: &service.url, cache: &cache };
         let req = CompareRequest {
             samples: ids.clone(),
             rank: "species".into(),
@@ -695,7 +687,7 @@ mod tests {
             show_unclassified: false,
         };
         let seen = std::sync::Mutex::new(Vec::new());
-        let view = compare(&client, &url, &cache, &req, &|p| seen.lock().unwrap().push(p.done)).await.unwrap();
+        let view = compare(src, &req, &|p| seen.lock().unwrap().push(p.done)).await.unwrap();
         assert_eq!(seen.lock().unwrap().last(), Some(&3), "progress reaches every sample");
         // Ordered by site, labelled by it; the sample without a classification named and why.
         let labels: Vec<&str> = view.samples.iter().map(|s| s.label.as_str()).collect();
@@ -717,38 +709,37 @@ mod tests {
         let cached_ids: Vec<String> = ids[..2].to_vec();
         let again =
             CompareRequest { samples: cached_ids.clone(), top: 50, measure: Some("readcount".into()), ..req.clone() };
-        let all = compare(&client, &url, &cache, &again, &|_| {}).await.unwrap();
+        let all = compare(src, &again, &|_| {}).await.unwrap();
         assert!(all.columns.iter().all(|c| c.tax_id.is_some()), "every taxon fits in 50 columns");
         let coli = all.columns.iter().position(|c| c.label == "Escherichia coli").expect("E. coli in the demo reads");
         let coli_reads = all.reads[0][coli];
         assert!(coli_reads > 100, "{coli_reads}");
         let bad = CompareRequest { measure: Some("nonsense".into()), ..again.clone() };
-        assert_eq!(compare(&client, &url, &cache, &bad, &|_| {}).await.unwrap_err().code, "invalid");
+        assert_eq!(compare(src, &bad, &|_| {}).await.unwrap_err().code, "invalid");
         let one = CompareRequest { samples: vec![ids[0].clone(), ids[2].clone()], ..again.clone() };
-        let not_ready = compare(&client, &url, &cache, &one, &|_| {}).await.unwrap_err();
+        let not_ready = compare(src, &one, &|_| {}).await.unwrap_err();
         assert!(not_ready.message.contains("1 of 2 have one"), "{not_ready:?}");
         assert!(not_ready.message.contains("it has no classification yet"), "{not_ready:?}");
 
         // Exports: the table's rows are the view's numbers; the SVG is the view's chart.
         let csv = dir.path().join("numbers.csv");
-        export(&client, &url, &cache, &again, "csv", 300, &csv).await.unwrap();
+        export(src, &again, "csv", 300, &csv).await.unwrap();
         let text = std::fs::read_to_string(&csv).unwrap();
         assert!(text.starts_with("sample,taxon,tax_id,rank,reads\n"), "{text}");
         assert!(text.contains(&format!("ward 1,Escherichia coli,562,species,{coli_reads}\n")), "{text}");
         let svg = dir.path().join("chart.svg");
-        export(&client, &url, &cache, &again, "svg", 300, &svg).await.unwrap();
+        export(src, &again, "svg", 300, &svg).await.unwrap();
         assert_eq!(std::fs::read_to_string(&svg).unwrap(), all.svg);
         let png = dir.path().join("chart.png");
-        export(&client, &url, &cache, &again, "png", 150, &png).await.unwrap();
+        export(src, &again, "png", 150, &png).await.unwrap();
         assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
-        assert_eq!(export(&client, &url, &cache, &again, "pdf", 300, &png).await.unwrap_err().code, "invalid");
+        assert_eq!(export(src, &again, "pdf", 300, &png).await.unwrap_err().code, "invalid");
 
         // E. coli's reads from both samples: as many as the classification gave it, each an
         // E. coli read by the demo's truth.
         let out = dir.path().join("reads");
         std::fs::create_dir_all(&out).unwrap();
-        let done =
-            taxon_reads(&client, &url, &cache, &cached_ids, "562", "Escherichia coli", &out, &|_| {}).await.unwrap();
+        let done = taxon_reads(src, &cached_ids, "562", "Escherichia coli", &out, &|_| {}).await.unwrap();
         assert!(done.finished && done.problems.is_empty(), "{done:?}");
         assert_eq!(done.written.len(), 2, "{done:?}");
         let truth =
@@ -765,9 +756,7 @@ mod tests {
         assert_eq!(names.len() as u64, coli_reads);
         let true_coli = names.iter().filter(|n| coli_truth.contains(*n)).count();
         assert!(true_coli * 100 >= names.len() * 95, "{true_coli} of {} written reads are E. coli's", names.len());
-        let refused = taxon_reads(&client, &url, &cache, &[ids[2].clone()], "562", "Escherichia coli", &out, &|_| {})
-            .await
-            .unwrap();
+        let refused = taxon_reads(src, &[ids[2].clone()], "562", "Escherichia coli", &out, &|_| {}).await.unwrap();
         assert_eq!(refused.problems.len(), 1, "{refused:?}");
         assert!(refused.problems[0].contains("no classification yet"), "{refused:?}");
     }

@@ -472,15 +472,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_document_is_uploaded_shared_renamed_downloaded_and_deleted() {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = mgds_server::Config::new(dir.path().join("data"));
-        config.runner.workers = 0;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = |email: &'static str| {
-            let db = state.db.clone();
-            async move { mgds_server::admin::create_user(&db, email, None, false).await.unwrap().api_key }
-        };
-        let owner = Client::builder(&url).api_key(&key("lab@example.org").await).build().unwrap();
-        let colleague = Client::builder(&url).api_key(&key("colleague@example.org").await).build().unwrap();
+        let service = crate::testing::TestService::start(&dir.path().join("data"), Default::default()).await;
+        let owner = service.user("lab@example.org").await;
+        let colleague = service.user("colleague@example.org").await;
 
         let file = dir.path().join("Run 42 sheet.csv");
         let text = "Sample_ID,Well\nisolate-7,A1\n".repeat(2000);

@@ -27,6 +27,8 @@ pub mod watching;
 
 #[cfg(test)]
 mod bindings;
+#[cfg(test)]
+mod testing;
 
 use tauri::Manager;
 

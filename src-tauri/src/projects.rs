@@ -319,16 +319,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_project_is_made_shared_changed_and_deleted_and_its_samples_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = mgds_server::Config::new(dir.path().join("data"));
-        config.runner.workers = 0;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let client = |email: &'static str, org: Option<&'static str>| {
-            let (db, url) = (state.db.clone(), url.clone());
-            async move {
-                let key = mgds_server::admin::create_user(&db, email, org, false).await.unwrap().api_key;
-                Client::builder(&url).api_key(&key).build().unwrap()
-            }
-        };
+        let service = crate::testing::TestService::start(&dir.path().join("data"), Default::default()).await;
+        let client = |email: &'static str, org: Option<&'static str>| service.user_in(email, org);
         let owner = client("lab@example.org", None).await;
         let member = client("colleague@example.org", None).await;
         let stranger = client("someone@elsewhere.org", Some("elsewhere")).await;

@@ -623,11 +623,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn bulk_changes_add_and_take_off_tags_change_visibility_and_delete() {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = mgds_server::Config::new(dir.path().join("data"));
-        config.runner.workers = 0;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
-        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let service = crate::testing::TestService::start(&dir.path().join("data"), Default::default()).await;
+        let client = service.user("lab@example.org").await;
         let mut ids = Vec::new();
         for i in 0..3 {
             let path = dir.path().join(format!("s{i}.fastq"));
@@ -704,12 +701,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn jobs_are_listed_and_run_with_checked_arguments() {
         let dir = tempfile::tempdir().unwrap();
-        mgds_server::references::install_demo(&dir.path().join("data")).unwrap();
-        let mut config = mgds_server::Config::new(dir.path().join("data"));
-        config.runner.workers = 0;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
-        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let with = crate::testing::With { demo: true, workers: 0 };
+        let service = crate::testing::TestService::start(&dir.path().join("data"), with).await;
+        let client = service.user("lab@example.org").await;
         let path = dir.path().join("s.fastq");
         std::fs::write(&path, "@r1\nACGTACGTAC\n+\nIIIIIIIIII\n").unwrap();
         let sample = id_of(&client.samples().upload(&path).send().await.unwrap().uri);

@@ -371,11 +371,8 @@ mod tests {
     #[tokio::test(flavor = "multi_thread")]
     async fn a_dropped_pair_is_uploaded_a_cancelled_one_leaves_nothing_and_a_retry_arrives() {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = mgds_server::Config::new(dir.path().join("data"));
-        config.runner.workers = 0;
-        let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = mgds_server::admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
-        let client = Client::builder(&url).api_key(&key).build().unwrap();
+        let service = crate::testing::TestService::start(&dir.path().join("data"), Default::default()).await;
+        let client = service.user("lab@example.org").await;
         let write = |name: &str, mate: u8, n: usize| {
             let mut f = std::io::BufWriter::new(std::fs::File::create(dir.path().join(name)).unwrap());
             let mut x: u64 = 0x2545_F491_4F6C_DD1D ^ u64::from(mate);

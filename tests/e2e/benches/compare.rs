@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use futures::StreamExt;
-use rand::{RngExt, SeedableRng};
 use mgds_e2e::bench::{fmt_count, median, memory};
 use mgds_e2e::{Driver, FreshHome, Session};
+use rand::{RngExt, SeedableRng};
 use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(600);

@@ -980,6 +980,16 @@ async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -
     );
     axe.check(s, "run dashboard").await?;
     s.screenshot("38-live-run-alert").await?;
+    // MinKNOW writes its final summary: the dashboard says the run finished, and when.
+    std::fs::write(
+        run.join("final_summary_FAQ1_abcd1234.txt"),
+        "instrument=MN1\nsample_id=live\nprotocol_run_id=abcd1234\nfastq_files_in_final_dest=5\n",
+    )?;
+    s.wait_for_text("[data-testid=live-run-state]", "Finished", LONG)
+        .await
+        .context("the run never showed as finished")?;
+    s.wait_for_text("[data-testid=live-run]", "reads classified · finished ", SHORT).await?;
+    s.screenshot("38b-live-run-finished").await?;
     // The alert also marks the samples (the batches that crossed it) in the samples table.
     nav("samples").await?;
     if let Some(clear) = s.find("[data-testid=clear-filters]").await? {

@@ -55,6 +55,10 @@ describe("the run dashboard", () => {
     expect(c.lines.map((l) => l.taxon)).toEqual(["Escherichia coli", "Salmonella enterica"]);
     // x: batches over 2 batches; y: 40% and 60% of a 100% axis, 100 px high.
     expect(c.lines[0].points).toBe("100,60 200,40");
+    expect(c.lines[0].dots).toEqual([
+      [100, 60],
+      [200, 40],
+    ]);
     expect(c.lines[0].last).toBe(60);
     // One batch so far: a flat line from the left edge.
     const one = chartLines(group({ series: [group().series[0]] }), 200, 100);

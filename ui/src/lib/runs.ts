@@ -55,6 +55,8 @@ export interface ChartLine {
   colour: string;
   /** SVG polyline points ("x,y x,y ..."). */
   points: string;
+  /** Where each classified batch put the line, for a mark on it. */
+  dots: [number, number][];
   /** The last value, in percent. */
   last: number;
 }
@@ -80,13 +82,15 @@ export function chartLines(g: LiveGroup, width: number, height: number): ChartLa
   const x = (b: number) => (pts.length === 1 ? width : (b / xMax) * width);
   const y = (v: number) => height - (v / yMax) * height;
   const lines = g.taxa.map((t, i) => {
+    const dots: [number, number][] = pts.map((p) => [round(x(p.batches)), round(y(p.percent[i] ?? 0))]);
+    const coords = dots.map(([a, b]) => `${a},${b}`);
     // A single point is drawn as a flat line from the left, so it shows.
-    const coords = pts.map((p) => `${round(x(p.batches))},${round(y(p.percent[i] ?? 0))}`);
-    if (pts.length === 1) coords.unshift(`0,${round(y(pts[0].percent[i] ?? 0))}`);
+    if (pts.length === 1) coords.unshift(`0,${dots[0][1]}`);
     return {
       taxon: t.name,
       colour: COLOURS[i % COLOURS.length],
       points: coords.join(" "),
+      dots,
       last: pts.length ? (pts[pts.length - 1].percent[i] ?? 0) : 0,
     };
   });

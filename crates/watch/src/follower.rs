@@ -148,7 +148,7 @@ impl Follower {
                     .filter(|(m, _)| group_of(run, m) == (group.clone(), true))
                     .filter_map(|(_, c)| c.as_ref().and_then(|c| c.taxa.as_ref()))
                     .collect();
-                (group_subject(&run_id, &group), format!("run {run_id}, {group}"), Taxa::sum(parts))
+                (group_subject(run, &group), format!("run {run_id}, {group}"), Taxa::sum(parts))
             }
             None => (s.sample_id.clone().unwrap_or_default(), s.name.clone(), taxa.clone()),
         };

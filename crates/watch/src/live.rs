@@ -34,9 +34,12 @@ pub fn group_of(run: &Path, sample: &SampleRecord) -> (String, bool) {
     (sample.name.clone(), false)
 }
 
-/// The subject of a run group's alerts.
-pub fn group_subject(run_id: &str, group: &str) -> String {
-    format!("run:{run_id}/{group}")
+/// The subject of a run group's alerts: the run folder and the group. The folder, not the run
+/// id, because a MinKNOW run's id changes when its final summary appears (the folder's name
+/// until then, `protocol_run_id` after), and a batch classified after that must not raise the
+/// barcode's alerts again.
+pub fn group_subject(run: &Path, group: &str) -> String {
+    format!("run:{}/{group}", run.display())
 }
 
 /// A run on the dashboard.
@@ -175,7 +178,7 @@ fn groups(
             let taxa: Vec<TaxonCount> = sum.taxa.iter().filter(|t| t.rank == rank).take(top).cloned().collect();
             let series = series(&done, &taxa);
             let sample_ids: Vec<String> = members.iter().filter_map(|(s, _)| s.sample_id.clone()).collect();
-            let subject = group_subject(run_id, &name);
+            let subject = group_subject(run, &name);
             let alerts = alerts
                 .iter()
                 .filter(|a| a.subject == subject || a.sample_id.as_ref().is_some_and(|id| sample_ids.contains(id)))

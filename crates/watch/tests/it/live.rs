@@ -140,6 +140,15 @@ async fn a_live_run_grows_on_the_dashboard_and_raises_one_alert() {
     until(30, "the run to finish", || async { runs(&data).await.first().is_some_and(|r| r.finished) }).await;
     let after = runs(&data).await;
     assert_eq!(after[0].groups, before[0].groups);
+    assert_eq!(after[0].run_id, "abcd1234", "the final summary names the run");
+    // A batch classified after the final summary (the run's id changed meanwhile) counts to its
+    // barcode, and the barcode's alert is not raised again.
+    write_slowly(&file("barcode01", 3), &batch(&all, 3, 0), 2, Duration::from_millis(30)).await;
+    until(180, "the late batch classified", || async {
+        barcode(&runs(&data).await, "barcode01").is_some_and(|g| g.classified == 4)
+    })
+    .await;
+    assert_eq!(barcode(&runs(&data).await, "barcode01").unwrap().alerts.len(), 1);
     assert!(!ev.drain().iter().any(|e| matches!(e, Event::Alert(_))), "an alert fires once");
     w.stop().await.unwrap();
 }

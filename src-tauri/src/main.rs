@@ -10,15 +10,14 @@ fn main() {
 }
 
 /// Holds the app's processes to what a window of tables and forms needs, before any thread
-/// starts (the settings below are only safe to change while this is the only thread):
-/// - glibc gives each thread that allocates an arena of its own; the app's threads (the async
-///   runtime, the embedded service, GTK) mostly wait, so two arenas serve them, and its WebKit
-///   processes get the same setting through their environment;
-/// - WebKit's compositing mode is off (the window is also drawn without accelerated
-///   compositing, see `lighten_webview`), so its web process sets up no compositor.
+/// starts (the setting is only safe to change while this is the only thread): glibc gives each
+/// thread that allocates an arena of its own; the app's threads (the async runtime, the embedded
+/// service, GTK) mostly wait, so two arenas serve them, and its WebKit processes get the same
+/// setting through their environment. A setting already in the environment is kept.
 ///
-/// A setting already in the environment is kept. Measured with a fresh data folder under Xvfb,
-/// these take the app and its WebKit processes from about 247 MB to 233 MB PSS.
+/// WebKit's compositing mode stays on: turning it off (`WEBKIT_DISABLE_COMPOSITING_MODE`) saved
+/// about 5 MB at rest but cost the web process about 200 MB more while a comparison of 500
+/// samples was on screen (`MGDS_BENCH=compare tests/e2e/bench.sh`).
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
 fn lighten_processes() {
@@ -30,9 +29,6 @@ fn lighten_processes() {
         if !keep("MALLOC_ARENA_MAX") {
             libc::mallopt(libc::M_ARENA_MAX, ARENAS);
             std::env::set_var("MALLOC_ARENA_MAX", ARENAS.to_string());
-        }
-        if !keep("WEBKIT_DISABLE_COMPOSITING_MODE") {
-            std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1");
         }
     }
 }

@@ -130,7 +130,7 @@ impl Queue {
             let state: String = r.get(3);
             let run_id: String = r.get(2);
             let samples = self.classifications(Some(&path)).await?;
-            let groups = groups(&path, &run_id, &samples, &alerts, rank, top);
+            let groups = groups(&path, &samples, &alerts, rank, top);
             runs.push(LiveRun {
                 finished: matches!(state.as_str(), "complete" | "uploaded"),
                 path,
@@ -149,7 +149,6 @@ impl Queue {
 /// The groups of one run, in name order.
 fn groups(
     run: &Path,
-    run_id: &str,
     samples: &[(SampleRecord, Option<Classification>)],
     alerts: &[Alert],
     rank: &str,

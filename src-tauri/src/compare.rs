@@ -464,9 +464,9 @@ async fn prepare(
 fn draw(p: &Prepared, req: &CompareRequest, width: u32) -> CmdResult<String> {
     let size = ChartSize { width, height: None };
     let svg = if req.chart == "heatmap" {
-        p.comparison.heatmap(&size, p.clustered)
+        mgds_plots::heatmap(&p.comparison, &size, p.clustered)
     } else {
-        p.comparison.stacked_bars(&size)
+        mgds_plots::stacked_bars(&p.comparison, &size)
     };
     svg.map_err(|e| CmdError::new("chart", sentence(&e.to_string())))
 }

@@ -171,7 +171,11 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     }
     let size = ChartSize { width: args.width, height: None };
     let chart = || {
-        if args.heatmap { comparison.heatmap(&size, args.cluster) } else { comparison.stacked_bars(&size) }
+        if args.heatmap {
+            mgds_plots::heatmap(&comparison, &size, args.cluster)
+        } else {
+            mgds_plots::stacked_bars(&comparison, &size)
+        }
     };
     let mut wrote = false;
     if let Some(path) = &args.svg {

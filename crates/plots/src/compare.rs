@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use mgds_api::{ClassificationResults, Measure};
 
+use crate::Error;
 use crate::data::{AbundanceChartOptions, Metric, top_taxa};
-use crate::{Error, compare_chart};
 
 /// What to compare.
 #[derive(Debug, Clone, PartialEq)]
@@ -308,17 +308,6 @@ impl Comparison {
             *row = order.iter().map(|&j| row[j]).collect();
         }
         self
-    }
-
-    /// Stacked bars (one per sample, a segment per column) as SVG; see
-    /// [`compare_chart::stacked_bars`].
-    pub fn stacked_bars(&self, opts: &compare_chart::ChartSize) -> Result<String, Error> {
-        compare_chart::stacked_bars(self, opts)
-    }
-
-    /// A heatmap (samples by columns) as SVG; see [`compare_chart::heatmap`].
-    pub fn heatmap(&self, opts: &compare_chart::ChartSize, clustered: bool) -> Result<String, Error> {
-        compare_chart::heatmap(self, opts, clustered)
     }
 }
 

@@ -770,9 +770,12 @@ async fn answer_dialog(title_start: &str, path: &Path) -> Result<()> {
         Ok(xdotool(&["search", "--onlyvisible", "--name", &pattern])?.lines().next().map(String::from))
     })
     .await?;
-    // The dialog takes keys once it is drawn and focused.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    xdotool(&["windowfocus", "--sync", &window])?;
+    // The dialog takes keys once it has the focus.
+    poll("the dialog to take the focus", SHORT, || async {
+        xdotool(&["windowfocus", "--sync", &window])?;
+        Ok((xdotool(&["getwindowfocus"])?.trim() == window).then_some(()))
+    })
+    .await?;
     xdotool(&["key", "--clearmodifiers", "ctrl+a"])?;
     xdotool(&["type", "--delay", "5", &path.display().to_string()])?;
     xdotool(&["key", "Return"])?;

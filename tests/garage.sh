@@ -7,8 +7,10 @@
 # start_test_garage: runs a single-node Garage (replication factor 1, SQLite metadata) in a new
 # temporary folder on free loopback ports, creates a bucket and a key that may use it, and
 # exports MGDS_TEST_S3_ENDPOINT, MGDS_TEST_S3_REGION, MGDS_TEST_S3_BUCKET,
-# MGDS_TEST_S3_ACCESS_KEY_ID and MGDS_TEST_S3_SECRET_ACCESS_KEY. stop_test_garage stops it and
-# removes the folder.
+# MGDS_TEST_S3_ACCESS_KEY_ID and MGDS_TEST_S3_SECRET_ACCESS_KEY, and MGDS_TEST_GARAGE_ADMIN_URL
+# with MGDS_TEST_GARAGE_ADMIN_TOKEN: an admin token limited to the calls that give uploads
+# buckets of their own (the scope deploy/README.md gives). stop_test_garage stops it and removes
+# the folder.
 
 GARAGE_VERSION=2.5.0
 
@@ -86,6 +88,11 @@ TOML
     MGDS_TEST_S3_ACCESS_KEY_ID=$(printf '%s\n' "$key" | awk '/Key ID:/ { print $NF }')
     MGDS_TEST_S3_SECRET_ACCESS_KEY=$(printf '%s\n' "$key" | awk '/Secret key:/ { print $NF }')
     export MGDS_TEST_S3_ACCESS_KEY_ID MGDS_TEST_S3_SECRET_ACCESS_KEY
+    export MGDS_TEST_GARAGE_ADMIN_URL="http://127.0.0.1:$admin"
+    MGDS_TEST_GARAGE_ADMIN_TOKEN=$("${TEST_GARAGE[@]}" admin-token create -q --scope \
+        GetBucketInfo,CreateBucket,UpdateBucket,DeleteBucket,CleanupIncompleteUploads,CreateKey,DeleteKey,AllowBucketKey \
+        mgds-upload-buckets)
+    export MGDS_TEST_GARAGE_ADMIN_TOKEN
 }
 
 stop_test_garage() {
@@ -93,5 +100,6 @@ stop_test_garage() {
     kill "$TEST_GARAGE_PID" 2>/dev/null && wait "$TEST_GARAGE_PID" 2>/dev/null
     rm -rf "$TEST_GARAGE_DIR"
     unset TEST_GARAGE_DIR MGDS_TEST_S3_ENDPOINT MGDS_TEST_S3_REGION MGDS_TEST_S3_BUCKET \
-        MGDS_TEST_S3_ACCESS_KEY_ID MGDS_TEST_S3_SECRET_ACCESS_KEY
+        MGDS_TEST_S3_ACCESS_KEY_ID MGDS_TEST_S3_SECRET_ACCESS_KEY MGDS_TEST_GARAGE_ADMIN_URL \
+        MGDS_TEST_GARAGE_ADMIN_TOKEN
 }

@@ -61,12 +61,18 @@ pub struct InitMultipartUploadResponse {
     /// The path (under the service's address) to POST [`UploadCallbackRequest`] to once the
     /// objects are written.
     pub callback_url: String,
-    /// The S3 endpoint to write to (this service's own; absent on services that use a cloud
-    /// store at its default address). Clients that cannot take it from the answer (boto3) are
-    /// pointed at it with `AWS_ENDPOINT_URL_S3`.
+    /// The S3 endpoint to write to: the service's own, or its object store's when the store
+    /// checks uploads itself (absent on services that use a cloud store at its default
+    /// address). Clients that cannot take it from the answer (boto3) are pointed at it with
+    /// `AWS_ENDPOINT_URL_S3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3_endpoint: Option<String>,
-    /// When the credentials stop starting writes (RFC 3339).
+    /// The region to sign for, when the endpoint checks it (an object store's; the service's
+    /// own endpoint takes any). boto3 takes it from `AWS_DEFAULT_REGION`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3_region: Option<String>,
+    /// When the credentials stop starting writes (RFC 3339); credentials an object store
+    /// minted stop working altogether then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
 }

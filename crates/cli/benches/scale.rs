@@ -1,7 +1,8 @@
 //! The service past one machine, measured: lists over a million samples on PostgreSQL beside
 //! SQLite with the same rows; analyses per minute with 1, 2 and 4 worker processes (and a worker
 //! killed mid-run); concurrent uploads straight to an S3 store (Garage) with the API host's
-//! memory. Prints one table.
+//! memory, by form and (with Garage's admin API) by S3 multipart into buckets of their own.
+//! Prints one table.
 //!
 //! Run: `tests/scale-bench.sh` (starts a throwaway PostgreSQL and Garage, as the tests do, and
 //! runs `cargo bench -p mgds-cli --bench scale`). Sizes: `MGDS_BENCH_SAMPLES` (1,000,000),
@@ -31,13 +32,16 @@ fn run_part(name: &str) -> bool {
 /// database for each part) and the S3 store.
 struct Backends {
     s3: mgds_server::storage::S3Config,
+    /// Garage's admin API, for uploads through buckets of their own.
+    garage_admin: Option<mgds_server::storage::GarageAdminConfig>,
 }
 
 impl Backends {
     fn from_env() -> Backends {
         assert!(std::env::var_os("MGDS_TEST_POSTGRES").is_some(), "MGDS_TEST_POSTGRES (run tests/scale-bench.sh)");
         let s3 = mgds_server::storage::S3Config::for_tests().expect("MGDS_TEST_S3_* (run tests/scale-bench.sh)");
-        Backends { s3 }
+        let garage_admin = mgds_server::storage::S3Config::for_tests_with_garage_admin().and_then(|s| s.garage_admin);
+        Backends { s3, garage_admin }
     }
 
     /// A new empty database on the server.
@@ -450,6 +454,81 @@ fn uploads(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut T
         format!("{:.1} GB in {:.0} s; target: API host < 100 MB", total as f64 / 1e9, took.as_secs_f64()),
     );
     drop(serve);
+    upload_buckets(b, rt, dir, table, &file, count);
+}
+
+/// The same uploads as the `onecodex` client makes them (`init_multipart_upload`, S3 multipart
+/// into a bucket of the upload's own that the store checks, then the callback), with `mgds`'s
+/// own S3 writer.
+fn upload_buckets(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut Table, file: &Path, count: usize) {
+    let Some(admin) = &b.garage_admin else {
+        eprintln!("uploads through buckets of their own: not run (needs MGDS_TEST_GARAGE_ADMIN_*)");
+        return;
+    };
+    let size = std::fs::metadata(file).unwrap().len();
+    let database = b.database(rt);
+    let data = dir.join("upload-buckets");
+    let mut cmd = b.mgds(
+        &data,
+        Some(&database),
+        true,
+        &["serve", "--listen", "127.0.0.1:0", "--workers", "0", "--no-demo", "--garage-admin-url", &admin.url],
+    );
+    cmd.env("MGDS_GARAGE_ADMIN_TOKEN", &admin.token);
+    let (serve, url) = Proc::serve(cmd);
+    let key = create_user(b, &data, Some(&database), "lab@example.org");
+    eprintln!("uploads: {count} x {} MB through buckets of their own...", size / 1_000_000);
+    let client = mgds_client::Client::new(&url, key).expect("client");
+    let started = Instant::now();
+    let done: Vec<u64> = rt.block_on(async {
+        let tasks: Vec<_> = (0..count)
+            .map(|i| {
+                let (client, file) = (client.clone(), file.to_path_buf());
+                tokio::spawn(async move {
+                    use tokio::io::AsyncReadExt;
+                    let req = mgds_api::InitMultipartUploadRequest {
+                        filename: Some(format!("b{i}.fastq.gz")),
+                        ..Default::default()
+                    };
+                    let init = client.samples().init_multipart_upload(&req).await.expect("init_multipart_upload");
+                    assert!(init.s3_bucket.starts_with("mgds-upload-"), "{init:?}");
+                    let mut writer = mgds_client::S3Writer::start(&client, &init).await.expect("S3 upload");
+                    let mut f = tokio::fs::File::open(&file).await.unwrap();
+                    loop {
+                        let mut buf = vec![0u8; 1 << 20];
+                        let n = f.read(&mut buf).await.unwrap();
+                        if n == 0 {
+                            break;
+                        }
+                        buf.truncate(n);
+                        writer.write(buf.into()).await.expect("S3 part");
+                    }
+                    let sent = writer.finish().await.expect("S3 completion");
+                    client.upload_callback(&init, &format!("b{i}.fastq.gz")).await.expect("callback");
+                    sent
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    });
+    let took = started.elapsed();
+    let total: u64 = done.iter().sum();
+    assert_eq!(total, size * count as u64);
+    let rate = total as f64 / 1e6 / took.as_secs_f64();
+    table.add(
+        &format!("{count} concurrent S3 multipart uploads of {} MB, each to a bucket of its own", size / 1_000_000),
+        format!("{rate:.0} MB/s together"),
+        format!("API host peak {:.1} MB", serve.peak() as f64 / 1e6),
+        format!(
+            "as the onecodex client uploads; {:.1} GB in {:.0} s; target: API host < 100 MB",
+            total as f64 / 1e9,
+            took.as_secs_f64()
+        ),
+    );
 }
 
 /// A gzipped FASTQ of about `bytes` bytes (random reads: they hardly compress), made once.

@@ -87,6 +87,18 @@ pub struct S3Args {
         value_name = "SECRET"
     )]
     pub s3_secret_access_key: Option<String>,
+    /// Garage's admin API (e.g. http://127.0.0.1:3903), with its token in
+    /// MGDS_GARAGE_ADMIN_TOKEN: uploads through init_multipart_upload (the onecodex client's,
+    /// mgds's streamed ones) then get a bucket and a write-only key of their own in the store
+    /// and go straight to it. Without it they pass through the service's S3-compatible endpoint.
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Service storage (serve, worker, admin, db)",
+        env = "MGDS_GARAGE_ADMIN_URL",
+        value_name = "URL"
+    )]
+    pub garage_admin_url: Option<String>,
 }
 
 impl S3Args {
@@ -121,6 +133,15 @@ impl S3Args {
                 .unwrap_or_else(|| "us-east-1".into()),
             access_key_id,
             secret_access_key,
+            garage_admin: match &self.garage_admin_url {
+                Some(url) => Some(mgds_server::storage::GarageAdminConfig {
+                    url: url.clone(),
+                    token: env(&["MGDS_GARAGE_ADMIN_TOKEN"]).context(
+                        "--garage-admin-url needs the admin API's token in MGDS_GARAGE_ADMIN_TOKEN",
+                    )?,
+                }),
+                None => None,
+            },
         })
     }
 }

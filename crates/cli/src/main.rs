@@ -283,13 +283,25 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
         None => eprintln!("MGDS service: data in {}", dir.display()),
     }
     // Two lines on stdout, in one write, once the service accepts connections: scripts wait for
-    // them. The second is the S3-compatible endpoint that S3 clients (boto3 in the onecodex
-    // client) upload to; it is the service's own address (without a proxy's path).
-    let s3 = mgds_server::s3::endpoint(&url);
-    print!(
-        "listening on {}\ns3 endpoint: {s3} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={s3} for the onecodex client)\n",
-        bound.url(),
-    );
+    // them. The second is the S3 endpoint that S3 clients (boto3 in the onecodex client) upload
+    // to: the service's own address (without a proxy's path), or the object store's when each
+    // upload gets a bucket of its own there.
+    let s3_line = match state.storage.upload_buckets() {
+        Some((store, _)) => {
+            let (s3, region) = (store.public_base_url(), &store.region);
+            format!(
+                "s3 endpoint: {s3} (the object store, a bucket per upload; set AWS_ENDPOINT_URL_S3={s3} \
+                 AWS_DEFAULT_REGION={region} for the onecodex client)"
+            )
+        }
+        None => {
+            let s3 = mgds_server::s3::endpoint(&url);
+            format!(
+                "s3 endpoint: {s3} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={s3} for the onecodex client)"
+            )
+        }
+    };
+    print!("listening on {}\n{s3_line}\n", bound.url());
     let shutdown = async {
         shutdown_signal().await;
         eprintln!("stopping: finishing requests in flight");

@@ -429,6 +429,11 @@ pub async fn run_worker(mut config: Config, args: WorkerArgs) -> Result<()> {
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }
+    // Workers start no uploads: they need no store admin API even where the site's settings,
+    // shared with the API host, name one.
+    if let Some(store) = config.store.as_mut() {
+        store.garage_admin = None;
+    }
     let state = crate::open_with(config).await?;
     if state.runner.references().is_empty() {
         eprintln!("hint: no reference data is installed in {}; `mgds db install --demo` adds the demo", dir.display());

@@ -60,8 +60,8 @@ impl S3Writer {
             .with_bucket_name(&init.s3_bucket)
             .with_access_key_id(&init.upload_aws_access_key_id)
             .with_secret_access_key(&init.upload_aws_secret_access_key)
-            // Signatures need a region; a store at its own address takes any.
-            .with_region("us-east-1")
+            // Signatures need a region: the store's, or any for the service's own endpoint.
+            .with_region(init.s3_region.as_deref().unwrap_or("us-east-1"))
             // Plain http only where the client allows it (this machine); checked above.
             .with_allow_http(url.scheme() == "http")
             .with_virtual_hosted_style_request(false)

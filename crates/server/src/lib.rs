@@ -113,6 +113,7 @@ impl AppState {
             Some(s3) => {
                 let storage = store::files::Storage::s3(s3).map_err(|e| StartError::Store(s3.bucket.clone(), e))?;
                 storage.check().await.map_err(|e| StartError::Store(s3.bucket.clone(), e))?;
+                store::upload_buckets::check(&storage).await.map_err(StartError::UploadBuckets)?;
                 storage
             }
             None => store::files::Storage::local(&config.data_dir.join(OBJECTS_DIR))
@@ -170,6 +171,9 @@ pub enum StartError {
         "cannot reach the S3 bucket {0} (check the endpoint, the region and the credentials, and that the bucket exists)"
     )]
     Store(String, #[source] object_store::Error),
+    /// Garage's admin API, given for uploads to go straight to the store, cannot be used.
+    #[error("cannot give uploads buckets of their own: {0}")]
+    UploadBuckets(String),
     /// The address could not be bound.
     #[error("cannot listen on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),

@@ -21,7 +21,7 @@ use crate::store::db::{self, Pool};
 use crate::store::files::{S3Config, Storage};
 
 /// The tables, each after those it refers to.
-const TABLES: [&str; 22] = [
+const TABLES: [&str; 23] = [
     "settings",
     "organizations",
     "users",
@@ -44,6 +44,7 @@ const TABLES: [&str; 22] = [
     "s3_multipart",
     "s3_parts",
     "user_contacts",
+    "upload_buckets",
 ];
 
 /// Rows read and written together.

@@ -295,3 +295,118 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
         assert!(got == reads, "the file came along whole");
     }
 }
+
+/// The real `onecodex` client on a service whose S3 store mints each upload's credentials
+/// (Garage's admin API): boto3 writes straight to the store, into a bucket of the upload's own
+/// that the store checks, and no byte passes through the API host. A file, a pair (one
+/// interleaved sample) and a document arrive whole; the file is classified from the store; each
+/// upload's bucket is gone once it was confirmed.
+#[test]
+fn the_onecodex_client_uploads_straight_to_the_store() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (Some(b), Some(admin)) = (
+        Backends::from_env(&rt),
+        mgds_server::storage::S3Config::for_tests_with_garage_admin().and_then(|s| s.garage_admin),
+    ) else {
+        eprintln!("not run: needs MGDS_TEST_POSTGRES, MGDS_TEST_S3_* and MGDS_TEST_GARAGE_ADMIN_* (see test.sh)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (api, scratch) = (dir.path().join("api"), dir.path().join("scratch"));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut cmd = b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--garage-admin-url", &admin.url]);
+    cmd.env("MGDS_GARAGE_ADMIN_TOKEN", &admin.token);
+    let mut serve = Proc::spawn(cmd);
+    let first = serve.read_line();
+    let url =
+        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
+    let second = serve.read_line();
+    let store = b.s3.endpoint.clone().unwrap();
+    assert!(second.starts_with(&format!("s3 endpoint: {store} (the object store")), "{second}");
+    let made = b.mgds(&api, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+
+    let reads = demo_reads();
+    let gut = scratch.join("gut.fastq.gz");
+    std::fs::write(&gut, &reads).unwrap();
+    crate::varied_pair(&scratch, 300);
+    let report = scratch.join("report.pdf");
+    std::fs::write(&report, b"%PDF-1.4\n% a run report\n").unwrap();
+    let python = crate::python_env::python();
+    let onecodex = |program: &Path, args: &[&std::ffi::OsStr]| {
+        let out = Command::new(program)
+            .args(args)
+            .current_dir(&scratch)
+            .env("HOME", &scratch)
+            .env("ONE_CODEX_NO_TELEMETRY", "1")
+            .env("ONE_CODEX_API_BASE", &url)
+            .env("ONE_CODEX_API_KEY", &key)
+            // What the service's second line says to set: the store's address and region.
+            .env("AWS_ENDPOINT_URL_S3", &store)
+            .env("AWS_DEFAULT_REGION", &b.s3.region)
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "{program:?} {args:?}: {err}\nservice:\n{}", serve.log());
+        (String::from_utf8_lossy(&out.stdout).to_string(), err)
+    };
+    let cli = python.with_file_name("onecodex");
+    let uploaded = |err: &str| {
+        let tail = err.split("upload finished as sample").nth(1).unwrap_or_else(|| panic!("{err}"));
+        tail.split_whitespace().next().unwrap().trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_string()
+    };
+    let (_, err) = onecodex(&cli, &["upload".as_ref(), gut.as_os_str(), "--tag".as_ref(), "straight".as_ref()]);
+    let single = uploaded(&err);
+    let (r1, r2) = (scratch.join("gut_S1_L001_R1_001.fastq"), scratch.join("gut_S1_L001_R2_001.fastq"));
+    let (_, err) = onecodex(&cli, &["upload".as_ref(), r1.as_os_str(), r2.as_os_str(), "--no-prompt".as_ref()]);
+    let pair = uploaded(&err);
+    let script = "import sys; from onecodex import Api; print(Api().Documents.upload(sys.argv[1]).id)";
+    let (out, _) = onecodex(&python, &["-c".as_ref(), script.as_ref(), report.as_os_str()]);
+    let document = out.trim().to_string();
+
+    let c = Http::new();
+    let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{single}"), &key, None);
+    assert_eq!(s["size"], json!(reads.len()), "{s}");
+    let (_, d) = c.json("POST", &format!("{url}/api/v1/samples/{single}/download_uri"), &key, Some(json!({})));
+    let link = d["download_uri"].as_str().unwrap();
+    assert!(link.starts_with(&store), "downloads come from the store: {link}");
+    let got = c.rt.block_on(async { c.client.get(link).send().await.unwrap().bytes().await.unwrap() });
+    assert!(got == reads, "the file came through whole");
+    let (_, p) = c.json("GET", &format!("{url}/api/v1/samples/{pair}"), &key, None);
+    assert!(p["filename"].as_str().unwrap().contains("interleaved"), "one sample of the pair: {p}");
+    let (_, doc) = c.json("GET", &format!("{url}/api/v1/documents/{document}"), &key, None);
+    assert_eq!((&doc["filename"], &doc["size"]), (&json!("report.pdf"), &json!(24)), "{doc}");
+
+    // Classified from the store by the service's own worker.
+    let done = wait_for(180, "the uploaded file's classification", || {
+        let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{single}"), &key, None);
+        let a = s["primary_classification"]["$ref"].as_str()?.to_string();
+        let (_, got) = c.json("GET", &format!("{url}{a}"), &key, None);
+        (got["complete"] == json!(true)).then_some(got)
+    });
+    assert_eq!(done["success"], json!(true), "{done}\n{}", serve.log());
+
+    // No request reached the service's own S3 endpoint, and every upload's bucket is gone.
+    let metrics = c.rt.block_on(async {
+        c.client.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap()
+    });
+    assert!(metrics.contains("init_multipart_upload"), "{metrics}");
+    assert!(!metrics.contains("/mgds-uploads"), "bytes went through the API host:\n{metrics}");
+    for id in [&single, &pair, &document] {
+        let bucket = format!("mgds-upload-{id}");
+        let r = c.rt.block_on(async {
+            c.client
+                .get(format!("{}/v2/GetBucketInfo?globalAlias={bucket}", admin.url))
+                .bearer_auth(&admin.token)
+                .send()
+                .await
+                .unwrap()
+                .status()
+        });
+        assert_eq!(r.as_u16(), 404, "the bucket {bucket} is still in the store");
+    }
+}

@@ -86,24 +86,33 @@ async fn prefix_links(State(state): State<AppState>, req: Request, next: axum::m
 
 /// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback
 /// (a path under the service's address, as the real service's clients append it to theirs) and
-/// the S3 endpoint: the service's own address without any path, since S3 signatures cover the
-/// request's path (behind a proxy that serves the service under a path, the proxy passes
-/// `/mgds-uploads/` through unchanged).
+/// where to write:
+/// - a bucket of the upload's own in the object store, at the store's address and region, when
+///   the store minted the credentials ([`crate::store::upload_buckets`]);
+/// - otherwise bucket [`crate::s3::BUCKET`] of the service's own S3-compatible endpoint: the
+///   service's address without any path, since S3 signatures cover the request's path (behind
+///   a proxy that serves the service under a path, the proxy passes `/mgds-uploads/` through
+///   unchanged).
 fn multipart_answer(
     state: &AppState,
     collection: &str,
     started: crate::store::uploads::StartedS3,
 ) -> mgds_api::InitMultipartUploadResponse {
+    let (s3_bucket, s3_endpoint, s3_region) = match (started.bucket, state.storage.upload_buckets()) {
+        (Some(bucket), Some((store, _))) => (bucket, store.public_base_url(), Some(store.region.clone())),
+        _ => (crate::s3::BUCKET.into(), crate::s3::endpoint(&state.public_url).to_string(), None),
+    };
     mgds_api::InitMultipartUploadResponse {
         sample_id: started.sample_id,
         document_id: started.document_id,
         file_id: started.object_key,
         paired_end_file_id: started.paired_object_key,
-        s3_bucket: crate::s3::BUCKET.into(),
+        s3_bucket,
         upload_aws_access_key_id: started.minted.access_key,
         upload_aws_secret_access_key: started.minted.secret,
         callback_url: format!("/api/v1/{collection}/upload_callback/{}", started.upload_id),
-        s3_endpoint: Some(crate::s3::endpoint(&state.public_url).to_string()),
+        s3_endpoint: Some(s3_endpoint),
+        s3_region,
         expires_at: Some(crate::store::db::ts(started.minted.expires_at)),
     }
 }

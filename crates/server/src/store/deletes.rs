@@ -1,6 +1,7 @@
 //! Files that no record needs any more: queued for removal inside the transaction that deletes
 //! their record, and removed once it has committed (again at the next start if the service
-//! stopped first), with the files of uploads abandoned past their expiry.
+//! stopped first), with the files of uploads abandoned past their expiry and the buckets of
+//! uploads that went straight to the store ([`super::upload_buckets`]).
 
 use chrono::Utc;
 
@@ -35,6 +36,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
     }
     tx.commit().await?;
     sweep_incoming(state).await?;
+    super::upload_buckets::sweep(state).await?;
     let keys: Vec<String> = sqlx::query_scalar("SELECT object_key FROM pending_deletes").fetch_all(&state.db).await?;
     for key in keys {
         if key.ends_with('/') {

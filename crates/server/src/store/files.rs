@@ -21,6 +21,9 @@ use object_store::path::Path as ObjectPath;
 use object_store::signer::{SignedUrlOptions, Signer as _};
 use object_store::{Attribute, Attributes, ClientOptions, ObjectStore, ObjectStoreExt, PutPayload, WriteMultipart};
 
+use super::garage_admin::GarageAdmin;
+pub use super::garage_admin::GarageAdminConfig;
+
 /// Why a streamed write stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -67,6 +70,11 @@ pub struct S3Config {
     pub access_key_id: String,
     /// Its secret.
     pub secret_access_key: String,
+    /// Garage's admin API, when the service may use it to give each upload through
+    /// `init_multipart_upload` a bucket and a write-only key of its own, so that the client
+    /// writes straight to the store (see [`super::upload_buckets`]). Without it, those uploads
+    /// pass through the service's own S3-compatible endpoint.
+    pub garage_admin: Option<GarageAdminConfig>,
 }
 
 impl std::fmt::Debug for S3Config {
@@ -78,6 +86,7 @@ impl std::fmt::Debug for S3Config {
             .field("public_endpoint", &self.public_endpoint)
             .field("region", &self.region)
             .field("access_key_id", &self.access_key_id)
+            .field("garage_admin", &self.garage_admin)
             .finish_non_exhaustive()
     }
 }
@@ -93,16 +102,25 @@ impl S3Config {
 
     /// The address of the bucket as clients reach it (path style): where upload forms go.
     pub fn public_bucket_url(&self) -> String {
-        let base = self.public_endpoint.as_deref().or(self.endpoint.as_deref()).map_or_else(
+        format!("{}/{}", self.public_base_url(), self.bucket)
+    }
+
+    /// The store's address as clients reach it.
+    pub fn public_base_url(&self) -> String {
+        self.public_endpoint.as_deref().or(self.endpoint.as_deref()).map_or_else(
             || format!("https://s3.{}.amazonaws.com", self.region),
             |e| e.trim_end_matches('/').to_string(),
-        );
-        format!("{base}/{}", self.bucket)
+        )
     }
 
     fn builder(&self, endpoint: Option<&str>) -> AmazonS3Builder {
+        self.bucket_builder(&self.bucket, endpoint)
+    }
+
+    /// A client of bucket `bucket` of the same store, with the service's credentials.
+    pub(crate) fn bucket_builder(&self, bucket: &str, endpoint: Option<&str>) -> AmazonS3Builder {
         let mut b = AmazonS3Builder::new()
-            .with_bucket_name(&self.bucket)
+            .with_bucket_name(bucket)
             .with_region(&self.region)
             .with_access_key_id(&self.access_key_id)
             .with_secret_access_key(&self.secret_access_key);
@@ -134,7 +152,19 @@ impl S3Config {
             bucket: var("MGDS_TEST_S3_BUCKET")?,
             access_key_id: var("MGDS_TEST_S3_ACCESS_KEY_ID")?,
             secret_access_key: var("MGDS_TEST_S3_SECRET_ACCESS_KEY")?,
+            garage_admin: None,
         })
+    }
+
+    /// [`S3Config::for_tests`] with Garage's admin API as `MGDS_TEST_GARAGE_ADMIN_URL` and
+    /// `MGDS_TEST_GARAGE_ADMIN_TOKEN` name it (uploads then go straight to the store); `None`
+    /// without them.
+    #[doc(hidden)]
+    pub fn for_tests_with_garage_admin() -> Option<S3Config> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let admin =
+            GarageAdminConfig { url: var("MGDS_TEST_GARAGE_ADMIN_URL")?, token: var("MGDS_TEST_GARAGE_ADMIN_TOKEN")? };
+        Some(S3Config { garage_admin: Some(admin), ..Self::for_tests()? })
     }
 }
 
@@ -155,6 +185,7 @@ pub struct Storage {
 struct S3Place {
     config: S3Config,
     public: AmazonS3,
+    admin: Option<GarageAdmin>,
 }
 
 impl Storage {
@@ -187,7 +218,11 @@ impl Storage {
             store: store.clone(),
             scratch: store,
             root: None,
-            s3: Some(Arc::new(S3Place { config: config.clone(), public })),
+            s3: Some(Arc::new(S3Place {
+                config: config.clone(),
+                public,
+                admin: config.garage_admin.clone().map(GarageAdmin::new),
+            })),
         })
     }
 
@@ -199,6 +234,13 @@ impl Storage {
             Some(Err(e)) => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// On an S3 store whose admin API the service may use, its settings and that API: uploads
+    /// through `init_multipart_upload` then get buckets of their own.
+    pub fn upload_buckets(&self) -> Option<(&S3Config, &GarageAdmin)> {
+        let place = self.s3.as_deref()?;
+        Some((&place.config, place.admin.as_ref()?))
     }
 
     /// The S3 bucket the files are kept in, if they are not in a local folder.

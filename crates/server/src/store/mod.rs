@@ -18,6 +18,7 @@ pub mod db;
 pub mod deletes;
 pub mod documents;
 pub mod files;
+pub mod garage_admin;
 pub mod jobs;
 pub mod metadata;
 pub mod projects;
@@ -28,6 +29,7 @@ pub mod samples;
 pub mod settings;
 pub mod tags;
 pub mod transfers;
+pub mod upload_buckets;
 pub mod uploads;
 pub mod users;
 

@@ -13,7 +13,7 @@ use super::caller::Caller;
 use super::db::{self, Tx, begin_write, new_id};
 use super::deletes::{forget, purge, queue_delete};
 use super::files::key_name;
-use super::{metadata, projects, queue, s3_grants, tags};
+use super::{metadata, projects, queue, s3_grants, tags, upload_buckets};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 
@@ -220,6 +220,42 @@ pub struct StartedS3 {
     pub paired_object_key: Option<String>,
     /// The credentials to write with.
     pub minted: s3_grants::Minted,
+    /// The bucket of the upload's own in the object store, when the store checks the upload
+    /// itself; `None` when the upload goes to the service's S3-compatible endpoint.
+    pub bucket: Option<String>,
+}
+
+/// Credentials for upload `upload_id` (of `files` files), recorded by `tx`, which this commits:
+/// a bucket and key of the upload's own minted by the object store when it can
+/// ([`upload_buckets`]), otherwise credentials for the service's own S3-compatible endpoint.
+async fn s3_credentials(
+    state: &AppState,
+    mut tx: Tx,
+    upload_id: &str,
+    object_key: &str,
+    files: u64,
+    now: DateTime<Utc>,
+) -> ApiResult<(Option<String>, s3_grants::Minted)> {
+    let Some(store) = state.storage.upload_buckets() else {
+        let minted = s3_grants::mint(&mut tx, upload_id, now).await?;
+        tx.commit().await?;
+        return Ok((None, minted));
+    };
+    tx.commit().await?;
+    let expires = now + chrono::Duration::hours(UPLOAD_VALID_HOURS);
+    match upload_buckets::open(state, store, upload_id, files, expires).await {
+        Ok((bucket, minted)) => Ok((Some(bucket), minted)),
+        Err(e) => {
+            // No upload is left half-open: it goes, and the sweep removes what the store made.
+            let mut tx = begin_write(&state.db).await?;
+            forget(&mut tx, upload_id, object_key).await?;
+            tx.commit().await?;
+            if let Err(p) = purge(state).await {
+                tracing::warn!(error = %p, "could not remove a failed upload's bucket; will retry");
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Starts a sample upload through the S3-compatible endpoint, as the real service's clients
@@ -286,8 +322,8 @@ pub async fn start_sample_s3(
     .bind(&paired)
     .execute(&mut *tx)
     .await?;
-    let minted = s3_grants::mint(&mut tx, &upload_id, now).await?;
-    tx.commit().await?;
+    let files = if paired_object_key.is_some() { 2 } else { 1 };
+    let (bucket, minted) = s3_credentials(state, tx, &upload_id, &object_key, files, now).await?;
     Ok(StartedS3 {
         sample_id: Some(target.unwrap_or_else(|| upload_id.clone())),
         document_id: None,
@@ -295,6 +331,7 @@ pub async fn start_sample_s3(
         object_key,
         paired_object_key,
         minted,
+        bucket,
     })
 }
 
@@ -322,8 +359,7 @@ pub async fn start_document_s3(state: &AppState, caller: &Caller, filename: Opti
     .bind(db::ts(now + chrono::Duration::hours(UPLOAD_VALID_HOURS)))
     .execute(&mut *tx)
     .await?;
-    let minted = s3_grants::mint(&mut tx, &id, now).await?;
-    tx.commit().await?;
+    let (bucket, minted) = s3_credentials(state, tx, &id, &object_key, 1, now).await?;
     Ok(StartedS3 {
         upload_id: id.clone(),
         sample_id: None,
@@ -331,6 +367,7 @@ pub async fn start_document_s3(state: &AppState, caller: &Caller, filename: Opti
         object_key,
         paired_object_key: None,
         minted,
+        bucket,
     })
 }
 
@@ -371,9 +408,16 @@ pub async fn confirm_s3(
     if let Some(done) = up.confirmed_id {
         return Ok(done);
     }
-    let expected = format!("s3://{}/{}", crate::s3::BUCKET, up.object_key);
+    let own_bucket = upload_buckets::of(&state.db, upload_id).await?;
+    let bucket = own_bucket.as_ref().map_or(crate::s3::BUCKET, |b| b.bucket.as_str());
+    let expected = format!("s3://{bucket}/{}", up.object_key);
     if s3_path != expected {
         return Err(ApiError::BadRequest(format!("s3_path is {s3_path:?}; this upload's file is {expected:?}")));
+    }
+    if let Some(b) = &own_bucket {
+        // The files come from the upload's bucket into the service's, inside the store.
+        let keys: Vec<&str> = std::iter::once(up.object_key.as_str()).chain(up.paired_object_key.as_deref()).collect();
+        upload_buckets::take_in(state, b, &keys).await?;
     }
     let size = |key: String| async move {
         state.storage.size(&key).await?.ok_or_else(|| {
@@ -418,7 +462,8 @@ pub async fn confirm_s3(
             confirm_sample(state, caller, &req).await?
         }
     };
-    if key != up.object_key {
+    // The joined pair's two objects, or the upload's own bucket, go now.
+    if key != up.object_key || own_bucket.is_some() {
         purge(state).await?;
     }
     Ok(confirmed)

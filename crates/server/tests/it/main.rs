@@ -12,6 +12,7 @@ mod lists;
 mod resources;
 mod schema;
 mod upload;
+mod upload_buckets;
 
 use std::time::Duration;
 

@@ -1,0 +1,259 @@
+//! Uploads through `init_multipart_upload` that go straight from the client to the S3 store,
+//! when the store can mint credentials (Garage, through its admin API: see [`GarageAdmin`]).
+//!
+//! S3 clients such as boto3 (which the `onecodex` client uploads with) sign every request with
+//! credentials, so the store can only check an upload itself if it holds credentials for that
+//! upload alone. Garage's keys are granted whole buckets, so each upload gets:
+//! - a bucket of its own (`mgds-upload-<upload id>`), limited to as many objects as the upload
+//!   has files;
+//! - a key that may write there and nowhere else (not even read), and stops working when the
+//!   upload expires.
+//!
+//! The service's own key may read, write and own the bucket. At the callback the service checks
+//! that the files arrived, revokes the upload's key (nothing can be written after), and has the
+//! store copy the files into its bucket (a copy inside the store: no byte passes through the
+//! service). The bucket and key are then removed by [`sweep`], which also finishes what a crash
+//! left: a row of [`upload_buckets`] whose upload was confirmed, canceled or abandoned.
+
+use chrono::{DateTime, Utc};
+use futures::TryStreamExt;
+use mgds_api::ErrorCode;
+use object_store::aws::{AwsAuthorizer, AwsCredential};
+use object_store::client::{HttpRequest, HttpRequestBody};
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt};
+
+use super::db::{self, Pool};
+use super::files::S3Config;
+use super::garage_admin::{AdminError, GarageAdmin};
+use super::s3_grants::Minted;
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+
+/// The bucket of upload `upload_id` (an S3 bucket name: lowercase, at most 63 characters).
+pub fn bucket_name(upload_id: &str) -> String {
+    format!("mgds-upload-{}", upload_id.to_ascii_lowercase())
+}
+
+/// Whether the store's admin API, if given, answers with the token and knows the service's
+/// bucket, so that a mistake shows at start rather than at the first upload.
+pub async fn check(storage: &super::files::Storage) -> Result<(), String> {
+    let Some((s3, admin)) = storage.upload_buckets() else { return Ok(()) };
+    if s3.endpoint.is_none() {
+        return Err("Garage's admin API was given but not the store's address (--s3-endpoint)".into());
+    }
+    match admin.bucket_id(&s3.bucket).await {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => Err(format!("Garage's admin API knows no bucket {:?}: is it the same Garage?", s3.bucket)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// An upload's bucket as recorded.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UploadBucket {
+    /// The upload.
+    pub upload_id: String,
+    /// The bucket's name.
+    pub bucket: String,
+    /// The store's id of the bucket, once made.
+    pub bucket_id: Option<String>,
+    /// The upload's key, once made.
+    pub key_id: Option<String>,
+}
+
+fn admin_failed(e: AdminError) -> ApiError {
+    tracing::error!(error = %e, "the S3 store's admin API failed");
+    ApiError::internal(e)
+}
+
+/// Gives upload `upload_id` (recorded and committed by the caller) a bucket of its own for
+/// `files` files and a key that writes there until `expires`. On failure the caller forgets the
+/// upload; [`sweep`] then removes what was made.
+pub async fn open(
+    state: &AppState,
+    (s3, admin): (&S3Config, &GarageAdmin),
+    upload_id: &str,
+    files: u64,
+    expires: DateTime<Utc>,
+) -> ApiResult<(String, Minted)> {
+    let bucket = bucket_name(upload_id);
+    // Recorded first, so that whatever the store makes from here is found again.
+    sqlx::query("INSERT INTO upload_buckets (upload_id, bucket, created_at) VALUES ($1, $2, $3)")
+        .bind(upload_id)
+        .bind(&bucket)
+        .bind(db::now())
+        .execute(&state.db)
+        .await?;
+    let bucket_id = admin.create_bucket(&bucket).await.map_err(admin_failed)?;
+    set(&state.db, upload_id, "bucket_id", &bucket_id).await?;
+    let (key, secret) = admin.create_key(&format!("mgds upload {upload_id}"), expires).await.map_err(admin_failed)?;
+    set(&state.db, upload_id, "key_id", &key).await?;
+    admin.allow(&bucket_id, &s3.access_key_id, true, true, true).await.map_err(admin_failed)?;
+    admin.limit_bucket(&bucket_id, None, files).await.map_err(admin_failed)?;
+    admin.allow(&bucket_id, &key, false, true, false).await.map_err(admin_failed)?;
+    Ok((bucket, Minted { access_key: key, secret, expires_at: expires }))
+}
+
+async fn set(db: &Pool, upload_id: &str, column: &'static str, value: &str) -> ApiResult<()> {
+    let sql = match column {
+        "bucket_id" => "UPDATE upload_buckets SET bucket_id = $1 WHERE upload_id = $2",
+        _ => "UPDATE upload_buckets SET key_id = $1 WHERE upload_id = $2",
+    };
+    sqlx::query(sql).bind(value).bind(upload_id).execute(db).await?;
+    Ok(())
+}
+
+/// The bucket of upload `upload_id`, if it has one.
+pub async fn of(db: &Pool, upload_id: &str) -> ApiResult<Option<UploadBucket>> {
+    Ok(sqlx::query_as("SELECT upload_id, bucket, bucket_id, key_id FROM upload_buckets WHERE upload_id = $1")
+        .bind(upload_id)
+        .fetch_optional(db)
+        .await?)
+}
+
+fn bucket_store(s3: &S3Config, bucket: &str) -> ApiResult<object_store::aws::AmazonS3> {
+    s3.bucket_builder(bucket, s3.endpoint.as_deref()).build().map_err(ApiError::internal)
+}
+
+/// Takes the files `keys` of an upload's bucket into the service's store, under the same keys:
+/// checks that each arrived (refusing with `file_not_arrived` otherwise, the upload's key still
+/// good), revokes the upload's key, and has the store copy them. Safe to repeat.
+pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<()> {
+    let Some((s3, admin)) = state.storage.upload_buckets() else {
+        return Err(ApiError::internal(std::io::Error::other(
+            "an upload bucket's callback arrived, but the service no longer has the store's admin API",
+        )));
+    };
+    let store = bucket_store(s3, &b.bucket)?;
+    for key in keys {
+        match store.head(&ObjectPath::from(*key)).await {
+            Ok(_) => {}
+            Err(object_store::Error::NotFound { .. }) => {
+                return Err(ApiError::BadRequest(format!(
+                    "the file has not arrived yet: write it to {}/{key} before calling back",
+                    b.bucket
+                ))
+                .with_code(ErrorCode::FileNotArrived));
+            }
+            Err(e) => return Err(ApiError::internal(e)),
+        }
+    }
+    // From here nothing more can be written: what is copied is what the record gets.
+    if let Some(k) = &b.key_id {
+        admin.delete_key(k).await.map_err(admin_failed)?;
+    }
+    let http = reqwest::Client::builder()
+        // A copy inside the store may rewrite the object (Garage does, to give a multipart
+        // upload a whole-object checksum): allow it the time to.
+        .timeout(std::time::Duration::from_secs(3600))
+        .build()
+        .map_err(ApiError::internal)?;
+    for key in keys {
+        copy_object(&http, s3, &b.bucket, key, &s3.full_key(key)).await?;
+    }
+    Ok(())
+}
+
+/// What S3 leaves as it is in an object key's path: unreserved characters and `/`.
+const KEY_PATH: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~').remove(b'/');
+
+/// Percent-encodes an object key for a URL path or `x-amz-copy-source`, as S3 canonicalizes it.
+fn encode_key(key: &str) -> String {
+    percent_encoding::utf8_percent_encode(key, KEY_PATH).to_string()
+}
+
+/// Has the store copy `from_bucket/from_key` to `to_key` of the service's bucket (S3
+/// CopyObject, signed with the service's key, which may read the one and write the other).
+async fn copy_object(
+    http: &reqwest::Client,
+    s3: &S3Config,
+    from_bucket: &str,
+    from_key: &str,
+    to_key: &str,
+) -> ApiResult<()> {
+    let endpoint = s3.endpoint.as_deref().map_or_else(
+        || format!("https://s3.{}.amazonaws.com", s3.region),
+        |e| e.trim_end_matches('/').to_string(),
+    );
+    let url = format!("{endpoint}/{}/{}", s3.bucket, encode_key(to_key));
+    let mut req = HttpRequest::new(HttpRequestBody::from(Vec::new()));
+    *req.method_mut() = axum::http::Method::PUT;
+    *req.uri_mut() = url.parse().map_err(ApiError::internal)?;
+    let source = format!("/{from_bucket}/{}", encode_key(from_key));
+    req.headers_mut()
+        .insert("x-amz-copy-source", axum::http::HeaderValue::from_str(&source).map_err(ApiError::internal)?);
+    let credential =
+        AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
+    AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(&mut req, None).map_err(ApiError::internal)?;
+    let res = http.put(&url).headers(req.headers().clone()).send().await.map_err(ApiError::internal)?;
+    let status = res.status();
+    let body = res.text().await.unwrap_or_default();
+    // S3 may answer 200 with an error in the body when a long copy fails late.
+    if !status.is_success() || body.contains("<Error>") {
+        return Err(ApiError::internal(std::io::Error::other(format!(
+            "the store refused to copy {from_bucket}/{from_key} to {}/{to_key} ({status}): {body}",
+            s3.bucket
+        ))));
+    }
+    Ok(())
+}
+
+/// Removes the buckets and keys of uploads that were confirmed, canceled or abandoned (their
+/// upload row gone), including those a crash left half-removed or half-made. A bucket that
+/// cannot be removed now is left for the next sweep.
+pub async fn sweep(state: &AppState) -> ApiResult<()> {
+    let done: Vec<UploadBucket> = sqlx::query_as(
+        "SELECT b.upload_id, b.bucket, b.bucket_id, b.key_id FROM upload_buckets b \
+         LEFT JOIN uploads u ON u.id = b.upload_id WHERE u.id IS NULL OR u.confirmed_id IS NOT NULL",
+    )
+    .fetch_all(&state.db)
+    .await?;
+    if done.is_empty() {
+        return Ok(());
+    }
+    let Some((s3, admin)) = state.storage.upload_buckets() else {
+        tracing::warn!(
+            buckets = done.len(),
+            "upload buckets are left in the store: the service no longer has its admin API to remove them"
+        );
+        return Ok(());
+    };
+    for b in done {
+        match remove(s3, admin, &b).await {
+            Ok(()) => {
+                sqlx::query("DELETE FROM upload_buckets WHERE upload_id = $1")
+                    .bind(&b.upload_id)
+                    .execute(&state.db)
+                    .await?;
+            }
+            Err(e) => tracing::warn!(bucket = %b.bucket, error = %e, "could not remove an upload bucket; will retry"),
+        }
+    }
+    Ok(())
+}
+
+/// Removes an upload's key, the objects and unfinished uploads of its bucket, and the bucket.
+async fn remove(s3: &S3Config, admin: &GarageAdmin, b: &UploadBucket) -> ApiResult<()> {
+    if let Some(k) = &b.key_id {
+        admin.delete_key(k).await.map_err(admin_failed)?;
+    }
+    let id = match &b.bucket_id {
+        Some(id) => Some(id.clone()),
+        None => admin.bucket_id(&b.bucket).await.map_err(admin_failed)?,
+    };
+    let Some(id) = id else { return Ok(()) };
+    admin.drop_unfinished_uploads(&id).await.map_err(admin_failed)?;
+    let store = bucket_store(s3, &b.bucket)?;
+    let keys: Vec<ObjectPath> = match store.list(None).map_ok(|m| m.location).try_collect().await {
+        Ok(keys) => keys,
+        // Made by a run that stopped before the service's key was let in: nothing is in it.
+        Err(object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. }) => Vec::new(),
+        Err(e) => return Err(ApiError::internal(e)),
+    };
+    for key in keys {
+        store.delete(&key).await.map_err(ApiError::internal)?;
+    }
+    admin.delete_bucket(&id).await.map_err(admin_failed)
+}

@@ -40,6 +40,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("chart", include_str!("chart.rs")),
     ("commands", include_str!("commands.rs")),
     ("compare", include_str!("compare.rs")),
+    ("dialogs", include_str!("dialogs.rs")),
     ("documents", include_str!("documents.rs")),
     ("error", include_str!("error.rs")),
     ("events", include_str!("events.rs")),

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, State};
 use ts_rs::TS;
 
-use crate::commands::{ask_save_path, write_file};
+use crate::dialogs::{ask_save_path, write_file};
 use crate::error::{CmdError, CmdResult, sentence};
 use crate::results::ResultsCache;
 use crate::session::Session;

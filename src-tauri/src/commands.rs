@@ -9,6 +9,7 @@ use ts_rs::TS;
 
 use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
 use crate::compare::{self, CompareCache, CompareRequest, ComparisonView, TaxonReadsProgress};
+use crate::dialogs::{ask_folder, ask_save_path, write_file};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
@@ -363,15 +364,6 @@ pub async fn pick_files(app: AppHandle, folder: bool) -> CmdResult<Vec<PathBuf>>
     Ok(picked.into_iter().filter_map(|p| p.into_path().ok()).collect())
 }
 
-/// Asks for a folder with the native dialog; `None` when the user cancelled.
-async fn ask_folder(app: &AppHandle, title: &str) -> Option<PathBuf> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().set_title(title).pick_folder(move |p| {
-        let _ = tx.send(p);
-    });
-    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
-}
-
 /// Starts uploads; progress arrives in `upload-progress` events.
 #[tauri::command]
 pub async fn start_uploads(
@@ -419,15 +411,6 @@ pub async fn classification(
 #[tauri::command]
 pub async fn panel(session: State<'_, Session>, id: String) -> CmdResult<PanelView> {
     crate::results::panel(&session.connected().await?.client, &id).await
-}
-
-/// Asks where to save, with the native dialog; `None` when the user cancelled.
-pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter: (&str, &[&str])) -> Option<PathBuf> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, filter.1).save_file(move |p| {
-        let _ = tx.send(p);
-    });
-    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
 
 /// The demo reads (simulated from the demo genomes, gzipped FASTQ), written once into the app's
@@ -490,19 +473,6 @@ pub async fn download_results(
         _ => client.analyses().download_results(&id, &path).await?,
     };
     Ok(Some(path.display().to_string()))
-}
-
-/// Writes a whole file, with an error in plain words.
-pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> CmdResult<()> {
-    std::fs::write(path, bytes).map_err(|e| {
-        CmdError::new(
-            "file",
-            format!(
-                "Could not save {}: {e}. Choose a folder you may write to, and check the disk is not full.",
-                path.display()
-            ),
-        )
-    })
 }
 
 /// The "Watched folders" screen; changes arrive in `watch-changed` events.

@@ -528,7 +528,7 @@ pub async fn export(src: Source<'_>, req: &CompareRequest, format: &str, dpi: u3
         }
         other => return Err(CmdError::new("invalid", format!("There is no export as {other:?}."))),
     };
-    crate::commands::write_file(path, &bytes)
+    crate::dialogs::write_file(path, &bytes)
 }
 
 /// The file name an export of `req` is offered under.

@@ -14,6 +14,7 @@ pub mod analyses;
 pub mod chart;
 pub mod commands;
 pub mod compare;
+pub mod dialogs;
 pub mod documents;
 pub mod error;
 pub mod events;

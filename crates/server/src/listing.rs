@@ -62,18 +62,7 @@ pub struct Field {
     pub sortable: bool,
 }
 
-/// A value to bind to one `?` placeholder, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Bind {
-    /// TEXT value.
-    Text(String),
-    /// INTEGER value.
-    Int(i64),
-    /// REAL value.
-    Real(f64),
-    /// SQL NULL.
-    Null,
-}
+pub use crate::store::db::Bind;
 
 /// A compiled `WHERE` condition with its bind values.
 #[derive(Debug, Clone, PartialEq)]

@@ -167,7 +167,7 @@ pub fn batch(caller: &Caller, a: &str) -> Compiled {
 pub async fn key_visible(db: &crate::store::db::Pool, holder: Option<&str>, key: &str) -> crate::ApiResult<bool> {
     let caller = match holder {
         None => Caller(None),
-        Some(id) => match super::users::by_id(db, id).await? {
+        Some(id) => match super::caller::by_id(db, id).await? {
             Some(u) => Caller(Some(u)),
             None => return Ok(false),
         },

@@ -1,7 +1,8 @@
 //! Who is calling: the signed-in user of a request, or nobody; every visibility rule and
 //! permission check starts from it.
 
-use crate::error::ApiError;
+use super::db::{self, Pool};
+use crate::error::{ApiError, ApiResult};
 
 /// The signed-in user of a request.
 #[derive(Debug, Clone)]
@@ -28,4 +29,14 @@ impl Caller {
     pub fn user_id(&self) -> Option<&str> {
         self.0.as_ref().map(|u| u.id.as_str())
     }
+}
+
+/// The user `id`, as a caller, if they still exist.
+pub async fn by_id(db: &Pool, id: &str) -> ApiResult<Option<User>> {
+    let row: Option<(String, String, i64)> =
+        sqlx::query_as("SELECT id, organization_id, is_org_admin FROM users WHERE id = $1")
+            .bind(id)
+            .fetch_optional(db)
+            .await?;
+    Ok(row.map(|(id, organization_id, admin)| User { id, organization_id, is_org_admin: db::flag(admin) }))
 }

@@ -20,7 +20,6 @@ use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{Any, Arguments, AssertSqlSafe, ConnectOptions, Executor, Transaction};
 
 use crate::error::{ApiError, ApiResult};
-use crate::listing::Bind;
 
 /// File name of the database inside the data folder.
 pub const DB_FILE: &str = "mgds.sqlite3";
@@ -211,6 +210,19 @@ pub fn ts(t: DateTime<Utc>) -> String {
 /// The current time, formatted with [`ts`].
 pub fn now() -> String {
     ts(Utc::now())
+}
+
+/// A value to bind to one `?` placeholder, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bind {
+    /// TEXT value.
+    Text(String),
+    /// INTEGER value.
+    Int(i64),
+    /// REAL value.
+    Real(f64),
+    /// SQL NULL.
+    Null,
 }
 
 /// Builds the arguments of a query from bound values, in order.

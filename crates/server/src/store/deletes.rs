@@ -52,7 +52,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
 }
 
 /// On an S3 store, removes the files that forms put at an [incoming
-/// key](super::uploads::incoming_key) whose upload is no longer open: the store cannot be told
+/// key](super::files::incoming_key) whose upload is no longer open: the store cannot be told
 /// that a signed form is no longer valid, so a form posted again after its upload was confirmed,
 /// canceled or deleted stores a file that nothing refers to (it never reaches a record).
 pub async fn sweep_incoming(state: &AppState) -> ApiResult<()> {
@@ -86,7 +86,7 @@ pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult
     }
     queue_delete(tx, object_key).await?;
     // A form's file waiting to be copied into place on an S3 store (nothing there otherwise).
-    queue_delete(tx, &super::uploads::incoming_key(object_key)).await?;
+    queue_delete(tx, &super::files::incoming_key(object_key)).await?;
     sqlx::query("DELETE FROM uploads WHERE id = $1").bind(upload_id).execute(&mut **tx).await?;
     Ok(())
 }

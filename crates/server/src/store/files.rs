@@ -725,6 +725,12 @@ fn concat_files(dest: &Path, sources: &[(PathBuf, Option<(u64, u64)>)], max: u64
     Ok(Written { bytes: total, e_tag: None })
 }
 
+/// Where the form of the upload whose file is `object_key` puts it in an S3 store, until the
+/// upload's confirmation checks it and copies it to `object_key`.
+pub fn incoming_key(object_key: &str) -> String {
+    format!("incoming/{object_key}")
+}
+
 /// The last part of an object key for a file a person named `filename`: the name itself when
 /// it is safe as a file name on disk, else a safe stand-in (the person's name is kept in the
 /// database and given back on download). Too long a name is shortened, keeping its extensions,

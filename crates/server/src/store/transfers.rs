@@ -22,7 +22,7 @@ pub fn upload_target(state: &AppState, started: &Started) -> (String, Map<String
                 region: &s3.region,
                 bucket: &s3.bucket,
             };
-            let key = s3.full_key(&super::uploads::incoming_key(key));
+            let key = s3.full_key(&super::files::incoming_key(key));
             (s3.public_bucket_url(), post_policy(&by, &key, size, sha256, at, valid_for))
         }
         None => (upload_url(&state.public_url), state.signer.upload_form(key, size, sha256, at, valid_for)),

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::caller::Caller;
 use super::db::{self, Tx, begin_write, new_id};
 use super::deletes::{forget, purge, queue_delete};
-use super::files::key_name;
+use super::files::{incoming_key, key_name};
 use super::{metadata, projects, queue, s3_grants, tags, upload_buckets};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -633,12 +633,6 @@ fn check_size_arrived(n: u64, announced: i64) -> ApiResult<()> {
         "the stored file has {n} bytes but init_upload announced {announced}; upload it again"
     ))
     .with_code(ErrorCode::SizeMismatch))
-}
-
-/// Where the form of the upload whose file is `object_key` puts it in an S3 store, until the
-/// confirmation copies it to `object_key` (see [`check_arrived`]).
-pub fn incoming_key(object_key: &str) -> String {
-    format!("incoming/{object_key}")
 }
 
 /// Confirms a sample upload whose file arrived: fills the pre-uploaded sample or creates a new

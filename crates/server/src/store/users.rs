@@ -25,16 +25,6 @@ pub async fn by_key_hash(db: &Pool, hash: &[u8]) -> ApiResult<Option<(User, Vec<
     }))
 }
 
-/// The user `id`, as a caller, if they still exist.
-pub async fn by_id(db: &Pool, id: &str) -> ApiResult<Option<User>> {
-    let row: Option<(String, String, i64)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin FROM users WHERE id = $1")
-            .bind(id)
-            .fetch_optional(db)
-            .await?;
-    Ok(row.map(|(id, organization_id, admin)| User { id, organization_id, is_org_admin: db::flag(admin) }))
-}
-
 /// The fields of `where` and `sort` in lists of users.
 pub(crate) const USER_FIELDS: &[Field] = &[
     Field { name: "$uri", column: "u.id", kind: FieldKind::Uri { collection: "users" }, sortable: true },

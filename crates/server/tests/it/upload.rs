@@ -37,9 +37,9 @@ pub(crate) async fn stored(svc: &Service) -> Vec<String> {
 }
 
 /// Where a file posted with an upload's form is, before the upload is confirmed: at its key in
-/// the data folder, at its incoming key in an S3 store (see `uploads::incoming_key`).
+/// the data folder, at its incoming key in an S3 store (see `files::incoming_key`).
 fn posted_key(svc: &Service, key: &str) -> String {
-    if svc.on_s3() { mgds_server::store::uploads::incoming_key(key) } else { key.to_string() }
+    if svc.on_s3() { mgds_server::store::files::incoming_key(key) } else { key.to_string() }
 }
 
 /// The key the form of `init` names, relative to the service's store (an S3 store's form

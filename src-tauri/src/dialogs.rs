@@ -1,0 +1,39 @@
+//! The native file dialogs, and writing a file the user chose to save.
+
+use std::path::PathBuf;
+
+use tauri::AppHandle;
+use tauri_plugin_dialog::DialogExt;
+
+use crate::error::{CmdError, CmdResult};
+
+/// Asks for a folder with the native dialog; `None` when the user cancelled.
+pub async fn ask_folder(app: &AppHandle, title: &str) -> Option<PathBuf> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title(title).pick_folder(move |p| {
+        let _ = tx.send(p);
+    });
+    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
+}
+
+/// Asks where to save, with the native dialog; `None` when the user cancelled.
+pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter: (&str, &[&str])) -> Option<PathBuf> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, filter.1).save_file(move |p| {
+        let _ = tx.send(p);
+    });
+    rx.await.ok().flatten().and_then(|p| p.into_path().ok())
+}
+
+/// Writes a whole file, with an error in plain words.
+pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> CmdResult<()> {
+    std::fs::write(path, bytes).map_err(|e| {
+        CmdError::new(
+            "file",
+            format!(
+                "Could not save {}: {e}. Choose a folder you may write to, and check the disk is not full.",
+                path.display()
+            ),
+        )
+    })
+}

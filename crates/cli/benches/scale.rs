@@ -460,7 +460,14 @@ fn uploads(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut T
 /// The same uploads as the `onecodex` client makes them (`init_multipart_upload`, S3 multipart
 /// into a bucket of the upload's own that the store checks, then the callback), with `mgds`'s
 /// own S3 writer.
-fn upload_buckets(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut Table, file: &Path, count: usize) {
+fn upload_buckets(
+    b: &Backends,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    table: &mut Table,
+    file: &Path,
+    count: usize,
+) {
     let Some(admin) = &b.garage_admin else {
         eprintln!("uploads through buckets of their own: not run (needs MGDS_TEST_GARAGE_ADMIN_*)");
         return;

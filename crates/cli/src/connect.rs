@@ -136,9 +136,8 @@ impl S3Args {
             garage_admin: match &self.garage_admin_url {
                 Some(url) => Some(mgds_server::storage::GarageAdminConfig {
                     url: url.clone(),
-                    token: env(&["MGDS_GARAGE_ADMIN_TOKEN"]).context(
-                        "--garage-admin-url needs the admin API's token in MGDS_GARAGE_ADMIN_TOKEN",
-                    )?,
+                    token: env(&["MGDS_GARAGE_ADMIN_TOKEN"])
+                        .context("--garage-admin-url needs the admin API's token in MGDS_GARAGE_ADMIN_TOKEN")?,
                 }),
                 None => None,
             },

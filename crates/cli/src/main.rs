@@ -296,9 +296,7 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
         }
         None => {
             let s3 = mgds_server::s3::endpoint(&url);
-            format!(
-                "s3 endpoint: {s3} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={s3} for the onecodex client)"
-            )
+            format!("s3 endpoint: {s3} (bucket mgds-uploads; set AWS_ENDPOINT_URL_S3={s3} for the onecodex client)")
         }
     };
     print!("listening on {}\n{s3_line}\n", bound.url());

@@ -391,9 +391,8 @@ fn the_onecodex_client_uploads_straight_to_the_store() {
     assert_eq!(done["success"], json!(true), "{done}\n{}", serve.log());
 
     // No request reached the service's own S3 endpoint, and every upload's bucket is gone.
-    let metrics = c.rt.block_on(async {
-        c.client.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap()
-    });
+    let metrics =
+        c.rt.block_on(async { c.client.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap() });
     assert!(metrics.contains("init_multipart_upload"), "{metrics}");
     assert!(!metrics.contains("/mgds-uploads"), "bytes went through the API host:\n{metrics}");
     for id in [&single, &pair, &document] {

@@ -173,10 +173,10 @@ async fn copy_object(
     from_key: &str,
     to_key: &str,
 ) -> ApiResult<()> {
-    let endpoint = s3.endpoint.as_deref().map_or_else(
-        || format!("https://s3.{}.amazonaws.com", s3.region),
-        |e| e.trim_end_matches('/').to_string(),
-    );
+    let endpoint = s3
+        .endpoint
+        .as_deref()
+        .map_or_else(|| format!("https://s3.{}.amazonaws.com", s3.region), |e| e.trim_end_matches('/').to_string());
     let url = format!("{endpoint}/{}/{}", s3.bucket, encode_key(to_key));
     let mut req = HttpRequest::new(HttpRequestBody::from(Vec::new()));
     *req.method_mut() = axum::http::Method::PUT;

@@ -1,6 +1,8 @@
 //! The commands the UI invokes: each a few lines over the crates, errors as `{code, message}`.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 use tauri::{AppHandle, Manager, State};
@@ -20,7 +22,7 @@ use crate::samples::{
     TagCount,
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
-use crate::uploads::{self, FileCheck, UploadBatch, Uploads};
+use crate::uploads::{self, FileCheck, UploadBatch, UploadFile, UploadState, Uploads};
 use crate::watching::{self, AlertsView, NewFolder, WatchView, Watching};
 use mgds_watch::LiveRun;
 
@@ -374,7 +376,18 @@ pub async fn start_uploads(
 ) -> CmdResult<()> {
     let client = session.connected().await?.client;
     let staging = session.paths().data_dir.join("upload-staging");
+    let files: Arc<HashMap<String, UploadFile>> =
+        Arc::new(batch.files.iter().map(|f| (f.id.clone(), f.clone())).collect());
     uploads.start(client, batch, &staging, move |p| {
+        // A new sample is checked against the alert rules for every folder once classified.
+        if p.state == UploadState::Done
+            && let (Some(sample_id), Some(file)) = (p.sample_id.clone(), files.get(&p.id).cloned())
+        {
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                app.state::<Watching>().follow(&sample_id, &file.name(), &file.source()).await;
+            });
+        }
         events::emit(&app, p);
     });
     Ok(())

@@ -158,6 +158,21 @@ pub struct UploadFile {
     pub mate: Option<String>,
 }
 
+impl UploadFile {
+    /// The files the sample is made from.
+    pub fn source(&self) -> Source {
+        match &self.mate {
+            None => Source::Single(PathBuf::from(&self.path)),
+            Some(mate) => Source::Interleave(vec![(PathBuf::from(&self.path), PathBuf::from(mate))]),
+        }
+    }
+
+    /// The name the sample is known by until the service names it: the file's (read 1's).
+    pub fn name(&self) -> String {
+        Path::new(&self.path).file_name().map_or_else(|| self.path.clone(), |n| n.to_string_lossy().into_owned())
+    }
+}
+
 /// What the UI sends to start uploads.
 #[derive(Debug, Clone, Default, Deserialize, TS)]
 #[ts(optional_fields = nullable)]
@@ -247,10 +262,7 @@ impl Uploads {
             let (client, slots, emit, batch, staging) =
                 (client.clone(), self.slots.clone(), emit.clone(), batch.clone(), staging.to_path_buf());
             tokio::spawn(async move {
-                let source = match &file.mate {
-                    None => Source::Single(PathBuf::from(&file.path)),
-                    Some(mate) => Source::Interleave(vec![(PathBuf::from(&file.path), PathBuf::from(mate))]),
-                };
+                let source = file.source();
                 let total = source.input_bytes();
                 let id = file.id.clone();
                 let event = move |state, sent, total, error| UploadProgress {

@@ -61,6 +61,9 @@ struct Inner {
     problem: Option<String>,
     /// The queue, opened for reading once it exists.
     queue: Option<Queue>,
+    /// Whether the running watcher has alert rules for every folder (then the samples uploaded
+    /// from the window are checked against them too).
+    global_alerts: bool,
 }
 
 /// What the UI sends to add a folder.
@@ -224,7 +227,8 @@ pub struct WatchView {
 /// The taxon alerts.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct AlertsView {
-    /// The rules for every watched folder, as written (`Salmonella enterica >= 0.1%`).
+    /// The rules for every watched folder and every file uploaded from the window, as written
+    /// (`Salmonella enterica >= 0.1%`).
     pub rules: Vec<String>,
     /// The alerts that fired, newest first (at most 500).
     pub fired: Vec<mgds_watch::Alert>,
@@ -299,7 +303,10 @@ impl Watching {
         let (upload_limit, alerts) = (saved.upload_limit, saved.alerts);
         // A folder that is not there (an unmounted share) is skipped, not fatal for the others.
         let folders: Vec<FolderConfig> = saved.folders.into_iter().filter(|f| f.path.is_dir()).collect();
-        if folders.is_empty() {
+        // With no folder, the watcher still runs for alert rules: it follows the samples
+        // uploaded from the window.
+        inner.global_alerts = !alerts.is_empty();
+        if folders.is_empty() && alerts.is_empty() {
             return;
         }
         let client = match session.connected().await {
@@ -384,6 +391,18 @@ impl Watching {
             }
         }
         Ok(out)
+    }
+
+    /// Has the watcher look after a sample uploaded from the window, when there are alert
+    /// rules for every folder: once classified it is checked against them, with a
+    /// notification and a mark on its row for each rule it crosses, as a watched sample is.
+    /// Nothing happens without rules, or while another watcher holds the data folder.
+    pub async fn follow(&self, sample_id: &str, name: &str, source: &mgds_upload::Source) {
+        let inner = self.inner.lock().await;
+        let Some(w) = inner.running.as_ref().filter(|_| inner.global_alerts) else { return };
+        if let Err(e) = w.follow(sample_id, name, source).await {
+            tracing::warn!("the sample {sample_id} will not be checked against the alert rules: {e}");
+        }
     }
 
     /// The screen.

@@ -349,6 +349,27 @@ impl Queue {
         tx.commit().await.map_err(|e| self.err(e))
     }
 
+    /// Records a sample made elsewhere (uploaded from the app's window) for the follower to
+    /// look after: its classification and the rules for every folder. It belongs to no folder
+    /// (`folder` is empty), so the watched folders' views leave it out.
+    pub(crate) async fn add_followed(&self, sample_id: &str, name: &str, source: &Source) -> Result<(), Error> {
+        let at = now();
+        sqlx::query(
+            "INSERT OR IGNORE INTO samples (key, folder, name, external_id, recipe, state, sample_id, created_at, updated_at) \
+             VALUES (?, '', ?, '', ?, 'confirmed', ?, ?, ?)",
+        )
+        .bind(format!("followed:{sample_id}"))
+        .bind(name)
+        .bind(serde_json::to_string(source).unwrap_or_default())
+        .bind(sample_id)
+        .bind(&at)
+        .bind(&at)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
     /// The next sample to work on: waiting to be uploaded and due, or confirmed with jobs
     /// still to start.
     pub(crate) async fn next_due(&self) -> Result<Option<SampleRecord>, Error> {

@@ -25,6 +25,7 @@ use crate::uploader::Uploader;
 pub struct Watcher {
     stop: CancellationToken,
     control: Arc<Control>,
+    queue: Queue,
     tasks: Vec<JoinHandle<Result<(), Error>>>,
     _lock: std::fs::File,
 }
@@ -56,6 +57,7 @@ impl Watcher {
         }
         let queue = Queue::open(&data_dir).await?;
         queue.retry_failed().await?;
+        let follow_queue = queue.clone();
         let (tx, rx) = mpsc::unbounded_channel();
         let stop = CancellationToken::new();
         let control = Arc::new(Control::new(&options));
@@ -110,7 +112,7 @@ impl Watcher {
                 r
             }),
         ];
-        Ok((Watcher { stop, control, tasks, _lock: lock }, rx))
+        Ok((Watcher { stop, control, queue: follow_queue, tasks, _lock: lock }, rx))
     }
 
     /// Pauses uploads: an upload under way stops (it starts again from the beginning on
@@ -134,6 +136,16 @@ impl Watcher {
     /// Changes the upload speed limit (bytes per second, 0: none) at once.
     pub fn set_bandwidth(&self, bytes_per_sec: u64) {
         self.control.bandwidth.set_limit(bytes_per_sec);
+    }
+
+    /// Looks after a sample made elsewhere (uploaded from the app's window) as after the
+    /// watched folders' samples: its classification is followed, across restarts, and the
+    /// alert rules for every folder ([`Options::alerts`]) are checked against it once it is
+    /// classified. `name` labels its alerts; `source` is the files it was made from.
+    pub async fn follow(&self, sample_id: &str, name: &str, source: &mgds_upload::Source) -> Result<(), Error> {
+        self.queue.add_followed(sample_id, name, source).await?;
+        self.control.classified_wake.notify_one();
+        Ok(())
     }
 
     /// Stops: scanning ends, an upload under way is abandoned (and resumes at the next start).

@@ -15,7 +15,8 @@
 //! clustered, the table, a taxon's reads offered), the chart and its numbers saved through the
 //! real save dialog and checked against the service's results, and a Nanopore run written into a
 //! watched folder batch by batch, growing on the run dashboard until one taxon alert is raised
-//! and marked on the dashboard and the samples. Every screen is checked with axe-core (no serious or critical
+//! and marked on the dashboard and the samples, and a FASTQ dropped on the window afterwards
+//! raising the same rule's alert. Every screen is checked with axe-core (no serious or critical
 //! violation) and driven by keyboard where it matters. Last, a second start on the same data
 //! folder hands over to the first, and one on another folder runs beside it. Screenshots go to
 //! `target/e2e-screenshots/`.
@@ -1000,6 +1001,34 @@ async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -
     }
     s.wait_for("[data-testid=row-alert]", LONG).await.context("no sample row is marked with the alert")?;
     s.screenshot("39-sample-row-alert").await?;
+
+    // M. A FASTQ dropped on the window is checked against the same rules once classified.
+    let dropped = tmp.join("dropped-after-rules.fastq.gz");
+    std::fs::copy(root.join("assets/demo/reads.fastq.gz"), &dropped)?;
+    if let Some(clear) = s.find("[data-testid=clear-finished]").await? {
+        s.click(&clear).await?;
+    }
+    drop_files(s, &[&dropped]).await?;
+    s.wait_for("[data-testid=upload-item][data-state=checked]", LONG)
+        .await
+        .context("the dropped FASTQ was not checked")?;
+    s.click(&s.wait_for("[data-testid=upload-start]", SHORT).await?).await?;
+    nav("runs").await?;
+    s.wait_for_text("[data-testid=alerts-fired]", "dropped-after-rules.fastq.gz", LONG)
+        .await
+        .context("the dropped sample raised no alert")?;
+    s.screenshot("39b-dropped-sample-alert").await?;
+    nav("samples").await?;
+    s.wait_for_text("[data-testid=samples-table] tbody", "dropped-after-rules.fastq.gz", LONG)
+        .await
+        .context("the dropped sample is not in the table")?;
+    let row = s
+        .script(
+            "const r = [...document.querySelectorAll('[data-testid=samples-table] tbody tr[data-id]')]                  .find(r => r.innerText.includes('dropped-after-rules.fastq.gz'));              return r ? !!r.querySelector('[data-testid=row-alert]') : null;",
+            json!([]),
+        )
+        .await?;
+    ensure!(row == json!(true), "the dropped sample's row should be marked with its alert: {row}");
     Ok(())
 }
 

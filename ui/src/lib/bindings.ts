@@ -38,7 +38,10 @@ export type Alert = {
 
 /** The taxon alerts. */
 export type AlertsView = {
-  /** The rules for every watched folder, as written (`Salmonella enterica >= 0.1%`). */
+  /**
+   * The rules for every watched folder and every file uploaded from the window, as written
+   * (`Salmonella enterica >= 0.1%`).
+   */
   rules: Array<string>,
   /** The alerts that fired, newest first (at most 500). */
   fired: Array<Alert>,

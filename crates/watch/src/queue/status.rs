@@ -60,26 +60,29 @@ impl Queue {
         Ok(out)
     }
 
-    /// The newest `limit` samples, newest first, and how many there are in all.
+    /// The newest `limit` samples of the watched folders, newest first, and how many there are
+    /// in all.
     pub async fn recent_samples(&self, limit: usize) -> Result<(Vec<SampleRecord>, u64), Error> {
         let rows = sqlx::query(
             "SELECT key, folder, run, run_id, name, external_id, recipe, state, sample_id, attempts, error, jobs_pending \
-             FROM samples ORDER BY created_at DESC, rowid DESC LIMIT ?",
+             FROM samples WHERE folder != '' ORDER BY created_at DESC, rowid DESC LIMIT ?",
         )
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.pool)
         .await
         .map_err(|e| self.err(e))?;
-        let total: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM samples").fetch_one(&self.pool).await.map_err(|e| self.err(e))?;
+        let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM samples WHERE folder != ''")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.err(e))?;
         Ok((rows.iter().filter_map(sample_row).collect(), u64::try_from(total).unwrap_or(0)))
     }
 
-    /// Every sample recorded, oldest first.
+    /// Every sample of the watched folders, oldest first.
     pub async fn samples(&self) -> Result<Vec<SampleRecord>, Error> {
         let rows = sqlx::query(
             "SELECT key, folder, run, run_id, name, external_id, recipe, state, sample_id, attempts, error, jobs_pending \
-             FROM samples ORDER BY created_at, rowid",
+             FROM samples WHERE folder != '' ORDER BY created_at, rowid",
         )
         .fetch_all(&self.pool)
         .await

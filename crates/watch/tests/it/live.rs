@@ -152,3 +152,51 @@ async fn a_live_run_grows_on_the_dashboard_and_raises_one_alert() {
     assert!(!ev.drain().iter().any(|e| matches!(e, Event::Alert(_))), "an alert fires once");
     w.stop().await.unwrap();
 }
+
+/// A sample made elsewhere (uploaded from the app's window) and handed to a watcher that
+/// watches no folder: its classification is followed and the rules for every folder checked,
+/// one alert per rule it crosses, once, even after a restart; it stays out of the watched
+/// folders' lists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sample_uploaded_elsewhere_is_checked_against_the_rules_for_every_folder() {
+    let svc = Service::start_classifying().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("client");
+    let mut options = quick(false);
+    options.alerts = vec![
+        "Escherichia coli >= 5%".parse::<AlertRule>().unwrap(),
+        "Vibrio cholerae >= 100000 reads".parse().unwrap(),
+    ];
+    let (w, mut ev) = watch(&svc, Vec::new(), options.clone(), &data).await;
+
+    let reads = demo_reads();
+    let all: Vec<&str> = reads.iter().map(|(_, r)| r.as_str()).collect();
+    let file = tmp.path().join("dropped.fastq.gz");
+    std::fs::write(&file, gz(&all)).unwrap();
+    let source = mgds_upload::Source::Single(file.clone());
+    let sample = mgds_upload::Upload::new(&svc.client(), source.clone()).send().await.expect("the upload");
+    let id = sample.uri.rsplit('/').next().unwrap().to_string();
+    w.follow(&id, "dropped.fastq.gz", &source).await.unwrap();
+
+    ev.wait(180, "the alert", |e| matches!(e, Event::Alert(_))).await;
+    let alerts: Vec<_> =
+        ev.drain().iter().filter_map(|e| if let Event::Alert(a) = e { Some(a.clone()) } else { None }).collect();
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    assert_eq!(
+        (alerts[0].taxon.as_str(), alerts[0].label.as_str(), alerts[0].sample_id.as_deref()),
+        ("Escherichia coli", "dropped.fastq.gz", Some(id.as_str()))
+    );
+
+    // Handed over again after a restart: followed once, so no second alert.
+    w.stop().await.unwrap();
+    let (w, mut ev) = watch(&svc, Vec::new(), options, &data).await;
+    w.follow(&id, "dropped.fastq.gz", &source).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!ev.drain().iter().any(|e| matches!(e, Event::Alert(_))), "an alert fires once");
+    w.stop().await.unwrap();
+    let q = Queue::open(&data).await.unwrap();
+    assert_eq!(q.alerts(10).await.unwrap().len(), 1);
+    let (listed, total) = q.recent_samples(10).await.unwrap();
+    assert!(listed.is_empty() && total == 0, "a sample of no folder is not a watched folder's: {listed:?}");
+    q.close().await;
+}

@@ -235,25 +235,28 @@ pub async fn sweep(state: &AppState) -> ApiResult<()> {
 }
 
 /// Removes an upload's key, the objects and unfinished uploads of its bucket, and the bucket.
-async fn remove(s3: &S3Config, admin: &GarageAdmin, b: &UploadBucket) -> ApiResult<()> {
+/// Errors are in words, for the log.
+async fn remove(s3: &S3Config, admin: &GarageAdmin, b: &UploadBucket) -> Result<(), String> {
     if let Some(k) = &b.key_id {
-        admin.delete_key(k).await.map_err(admin_failed)?;
+        admin.delete_key(k).await.map_err(|e| e.to_string())?;
     }
     let id = match &b.bucket_id {
         Some(id) => Some(id.clone()),
-        None => admin.bucket_id(&b.bucket).await.map_err(admin_failed)?,
+        None => admin.bucket_id(&b.bucket).await.map_err(|e| e.to_string())?,
     };
     let Some(id) = id else { return Ok(()) };
-    admin.drop_unfinished_uploads(&id).await.map_err(admin_failed)?;
-    let store = bucket_store(s3, &b.bucket)?;
-    let keys: Vec<ObjectPath> = match store.list(None).map_ok(|m| m.location).try_collect().await {
-        Ok(keys) => keys,
-        // Made by a run that stopped before the service's key was let in: nothing is in it.
-        Err(object_store::Error::NotFound { .. } | object_store::Error::PermissionDenied { .. }) => Vec::new(),
-        Err(e) => return Err(ApiError::internal(e)),
-    };
-    for key in keys {
-        store.delete(&key).await.map_err(ApiError::internal)?;
+    admin.drop_unfinished_uploads(&id).await.map_err(|e| e.to_string())?;
+    let store = bucket_store(s3, &b.bucket).map_err(|e| e.to_string())?;
+    match store.list(None).map_ok(|m| m.location).try_collect::<Vec<ObjectPath>>().await {
+        Ok(keys) => {
+            for key in keys {
+                store.delete(&key).await.map_err(|e| format!("cannot remove {}/{key}: {e}", b.bucket))?;
+            }
+        }
+        // A bucket made by a run that stopped (or failed) before the service's key was let in
+        // cannot be listed, and nothing can have been written in it either; any other bucket
+        // that still holds files is refused below and tried again at the next sweep.
+        Err(e) => tracing::debug!(bucket = %b.bucket, error = %e, "upload bucket not listed"),
     }
-    admin.delete_bucket(&id).await.map_err(admin_failed)
+    admin.delete_bucket(&id).await.map_err(|e| e.to_string())
 }

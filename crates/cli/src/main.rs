@@ -228,13 +228,18 @@ fn parse_status(s: &str) -> Result<BatchStatus, String> {
     })
 }
 
-/// Opens the service's state as `config` says, naming the database or the data folder when it
-/// cannot.
+/// Opens the service's state as `config` says, naming the database and the data folder (and
+/// the bucket) when it cannot.
 pub(crate) async fn open_with(config: Config) -> Result<AppState> {
-    let place = match &config.database_url {
-        Some(url) => format!("the database {}", mgds_server::db::redact(url)),
+    let mut place = match &config.database_url {
+        Some(url) => {
+            format!("the database {} with the data folder {}", mgds_server::db::redact(url), config.data_dir.display())
+        }
         None => format!("the MGDS data folder {}", config.data_dir.display()),
     };
+    if let Some(s3) = &config.store {
+        place.push_str(&format!(" and the bucket s3://{}", s3.bucket));
+    }
     AppState::open(&config).await.with_context(|| format!("cannot open {place}"))
 }
 

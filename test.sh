@@ -17,10 +17,11 @@ if [ ! -d ../shared/reference/fixtures ]; then
 fi
 # The app's Debian packages (from run.sh), the keychain's, Xvfb, xdotool (answers the app's native
 # save dialog as a person would) and the WebDriver; Kraken 2 and
-# ART, which the classifier's tests run beside ours on real genomes.
+# ART, which the classifier's tests run beside ours on real genomes; faketime, which runs a worker
+# on a clock that is off.
 source ./run.sh
 install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth xdotool webkit2gtk-driver fonts-dejavu-core \
-    kraken2 art-nextgen-simulation-tools postgresql
+    kraken2 art-nextgen-simulation-tools postgresql faketime
 # The UI: its unit tests, then the build the desktop app embeds (ui/dist).
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"

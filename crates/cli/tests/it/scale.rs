@@ -409,3 +409,96 @@ fn the_onecodex_client_uploads_straight_to_the_store() {
         assert_eq!(r.as_u16(), 404, "the bucket {bucket} is still in the store");
     }
 }
+
+/// A worker whose clock runs five minutes ahead (libfaketime's `faketime`, from Debian) does not
+/// take over an analysis whose lease another worker holds: leases are dated by the database's
+/// clock, not by the workers'. Once that lease lapses, it runs the analysis as any worker does.
+#[test]
+fn a_worker_whose_clock_is_ahead_leaves_a_held_lease_alone() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let Some(b) = Backends::from_env(&rt) else {
+        eprintln!("not run: needs MGDS_TEST_POSTGRES and MGDS_TEST_S3_* (the test command starts both)");
+        return;
+    };
+    if Command::new("faketime").arg("--help").output().is_err() {
+        eprintln!("not run: needs faketime (Debian's faketime package; the test command installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (api, ahead) = (dir.path().join("api"), dir.path().join("ahead"));
+    let mut serve = Proc::spawn(b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
+    let first = serve.read_line();
+    let url =
+        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
+    let made = b.mgds(&api, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+
+    // A sample whose classification waits in the queue; a worker (on a clock that is right)
+    // holds it with a lease of a minute.
+    let c = Http::new();
+    let reads = demo_reads();
+    let (s, init) = c.json(
+        "POST",
+        &format!("{url}/api/v1/samples/init_upload"),
+        &key,
+        Some(json!({"filename": "held.fastq.gz", "size": reads.len()})),
+    );
+    assert_eq!(s, 200, "{init}");
+    assert_eq!(
+        c.upload(init["upload_url"].as_str().unwrap(), init["additional_fields"].as_object().unwrap(), &reads),
+        201
+    );
+    let id = init["sample_id"].as_str().unwrap().to_string();
+    let (s, r) = c.json("POST", &format!("{url}/api/v1/samples/confirm_upload"), &key, Some(json!({"sample_id": id})));
+    assert_eq!(s, 200, "{r}");
+    let (_, sample) = c.json("GET", &format!("{url}/api/v1/samples/{id}"), &key, None);
+    let analysis = sample["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    sqlx::any::install_default_drivers();
+    let pool = rt.block_on(sqlx::AnyPool::connect(&b.database)).unwrap();
+    // A lease until `secs` from now by the database's clock, written as the queue writes them.
+    let hold = |secs: i64| {
+        rt.block_on(
+            sqlx::query(
+                "UPDATE job_queue SET worker = 'elsewhere-1', claims = 1, lease_until = \
+                 to_char((now() + make_interval(secs => $1::float8)) AT TIME ZONE 'UTC', \
+                 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"') WHERE analysis_id = $2",
+            )
+            .bind(secs)
+            .bind(&analysis)
+            .execute(&pool),
+        )
+        .unwrap();
+    };
+    hold(60);
+
+    // The worker five minutes ahead: with leases dated by its own clock, that lease would look
+    // four minutes old to it.
+    let mut cmd = Command::new("faketime");
+    cmd.args(["-f", "+300s"]).arg(MGDS).args(["worker", "--threads", "1"]);
+    let from = b.mgds(&ahead, &[]);
+    cmd.args(from.get_args()).envs(from.get_envs().filter_map(|(k, v)| Some((k, v?))));
+    let mut worker = Proc::spawn(cmd);
+    wait_for(60, "the worker to start", || worker.log().contains("worker: running analyses").then_some(()));
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    // (The row leaves the queue once an analysis is done.)
+    let holder: Option<(Option<String>,)> = rt
+        .block_on(
+            sqlx::query_as("SELECT worker FROM job_queue WHERE analysis_id = $1").bind(&analysis).fetch_optional(&pool),
+        )
+        .unwrap();
+    let holder = holder.and_then(|h| h.0);
+    assert_eq!(holder.as_deref(), Some("elsewhere-1"), "a held lease was taken over:\n{}", worker.log());
+    let (_, a) = c.json("GET", &format!("{url}/api/v1/analyses/{analysis}"), &key, None);
+    assert_eq!(a["complete"], json!(false), "{a}");
+
+    // The holder stops renewing: once its lease lapses, the worker ahead runs the analysis.
+    hold(-1);
+    let done = wait_for(120, "the analysis, once the lease lapsed", || {
+        let (_, a) = c.json("GET", &format!("{url}/api/v1/analyses/{analysis}"), &key, None);
+        (a["complete"] == json!(true)).then_some(a)
+    });
+    assert_eq!(done["success"], json!(true), "{done}\n{}", worker.log());
+    worker.kill();
+    drop(serve);
+}

@@ -212,6 +212,25 @@ pub fn now() -> String {
     ts(Utc::now())
 }
 
+/// The time by the database's clock. On PostgreSQL that is the server's, which every machine of
+/// an install shares: the job queue dates its leases by it, so that a worker whose own clock is
+/// off neither takes over an analysis that another still runs nor loses its own too early.
+/// SQLite is used by one machine, whose clock this is.
+pub async fn clock(pool: &Pool) -> Result<DateTime<Utc>, sqlx::Error> {
+    match Backend::of(pool) {
+        Backend::Sqlite => Ok(Utc::now()),
+        Backend::Postgres => {
+            let micros: i64 =
+                sqlx::query_scalar("SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)")
+                    .fetch_one(pool)
+                    .await?;
+            DateTime::from_timestamp_micros(micros).ok_or_else(|| {
+                sqlx::Error::Protocol(format!("the database's clock says {micros} µs since 1970, not a time"))
+            })
+        }
+    }
+}
+
 /// A value to bind to one `?` placeholder, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Bind {

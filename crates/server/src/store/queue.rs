@@ -4,7 +4,7 @@
 //!
 //! A claim is one statement: it takes the oldest waiting analysis of the given jobs (or one whose
 //! lease has lapsed), sets a lease, and counts the attempt, so two workers never hold the same
-//! analysis.
+//! analysis. Leases are dated by the database's clock ([`db::clock`]), not by the workers'.
 
 use std::time::Duration;
 
@@ -13,9 +13,10 @@ use crate::store::db::Pool;
 use super::db::{self, Backend, Tx};
 use super::settings;
 
-/// A lease deadline `d` from now, as the queue stores it.
-fn from_now(d: Duration) -> String {
-    db::ts(chrono::Utc::now() + chrono::Duration::from_std(d).unwrap_or_default())
+/// A lease deadline `d` from now by the database's clock ([`db::clock`]), as the queue stores
+/// it.
+async fn from_now(pool: &Pool, d: Duration) -> Result<String, sqlx::Error> {
+    Ok(db::ts(db::clock(pool).await? + chrono::Duration::from_std(d).unwrap_or_default()))
 }
 
 /// The PostgreSQL channel that tells workers on other machines that an analysis was queued.
@@ -76,7 +77,7 @@ pub async fn claim(
     if jobs.is_empty() {
         return Ok(None);
     }
-    let now = chrono::Utc::now();
+    let now = db::clock(db).await?;
     let until = db::ts(now + chrono::Duration::from_std(lease).unwrap_or_default());
     let marks = vec!["?"; jobs.len()].join(", ");
     let sql = format!(
@@ -98,7 +99,7 @@ pub async fn claim(
 /// Extends the lease `worker` holds on `id` to `lease` from now.
 pub async fn renew(db: &Pool, id: &str, worker: &str, lease: Duration) -> Result<(), sqlx::Error> {
     sqlx::query("UPDATE job_queue SET lease_until = $1 WHERE analysis_id = $2 AND worker = $3")
-        .bind(from_now(lease))
+        .bind(from_now(db, lease).await?)
         .bind(id)
         .bind(worker)
         .execute(db)
@@ -119,7 +120,7 @@ pub async fn requeue(db: &Pool, id: &str, worker: &str, after: Duration) -> Resu
     sqlx::query(
         "UPDATE job_queue SET lease_until = $1, worker = NULL, attempts = attempts + 1 WHERE analysis_id = $2 AND worker = $3",
     )
-        .bind(from_now(after))
+        .bind(from_now(db, after).await?)
         .bind(id)
         .bind(worker)
         .execute(db)
@@ -147,7 +148,7 @@ pub async fn depth(db: &Pool) -> Result<(i64, i64), sqlx::Error> {
     let (total, running): (i64, i64) = sqlx::query_as(
         "SELECT COUNT(*), COUNT(CASE WHEN worker IS NOT NULL AND lease_until >= $1 THEN 1 END) FROM job_queue",
     )
-    .bind(db::now())
+    .bind(db::ts(db::clock(db).await?))
     .fetch_one(db)
     .await?;
     Ok((total - running, running))

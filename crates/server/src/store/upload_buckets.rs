@@ -11,9 +11,11 @@
 //!
 //! The service's own key may read, write and own the bucket. At the callback the service checks
 //! that the files arrived, revokes the upload's key (nothing can be written after), and has the
-//! store copy the files into its bucket (a copy inside the store: no byte passes through the
-//! service). The bucket and key are then removed by [`sweep`], which also finishes what a crash
-//! left: a row of [`upload_buckets`] whose upload was confirmed, canceled or abandoned.
+//! store copy the files into its bucket (a copy inside the store: no byte of the upload passes
+//! through the service; a pair's two files are then interleaved as any pair is, see
+//! [`super::uploads::confirm_s3`]). The bucket and key are then removed by [`sweep`], which also
+//! finishes what a crash left: a row of the table `upload_buckets` whose upload was confirmed,
+//! canceled or abandoned.
 
 use chrono::{DateTime, Utc};
 use futures::TryStreamExt;

@@ -438,11 +438,7 @@ fn uploads(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut T
                 })
             })
             .collect();
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.unwrap());
-        }
-        out
+        futures::future::try_join_all(tasks).await.expect("an upload task")
     });
     let took = started.elapsed();
     let total: u64 = done.iter().sum();
@@ -516,11 +512,7 @@ fn upload_buckets(
                 })
             })
             .collect();
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.unwrap());
-        }
-        out
+        futures::future::try_join_all(tasks).await.expect("an upload task")
     });
     let took = started.elapsed();
     let total: u64 = done.iter().sum();

@@ -41,6 +41,13 @@ impl Backends {
             .env("MGDS_LOG", "info");
         c
     }
+
+    /// A user made with `mgds admin` on these backends; answers their API key.
+    fn user(&self, data: &Path) -> String {
+        let made = self.mgds(data, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        String::from_utf8(made.stdout).unwrap().trim().to_string()
+    }
 }
 
 #[test]
@@ -54,13 +61,8 @@ fn an_api_host_and_two_workers_share_only_postgresql_and_an_s3_store() {
     let (api, w1, w2) = (dir.path().join("api"), dir.path().join("worker1"), dir.path().join("worker2"));
 
     // The API host installs the demo references and publishes them to the store at start.
-    let mut serve = Proc::spawn(b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
-    let first = serve.read_line();
-    let url =
-        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
-    let made = b.mgds(&api, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+    let (serve, url) = Proc::serve(b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
+    let key = b.user(&api);
 
     // Two workers on folders of their own: they fetch the references from the store. The short
     // lease lets the survivor take over an analysis from a killed worker quickly.
@@ -276,10 +278,7 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
 
     // The service on the new backends, on another machine: the same account, samples,
     // results and files.
-    let mut serve = Proc::spawn(b.mgds(&new, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
-    let first = serve.read_line();
-    let url =
-        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
+    let (_serve, url) = Proc::serve(b.mgds(&new, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
     let (s, list) = c.json("GET", &format!("{url}/api/v1/samples"), &key, None);
     assert_eq!(s, 200, "the old key signs in: {list}");
     assert_eq!(list.as_array().unwrap().len(), 2);
@@ -316,16 +315,11 @@ fn the_onecodex_client_uploads_straight_to_the_store() {
     std::fs::create_dir_all(&scratch).unwrap();
     let mut cmd = b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--garage-admin-url", &admin.url]);
     cmd.env("MGDS_GARAGE_ADMIN_TOKEN", &admin.token);
-    let mut serve = Proc::spawn(cmd);
-    let first = serve.read_line();
-    let url =
-        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
+    let (mut serve, url) = Proc::serve(cmd);
     let second = serve.read_line();
     let store = b.s3.endpoint.clone().unwrap();
     assert!(second.starts_with(&format!("s3 endpoint: {store} (the object store")), "{second}");
-    let made = b.mgds(&api, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+    let key = b.user(&api);
 
     let reads = demo_reads();
     let gut = scratch.join("gut.fastq.gz");
@@ -434,13 +428,8 @@ fn a_worker_whose_clock_is_ahead_leaves_a_held_lease_alone() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (api, ahead) = (dir.path().join("api"), dir.path().join("ahead"));
-    let mut serve = Proc::spawn(b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
-    let first = serve.read_line();
-    let url =
-        first.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{first:?}\n{}", serve.log())).to_string();
-    let made = b.mgds(&api, &["admin", "user", "create", "lab@example.org"]).output().unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
+    let (serve, url) = Proc::serve(b.mgds(&api, &["serve", "--listen", "127.0.0.1:0", "--workers", "0"]));
+    let key = b.user(&api);
 
     // A sample whose classification waits in the queue; a worker (on a clock that is right)
     // holds it with a lease of a minute.
@@ -486,6 +475,9 @@ fn a_worker_whose_clock_is_ahead_leaves_a_held_lease_alone() {
     cmd.env("LD_PRELOAD", &libfaketime).env("FAKETIME", "+300s");
     let mut worker = Proc::spawn(cmd);
     wait_for(60, "the worker to start", || worker.log().contains("worker: running analyses").then_some(()));
+    // What is checked is that nothing happens: the worker is given its first claim at start and
+    // two more polls (every 2 s) to take the analysis over, which it did at the first with leases
+    // dated by its own clock.
     std::thread::sleep(std::time::Duration::from_secs(4));
     // (The row leaves the queue once an analysis is done.)
     let holder: Option<(Option<String>,)> = rt

@@ -90,6 +90,12 @@ impl GarageAdmin {
         GarageAdmin { http, config }
     }
 
+    /// The HTTP client it calls with (shared with the store's own requests of the upload
+    /// buckets, which set their own timeouts).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     async fn call(
         &self,
         call: &'static str,

@@ -145,14 +145,8 @@ pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiRe
     if let Some(k) = &b.key_id {
         admin.delete_key(k).await.map_err(admin_failed)?;
     }
-    let http = reqwest::Client::builder()
-        // A copy inside the store may rewrite the object (Garage does, to give a multipart
-        // upload a whole-object checksum): allow it the time to.
-        .timeout(std::time::Duration::from_secs(3600))
-        .build()
-        .map_err(ApiError::internal)?;
     for key in keys {
-        copy_object(&http, s3, &b.bucket, key, &s3.full_key(key)).await?;
+        copy_object(admin.http(), s3, &b.bucket, key, &s3.full_key(key)).await?;
     }
     Ok(())
 }
@@ -189,7 +183,15 @@ async fn copy_object(
     let credential =
         AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
     AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(&mut req, None).map_err(ApiError::internal)?;
-    let res = http.put(&url).headers(req.headers().clone()).send().await.map_err(ApiError::internal)?;
+    let res = http
+        .put(&url)
+        .headers(req.headers().clone())
+        // A copy inside the store may rewrite the object (Garage does, to give a multipart
+        // upload a whole-object checksum): it is given the time to.
+        .timeout(std::time::Duration::from_secs(3600))
+        .send()
+        .await
+        .map_err(ApiError::internal)?;
     let status = res.status();
     let body = res.text().await.unwrap_or_default();
     // S3 may answer 200 with an error in the body when a long copy fails late.

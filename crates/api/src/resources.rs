@@ -87,6 +87,11 @@ pub struct Sample {
     /// Last change (RFC 3339). Sent only when known: the real service's clients refuse `null`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
+    /// Why the sample's file could not be made: the two files of a pair uploaded apart whose
+    /// mates do not pair (the sample then stays `importing`). An MGDS addition, sent only when
+    /// there is such a reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_error: Option<String>,
 }
 
 /// The cost of an analysis, on services that charge for them.

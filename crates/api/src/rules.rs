@@ -12,6 +12,17 @@ pub const MAX_ERROR_MSG_CHARS: usize = 255;
 pub const MAX_TAG_NAME_CHARS: usize = 30;
 /// Longest `external_sample_id`.
 pub const MAX_EXTERNAL_SAMPLE_ID_CHARS: usize = 60;
+/// Most tags on one sample, and in one request (a lab tags a sample with a few dozen at most).
+/// A sample record then stays small: its tags are at most about 9 KB of JSON.
+pub const MAX_TAGS_PER_SAMPLE: usize = 200;
+/// Most keys in a metadata record's `custom` object.
+pub const MAX_CUSTOM_METADATA_KEYS: usize = 100;
+/// Longest key in a metadata record's `custom` object.
+pub const MAX_CUSTOM_METADATA_KEY_CHARS: usize = 100;
+/// Largest `custom` object of a metadata record, as JSON.
+pub const MAX_CUSTOM_METADATA_BYTES: usize = 16 * 1024;
+/// Longest metadata `description`.
+pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
 
 /// Sequencing platforms the metadata `platform` field accepts.
 pub const PLATFORMS: [&str; 28] = [

@@ -322,9 +322,18 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
             println!("{}", user.api_key);
         }
         AdminCommand::User(UserCommand::RotateKey { email }) => {
-            let key = admin::rotate_key(db, &email).await?;
-            eprintln!("new API key for {email}; the previous key no longer works:");
-            println!("{key}");
+            let rotated = admin::rotate_key(&state, &email).await?;
+            eprintln!(
+                "new API key for {email}; the previous key no longer works, nor do the download addresses, upload \
+                 forms and upload credentials it obtained"
+            );
+            if rotated.canceled_uploads > 0 {
+                eprintln!(
+                    "canceled {} upload(s) not yet confirmed that were started with the previous key; start them again",
+                    rotated.canceled_uploads
+                );
+            }
+            println!("{}", rotated.api_key);
         }
         AdminCommand::User(UserCommand::List) => {
             for (id, email, org, is_admin) in admin::list_users(db).await? {

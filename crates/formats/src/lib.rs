@@ -37,7 +37,7 @@ pub use fastx::{Format, MAX_LINE_LEN, Mate, Reader, Record, Records, base_id, ma
 pub use output::OutputCompression;
 pub use pairs::{
     FileGroup, NameMate, PairReason, PairSummary, SingleReason, check_pair, group_paths, interleave, interleave_into,
-    interleaved_name, mate_from_file_name,
+    interleave_limited, interleaved_name, mate_from_file_name,
 };
 pub use panel::{SubPanels, parse_panel_results, read_panel_results, sub_panels};
 pub use readlevel::{Columns, ReadLevelReader, ReadLevelRecord, ReadLevelRow};

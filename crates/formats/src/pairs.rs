@@ -269,6 +269,18 @@ pub fn interleave(
     out: impl AsRef<Path>,
     compression: OutputCompression,
 ) -> Result<PairSummary, Error> {
+    interleave_limited(r1, r2, out, compression, usize::MAX)
+}
+
+/// [`interleave`], refusing a record longer than `max_record` bases (the record limit of the
+/// service's engines, so that one enormous record cannot take a worker's memory).
+pub fn interleave_limited(
+    r1: impl AsRef<Path>,
+    r2: impl AsRef<Path>,
+    out: impl AsRef<Path>,
+    compression: OutputCompression,
+    max_record: usize,
+) -> Result<PairSummary, Error> {
     let (r1, r2, out) = (r1.as_ref(), r2.as_ref(), out.as_ref());
     for input in [r1, r2] {
         if same_file(input, out) {
@@ -276,7 +288,7 @@ pub fn interleave(
         }
     }
     let mut output = Output::create(out, compression)?;
-    let summary = walk_pair(r1, r2, Some(output.records()))?;
+    let summary = walk_pair_limited(r1, r2, Some(output.records()), None, max_record)?;
     output.finish()?;
     Ok(summary)
 }
@@ -334,8 +346,19 @@ fn walk_pair<W: Write>(r1: &Path, r2: &Path, out: Option<&mut RecordWriter<W>>) 
 fn walk_pair_counted<W: Write>(
     r1: &Path,
     r2: &Path,
+    out: Option<&mut RecordWriter<W>>,
+    consumed: Option<Arc<AtomicU64>>,
+) -> Result<PairSummary, Error> {
+    walk_pair_limited(r1, r2, out, consumed, usize::MAX)
+}
+
+/// [`walk_pair_counted`], refusing records longer than `max_record` bases.
+fn walk_pair_limited<W: Write>(
+    r1: &Path,
+    r2: &Path,
     mut out: Option<&mut RecordWriter<W>>,
     consumed: Option<Arc<AtomicU64>>,
+    max_record: usize,
 ) -> Result<PairSummary, Error> {
     let opened = |p: &Path| match &consumed {
         Some(c) => open_counted(p, c.clone()),
@@ -343,7 +366,8 @@ fn walk_pair_counted<W: Write>(
     };
     let (c1, in1) = opened(r1)?;
     let (c2, in2) = opened(r2)?;
-    let (mut a, mut b) = (Reader::new(in1), Reader::new(in2));
+    let (mut a, mut b) =
+        (Reader::new(in1).with_max_record_length(max_record), Reader::new(in2).with_max_record_length(max_record));
     let (mut ra, mut rb) = (Record::default(), Record::default());
     let (mut sa, mut sb) = (SummaryBuilder::default(), SummaryBuilder::default());
     loop {

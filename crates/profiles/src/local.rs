@@ -80,7 +80,7 @@ pub async fn start(data_dir: PathBuf, config_dir: &Path) -> Result<Local> {
     }
     let key = match admin::create_user(&state.db, LOCAL_USER, None, true).await {
         Ok(user) => user.api_key,
-        Err(admin::AdminError::UserExists(_)) => admin::rotate_key(&state.db, LOCAL_USER).await?,
+        Err(admin::AdminError::UserExists(_)) => admin::rotate_key(&state, LOCAL_USER).await?.api_key,
         Err(e) => return Err(e.into()),
     };
     if crate::profile::keychain_status().is_ok() {

@@ -1,6 +1,7 @@
 //! The operator's actions, which have no HTTP route: users and their API keys, and sequencing
 //! batches. `mgds admin ...` calls these.
 
+use crate::AppState;
 use crate::store::db::Pool;
 
 use crate::auth::{hash_key, new_api_key};
@@ -41,6 +42,9 @@ pub enum AdminError {
     /// The database failed.
     #[error(transparent)]
     Database(#[from] sqlx::Error),
+    /// The records or files could not be changed.
+    #[error("the service's records or files could not be changed")]
+    Store(#[source] crate::ApiError),
 }
 
 /// The name of the organisation users join when none is given.
@@ -73,13 +77,30 @@ pub async fn create_user(
     Ok(NewUser { id, api_key })
 }
 
-/// Gives a user a new API key; the old one stops working at once.
-pub async fn rotate_key(db: &Pool, email: &str) -> Result<String, AdminError> {
+/// A new API key, and what the rotation stopped.
+#[derive(Debug)]
+pub struct Rotated {
+    /// The new key.
+    pub api_key: String,
+    /// Uploads not yet confirmed that were canceled with the old key.
+    pub canceled_uploads: usize,
+}
+
+/// Gives a user a new API key. The old one stops working at once, and so does everything
+/// obtained with it that the service checks: download addresses of the service's own storage
+/// endpoint, upload forms and S3 credentials (their uploads are canceled), and the store's keys
+/// for uploads that go straight to it (removed through its admin API before this answers).
+/// Download addresses that an S3 store signed itself live until they expire
+/// ([`crate::signing::STORE_DOWNLOAD_VALID_MINUTES`]).
+pub async fn rotate_key(state: &AppState, email: &str) -> Result<Rotated, AdminError> {
     let api_key = new_api_key();
-    if !users::set_key_hash(db, email.trim(), &hash_key(&api_key)).await? {
-        return Err(AdminError::NoSuchUser(email.to_string()));
-    }
-    Ok(api_key)
+    let canceled = users::set_key_hash(&state.db, email.trim(), &hash_key(&api_key))
+        .await
+        .map_err(AdminError::Store)?
+        .ok_or_else(|| AdminError::NoSuchUser(email.to_string()))?;
+    // The canceled uploads' files, and their buckets and keys in the store, go now.
+    crate::store::deletes::purge(state).await.map_err(AdminError::Store)?;
+    Ok(Rotated { api_key, canceled_uploads: canceled })
 }
 
 /// A user's id by e-mail.

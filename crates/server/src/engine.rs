@@ -181,6 +181,94 @@ pub(crate) struct EngineJob {
     pub(crate) memory: u64,
 }
 
+/// Two files of a pair to join into one interleaved, gzipped file (a pair uploaded as two
+/// files; see [`crate::store::imports`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct JoinJob {
+    /// Read 1's file, and its name as uploaded (for messages).
+    pub(crate) r1: (PathBuf, String),
+    /// Read 2's file, and its name as uploaded.
+    pub(crate) r2: (PathBuf, String),
+    /// Where the joined file goes.
+    pub(crate) out: PathBuf,
+    pub(crate) max_record: usize,
+    /// The memory ceiling, in bytes.
+    pub(crate) memory: u64,
+}
+
+/// What an engine process is given to do.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) enum EngineTask {
+    /// An analysis.
+    Analysis(EngineJob),
+    /// A pair's join.
+    Join(JoinJob),
+}
+
+impl EngineTask {
+    /// The memory ceiling of the process.
+    fn memory(&self) -> u64 {
+        match self {
+            EngineTask::Analysis(j) => j.memory,
+            EngineTask::Join(j) => j.memory,
+        }
+    }
+
+    /// What the task is, for messages ("the analysis ...").
+    fn what(&self) -> &'static str {
+        match self {
+            EngineTask::Analysis(_) => "the analysis",
+            EngineTask::Join(_) => "joining the pair",
+        }
+    }
+
+    /// Runs the task here (in the engine process, or on a worker's thread for
+    /// [`EngineHost::InProcess`]).
+    pub(crate) fn run(&self, databases: &Databases) -> Result<(Value, Option<Artifact>), Failure> {
+        match self {
+            EngineTask::Analysis(job) => run_engine(databases, job),
+            EngineTask::Join(job) => run_join(job),
+        }
+    }
+}
+
+/// The memory ceiling of a pair's join: the one set for engines, else 1 GiB (a join streams;
+/// it holds one record of each file, at most the record limit, at a time).
+pub fn join_memory_ceiling(limits: &Limits) -> u64 {
+    limits.memory.unwrap_or(1 << 30)
+}
+
+/// Joins a pair's two files into one interleaved, gzipped file, checked read by read (every
+/// record valid and within the record limit, mates named alike, as many in each file).
+/// Messages name the files as they were uploaded, never where they are stored.
+fn run_join(job: &JoinJob) -> Result<(Value, Option<Artifact>), Failure> {
+    let JoinJob { r1, r2, out, max_record, .. } = job;
+    let joined = mgds_formats::interleave_limited(
+        &r1.0,
+        &r2.0,
+        out,
+        mgds_formats::OutputCompression::Gzip { level: 1 },
+        *max_record,
+    );
+    match joined {
+        Ok(summary) => {
+            let results =
+                serde_json::json!({ "pairs": summary.r1.records, "bases": summary.r1.bases + summary.r2.bases });
+            Ok((results, Some(Artifact::File(out.clone()))))
+        }
+        Err(e) => {
+            let mut why = e.to_string();
+            for (path, name) in [r1, r2] {
+                why = why.replace(&path.display().to_string(), name);
+            }
+            why = why.replace(&out.display().to_string(), "the joined file");
+            Err(Failure::Refused(format!(
+                "the two files are not the two reads of one pair, so they cannot become one sample: {why}"
+            )))
+        }
+    }
+}
+
 /// What an engine process answers on stdout.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 enum EngineAnswer {
@@ -193,10 +281,10 @@ enum EngineAnswer {
 /// writes the answer. Returns the exit code.
 fn engine_main() -> i32 {
     let mut input = Vec::new();
-    let job: EngineJob = match std::io::stdin().read_to_end(&mut input).map_err(|e| e.to_string()).and_then(|_| {
+    let task: EngineTask = match std::io::stdin().read_to_end(&mut input).map_err(|e| e.to_string()).and_then(|_| {
         serde_json::from_slice(&input).map_err(|e| format!("the job given to the engine process is unreadable: {e}"))
     }) {
-        Ok(job) => job,
+        Ok(task) => task,
         Err(e) => {
             eprintln!("{e}");
             return 2;
@@ -214,11 +302,11 @@ fn engine_main() -> i32 {
         }
     }
     #[cfg(unix)]
-    if let Err(e) = rlimit::Resource::DATA.set(job.memory, job.memory) {
+    if let Err(e) = rlimit::Resource::DATA.set(task.memory(), task.memory()) {
         eprintln!("could not set the memory ceiling: {e}");
         return 2;
     }
-    let answer = match run_engine(&Databases::default(), &job) {
+    let answer = match task.run(&Databases::default()) {
         Ok((results, artifact)) => EngineAnswer::Done {
             results,
             file: match artifact {
@@ -242,9 +330,10 @@ fn engine_main() -> i32 {
 /// Runs `job` in an engine process of `program`, within `time`.
 pub(crate) async fn run_in_process(
     program: &Path,
-    job: &EngineJob,
+    job: &EngineTask,
     time: Duration,
 ) -> Result<(Value, Option<Artifact>), Failure> {
+    let what = job.what();
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(program)
         .arg(ENGINE_ARG)
@@ -266,7 +355,7 @@ pub(crate) async fn run_in_process(
     let out = match tokio::time::timeout(time, child.wait_with_output()).await {
         Err(_) => {
             return Err(Failure::Refused(format!(
-                "the analysis ran longer than its time limit of {} and was stopped (the operator sets it \
+                "{what} ran longer than its time limit of {} and was stopped (the operator sets it \
                  with --engine-time-limit)",
                 human_duration(time)
             )));
@@ -286,9 +375,9 @@ pub(crate) async fn run_in_process(
     // Rust reports a failed allocation this way, then aborts.
     if stderr.contains("memory allocation of") {
         return Err(Failure::Refused(format!(
-            "the analysis needed more memory than its ceiling of {} and was stopped (the operator sets it \
+            "{what} needed more memory than its ceiling of {} and was stopped (the operator sets it \
              with --engine-memory); the file may hold an enormous record or be damaged",
-            human_bytes(job.memory)
+            human_bytes(job.memory())
         )));
     }
     #[cfg(unix)]

@@ -8,7 +8,12 @@
 //! - credentials minted for one upload ([`crate::store::s3_grants::mint`]) sign requests for
 //!   that upload's object keys and nothing else, and stop starting writes after an hour (a
 //!   multipart upload started before then may finish until the upload itself expires);
-//! - PutObject streams into the object store under the upload's key. Multipart parts that
+//! - PutObject streams into the object store under the upload's key, in the store's `incoming/`
+//!   folder ([`incoming_key`]): the upload's callback takes the file from there into place
+//!   (a rename), then checks what it took, so a write that ends after the callback (or a
+//!   cancel) can never change a confirmed record's file; such a write is refused before it is
+//!   published where the service sees it in time, and its file is removed by the janitor
+//!   otherwise. Multipart parts that
 //!   arrive in order (boto3 without threads, as `onecodex` runs it, and `mgds` send them so) are
 //!   appended to one assembly file, which CompleteMultipartUpload renames into place when it
 //!   lists exactly those parts: the bytes are written once, as for a single PUT. A part sent out
@@ -45,7 +50,7 @@ use s3s::{S3, S3Error, S3Request, S3Response, S3Result, s3_error};
 
 use crate::AppState;
 use crate::store::db;
-use crate::store::files::{Span, Storage, WriteError};
+use crate::store::files::{Span, Storage, WriteError, incoming_key};
 use crate::store::s3_grants;
 
 /// The bucket uploads are addressed to.
@@ -74,6 +79,10 @@ pub const MAX_REQUEST_BODY: usize = 128 * 1024 * 1024;
 const MIN_PART: i64 = 5 * 1024 * 1024;
 /// Most parts in one multipart upload, as S3 has it.
 const MAX_PARTS: i32 = 10_000;
+/// Most multipart uploads one upload's credentials may have under way at once (a pair's two
+/// files, each started again a few times, fit with room to spare); each holds parts on the
+/// service until it is completed or aborted, so the number is capped.
+pub const MAX_MULTIPART_PER_UPLOAD: i64 = 8;
 
 /// What a request's credentials allow, found by [`Access`] and handed to the backend.
 #[derive(Debug, Clone)]
@@ -199,6 +208,18 @@ impl From<Refused> for S3Error {
     }
 }
 
+/// Refuses a write to an upload that is no longer waiting for its files (confirmed, canceled,
+/// expired or revoked by a key rotation since the request started).
+async fn still_open(db: &Pool, upload_id: &str) -> S3Result<()> {
+    if s3_grants::upload_open(db, upload_id).await.map_err(internal)? {
+        return Ok(());
+    }
+    Err(s3_error!(
+        AccessDenied,
+        "The upload was confirmed or canceled while this request was under way; nothing was stored."
+    ))
+}
+
 /// Hashes of a body as it streams by.
 #[derive(Default)]
 struct Sums {
@@ -229,8 +250,11 @@ enum Stored {
 /// Streams `body` into `key`, published only if it arrived whole and the CRC32 the client gave
 /// (header, or `aws-chunked` trailer read once the body ended) matches. Answers the size, the
 /// ETag and the CRC32.
+#[allow(clippy::too_many_arguments)]
 async fn store_body(
     storage: &Storage,
+    db: &Pool,
+    upload_id: &str,
     key: &str,
     body: StreamingBlob,
     max: u64,
@@ -280,6 +304,9 @@ async fn store_body(
                 crc.as_deref().unwrap_or("none")
             )));
         }
+        // The upload may have been confirmed or canceled while the bytes came: then nothing is
+        // published (the callback has taken the file it checked; this one would be left over).
+        still_open(db, upload_id).await.map_err(Refused::S3)?;
         if let Ok(mut c) = result.lock() {
             *c = Some((md5, crc));
         }
@@ -301,13 +328,15 @@ async fn store_body(
 #[async_trait::async_trait]
 impl S3 for Backend {
     async fn put_object(&self, req: S3Request<PutObjectInput>) -> S3Result<S3Response<PutObjectOutput>> {
-        grant_of(&req)?;
+        let grant = grant_of(&req)?;
         let trailers = req.trailing_headers.clone();
         let input = req.input;
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
         let (_, md5, crc) = store_body(
             &self.storage,
-            &input.key,
+            &self.db,
+            &grant.upload_id,
+            &incoming_key(&input.key),
             body,
             mgds_api::MAX_UPLOAD_BYTES,
             input.checksum_crc32,
@@ -328,6 +357,14 @@ impl S3 for Backend {
         req: S3Request<CreateMultipartUploadInput>,
     ) -> S3Result<S3Response<CreateMultipartUploadOutput>> {
         let grant = grant_of(&req)?;
+        let under_way = s3_grants::multiparts_of(&self.db, &grant.upload_id).await.map_err(internal)?;
+        if under_way >= MAX_MULTIPART_PER_UPLOAD {
+            return Err(s3_error!(
+                AccessDenied,
+                "This upload has {under_way} multipart uploads under way, the most it may have; complete or abort one \
+                 first."
+            ));
+        }
         let id = s3_grants::start_multipart(&self.db, &grant.access_key, &req.input.key).await.map_err(internal)?;
         Ok(S3Response::new(CreateMultipartUploadOutput {
             bucket: Some(req.input.bucket),
@@ -346,6 +383,18 @@ impl S3 for Backend {
             return Err(s3_error!(InvalidArgument, "Part number must be an integer between 1 and {MAX_PARTS}."));
         }
         self.multipart(&grant, &input.upload_id, &input.key).await?;
+        // What the multipart upload's other parts hold counts against the largest object, so
+        // that parts cannot pile up past it on the service.
+        let held =
+            s3_grants::part_bytes_besides(&self.db, &input.upload_id, input.part_number).await.map_err(internal)?;
+        let room = mgds_api::MAX_UPLOAD_BYTES.saturating_sub(u64::try_from(held).unwrap_or(u64::MAX));
+        if input.content_length.is_some_and(|n| u64::try_from(n).unwrap_or(u64::MAX) > room) || room == 0 {
+            return Err(s3_error!(
+                EntityTooLarge,
+                "The parts of this multipart upload would hold more than {} bytes, the largest upload.",
+                mgds_api::MAX_UPLOAD_BYTES
+            ));
+        }
         let body = input.body.ok_or_else(|| s3_error!(IncompleteBody))?;
         // The next part in order goes to the end of the assembly, unless another request is
         // appending to it right now.
@@ -365,13 +414,28 @@ impl S3 for Backend {
                 (s3_grants::part_key(&grant.upload_id, &input.upload_id, input.part_number), Stored::Part { e_tag })
             }
         };
-        let (size, md5, crc) =
-            store_body(&self.storage, &key, body, MAX_REQUEST_BODY as u64, input.checksum_crc32, trailers, stored)
-                .await?;
+        let max = room.min(MAX_REQUEST_BODY as u64);
+        let (size, md5, crc) = store_body(
+            &self.storage,
+            &self.db,
+            &grant.upload_id,
+            &key,
+            body,
+            max,
+            input.checksum_crc32,
+            trailers,
+            stored,
+        )
+        .await?;
         s3_grants::record_part(&self.db, &input.upload_id, input.part_number, &md5, size, append_at)
             .await
             .map_err(internal)?;
         drop(appending);
+        if append_at.is_some() {
+            // An earlier copy of this part sent out of order is no longer the part.
+            let earlier = s3_grants::part_key(&grant.upload_id, &input.upload_id, input.part_number);
+            self.storage.delete(&earlier).await.map_err(internal)?;
+        }
         Ok(S3Response::new(UploadPartOutput {
             e_tag: Some(ETag::Strong(md5)),
             checksum_crc32: crc,
@@ -386,6 +450,7 @@ impl S3 for Backend {
         let grant = grant_of(&req)?;
         let input = req.input;
         self.multipart(&grant, &input.upload_id, &input.key).await?;
+        still_open(&self.db, &grant.upload_id).await?;
         let listed = input.multipart_upload.and_then(|m| m.parts).unwrap_or_default();
         if listed.is_empty() {
             return Err(s3_error!(InvalidPart, "You must specify at least one part."));
@@ -448,8 +513,14 @@ impl S3 for Backend {
                 _ => spans.push(span),
             }
         }
-        self.storage.concat(&input.key, &spans, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
+        let incoming = incoming_key(&input.key);
+        self.storage.concat(&incoming, &spans, mgds_api::MAX_UPLOAD_BYTES).await.map_err(write_error)?;
         self.forget(&grant.upload_id, &input.upload_id).await?;
+        if let Err(e) = still_open(&self.db, &grant.upload_id).await {
+            // Confirmed or canceled while the parts were joined: what was joined is left over.
+            self.storage.delete(&incoming).await.map_err(internal)?;
+            return Err(e);
+        }
         let e_tag = format!("{}-{}", hex::encode(md5s.finalize()), listed.len());
         tracing::info!(key = %input.key, parts = listed.len(), "completed an S3 multipart upload");
         Ok(S3Response::new(CompleteMultipartUploadOutput {
@@ -481,17 +552,10 @@ impl Backend {
         }
     }
 
-    /// Removes a multipart upload's parts, its assembly and its record.
+    /// Removes a multipart upload's parts (every copy of each, whatever the records say), its
+    /// assembly and its record.
     async fn forget(&self, upload: &str, multipart: &str) -> S3Result<()> {
-        for part in s3_grants::parts(&self.db, multipart).await.map_err(internal)? {
-            if part.assembly_offset.is_none() {
-                self.storage
-                    .delete(&s3_grants::part_key(upload, multipart, part.part_number))
-                    .await
-                    .map_err(internal)?;
-            }
-        }
-        self.storage.delete(&s3_grants::assembly_key(upload, multipart)).await.map_err(internal)?;
+        self.storage.delete_prefix(&s3_grants::multipart_prefix(upload, multipart)).await.map_err(internal)?;
         s3_grants::forget_multipart(&self.db, multipart).await.map_err(internal)
     }
 

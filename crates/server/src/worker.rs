@@ -33,9 +33,10 @@ use crate::AppState;
 pub use crate::engine::{
     DEFAULT_MAX_RECORD, DEFAULT_TIME_LIMIT, ENGINE_ARG, EngineHost, Failure, Limits, engine_entry, memory_ceiling,
 };
-use crate::engine::{Databases, EngineJob, run_engine, run_in_process};
+use crate::engine::{Databases, EngineJob, EngineTask, JoinJob, join_memory_ceiling, run_in_process};
 use crate::references::References;
 use crate::store::analyses::{Artifact, Produced, Stored, store_outcome};
+use crate::store::imports::{self, Finished, Import};
 use crate::store::{db, queue};
 
 pub use crate::store::queue::queue_default_classification;
@@ -239,6 +240,16 @@ async fn work(state: AppState, name: String) {
         {
             tracing::warn!(error = %e, "could not register newly installed reference data");
         }
+        // A pair waiting to become its sample's file goes first: the sample's classification
+        // waits for it, and a join is quick.
+        match imports::claim(&state.db, &name, state.runner.config.lease).await {
+            Ok(Some((import, claims))) => {
+                join_claimed(&state, &name, &import, claims).await;
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(error = %e, "could not read the pairs waiting to be joined"),
+        }
         match claim(&state, &name).await {
             Ok(Some((id, claims))) => {
                 run_claimed(&state, &name, &id, claims).await;
@@ -377,14 +388,121 @@ async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
         dir: workdir.path().to_path_buf(),
         max_record: config.limits.max_record,
     };
-    let produced = match &config.engine {
-        EngineHost::Process(program) => run_in_process(program, &job, config.limits.time).await?,
+    let produced = run_task(state, EngineTask::Analysis(job)).await?;
+    Ok((produced.0, produced.1, workdir))
+}
+
+/// Runs `task` where this runner's engines run: an engine process of its own, or a thread.
+async fn run_task(state: &AppState, task: EngineTask) -> Result<(Value, Option<Artifact>), Failure> {
+    let config = &state.runner.config;
+    match &config.engine {
+        EngineHost::Process(program) => run_in_process(program, &task, config.limits.time).await,
         EngineHost::InProcess => {
             let runner = state.runner.clone();
-            tokio::task::spawn_blocking(move || run_engine(&runner.loaded, &job))
+            tokio::task::spawn_blocking(move || task.run(&runner.loaded))
                 .await
-                .map_err(|e| Failure::Transient(format!("the engine stopped unexpectedly: {e}")))??
+                .map_err(|e| Failure::Transient(format!("the engine stopped unexpectedly: {e}")))?
         }
+    }
+}
+
+/// Joins a claimed pair into its sample's file and gives the sample the file; a pair that
+/// cannot be joined keeps the reason, a fault that may pass puts the join back.
+async fn join_claimed(state: &AppState, worker: &str, import: &Import, claims: i64) {
+    let id = import.sample_id.as_str();
+    let outcome = if claims > MAX_CLAIMS {
+        Err(Failure::Refused(format!(
+            "joining the pair stopped before finishing {MAX_CLAIMS} times (its worker was interrupted each time); \
+             upload the pair again"
+        )))
+    } else {
+        let heartbeat = {
+            let (state, id, worker) = (state.clone(), id.to_string(), worker.to_string());
+            tokio::spawn(async move {
+                let lease = state.runner.config.lease;
+                let mut every = tokio::time::interval(lease / 4);
+                every.tick().await;
+                loop {
+                    every.tick().await;
+                    let _ = imports::renew(&state.db, &id, &worker, lease).await;
+                }
+            })
+        };
+        let outcome = join(state, worker, import).await;
+        heartbeat.abort();
+        outcome
     };
-    Ok((produced.0, produced.1, workdir))
+    let failed = match outcome {
+        Ok(Finished::Done(queued)) => {
+            tracing::info!(sample = %id, "joined a pair into its sample's file");
+            if queued {
+                state.runner.wake();
+            }
+            return;
+        }
+        Ok(Finished::Discarded) => {
+            tracing::info!(sample = %id, "a joined pair was not kept: its sample was deleted, or another worker took it over");
+            return;
+        }
+        Err(Failure::Transient(why)) if imports::failures(&state.db, id).await.unwrap_or(0) + 1 < MAX_ATTEMPTS => {
+            if let Err(e) = imports::requeue(&state.db, id, worker, state.runner.config.retry_after).await {
+                tracing::warn!(sample = %id, error = %e, "could not put a pair's join back");
+            }
+            tracing::info!(sample = %id, error = %why, "a pair's join goes back to the queue");
+            return;
+        }
+        Err(e) => e,
+    };
+    tracing::info!(sample = %id, error = %failed.message(), "a pair could not be joined");
+    if let Err(e) = imports::fail(&state.db, id, worker, failed.message()).await {
+        tracing::error!(sample = %id, error = %e, "could not record why a pair could not be joined");
+    }
+}
+
+/// Joins `import`'s two files in an engine process and stores the result as its sample's file.
+async fn join(state: &AppState, worker: &str, import: &Import) -> Result<Finished, Failure> {
+    let work_root = state.runner.data_dir.join(WORK_DIR);
+    let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
+    std::fs::create_dir_all(&work_root).map_err(unwritable)?;
+    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
+    let mut files = Vec::with_capacity(2);
+    for (key, name, copy) in [(&import.r1_key, &import.r1_name, "r1"), (&import.r2_key, &import.r2_name, "r2")] {
+        let path = match state.storage.local_path(key) {
+            Some(p) => p,
+            None => {
+                let dest = workdir.path().join(copy);
+                state
+                    .storage
+                    .download_to(key, &dest)
+                    .await
+                    .map_err(|e| Failure::Transient(format!("the worker could not fetch {name}: {e}")))?;
+                dest
+            }
+        };
+        files.push((path, name.clone()));
+    }
+    let r2 = files.pop().ok_or_else(|| Failure::Transient("the pair has no read 2".into()))?;
+    let r1 = files.pop().ok_or_else(|| Failure::Transient("the pair has no read 1".into()))?;
+    let limits = &state.runner.config.limits;
+    let out = workdir.path().join("joined.fastq.gz");
+    let task = EngineTask::Join(JoinJob {
+        r1,
+        r2,
+        out: out.clone(),
+        max_record: limits.max_record,
+        memory: join_memory_ceiling(limits),
+    });
+    run_task(state, task).await?;
+    let written = state
+        .storage
+        .put_file(&import.object_key, &out)
+        .await
+        .map_err(|e| Failure::Transient(format!("the joined file could not be stored: {e}")))?;
+    let finished = imports::finish(&state.db, import, worker, written.bytes)
+        .await
+        .map_err(|e| Failure::Transient(format!("the sample could not be given its file: {e}")))?;
+    if finished == Finished::Discarded {
+        let _ = state.storage.delete(&import.object_key).await;
+    }
+    Ok(finished)
 }

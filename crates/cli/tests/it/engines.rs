@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::procs::Proc;
-use crate::{Http, MGDS, Serve, create_user, ok};
+use crate::{Http, MGDS, Serve, create_user, ok, varied_pair};
 
 pub(crate) fn demo_reads() -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz")).unwrap()
@@ -450,5 +450,115 @@ fn a_corpus_of_bad_files_each_gets_a_clear_outcome_and_the_service_stays_small()
     }
     let peak = peak_mb(serve.child.id());
     eprintln!("service peak over the bad-file corpus: {peak} MB");
+    assert!(peak < 150, "the service process peaked at {peak} MB");
+}
+
+/// Writes `bytes` to `key` of the service's S3-compatible endpoint `endpoint` with the
+/// credentials an `init_multipart_upload` answer `init` minted, as an S3 client does.
+pub(crate) fn s3_put(c: &Http, endpoint: &str, init: &Value, key: &str, bytes: Vec<u8>) {
+    use object_store::ObjectStoreExt;
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(endpoint)
+        .with_bucket_name(init["s3_bucket"].as_str().unwrap())
+        .with_region("us-east-1")
+        .with_access_key_id(init["upload_aws_access_key_id"].as_str().unwrap())
+        .with_secret_access_key(init["upload_aws_secret_access_key"].as_str().unwrap())
+        .with_allow_http(true)
+        .with_virtual_hosted_style_request(false)
+        .build()
+        .unwrap();
+    c.rt.block_on(store.put(&object_store::path::Path::from(key), bytes.into())).expect("the endpoint stores the file");
+}
+
+/// A pair uploaded as two files through `init_multipart_upload`, as the `onecodex` client sends
+/// one; answers the init answer and the callback's status, body and time.
+fn upload_pair(
+    serve: &Serve,
+    c: &Http,
+    key: &str,
+    names: [&str; 2],
+    files: [Vec<u8>; 2],
+) -> (Value, u16, Value, Duration) {
+    let (s, init) = c.json(
+        "POST",
+        &format!("{}/api/v1/samples/init_multipart_upload", serve.url),
+        key,
+        Some(json!({"filename": names[0], "paired_end_filename": names[1]})),
+    );
+    assert_eq!(s, 200, "{init}");
+    let endpoint = serve.s3_endpoint.clone().unwrap();
+    let [r1, r2] = files;
+    s3_put(c, &endpoint, &init, init["file_id"].as_str().unwrap(), r1);
+    s3_put(c, &endpoint, &init, init["paired_end_file_id"].as_str().unwrap(), r2);
+    let started = Instant::now();
+    let (s, body) = c.json(
+        "POST",
+        &format!("{}{}", serve.url, init["callback_url"].as_str().unwrap()),
+        key,
+        Some(json!({"s3_path": format!("s3://mgds-uploads/{}", init["file_id"].as_str().unwrap())})),
+    );
+    (init, s, body, started.elapsed())
+}
+
+/// A pair that arrives through the S3 path is joined where analyses run, never in the service:
+/// the callback answers at once (the sample `importing`), the joined file becomes the sample's
+/// and is classified; a pair of one enormous record per mate, or whose mates do not pair, fails
+/// its sample with the reason in `import_error`, naming the files as uploaded and no path on the
+/// service; the service's memory stays small throughout.
+#[test]
+fn a_pair_is_joined_by_a_worker_and_a_hostile_pair_fails_its_sample_while_the_service_stays_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let serve = Serve::start(&data, &[]);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    let sample = |id: &str| c.json("GET", &format!("{}/api/v1/samples/{id}", serve.url), &key, None).1;
+
+    // One 200 Mbp record per mate: a megabyte of gzip each, 400 Mbp once joined.
+    let huge = huge_record_fasta_gz(200_000_000);
+    let (_, s, body, took) =
+        upload_pair(&serve, &c, &key, ["leak_R1.fasta.gz", "leak_R2.fasta.gz"], [huge.clone(), huge]);
+    assert_eq!(s, 200, "{body}");
+    eprintln!("callback of a pair of 200 Mbp records answered in {took:?}");
+    assert!(took < Duration::from_secs(1), "the callback answers at once: {took:?}");
+    let id = body["sample_id"].as_str().unwrap().to_string();
+    assert_eq!(sample(&id)["visibility"], json!("importing"));
+    let why = wait_for(120, "the join to fail", || sample(&id)["import_error"].as_str().map(str::to_string));
+    assert!(why.contains("leak_R1.fasta.gz") && why.contains("--max-record-length"), "{why}");
+    assert!(!why.contains('/'), "no path of the service in {why:?}");
+    assert_eq!(sample(&id)["visibility"], json!("importing"), "a failed join leaves no file");
+
+    // Mates that do not pair: the reason names the uploaded files.
+    let pairs = dir.path().join("pairs");
+    varied_pair(&pairs, 200);
+    let r1 = std::fs::read(pairs.join("gut_S1_L001_R1_001.fastq")).unwrap();
+    let r2 = std::fs::read(pairs.join("gut_S1_L001_R2_001.fastq")).unwrap();
+    // Read 2 one record short.
+    let mut short = r2.split(|b| *b == b'\n').take(796).collect::<Vec<_>>().join(&b'\n');
+    short.push(b'\n');
+    let (_, s, body, _) = upload_pair(&serve, &c, &key, ["odd_R1.fastq", "odd_R2.fastq"], [r1.clone(), short]);
+    assert_eq!(s, 200, "{body}");
+    let odd = body["sample_id"].as_str().unwrap().to_string();
+    let why = wait_for(60, "the join to fail", || sample(&odd)["import_error"].as_str().map(str::to_string));
+    assert!(why.contains("not the two reads of one pair") && why.contains("odd_R"), "{why}");
+    assert!(!why.contains(&data.display().to_string()) && !why.contains("objects/"), "{why}");
+
+    // A good pair: one interleaved sample, classified.
+    let (_, s, body, took) = upload_pair(&serve, &c, &key, ["gut_R1.fastq", "gut_R2.fastq"], [r1, r2]);
+    assert_eq!(s, 200, "{body}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let good = body["sample_id"].as_str().unwrap().to_string();
+    let joined = wait_for(60, "the join", || {
+        let s = sample(&good);
+        (s["visibility"] == json!("private")).then_some(s)
+    });
+    assert_eq!(joined["filename"], json!("gut_interleaved.fastq.gz"), "{joined}");
+    assert!(joined["size"].as_u64().unwrap() > 0);
+    assert!(joined.get("import_error").is_none(), "{joined}");
+    let a = finished_classification(&c, &serve.url, &key, &good);
+    assert_eq!(a["success"], json!(true), "{a}");
+
+    let peak = peak_mb(serve.child.id());
+    eprintln!("service peak with pairs joined by its worker: {peak} MB");
     assert!(peak < 150, "the service process peaked at {peak} MB");
 }

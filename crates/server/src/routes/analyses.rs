@@ -97,9 +97,7 @@ async fn files(
     let file = analyses::output_file(&state, &caller, &id, kind).await?.ok_or_else(|| {
         ApiError::NotFound("this analysis has no output file (its results are at .../results)".into())
     })?;
-    Ok(axum::Json(
-        transfers::download_address(&state, &file.key, &file.name, caller.user_id().unwrap_or_default()).await?,
-    ))
+    Ok(axum::Json(transfers::download_address(&state, &file.key, &file.name, &caller).await?))
 }
 
 /// The analysis's output files with their sizes and pre-signed addresses, as the real
@@ -112,7 +110,7 @@ async fn file_details(
 ) -> ApiResult<axum::Json<FileDetails>> {
     let files = match analyses::output_file(&state, &caller, &id, kind).await? {
         Some(f) => vec![FileDetail {
-            url: transfers::download_address(&state, &f.key, &f.name, caller.user_id().unwrap_or_default()).await?,
+            url: transfers::download_address(&state, &f.key, &f.name, &caller).await?,
             filepath: f.name.clone(),
             filename: f.name,
             size: f.size,
@@ -129,7 +127,5 @@ async fn readlevel(
 ) -> ApiResult<axum::Json<ReadlevelUrl>> {
     let key = analyses::readlevel(&state, &caller, &id).await?;
     let filename = analyses::file_name(&id, &key);
-    Ok(axum::Json(ReadlevelUrl {
-        url: transfers::download_address(&state, &key, &filename, caller.user_id().unwrap_or_default()).await?,
-    }))
+    Ok(axum::Json(ReadlevelUrl { url: transfers::download_address(&state, &key, &filename, &caller).await? }))
 }

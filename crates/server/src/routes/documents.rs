@@ -82,7 +82,8 @@ async fn upload_callback(
     Path(id): Path<String>,
     Json(req): Json<UploadCallbackRequest>,
 ) -> ApiResult<axum::Json<UploadCallbackResponse>> {
-    let document = uploads::confirm_s3(&state, &caller, "document", &id, &req.s3_path, req.filename.as_deref()).await?;
+    let document =
+        uploads::confirm_s3(&state, &caller, "document", &id, &req.s3_path, req.filename.as_deref()).await?.id;
     Ok(axum::Json(UploadCallbackResponse {
         sample_id: None,
         document_id: Some(document),
@@ -163,8 +164,7 @@ async fn download_uri(
 ) -> ApiResult<axum::Json<DownloadUri>> {
     let (key, filename) = documents::file(&state, &caller, &id).await?;
     Ok(axum::Json(DownloadUri {
-        download_uri: transfers::download_address(&state, &key, &filename, caller.user_id().unwrap_or_default())
-            .await?,
+        download_uri: transfers::download_address(&state, &key, &filename, &caller).await?,
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
 }

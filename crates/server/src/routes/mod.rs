@@ -48,7 +48,7 @@ pub fn router(state: AppState) -> Router {
         .route_service(&format!("/{}/{{*key}}", crate::s3::BUCKET), crate::s3::service(&state))
         .layer(axum::middleware::map_request(cap_body))
         .layer(axum::middleware::from_fn(check_amz_date));
-    Router::new()
+    let routes = Router::new()
         .nest("/api/v1", api)
         .merge(storage_endpoint::router())
         .merge(s3)
@@ -56,10 +56,29 @@ pub fn router(state: AppState) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record))
         .layer(axum::middleware::from_fn_with_state(state.clone(), prefix_links))
         .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
+        .method_not_allowed_fallback(method_not_allowed);
+    guarded(routes).with_state(state)
+}
+
+/// The layers around every route: heads past the limits refused, a panic in a handler answered
+/// as 500 in the service's error shape (its cause logged) instead of a dropped connection, and
+/// each request traced.
+fn guarded<S: Clone + Send + Sync + 'static>(routes: Router<S>) -> Router<S> {
+    routes
         .layer(axum::middleware::from_fn(check_size_of_head))
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(answer_panic))
         .layer(tower_http::trace::TraceLayer::new_for_http())
-        .with_state(state)
+}
+
+/// The answer to a request whose handler panicked: 500 with the JSON error body, the cause
+/// (the panic's message) logged and never sent.
+fn answer_panic(cause: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let message = cause
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| cause.downcast_ref::<&str>().copied())
+        .unwrap_or("a panic without a message");
+    ApiError::internal(std::io::Error::other(format!("a request handler panicked: {message}"))).into_response()
 }
 
 /// Behind a reverse proxy that serves the service under a path (`--public-url
@@ -442,5 +461,39 @@ impl<T: Serialize> IntoResponse for Listed<T> {
             headers.insert(HeaderName::from_static("x-next-cursor"), HeaderValue::from(self.page.page + 1));
         }
         (StatusCode::OK, headers, axum::Json(self.items)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn boom() -> &'static str {
+        panic!("boom at /tmp/secret/path")
+    }
+
+    /// A handler that panics answers 500 with the JSON error body, and the connection serves
+    /// the next request.
+    #[tokio::test]
+    async fn a_panicking_handler_answers_500_in_the_error_shape() {
+        let routes: Router = guarded(
+            Router::new()
+                .route("/boom", axum::routing::get(boom))
+                .route("/fine", axum::routing::get(|| async { "fine" })),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, routes).await });
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::new();
+        let res = http.get(format!("http://{addr}/boom")).send().await.unwrap();
+        assert_eq!(res.status(), 500);
+        let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(body["status"], 500);
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("logged for the operator"), "{message}");
+        assert!(!message.contains("/tmp/secret"), "the cause is not sent: {message}");
+        let res = http.get(format!("http://{addr}/fine")).send().await.unwrap();
+        assert_eq!(res.text().await.unwrap(), "fine");
     }
 }

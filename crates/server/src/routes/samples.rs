@@ -97,12 +97,14 @@ async fn upload_callback(
     Path(id): Path<String>,
     Json(req): Json<UploadCallbackRequest>,
 ) -> ApiResult<axum::Json<UploadCallbackResponse>> {
-    let sample = uploads::confirm_s3(&state, &caller, "sample", &id, &req.s3_path, req.filename.as_deref()).await?;
-    Ok(axum::Json(UploadCallbackResponse {
-        sample_id: Some(sample),
-        document_id: None,
-        message: "upload confirmed; the sample is ready".into(),
-    }))
+    let done = uploads::confirm_s3(&state, &caller, "sample", &id, &req.s3_path, req.filename.as_deref()).await?;
+    let message = if done.joining {
+        "upload confirmed; the two files of the pair are being joined into the sample's file (the sample is \
+         importing until then, and says why in its import_error if they do not pair)"
+    } else {
+        "upload confirmed; the sample is ready"
+    };
+    Ok(axum::Json(UploadCallbackResponse { sample_id: Some(done.id), document_id: None, message: message.into() }))
 }
 
 async fn confirm_upload(
@@ -149,8 +151,7 @@ async fn download_uri(
 ) -> ApiResult<axum::Json<DownloadUri>> {
     let (key, filename) = samples::file(&state, &caller, &id).await?;
     Ok(axum::Json(DownloadUri {
-        download_uri: transfers::download_address(&state, &key, &filename, caller.user_id().unwrap_or_default())
-            .await?,
+        download_uri: transfers::download_address(&state, &key, &filename, &caller).await?,
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
 }

@@ -182,7 +182,9 @@ async fn download(
     let holder = (!holder.is_empty()).then_some(holder.as_str());
     if !crate::store::access::key_visible(&state.db, holder, &key).await? {
         return Err(ApiError::NotFound(
-            "this file is no longer yours to download (its record was deleted or is no longer shared with you)".into(),
+            "this file is no longer yours to download (its record was deleted or is no longer shared with you, or \
+             the API key the address was made with was replaced); ask the service for a new address"
+                .into(),
         ));
     }
     let (size, stream) =

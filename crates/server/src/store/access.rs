@@ -164,13 +164,23 @@ pub fn batch(caller: &Caller, a: &str) -> Compiled {
 /// address carries its holder and is checked with this when used, so it stops working once the
 /// record is deleted or hidden from its holder (made private, the holder removed from the
 /// project), not only when it expires.
+///
+/// A holder names the user and the key epoch the address was made in (`<id>.<epoch>`;
+/// addresses made before epochs were named give the id alone, epoch 0): once the user's key is
+/// rotated, the address stops working too.
 pub async fn key_visible(db: &crate::store::db::Pool, holder: Option<&str>, key: &str) -> crate::ApiResult<bool> {
     let caller = match holder {
         None => Caller(None),
-        Some(id) => match super::caller::by_id(db, id).await? {
-            Some(u) => Caller(Some(u)),
-            None => return Ok(false),
-        },
+        Some(holder) => {
+            let (id, epoch) = match holder.split_once('.') {
+                Some((id, epoch)) => (id, epoch.parse::<i64>().ok()),
+                None => (holder, Some(0)),
+            };
+            match super::caller::by_id(db, id).await? {
+                Some(u) if Some(u.key_epoch) == epoch => Caller(Some(u)),
+                _ => return Ok(false),
+            }
+        }
     };
     let s = sample(&caller, "s");
     let d = document(&caller, "d");

@@ -61,6 +61,15 @@ impl Backend {
             Backend::Postgres => " FOR UPDATE SKIP LOCKED",
         }
     }
+
+    /// [`skip_locked`](Self::skip_locked) for a claim whose subquery joins other tables: only
+    /// the rows of `alias` are locked (PostgreSQL locks no row of an outer join's nullable side).
+    pub fn skip_locked_of(self, alias: &str) -> String {
+        match self {
+            Backend::Sqlite => String::new(),
+            Backend::Postgres => format!(" FOR UPDATE OF {alias} SKIP LOCKED"),
+        }
+    }
 }
 
 /// Opens the service's database and brings its schema up to date: PostgreSQL at `url` when one

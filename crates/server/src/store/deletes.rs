@@ -51,21 +51,22 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
     Ok(())
 }
 
-/// On an S3 store, removes the files that forms put at an [incoming
-/// key](super::files::incoming_key) whose upload is no longer open: the store cannot be told
-/// that a signed form is no longer valid, so a form posted again after its upload was confirmed,
-/// canceled or deleted stores a file that nothing refers to (it never reaches a record).
+/// Removes the files at an [incoming key](super::files::incoming_key) whose upload is no longer
+/// open. Forms on an S3 store put files there (the store cannot be told that a signed form is
+/// no longer valid, so a form posted again after its upload was confirmed, canceled or deleted
+/// stores a file that nothing refers to), and so does the S3-compatible endpoint for every
+/// upload: a write that ended after its upload's callback or cancel leaves its file there.
+/// Neither ever reaches a record.
 pub async fn sweep_incoming(state: &AppState) -> ApiResult<()> {
-    if state.storage.s3_config().is_none() {
-        return Ok(());
-    }
     for key in state.storage.keys(Some("incoming")).await? {
         let Some(object_key) = key.strip_prefix("incoming/") else { continue };
-        let open: i64 =
-            sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = $1 AND confirmed_id IS NULL")
-                .bind(object_key)
-                .fetch_one(&state.db)
-                .await?;
+        let open: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM uploads WHERE (object_key = $1 OR paired_object_key = $2) AND confirmed_id IS NULL",
+        )
+        .bind(object_key)
+        .bind(object_key)
+        .fetch_one(&state.db)
+        .await?;
         if open == 0 {
             state.storage.delete(&key).await?;
         }
@@ -73,20 +74,20 @@ pub async fn sweep_incoming(state: &AppState) -> ApiResult<()> {
     Ok(())
 }
 
-/// Removes an unconfirmed upload and queues its files for removal: its file, read 2 of a pair,
-/// and the parts of S3 multipart uploads it left unfinished.
+/// Removes an unconfirmed upload and queues its files for removal: its file and read 2 of a
+/// pair (where they landed and where they were to go), and every part of the S3 multipart
+/// uploads it left unfinished.
 pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult<()> {
     let paired: Option<String> = sqlx::query_scalar("SELECT paired_object_key FROM uploads WHERE id = $1")
         .bind(upload_id)
         .fetch_optional(&mut **tx)
         .await?
         .flatten();
-    for key in s3_grants::part_keys(tx, upload_id).await?.iter().chain(paired.iter()) {
+    queue_delete(tx, &s3_grants::upload_prefix(upload_id)).await?;
+    for key in std::iter::once(object_key).chain(paired.as_deref()) {
         queue_delete(tx, key).await?;
+        queue_delete(tx, &super::files::incoming_key(key)).await?;
     }
-    queue_delete(tx, object_key).await?;
-    // A form's file waiting to be copied into place on an S3 store (nothing there otherwise).
-    queue_delete(tx, &super::files::incoming_key(object_key)).await?;
     sqlx::query("DELETE FROM uploads WHERE id = $1").bind(upload_id).execute(&mut **tx).await?;
     Ok(())
 }

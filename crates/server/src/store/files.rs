@@ -555,6 +555,28 @@ impl Storage {
         self.store.copy(&ObjectPath::from(from), &ObjectPath::from(to)).await
     }
 
+    /// Moves the object at `from` to `to`, replacing any object there: a rename in a local
+    /// folder, a copy then a delete inside an S3 store. Answers `false` (and changes nothing)
+    /// when there is no object at `from`. Either way what lands at `to` is one whole object as
+    /// it stood when the move took it.
+    pub async fn rename(&self, from: &str, to: &str) -> object_store::Result<bool> {
+        match self.store.rename(&ObjectPath::from(from), &ObjectPath::from(to)).await {
+            Ok(()) => Ok(true),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes every object under `prefix` (a folder of keys, e.g. `s3-parts/<upload>/`);
+    /// returns how many.
+    pub async fn delete_prefix(&self, prefix: &str) -> object_store::Result<usize> {
+        let keys = self.keys(Some(prefix)).await?;
+        for k in &keys {
+            self.delete(k).await?;
+        }
+        Ok(keys.len())
+    }
+
     /// Removes an object; a missing object is not an error.
     pub async fn delete(&self, key: &str) -> object_store::Result<()> {
         match self.store.delete(&ObjectPath::from(key)).await {

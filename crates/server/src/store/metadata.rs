@@ -2,7 +2,8 @@
 //! (an external sample id is unique among a user's pre-uploaded samples).
 
 use mgds_api::{
-    ErrorCode, LIBRARY_TYPES, MAX_EXTERNAL_SAMPLE_ID_CHARS, Metadata, MetadataInput, PLATFORMS, Ref, SAMPLE_TYPES,
+    ErrorCode, LIBRARY_TYPES, MAX_CUSTOM_METADATA_BYTES, MAX_CUSTOM_METADATA_KEY_CHARS, MAX_CUSTOM_METADATA_KEYS,
+    MAX_DESCRIPTION_CHARS, MAX_EXTERNAL_SAMPLE_ID_CHARS, Metadata, MetadataInput, PLATFORMS, Ref, SAMPLE_TYPES,
 };
 use serde_json::Value;
 
@@ -179,13 +180,32 @@ pub fn validate(m: &mut MetadataInput) -> ApiResult<()> {
     check_range("location_lon", m.location_lon, -180.0, 180.0)?;
     normalize_date("date_collected", &mut m.date_collected)?;
     normalize_date("date_sequenced", &mut m.date_sequenced)?;
+    check_len("description", &m.description, MAX_DESCRIPTION_CHARS)?;
     if let Some(custom) = &m.custom {
+        if custom.len() > MAX_CUSTOM_METADATA_KEYS {
+            return Err(ApiError::BadRequest(format!(
+                "metadata.custom has {} keys; it may have at most {MAX_CUSTOM_METADATA_KEYS}",
+                custom.len()
+            )));
+        }
         for (k, v) in custom {
+            if k.chars().count() > MAX_CUSTOM_METADATA_KEY_CHARS {
+                let shown: String = k.chars().take(40).collect();
+                return Err(ApiError::BadRequest(format!(
+                    "metadata.custom key {shown:?}... is longer than {MAX_CUSTOM_METADATA_KEY_CHARS} characters"
+                )));
+            }
             if v.is_object() || v.is_array() {
                 return Err(ApiError::BadRequest(format!(
                     "metadata.custom.{k} must be a string, number, boolean or null"
                 )));
             }
+        }
+        let bytes = Value::Object(custom.clone()).to_string().len();
+        if bytes > MAX_CUSTOM_METADATA_BYTES {
+            return Err(ApiError::BadRequest(format!(
+                "metadata.custom is {bytes} bytes as JSON; it may be at most {MAX_CUSTOM_METADATA_BYTES} bytes"
+            )));
         }
     }
     if let Some(Some(id)) = &m.external_sample_id

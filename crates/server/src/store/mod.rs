@@ -19,6 +19,7 @@ pub mod deletes;
 pub mod documents;
 pub mod files;
 pub mod garage_admin;
+pub mod imports;
 pub mod jobs;
 pub mod metadata;
 pub mod projects;

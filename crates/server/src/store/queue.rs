@@ -26,11 +26,15 @@ pub const QUEUE_CHANNEL: &str = "mgds_queue";
 /// [`QUEUE_CHANNEL`] hear of it when the transaction commits (in this process, the caller wakes
 /// its own workers).
 pub async fn enqueue(tx: &mut Tx, analysis_id: &str, now: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO job_queue (analysis_id, enqueued_at) VALUES ($1, $2)")
-        .bind(analysis_id)
-        .bind(now)
-        .execute(&mut **tx)
-        .await?;
+    // The analysis's owner (its sample's) decides its turn (see `claim`).
+    sqlx::query(
+        "INSERT INTO job_queue (analysis_id, enqueued_at, owner_id) \
+         SELECT a.id, $1, s.owner_id FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = $2",
+    )
+    .bind(now)
+    .bind(analysis_id)
+    .execute(&mut **tx)
+    .await?;
     if tx.backend_name() == "PostgreSQL" {
         sqlx::query("NOTIFY mgds_queue").execute(&mut **tx).await?;
     }
@@ -64,10 +68,12 @@ pub async fn queue_default_classification(tx: &mut Tx, sample_id: &str) -> Resul
     Ok(Some(id))
 }
 
-/// Claims for `worker`, under a lease of `lease`, the oldest analysis of one of `jobs` that is
-/// waiting or held by a lapsed lease, among those claimed the fewest times (an analysis whose
-/// worker keeps dying does not hold up the ones behind it). Returns its id and how many times
-/// it has now been claimed (failed attempts are counted apart, by [`requeue`]).
+/// Claims for `worker`, under a lease of `lease`, an analysis of one of `jobs` that is waiting
+/// or held by a lapsed lease. Owners take turns: among the analyses claimed the fewest times
+/// (one whose worker keeps dying does not hold up the ones behind it), the next is the oldest
+/// of the owner whose analysis was claimed longest ago (or never), so one owner's burst of
+/// analyses does not hold every other owner's behind it. Returns its id and how many times it
+/// has now been claimed (failed attempts are counted apart, by [`requeue`]).
 pub async fn claim(
     db: &Pool,
     jobs: &[String],
@@ -83,17 +89,29 @@ pub async fn claim(
     let sql = format!(
         "UPDATE job_queue SET lease_until = ?, worker = ?, claims = claims + 1 \
          WHERE analysis_id = (SELECT q.analysis_id FROM job_queue q JOIN analyses a ON a.id = q.analysis_id \
+           LEFT JOIN queue_turns t ON t.owner_id = q.owner_id \
            WHERE a.job_id IN ({marks}) AND (q.lease_until IS NULL OR q.lease_until < ?) \
-           ORDER BY q.claims, q.enqueued_at, q.analysis_id LIMIT 1{}) \
-         RETURNING analysis_id, claims",
-        Backend::of(db).skip_locked()
+           ORDER BY q.claims, COALESCE(t.last_claimed_at, ''), q.enqueued_at, q.analysis_id LIMIT 1{}) \
+         RETURNING analysis_id, claims, owner_id",
+        Backend::of(db).skip_locked_of("q")
     );
     // Only placeholders are formatted into the statement; every value is bound.
-    let mut q = sqlx::query_as::<_, (String, i64)>(db::numbered(sql)).bind(until).bind(worker);
+    let mut q = sqlx::query_as::<_, (String, i64, Option<String>)>(db::numbered(sql)).bind(until).bind(worker);
     for j in jobs {
         q = q.bind(j);
     }
-    q.bind(db::ts(now)).fetch_optional(db).await
+    let Some((id, claims, owner)) = q.bind(db::ts(now)).fetch_optional(db).await? else { return Ok(None) };
+    if let Some(owner) = owner {
+        sqlx::query(
+            "INSERT INTO queue_turns (owner_id, last_claimed_at) VALUES ($1, $2) \
+             ON CONFLICT (owner_id) DO UPDATE SET last_claimed_at = excluded.last_claimed_at",
+        )
+        .bind(owner)
+        .bind(db::ts(now))
+        .execute(db)
+        .await?;
+    }
+    Ok(Some((id, claims)))
 }
 
 /// Extends the lease `worker` holds on `id` to `lease` from now.

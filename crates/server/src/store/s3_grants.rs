@@ -172,6 +172,60 @@ pub async fn forget_multipart(db: &Pool, id: &str) -> Result<(), sqlx::Error> {
     Ok(())
 }
 
+/// Whether upload `upload_id` still waits for its files: it exists (not canceled, nor revoked
+/// by a key rotation), is not confirmed, and has not expired.
+pub async fn upload_open(db: &Pool, upload_id: &str) -> Result<bool, sqlx::Error> {
+    let open: Option<i64> =
+        sqlx::query_scalar("SELECT 1 FROM uploads WHERE id = $1 AND confirmed_id IS NULL AND expires_at > $2")
+            .bind(upload_id)
+            .bind(db::now())
+            .fetch_optional(db)
+            .await?;
+    Ok(open.is_some())
+}
+
+/// How many multipart uploads the credentials of upload `upload_id` have under way.
+pub async fn multiparts_of(db: &Pool, upload_id: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT COUNT(*) FROM s3_multipart m JOIN s3_grants g ON g.access_key = m.access_key WHERE g.upload_id = $1",
+    )
+    .bind(upload_id)
+    .fetch_one(db)
+    .await
+}
+
+/// The bytes held by the parts of multipart upload `id` other than part `n`.
+pub async fn part_bytes_besides(db: &Pool, id: &str, n: i32) -> Result<i64, sqlx::Error> {
+    let held: Option<i64> =
+        sqlx::query_scalar("SELECT SUM(size) FROM s3_parts WHERE multipart_id = $1 AND part_number <> $2")
+            .bind(id)
+            .bind(n)
+            .fetch_one(db)
+            .await?;
+    Ok(held.unwrap_or(0))
+}
+
+/// Forgets every multipart upload begun for upload `upload_id` (once the upload is confirmed,
+/// they can never be completed); the caller removes their objects, all under
+/// [`upload_prefix`].
+pub async fn forget_multiparts_of(tx: &mut Tx, upload_id: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM s3_multipart WHERE access_key IN (SELECT access_key FROM s3_grants WHERE upload_id = $1)")
+        .bind(upload_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// The folder of keys holding every part and assembly of upload `upload`'s multipart uploads.
+pub fn upload_prefix(upload: &str) -> String {
+    format!("s3-parts/{upload}/")
+}
+
+/// The folder of keys holding the parts and the assembly of multipart upload `multipart`.
+pub fn multipart_prefix(upload: &str, multipart: &str) -> String {
+    format!("s3-parts/{upload}/{multipart}/")
+}
+
 /// The object key where part `n` of multipart upload `multipart` of upload `upload` waits when
 /// it is not in the assembly.
 pub fn part_key(upload: &str, multipart: &str, n: i32) -> String {
@@ -181,20 +235,4 @@ pub fn part_key(upload: &str, multipart: &str, n: i32) -> String {
 /// The object key of the assembly of multipart upload `multipart` of upload `upload`.
 pub fn assembly_key(upload: &str, multipart: &str) -> String {
     format!("s3-parts/{upload}/{multipart}/assembly")
-}
-
-/// The objects of upload `upload_id`'s unfinished multipart uploads, to remove with it.
-pub async fn part_keys(tx: &mut Tx, upload_id: &str) -> Result<Vec<String>, sqlx::Error> {
-    let rows: Vec<(String, Option<i32>)> = sqlx::query_as(
-        "SELECT m.id, p.part_number FROM s3_grants g JOIN s3_multipart m ON m.access_key = g.access_key \
-         LEFT JOIN s3_parts p ON p.multipart_id = m.id AND p.assembly_offset IS NULL WHERE g.upload_id = $1",
-    )
-    .bind(upload_id)
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut keys: Vec<String> = rows.iter().filter_map(|(m, n)| Some(part_key(upload_id, m, (*n)?))).collect();
-    let mut multiparts: Vec<&String> = rows.iter().map(|(m, _)| m).collect();
-    multiparts.dedup();
-    keys.extend(multiparts.into_iter().map(|m| assembly_key(upload_id, m)));
-    Ok(keys)
 }

@@ -56,7 +56,8 @@ const SAMPLES: ListSpec = ListSpec {
     from: "samples s",
     columns: "s.id, s.owner_id, s.visibility, s.filename, s.size, s.project_id, s.primary_classification_id, \
               s.created_at, s.updated_at, (SELECT m.id FROM metadata m WHERE m.sample_id = s.id) AS metadata_id, \
-              (SELECT json_group_array(st.tag_id) FROM sample_tags st WHERE st.sample_id = s.id) AS tag_ids",
+              (SELECT json_group_array(st.tag_id) FROM sample_tags st WHERE st.sample_id = s.id) AS tag_ids, \
+              (SELECT i.error FROM imports i WHERE i.sample_id = s.id) AS import_error",
     fields: SAMPLE_FIELDS,
     default_order: "s.created_at ASC",
     tiebreak: "s.id ASC",
@@ -76,6 +77,7 @@ pub(crate) struct SampleRow {
     updated_at: Option<String>,
     metadata_id: Option<String>,
     tag_ids: String,
+    import_error: Option<String>,
 }
 
 impl SampleRow {
@@ -98,6 +100,7 @@ impl SampleRow {
                 _ => "available".into(),
             },
             updated_at: self.updated_at,
+            import_error: self.import_error,
         }
     }
 }
@@ -226,10 +229,9 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
         sqlx::query("UPDATE samples SET project_id = $1 WHERE id = $2").bind(p).bind(id).execute(&mut *tx).await?;
     }
     if let Some(ids) = tag_ids {
+        tags::check_count(ids.len())?;
         sqlx::query("DELETE FROM sample_tags WHERE sample_id = $1").bind(id).execute(&mut *tx).await?;
-        for t in ids {
-            tags::link(&mut tx, id, &t).await?;
-        }
+        tags::link(&mut tx, id, &ids).await?;
     }
     sqlx::query("UPDATE samples SET updated_at = $1 WHERE id = $2").bind(db::now()).bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
@@ -298,7 +300,7 @@ pub async fn add_tag(state: &AppState, caller: &Caller, req: &TagCreate) -> ApiR
     may_act_on(state, caller, sample_id, "can_edit_metadata", "tag it").await?;
     let mut tx = begin_write(&state.db).await?;
     let tag_id = tags::by_name(&mut tx, &user.id, name).await?;
-    tags::link(&mut tx, sample_id, &tag_id).await?;
+    tags::link(&mut tx, sample_id, std::slice::from_ref(&tag_id)).await?;
     tx.commit().await?;
     Ok(Tag { uri: Ref::new("tags", &tag_id).uri, name: Some(name.to_string()) })
 }

@@ -1,6 +1,6 @@
 //! Tags: their records, and a user's tags found or created by name and attached to samples.
 
-use mgds_api::{MAX_TAG_NAME_CHARS, Ref, Tag, TagInput};
+use mgds_api::{MAX_TAG_NAME_CHARS, MAX_TAGS_PER_SAMPLE, Ref, Tag, TagInput};
 
 use super::access;
 use super::caller::Caller;
@@ -53,8 +53,10 @@ pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Tag> 
     Ok(row.into_api())
 }
 
-/// Checks the names of tags to create with a sample.
+/// Checks the names of tags to create with a sample, and that there are at most
+/// [`MAX_TAGS_PER_SAMPLE`].
 pub fn check_names(tags: &[TagInput]) -> ApiResult<()> {
+    check_count(tags.len())?;
     for t in tags {
         let n = t.name.trim().chars().count();
         if n == 0 || n > MAX_TAG_NAME_CHARS {
@@ -67,22 +69,53 @@ pub fn check_names(tags: &[TagInput]) -> ApiResult<()> {
     Ok(())
 }
 
-/// Finds or creates the owner's tags by name and attaches them to a sample.
-pub(crate) async fn attach(tx: &mut Tx, owner: &str, sample_id: &str, tags: &[TagInput]) -> ApiResult<()> {
-    for t in tags {
-        let tag_id = by_name(tx, owner, t.name.trim()).await?;
-        link(tx, sample_id, &tag_id).await?;
+/// Refuses a request that names more than [`MAX_TAGS_PER_SAMPLE`] tags for one sample.
+pub fn check_count(n: usize) -> ApiResult<()> {
+    if n > MAX_TAGS_PER_SAMPLE {
+        return Err(ApiError::BadRequest(format!(
+            "{n} tags were given; a sample has at most {MAX_TAGS_PER_SAMPLE} tags"
+        )));
     }
     Ok(())
 }
 
-/// Attaches a tag to a sample (once).
-pub(crate) async fn link(tx: &mut Tx, sample_id: &str, tag_id: &str) -> ApiResult<()> {
-    sqlx::query("INSERT INTO sample_tags (sample_id, tag_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+/// Finds or creates the owner's tags by name and attaches them to a sample.
+pub(crate) async fn attach(tx: &mut Tx, owner: &str, sample_id: &str, tags: &[TagInput]) -> ApiResult<()> {
+    check_count(tags.len())?;
+    let mut ids = Vec::with_capacity(tags.len());
+    for t in tags {
+        ids.push(by_name(tx, owner, t.name.trim()).await?);
+    }
+    link(tx, sample_id, &ids).await
+}
+
+/// How many tags sample `sample_id` has.
+async fn count(tx: &mut Tx, sample_id: &str) -> ApiResult<usize> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sample_tags WHERE sample_id = $1")
         .bind(sample_id)
-        .bind(tag_id)
-        .execute(&mut **tx)
+        .fetch_one(&mut **tx)
         .await?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// Attaches tags to a sample (each once), refusing to take it past [`MAX_TAGS_PER_SAMPLE`]
+/// (a sample already past it, from before the limit, keeps its tags and can lose some, but
+/// gains none).
+pub(crate) async fn link(tx: &mut Tx, sample_id: &str, tag_ids: &[String]) -> ApiResult<()> {
+    let before = count(tx, sample_id).await?;
+    for tag_id in tag_ids {
+        sqlx::query("INSERT INTO sample_tags (sample_id, tag_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(sample_id)
+            .bind(tag_id)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let after = count(tx, sample_id).await?;
+    if after > before && after > MAX_TAGS_PER_SAMPLE {
+        return Err(ApiError::BadRequest(format!(
+            "the sample would have {after} tags; a sample has at most {MAX_TAGS_PER_SAMPLE} tags (remove some first)"
+        )));
+    }
     Ok(())
 }
 

@@ -4,10 +4,11 @@
 
 use serde_json::{Map, Value};
 
+use super::caller::Caller;
 use super::uploads::Started;
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, post_policy, upload_url};
+use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, STORE_DOWNLOAD_VALID_MINUTES, post_policy, upload_url};
 
 /// The address and form fields a client posts the file of a started upload to: its key,
 /// exactly its size (and its SHA-256, when declared), within its validity.
@@ -29,15 +30,16 @@ pub fn upload_target(state: &AppState, started: &Started) -> (String, Map<String
     }
 }
 
-/// An address to GET the object `key` at for [`DOWNLOAD_VALID_HOURS`], named `filename`.
+/// An address to GET the object `key` at, named `filename`, for `caller`.
 ///
-/// From the service's storage endpoint, it names its holder (the caller; empty for anonymous)
-/// and works only while they may see the record. From an S3 store, it is the store's own signed
-/// address, good until it expires whatever happens to the record meanwhile.
-pub async fn download_address(state: &AppState, key: &str, filename: &str, holder: &str) -> ApiResult<String> {
-    let valid = std::time::Duration::from_secs(u64::from(DOWNLOAD_VALID_HOURS) * 3600);
+/// From the service's storage endpoint, valid for [`DOWNLOAD_VALID_HOURS`], it names its holder
+/// (the caller and their key epoch; empty for anonymous) and works only while they may see the
+/// record and hold the same key. From an S3 store, it is the store's own signed address, good
+/// for [`STORE_DOWNLOAD_VALID_MINUTES`] whatever happens to the record meanwhile.
+pub async fn download_address(state: &AppState, key: &str, filename: &str, caller: &Caller) -> ApiResult<String> {
+    let valid = std::time::Duration::from_secs(STORE_DOWNLOAD_VALID_MINUTES * 60);
     match state.storage.presigned_get(key, filename, valid).await {
         Some(signed) => signed.map_err(ApiError::internal),
-        None => Ok(state.signer.download_url(&state.public_url, key, filename, holder, DOWNLOAD_VALID_HOURS)),
+        None => Ok(state.signer.download_url(&state.public_url, key, filename, &caller.holder(), DOWNLOAD_VALID_HOURS)),
     }
 }

@@ -120,35 +120,84 @@ fn bucket_store(s3: &S3Config, bucket: &str) -> ApiResult<object_store::aws::Ama
 
 /// Takes the files `keys` of an upload's bucket into the service's store, under the same keys:
 /// checks that each arrived (refusing with `file_not_arrived` otherwise, the upload's key still
-/// good), revokes the upload's key, and has the store copy them. Safe to repeat.
-pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<()> {
+/// good), revokes the upload's key, then reads each file's size and ETag and has the store copy
+/// exactly that version (`x-amz-copy-source-if-match`): a write that was already under way when
+/// the key was revoked and ends later changes the version, and the copy is made again of the
+/// new one, at most [`COPY_TRIES`] times. Answers the sizes copied, in the order of `keys`. Safe
+/// to repeat.
+pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<u64>> {
     let Some((s3, admin)) = state.storage.upload_buckets() else {
         return Err(ApiError::internal(std::io::Error::other(
             "an upload bucket's callback arrived, but the service no longer has the store's admin API",
         )));
     };
     let store = bucket_store(s3, &b.bucket)?;
+    let not_arrived = |key: &str| {
+        ApiError::BadRequest(format!(
+            "the file has not arrived yet: write it to {}/{key} before calling back",
+            b.bucket
+        ))
+        .with_code(ErrorCode::FileNotArrived)
+    };
     for key in keys {
         match store.head(&ObjectPath::from(*key)).await {
             Ok(_) => {}
-            Err(object_store::Error::NotFound { .. }) => {
-                return Err(ApiError::BadRequest(format!(
-                    "the file has not arrived yet: write it to {}/{key} before calling back",
-                    b.bucket
-                ))
-                .with_code(ErrorCode::FileNotArrived));
-            }
+            Err(object_store::Error::NotFound { .. }) if b.key_id.is_some() => return Err(not_arrived(key)),
+            // Taken in by an earlier callback that stopped before confirming.
+            Err(object_store::Error::NotFound { .. }) => {}
             Err(e) => return Err(ApiError::internal(e)),
         }
     }
-    // From here nothing more can be written: what is copied is what the record gets.
+    // From here nothing more can be started with the key: what is copied is what was checked.
     if let Some(k) = &b.key_id {
         admin.delete_key(k).await.map_err(admin_failed)?;
+        set_revoked(&state.db, &b.upload_id).await?;
     }
+    let mut sizes = Vec::with_capacity(keys.len());
     for key in keys {
-        copy_object(admin.http(), s3, &b.bucket, key, &s3.full_key(key)).await?;
+        let mut tries = 0;
+        let size = loop {
+            let head = match store.head(&ObjectPath::from(*key)).await {
+                Ok(h) => h,
+                Err(object_store::Error::NotFound { .. }) => match state.storage.size(key).await? {
+                    // Copied by an earlier callback; the upload's bucket was emptied since.
+                    Some(n) => break n,
+                    None => return Err(not_arrived(key)),
+                },
+                Err(e) => return Err(ApiError::internal(e)),
+            };
+            tries += 1;
+            match copy_object(admin.http(), s3, &b.bucket, key, head.e_tag.as_deref(), &s3.full_key(key)).await? {
+                Copied::Done => break head.size,
+                Copied::Changed if tries < COPY_TRIES => continue,
+                Copied::Changed => {
+                    return Err(ApiError::Conflict(format!(
+                        "the file {key} kept changing while it was taken in; call back again once every write has \
+                         ended"
+                    )));
+                }
+            }
+        };
+        sizes.push(size);
     }
+    Ok(sizes)
+}
+
+/// How many times [`take_in`] copies a file whose version changed under it before it gives up.
+const COPY_TRIES: u32 = 3;
+
+/// Records that an upload's key was revoked (a later callback does not wait for files).
+async fn set_revoked(db: &Pool, upload_id: &str) -> ApiResult<()> {
+    sqlx::query("UPDATE upload_buckets SET key_id = NULL WHERE upload_id = $1").bind(upload_id).execute(db).await?;
     Ok(())
+}
+
+/// What became of a conditional copy.
+enum Copied {
+    /// The version asked for was copied.
+    Done,
+    /// The object is no longer that version (a write ended since it was read).
+    Changed,
 }
 
 /// What S3 leaves as it is in an object key's path: unreserved characters and `/`.
@@ -167,8 +216,9 @@ async fn copy_object(
     s3: &S3Config,
     from_bucket: &str,
     from_key: &str,
+    if_match: Option<&str>,
     to_key: &str,
-) -> ApiResult<()> {
+) -> ApiResult<Copied> {
     let endpoint = s3
         .endpoint
         .as_deref()
@@ -180,6 +230,10 @@ async fn copy_object(
     let source = format!("/{from_bucket}/{}", encode_key(from_key));
     req.headers_mut()
         .insert("x-amz-copy-source", axum::http::HeaderValue::from_str(&source).map_err(ApiError::internal)?);
+    if let Some(tag) = if_match {
+        req.headers_mut()
+            .insert("x-amz-copy-source-if-match", axum::http::HeaderValue::from_str(tag).map_err(ApiError::internal)?);
+    }
     let credential =
         AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
     AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(&mut req, None).map_err(ApiError::internal)?;
@@ -193,6 +247,9 @@ async fn copy_object(
         .await
         .map_err(ApiError::internal)?;
     let status = res.status();
+    if status == reqwest::StatusCode::PRECONDITION_FAILED {
+        return Ok(Copied::Changed);
+    }
     let body = res.text().await.unwrap_or_default();
     // S3 may answer 200 with an error in the body when a long copy fails late.
     if !status.is_success() || body.contains("<Error>") {
@@ -201,7 +258,7 @@ async fn copy_object(
             s3.bucket
         ))));
     }
-    Ok(())
+    Ok(Copied::Done)
 }
 
 /// Removes the buckets and keys of uploads that were confirmed, canceled or abandoned (their

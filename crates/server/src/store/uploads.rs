@@ -13,7 +13,7 @@ use super::caller::Caller;
 use super::db::{self, Tx, begin_write, new_id};
 use super::deletes::{forget, purge, queue_delete};
 use super::files::{incoming_key, key_name};
-use super::{metadata, projects, queue, s3_grants, tags, upload_buckets};
+use super::{imports, metadata, projects, queue, s3_grants, tags, upload_buckets};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 
@@ -377,13 +377,32 @@ struct S3UploadRow {
     object_key: String,
     paired_object_key: Option<String>,
     filename: String,
+    paired_filename: Option<String>,
     confirmed_id: Option<String>,
 }
 
+/// What an upload's callback answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallbackDone {
+    /// The sample or document.
+    pub id: String,
+    /// Whether the sample's file is still being made (a pair, joined by a worker).
+    pub joining: bool,
+}
+
+/// How long a callback holds its upload at most; one whose host died lets go after it.
+const CALLBACK_HOLD: chrono::Duration = chrono::Duration::minutes(2);
+
 /// Confirms an upload made through the S3-compatible endpoint (the callback its clients post
-/// once the objects are written): `s3_path` must name the upload's object. A pair's two files
-/// are interleaved into the sample's one file (checked read by read); then the upload is
-/// confirmed as any other. Answers the sample or document; a second callback answers it again.
+/// once the objects are written): `s3_path` must name the upload's object.
+///
+/// One callback per upload runs at a time (a lease on the upload's row, so it holds across API
+/// hosts); it takes the files into place before it checks them (a rename out of `incoming/`,
+/// or, from an upload's own bucket, a copy of exactly the version checked after the upload's
+/// key was revoked), so a write that ends later cannot change what the record gets. It does
+/// only what is cheap: a pair's two files must both be there and not empty; the sample is then
+/// made at once, `importing`, and a worker joins the two into its file
+/// ([`super::imports`]). Answers the sample or document; a second callback answers it again.
 pub async fn confirm_s3(
     state: &AppState,
     caller: &Caller,
@@ -391,22 +410,25 @@ pub async fn confirm_s3(
     upload_id: &str,
     s3_path: &str,
     filename: Option<&str>,
-) -> ApiResult<String> {
+) -> ApiResult<CallbackDone> {
     let user = caller.require()?;
-    let up: S3UploadRow = sqlx::query_as(
-        "SELECT kind, object_key, paired_object_key, filename, confirmed_id FROM uploads \
-         WHERE id = $1 AND owner_id = $2 AND kind = $3 AND transport = 's3'",
-    )
-    .bind(upload_id)
-    .bind(&user.id)
-    .bind(kind)
-    .fetch_optional(&state.db)
-    .await?
-    .ok_or_else(|| {
-        ApiError::NotFound(format!("no upload {upload_id:?} of yours to confirm; call init_multipart_upload first"))
-    })?;
+    let read = async || -> ApiResult<S3UploadRow> {
+        sqlx::query_as(
+            "SELECT kind, object_key, paired_object_key, filename, paired_filename, confirmed_id FROM uploads \
+             WHERE id = $1 AND owner_id = $2 AND kind = $3 AND transport = 's3'",
+        )
+        .bind(upload_id)
+        .bind(&user.id)
+        .bind(kind)
+        .fetch_optional(&state.db)
+        .await?
+        .ok_or_else(|| {
+            ApiError::NotFound(format!("no upload {upload_id:?} of yours to confirm; call init_multipart_upload first"))
+        })
+    };
+    let up = read().await?;
     if let Some(done) = up.confirmed_id {
-        return Ok(done);
+        return Ok(CallbackDone { id: done, joining: false });
     }
     let own_bucket = upload_buckets::of(&state.db, upload_id).await?;
     let bucket = own_bucket.as_ref().map_or(crate::s3::BUCKET, |b| b.bucket.as_str());
@@ -414,103 +436,130 @@ pub async fn confirm_s3(
     if s3_path != expected {
         return Err(ApiError::BadRequest(format!("s3_path is {s3_path:?}; this upload's file is {expected:?}")));
     }
-    if let Some(b) = &own_bucket {
+    hold_callback(&state.db, upload_id).await?;
+    let outcome = async {
+        // Another callback may have finished between the first look and the hold.
+        let up = read().await?;
+        if let Some(done) = up.confirmed_id {
+            return Ok(CallbackDone { id: done, joining: false });
+        }
+        take_and_confirm(state, caller, upload_id, &up, own_bucket.as_ref(), filename).await
+    }
+    .await;
+    if outcome.is_err() {
+        release_callback(&state.db, upload_id).await?;
+    }
+    outcome
+}
+
+/// Takes the lease of the one callback of `upload_id`, or refuses with 409 while another holds
+/// it.
+async fn hold_callback(db: &db::Pool, upload_id: &str) -> ApiResult<()> {
+    let now = db::clock(db).await?;
+    let held = sqlx::query(
+        "UPDATE uploads SET callback_until = $1 WHERE id = $2 AND confirmed_id IS NULL \
+         AND (callback_until IS NULL OR callback_until < $3)",
+    )
+    .bind(db::ts(now + CALLBACK_HOLD))
+    .bind(upload_id)
+    .bind(db::ts(now))
+    .execute(db)
+    .await?
+    .rows_affected();
+    if held == 0 {
+        return Err(ApiError::Conflict(
+            "another callback of this upload is under way; call back again in a moment".into(),
+        ));
+    }
+    Ok(())
+}
+
+async fn release_callback(db: &db::Pool, upload_id: &str) -> ApiResult<()> {
+    sqlx::query("UPDATE uploads SET callback_until = NULL WHERE id = $1").bind(upload_id).execute(db).await?;
+    Ok(())
+}
+
+/// The callback's work once it holds the upload: take the files into place, check what is
+/// cheap, and confirm (or, for a pair, make the sample and leave the join to a worker).
+async fn take_and_confirm(
+    state: &AppState,
+    caller: &Caller,
+    upload_id: &str,
+    up: &S3UploadRow,
+    own_bucket: Option<&upload_buckets::UploadBucket>,
+    filename: Option<&str>,
+) -> ApiResult<CallbackDone> {
+    let user = caller.require()?;
+    let keys: Vec<&str> = std::iter::once(up.object_key.as_str()).chain(up.paired_object_key.as_deref()).collect();
+    let names: Vec<&str> = std::iter::once(up.filename.as_str()).chain(up.paired_filename.as_deref()).collect();
+    let sizes = match own_bucket {
         // The files come from the upload's bucket into the service's, inside the store.
-        let keys: Vec<&str> = std::iter::once(up.object_key.as_str()).chain(up.paired_object_key.as_deref()).collect();
-        upload_buckets::take_in(state, b, &keys).await?;
-    }
-    let size = |key: String| async move {
-        state.storage.size(&key).await?.ok_or_else(|| {
-            ApiError::BadRequest(format!(
-                "the file has not arrived yet: write it to {}/{key} before calling back",
-                crate::s3::BUCKET
-            ))
-            .with_code(ErrorCode::FileNotArrived)
-        })
+        Some(b) => upload_buckets::take_in(state, b, &keys).await?,
+        None => {
+            let mut sizes = Vec::with_capacity(keys.len());
+            for (key, name) in keys.iter().zip(&names) {
+                state.storage.rename(&incoming_key(key), key).await?;
+                let size = state.storage.size(key).await?.ok_or_else(|| {
+                    ApiError::BadRequest(format!(
+                        "the file {name} has not arrived yet: write it to {}/{key} before calling back",
+                        crate::s3::BUCKET
+                    ))
+                    .with_code(ErrorCode::FileNotArrived)
+                })?;
+                sizes.push(size);
+            }
+            sizes
+        }
     };
-    let mut bytes = size(up.object_key.clone()).await?;
-    let (mut key, mut name) = (up.object_key.clone(), up.filename.clone());
-    if let Some(paired) = &up.paired_object_key {
-        size(paired.clone()).await?;
-        let joined = interleave_objects(state, upload_id, &up.object_key, paired, &up.filename).await?;
-        (key, name, bytes) = joined;
+    // The multipart uploads begun for the upload can never be completed now: their parts go.
+    let mut tx = begin_write(&state.db).await?;
+    s3_grants::forget_multiparts_of(&mut tx, upload_id).await?;
+    queue_delete(&mut tx, &s3_grants::upload_prefix(upload_id)).await?;
+    if let (Some(r2_key), Some(r2_name)) = (&up.paired_object_key, &up.paired_filename) {
+        if let Some((name, _)) = names.iter().zip(&sizes).find(|(_, n)| **n == 0) {
+            return Err(ApiError::BadRequest(format!(
+                "the file {name} of the pair is empty, so the two cannot become one sample; upload the pair again"
+            )));
+        }
+        let joined = mgds_formats::interleaved_name(std::path::Path::new(&up.filename));
+        let import = imports::Import {
+            sample_id: String::new(),
+            upload_id: upload_id.to_string(),
+            r1_key: up.object_key.clone(),
+            r2_key: r2_key.clone(),
+            r1_name: up.filename.clone(),
+            r2_name: r2_name.clone(),
+            object_key: format!("samples/{upload_id}/{}", key_name(&joined)),
+            filename: joined,
+        };
+        let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Joining(import)).await?;
+        tx.commit().await?;
+        state.runner.wake();
+        return Ok(CallbackDone { id: sample.0, joining: true });
     }
+    let mut name = up.filename.clone();
     if up.kind == "document"
         && let Some(f) = filename
     {
         name = mgds_api::clean_filename(f).unwrap_or(name);
     }
-    let mut tx = begin_write(&state.db).await?;
-    sqlx::query("UPDATE uploads SET object_key = $1, filename = $2, size = $3 WHERE id = $4 AND confirmed_id IS NULL")
-        .bind(&key)
+    sqlx::query("UPDATE uploads SET filename = $1, size = $2 WHERE id = $3 AND confirmed_id IS NULL")
         .bind(&name)
-        .bind(i64::try_from(bytes).unwrap_or(i64::MAX))
+        .bind(i64::try_from(sizes[0]).unwrap_or(i64::MAX))
         .bind(upload_id)
         .execute(&mut *tx)
         .await?;
-    if key != up.object_key {
-        queue_delete(&mut tx, &up.object_key).await?;
-        if let Some(p) = &up.paired_object_key {
-            queue_delete(&mut tx, p).await?;
-        }
-    }
     tx.commit().await?;
-    let confirmed = match kind {
+    let confirmed = match up.kind.as_str() {
         "document" => confirm_document(state, caller, upload_id, None).await?,
         _ => {
             let req = ConfirmUploadRequest { sample_id: upload_id.to_string(), upload_type: None, sha256: None };
             confirm_sample(state, caller, &req).await?
         }
     };
-    // The joined pair's two objects, or the upload's own bucket, go now.
-    if key != up.object_key || own_bucket.is_some() {
-        purge(state).await?;
-    }
-    Ok(confirmed)
-}
-
-/// Interleaves a pair uploaded as two objects into one gzipped FASTQ object beside them
-/// (checked read by read as `mgds_formats::interleave` does); answers its key, name and size.
-async fn interleave_objects(
-    state: &AppState,
-    upload_id: &str,
-    r1_key: &str,
-    r2_key: &str,
-    r1_name: &str,
-) -> ApiResult<(String, String, u64)> {
-    let work = tempfile::tempdir_in(std::env::temp_dir()).map_err(ApiError::internal)?;
-    // The store's own files where it has them; otherwise copies.
-    let local = |key: &str, name: &str| {
-        let key = key.to_string();
-        let dest = work.path().join(name);
-        async move {
-            match state.storage.local_path(&key) {
-                Some(p) => Ok::<_, ApiError>(p),
-                None => {
-                    state.storage.download_to(&key, &dest).await.map_err(ApiError::internal)?;
-                    Ok(dest)
-                }
-            }
-        }
-    };
-    let r1 = local(r1_key, "r1").await?;
-    let r2 = local(r2_key, "r2").await?;
-    let name = mgds_formats::interleaved_name(std::path::Path::new(r1_name));
-    let out = work.path().join(&name);
-    let made = out.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        mgds_formats::interleave(&r1, &r2, &made, mgds_formats::OutputCompression::Gzip { level: 1 }).map_err(Box::new)
-    })
-    .await
-    .map_err(ApiError::internal)?;
-    if let Err(e) = joined {
-        return Err(ApiError::BadRequest(format!(
-            "the two files are not the two reads of one pair, so they cannot become one sample: {e}"
-        )));
-    }
-    let key = format!("samples/{upload_id}/{}", key_name(&name));
-    let written = state.storage.put_file(&key, &out).await.map_err(ApiError::internal)?;
-    Ok((key, name, written.bytes))
+    // The parts, or the upload's own bucket, go now.
+    purge(state).await?;
+    Ok(CallbackDone { id: confirmed, joining: false })
 }
 
 /// Refuses an `upload_type` other than `standard`.
@@ -651,32 +700,60 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
         return Ok(done);
     }
     check_arrived(state, &up, req.sha256.as_deref()).await?;
-
     let mut tx = begin_write(&state.db).await?;
-    // Re-read under the lock: a concurrent confirm may have finished first.
+    let (sample_id, queued) = settle_sample(&mut tx, &user.id, &up.id, Settle::Arrived).await?;
+    tx.commit().await?;
+    if queued {
+        state.runner.wake();
+    }
+    Ok(sample_id)
+}
+
+/// How a confirmed sample upload's file stands.
+enum Settle {
+    /// It arrived whole and is the sample's file: the sample becomes `private` and is
+    /// classified.
+    Arrived,
+    /// A pair's two files arrived and a worker joins them: the sample is `importing`, without a
+    /// file, until then.
+    Joining(imports::Import),
+}
+
+/// Inside `tx` (a write transaction): fills the pre-uploaded sample or creates a new one for
+/// upload `upload_id` of `owner`, applies the metadata, tags and project given at the start, and
+/// marks the upload confirmed; then queues the default classification ([`Settle::Arrived`]) or
+/// the pair's join ([`Settle::Joining`]). Answers the sample's id and whether an analysis was
+/// queued; an upload confirmed already answers its sample.
+async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -> ApiResult<(String, bool)> {
+    // Read under the write lock: a concurrent confirm may have finished first.
     let up: UploadRow = sqlx::query_as(
         "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport, sha256 FROM uploads WHERE id = $1",
     )
-    .bind(&up.id)
-    .fetch_optional(&mut *tx)
+    .bind(upload_id)
+    .fetch_optional(&mut **tx)
     .await?
-    .ok_or_else(not_found)?;
+    .ok_or_else(|| ApiError::NotFound(format!("no upload {upload_id:?} of yours to confirm; call init_upload first")))?;
     if let Some(done) = up.confirmed_id {
-        return Ok(done);
+        return Ok((done, false));
     }
+    let (visibility, filename, size, object_key) = match &how {
+        Settle::Arrived => (Visibility::Private, up.filename.as_str(), Some(up.size), Some(up.object_key.as_str())),
+        Settle::Joining(import) => (Visibility::Importing, import.filename.as_str(), None, None),
+    };
     let stored: Map<String, Value> = serde_json::from_str(&up.request).unwrap_or_default();
     let sample_id = match &up.target_sample {
         Some(target) => {
             let n = sqlx::query(
-                "UPDATE samples SET filename = $1, size = $2, object_key = $3, visibility = 'private', updated_at = $4 \
-                 WHERE id = $5 AND visibility = 'awaiting data'",
+                "UPDATE samples SET filename = $1, size = $2, object_key = $3, visibility = $4, updated_at = $5 \
+                 WHERE id = $6 AND visibility = 'awaiting data'",
             )
-            .bind(&up.filename)
-            .bind(up.size)
-            .bind(&up.object_key)
+            .bind(filename)
+            .bind(size)
+            .bind(object_key)
+            .bind(visibility.as_str())
             .bind(db::now())
             .bind(target)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?
             .rows_affected();
             if n == 0 {
@@ -694,52 +771,46 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
                 .map(|p| p.id().to_string());
             // The project was checked at init_upload; it may have been deleted since.
             let project = match project {
-                Some(p) => projects::still_there(&mut tx, &p).await?,
+                Some(p) => projects::still_there(tx, &p).await?,
                 None => None,
             };
-            insert_sample(
-                &mut tx,
-                &up.id,
-                &user.id,
-                Visibility::Private.as_str(),
-                Some(&up.filename),
-                Some(up.size),
-                Some(&up.object_key),
-                project.as_deref(),
-            )
-            .await?;
+            insert_sample(tx, &up.id, owner, visibility.as_str(), Some(filename), size, object_key, project.as_deref())
+                .await?;
             up.id.clone()
         }
     };
-    let metadata_id = metadata::of_sample(&mut tx, &sample_id).await?;
+    let metadata_id = metadata::of_sample(tx, &sample_id).await?;
     if let Some(m) = stored.get("metadata").filter(|m| !m.is_null()) {
         let m: MetadataInput = serde_json::from_value(m.clone())?;
         if let Some(Some(ext)) = &m.external_sample_id
             && up.target_sample.is_none()
-            && metadata::external_id_taken(&mut tx, &user.id, ext, Some(&sample_id)).await?
+            && metadata::external_id_taken(tx, owner, ext, Some(&sample_id)).await?
         {
             // Only pre-uploads must be unique; a plain upload keeps its id but says so in the log.
             tracing::info!(sample = %sample_id, "uploaded sample reuses an external_sample_id");
         }
-        metadata::apply(&mut tx, &metadata_id, &m).await?;
+        metadata::apply(tx, &metadata_id, &m).await?;
     }
     if let Some(tags) = stored.get("tags").filter(|t| !t.is_null()) {
         let tags: Vec<TagInput> = serde_json::from_value(tags.clone())?;
-        tags::attach(&mut tx, &user.id, &sample_id, &tags).await?;
+        tags::attach(tx, owner, &sample_id, &tags).await?;
     }
     sqlx::query("UPDATE uploads SET confirmed_id = $1 WHERE id = $2")
         .bind(&sample_id)
         .bind(&up.id)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
-    // The default classification runs by itself on every new file, in the same transaction: a
-    // confirmed sample never misses it.
-    let queued = queue::queue_default_classification(&mut tx, &sample_id).await?;
-    tx.commit().await?;
-    if queued.is_some() {
-        state.runner.wake();
-    }
-    Ok(sample_id)
+    let queued = match how {
+        // The default classification runs by itself on every new file, in the same
+        // transaction: a confirmed sample never misses it.
+        Settle::Arrived => queue::queue_default_classification(tx, &sample_id).await?.is_some(),
+        Settle::Joining(mut import) => {
+            import.sample_id = sample_id.clone();
+            imports::record(tx, &import).await?;
+            true
+        }
+    };
+    Ok((sample_id, queued))
 }
 
 /// Cancels a sample upload that is not confirmed yet, and removes its file if it arrived.

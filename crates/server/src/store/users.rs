@@ -15,13 +15,13 @@ use crate::listing::{Field, FieldKind};
 /// The user holding the API key whose hash is `hash`, with the hash as stored (for the caller
 /// to compare in constant time).
 pub async fn by_key_hash(db: &Pool, hash: &[u8]) -> ApiResult<Option<(User, Vec<u8>)>> {
-    let row: Option<(String, String, i64, Vec<u8>)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_hash FROM users WHERE key_hash = $1")
+    let row: Option<(String, String, i64, i64, Vec<u8>)> =
+        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_epoch, key_hash FROM users WHERE key_hash = $1")
             .bind(hash)
             .fetch_optional(db)
             .await?;
-    Ok(row.map(|(id, organization_id, admin, stored)| {
-        (User { id, organization_id, is_org_admin: db::flag(admin) }, stored)
+    Ok(row.map(|(id, organization_id, admin, key_epoch, stored)| {
+        (User { id, organization_id, is_org_admin: db::flag(admin), key_epoch }, stored)
     }))
 }
 
@@ -230,15 +230,28 @@ pub async fn insert(
     Ok(Some(id))
 }
 
-/// Replaces the key hash of the user with this e-mail address; `false` if there is none.
-pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> Result<bool, sqlx::Error> {
-    let n = sqlx::query("UPDATE users SET key_hash = $1 WHERE email = $2")
-        .bind(key_hash)
-        .bind(stored_email(email))
-        .execute(db)
-        .await?
-        .rows_affected();
-    Ok(n > 0)
+/// Replaces the key hash of the user with this e-mail address and moves their key epoch on;
+/// their uploads not yet confirmed are canceled (their forms and S3 credentials were obtained
+/// with the old key). Answers how many uploads were canceled; `None` if there is no such user.
+pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> ApiResult<Option<usize>> {
+    let mut tx = begin_write(db).await?;
+    let id: Option<String> =
+        sqlx::query_scalar("UPDATE users SET key_hash = $1, key_epoch = key_epoch + 1 WHERE email = $2 RETURNING id")
+            .bind(key_hash)
+            .bind(stored_email(email))
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(id) = id else { return Ok(None) };
+    let open: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, object_key FROM uploads WHERE owner_id = $1 AND confirmed_id IS NULL")
+            .bind(&id)
+            .fetch_all(&mut *tx)
+            .await?;
+    for (upload, key) in &open {
+        super::deletes::forget(&mut tx, upload, key).await?;
+    }
+    tx.commit().await?;
+    Ok(Some(open.len()))
 }
 
 /// The id of the user with this e-mail address.

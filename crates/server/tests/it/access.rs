@@ -259,7 +259,7 @@ impl World {
         let member = svc.user("member@beta.test").await;
         let other = svc.user("other@gamma.test").await;
         let revoked_old = svc.user("revoked@delta.test").await;
-        let new_key = mgds_server::admin::rotate_key(&svc.state.db, &revoked_old.email).await.unwrap();
+        let new_key = mgds_server::admin::rotate_key(&svc.state, &revoked_old.email).await.unwrap().api_key;
         assert_ne!(new_key, revoked_old.key);
         let revoked = TestUser { key: new_key, ..revoked_old.clone() };
 
@@ -798,7 +798,7 @@ async fn a_replaced_key_answers_401_everywhere_and_the_new_key_works_at_once() {
     let fresh = svc.user("fresh@epsilon.test").await;
     let (s, _) = svc.get(Some(&fresh), "/api/v1/account").await;
     assert_eq!(s, 200);
-    let new_key = mgds_server::admin::rotate_key(&svc.state.db, &fresh.email).await.unwrap();
+    let new_key = mgds_server::admin::rotate_key(&svc.state, &fresh.email).await.unwrap().api_key;
     let renewed = TestUser { key: new_key, ..fresh.clone() };
     let (s, acct) = svc.get(Some(&renewed), "/api/v1/account").await;
     assert_eq!(s, 200, "the new key must work on the very next request: {acct}");

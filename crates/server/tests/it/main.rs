@@ -10,6 +10,7 @@ mod engines;
 mod hardening;
 mod lists;
 mod resources;
+mod s3_path;
 mod schema;
 mod upload;
 mod upload_buckets;

@@ -1,0 +1,192 @@
+//! Pairs uploaded as two files (`init_multipart_upload` with `paired_end_filename`, as the
+//! `onecodex` client sends a pair) become one sample at their callback, `importing`, with no file
+//! yet: joining the two into the sample's one interleaved file reads every byte of both, so it
+//! runs where analyses run (a worker, in an engine process with the record limit and memory
+//! ceiling of analyses), never in the API process. The join waits here, claimed by workers
+//! under a lease dated by the database's clock as analyses are ([`claim`], [`renew`]); once
+//! joined, the sample gets its file, becomes `private` and is classified ([`finish`]). A pair
+//! whose mates do not pair keeps the reason ([`fail`]): the sample stays `importing` and says
+//! why in its `import_error`.
+
+use std::time::Duration;
+
+use super::db::{self, Backend, Pool, Tx, begin_write};
+use super::deletes::queue_delete;
+use super::queue;
+use crate::error::ApiResult;
+
+/// A pair waiting to be joined into its sample's file.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Import {
+    /// The sample the joined file is for.
+    pub sample_id: String,
+    /// The upload the two files came with.
+    pub upload_id: String,
+    /// Where read 1's file is stored.
+    pub r1_key: String,
+    /// Where read 2's file is stored.
+    pub r2_key: String,
+    /// Read 1's file name, as uploaded (named in messages instead of any path).
+    pub r1_name: String,
+    /// Read 2's file name, as uploaded.
+    pub r2_name: String,
+    /// Where the joined file goes.
+    pub object_key: String,
+    /// The joined file's name.
+    pub filename: String,
+}
+
+/// Records `import` inside the transaction that makes its sample; on PostgreSQL, workers on
+/// other machines hear of it when the transaction commits.
+pub async fn record(tx: &mut Tx, import: &Import) -> ApiResult<()> {
+    sqlx::query(
+        "INSERT INTO imports (sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(&import.sample_id)
+    .bind(&import.upload_id)
+    .bind(&import.r1_key)
+    .bind(&import.r2_key)
+    .bind(&import.r1_name)
+    .bind(&import.r2_name)
+    .bind(&import.object_key)
+    .bind(&import.filename)
+    .bind(db::now())
+    .execute(&mut **tx)
+    .await?;
+    if tx.backend_name() == "PostgreSQL" {
+        sqlx::query("NOTIFY mgds_queue").execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Claims for `worker`, under a lease of `lease`, the oldest join that waits (or whose lease
+/// has lapsed) among those claimed the fewest times. Returns it and how many times it has now
+/// been claimed.
+pub async fn claim(db: &Pool, worker: &str, lease: Duration) -> Result<Option<(Import, i64)>, sqlx::Error> {
+    let now = db::clock(db).await?;
+    let until = db::ts(now + chrono::Duration::from_std(lease).unwrap_or_default());
+    let sql = format!(
+        "UPDATE imports SET lease_until = $1, worker = $2, claims = claims + 1 \
+         WHERE sample_id = (SELECT sample_id FROM imports WHERE error IS NULL \
+           AND (lease_until IS NULL OR lease_until < $3) ORDER BY claims, created_at, sample_id LIMIT 1{}) \
+         RETURNING sample_id, claims",
+        Backend::of(db).skip_locked()
+    );
+    let claimed: Option<(String, i64)> =
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker).bind(db::ts(now)).fetch_optional(db).await?;
+    let Some((sample_id, claims)) = claimed else { return Ok(None) };
+    let import: Option<Import> = sqlx::query_as(
+        "SELECT sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename FROM imports \
+         WHERE sample_id = $1",
+    )
+    .bind(&sample_id)
+    .fetch_optional(db)
+    .await?;
+    Ok(import.map(|i| (i, claims)))
+}
+
+/// Extends the lease `worker` holds on the join of `sample_id` to `lease` from now.
+pub async fn renew(db: &Pool, sample_id: &str, worker: &str, lease: Duration) -> Result<(), sqlx::Error> {
+    let until = db::ts(db::clock(db).await? + chrono::Duration::from_std(lease).unwrap_or_default());
+    sqlx::query("UPDATE imports SET lease_until = $1 WHERE sample_id = $2 AND worker = $3")
+        .bind(until)
+        .bind(sample_id)
+        .bind(worker)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// How many times the join of `sample_id` failed in a way that may pass.
+pub async fn failures(db: &Pool, sample_id: &str) -> Result<i64, sqlx::Error> {
+    let n: Option<i64> = sqlx::query_scalar("SELECT attempts FROM imports WHERE sample_id = $1")
+        .bind(sample_id)
+        .fetch_optional(db)
+        .await?;
+    Ok(n.unwrap_or(0))
+}
+
+/// Gives the join of `sample_id` back after a failure that may pass, to be claimed again once
+/// `after` has passed.
+pub async fn requeue(db: &Pool, sample_id: &str, worker: &str, after: Duration) -> Result<(), sqlx::Error> {
+    let at = db::ts(db::clock(db).await? + chrono::Duration::from_std(after).unwrap_or_default());
+    sqlx::query(
+        "UPDATE imports SET lease_until = $1, worker = NULL, attempts = attempts + 1 \
+         WHERE sample_id = $2 AND worker = $3",
+    )
+    .bind(at)
+    .bind(sample_id)
+    .bind(worker)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Keeps why the join of `sample_id` cannot be done (the sample stays `importing` and says
+/// so); the two files go.
+pub async fn fail(db: &Pool, sample_id: &str, worker: &str, why: &str) -> ApiResult<()> {
+    let mut tx = begin_write(db).await?;
+    let keys: Option<(String, String)> =
+        sqlx::query_as("SELECT r1_key, r2_key FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
+            .bind(sample_id)
+            .bind(worker)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some((r1, r2)) = keys else { return Ok(()) };
+    sqlx::query("UPDATE imports SET error = $1, lease_until = NULL, worker = NULL WHERE sample_id = $2")
+        .bind(why)
+        .bind(sample_id)
+        .execute(&mut *tx)
+        .await?;
+    queue_delete(&mut tx, &r1).await?;
+    queue_delete(&mut tx, &r2).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// What [`finish`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Finished {
+    /// The sample has its file; its default classification was queued when `true`.
+    Done(bool),
+    /// The sample was deleted meanwhile, or another worker took the join over: the joined file
+    /// is the caller's to remove.
+    Discarded,
+}
+
+/// Gives the sample of `import` its joined file (`size` bytes, stored at `import.object_key`)
+/// if `worker` still holds the join: the sample becomes `private`, its default classification
+/// is queued, and the pair's two files go.
+pub async fn finish(db: &Pool, import: &Import, worker: &str, size: u64) -> ApiResult<Finished> {
+    let mut tx = begin_write(db).await?;
+    let held = sqlx::query("DELETE FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
+        .bind(&import.sample_id)
+        .bind(worker)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if held == 0 {
+        return Ok(Finished::Discarded);
+    }
+    let n = sqlx::query(
+        "UPDATE samples SET filename = $1, size = $2, object_key = $3, visibility = 'private', updated_at = $4 \
+         WHERE id = $5 AND visibility = 'importing'",
+    )
+    .bind(&import.filename)
+    .bind(i64::try_from(size).unwrap_or(i64::MAX))
+    .bind(&import.object_key)
+    .bind(db::now())
+    .bind(&import.sample_id)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    if n == 0 {
+        return Ok(Finished::Discarded);
+    }
+    queue_delete(&mut tx, &import.r1_key).await?;
+    queue_delete(&mut tx, &import.r2_key).await?;
+    let queued = queue::queue_default_classification(&mut tx, &import.sample_id).await?;
+    tx.commit().await?;
+    Ok(Finished::Done(queued.is_some()))
+}

@@ -15,6 +15,9 @@ use super::deletes::queue_delete;
 use super::queue;
 use crate::error::ApiResult;
 
+/// Longest reason kept for a join that failed.
+pub const MAX_IMPORT_ERROR_CHARS: usize = 500;
+
 /// A pair waiting to be joined into its sample's file.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Import {
@@ -134,6 +137,7 @@ pub async fn fail(db: &Pool, sample_id: &str, worker: &str, why: &str) -> ApiRes
             .fetch_optional(&mut *tx)
             .await?;
     let Some((r1, r2)) = keys else { return Ok(()) };
+    let why: String = why.chars().take(MAX_IMPORT_ERROR_CHARS).collect();
     sqlx::query("UPDATE imports SET error = $1, lease_until = NULL, worker = NULL WHERE sample_id = $2")
         .bind(why)
         .bind(sample_id)

@@ -511,16 +511,16 @@ async fn take_and_confirm(
             sizes
         }
     };
+    if let Some((name, _)) = names.iter().zip(&sizes).find(|(_, n)| **n == 0) {
+        return Err(ApiError::BadRequest(format!(
+            "the file {name} is empty (0 bytes); write the whole file, then call back"
+        )));
+    }
     // The multipart uploads begun for the upload can never be completed now: their parts go.
     let mut tx = begin_write(&state.db).await?;
     s3_grants::forget_multiparts_of(&mut tx, upload_id).await?;
     queue_delete(&mut tx, &s3_grants::upload_prefix(upload_id)).await?;
     if let (Some(r2_key), Some(r2_name)) = (&up.paired_object_key, &up.paired_filename) {
-        if let Some((name, _)) = names.iter().zip(&sizes).find(|(_, n)| **n == 0) {
-            return Err(ApiError::BadRequest(format!(
-                "the file {name} of the pair is empty, so the two cannot become one sample; upload the pair again"
-            )));
-        }
         let joined = mgds_formats::interleaved_name(std::path::Path::new(&up.filename));
         let import = imports::Import {
             sample_id: String::new(),

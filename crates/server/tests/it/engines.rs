@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mgds_server::{Config, references, worker};
 use serde_json::{Value, json};
 
-use crate::{Service, TestUser};
+use crate::{Service, TestUser, fastq};
 
 /// The demo references, built once per test run and copied into each service's data folder.
 fn demo_databases() -> &'static Path {
@@ -546,4 +546,33 @@ async fn the_queue_depth_in_the_metrics_counts_waiting_and_running_analyses() {
     assert_eq!((depth("waiting").await, depth("running").await), (3.0, 0.0));
     worker::claim(&svc.state, "metrics-0").await.unwrap().expect("queued");
     assert_eq!((depth("waiting").await, depth("running").await), (2.0, 1.0));
+}
+
+/// Owners take turns in the queue: after one owner queued a burst, another owner's analysis is
+/// claimed next, not after the whole burst.
+#[tokio::test]
+async fn owners_take_turns_in_the_queue() {
+    let svc = start_with_demo(|c| c.runner.workers = 0).await;
+    let busy = svc.user("busy@example.org").await;
+    let other = svc.user("other@example.org").await;
+    let reads = fastq(4);
+    let mut burst = Vec::new();
+    for i in 0..6 {
+        burst.push(svc.upload_sample(&busy, &format!("burst{i}.fastq"), &reads, json!({})).await);
+    }
+    svc.upload_sample(&other, "late.fastq", &reads, json!({})).await;
+    let mut order = Vec::new();
+    for i in 0..7 {
+        let (id, _) = worker::claim(&svc.state, &format!("w-{i}")).await.unwrap().expect("queued");
+        let owner: String = sqlx::query_scalar(
+            "SELECT s.owner_id FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = $1",
+        )
+        .bind(&id)
+        .fetch_one(&svc.state.db)
+        .await
+        .unwrap();
+        order.push(owner);
+    }
+    let at = order.iter().position(|o| *o == other.id).expect("the other owner's analysis was claimed");
+    assert_eq!(at, 1, "claimed right after the first of the burst, not after all {}: {order:?}", burst.len());
 }

@@ -226,7 +226,9 @@ pub async fn download_document(
 ) -> CmdResult<Option<String>> {
     let client = session.connected().await?.client;
     let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().set_title("Save the document").set_file_name(&file_name).save_file(move |p| {
+    // The name comes from the service: only a suggestion, and only once made safe.
+    let suggested = mgds_client::safe_file_name(&file_name, &format!("document-{document}"));
+    app.dialog().file().set_title("Save the document").set_file_name(&suggested).save_file(move |p| {
         let _ = tx.send(p);
     });
     let Some(path) = rx.await.ok().flatten().and_then(|p| p.into_path().ok()) else {

@@ -619,15 +619,22 @@ async fn one_taxon(
     };
     let work =
         tempfile::tempdir().map_err(|e| CmdError::new("file", format!("Could not make a temporary folder ({e}).")))?;
-    let reads = work.path().join(mgds_api::clean_filename(&info.name).unwrap_or_else(|_| "reads.fastq.gz".into()));
-    client.samples().download(sample, &reads).await?;
-    let readlevel = work.path().join("readlevel.tsv.gz");
+    // The reads keep the sample's name (the subset's output is named after it), made safe: a
+    // service's name never leaves the folder. The read-level file's leading dot is a name
+    // `safe_file_name` never gives, so the two cannot meet.
+    let reads = mgds_client::Destination::new_file(work.path(), &info.name, "reads.fastq.gz", false)?;
+    client.samples().download(sample, reads.clone()).await?;
+    let reads = reads.path().to_path_buf();
+    let readlevel = work.path().join(".readlevel.tsv.gz");
     client.classifications().download_readlevel(analysis.as_str(), &readlevel).await?;
     let folder = folder.to_path_buf();
     let report = tokio::task::spawn_blocking(move || {
         let tree = mgds_formats::TaxTree::from_results(&results).map_err(CmdError::from)?;
         let mut options = mgds_formats::SubsetOptions::new([tax_id]).with_children(&tree);
         options.output = mgds_formats::OutputCompression::GZIP;
+        // The output is named after the service's name, not by the user: it never replaces a
+        // file in their folder (nor another sample's output of the same name).
+        options.keep_existing = true;
         let r = mgds_formats::subset_reads(&readlevel, &mgds_formats::SubsetInput::Single(reads), &folder, &options);
         drop(work);
         r.map_err(CmdError::from)

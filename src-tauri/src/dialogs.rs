@@ -19,7 +19,9 @@ pub async fn ask_folder(app: &AppHandle, title: &str) -> Option<PathBuf> {
 /// Asks where to save, with the native dialog; `None` when the user cancelled.
 pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter: (&str, &[&str])) -> Option<PathBuf> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().set_title(title).set_file_name(file_name).add_filter(filter.0, filter.1).save_file(move |p| {
+    // Suggested names are made from what a service sent (a sample's file name): made safe first.
+    let suggested = mgds_client::safe_file_name(file_name, "download");
+    app.dialog().file().set_title(title).set_file_name(&suggested).add_filter(filter.0, filter.1).save_file(move |p| {
         let _ = tx.send(p);
     });
     rx.await.ok().flatten().and_then(|p| p.into_path().ok())

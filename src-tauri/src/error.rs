@@ -73,7 +73,7 @@ fn client_code(e: &mgds_client::Error) -> &'static str {
         E::InvalidRequest { .. } | E::InvalidInput(_) | E::InvalidJobArgs { .. } => "invalid",
         E::Server { .. } => "service_failed",
         E::InsecureUrl { .. } | E::InvalidUrl { .. } => "bad_address",
-        E::Io { .. } => "file",
+        E::Io { .. } | E::FileExists { .. } => "file",
         E::Timeout { .. } => "timeout",
         _ => "failed",
     }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use mgds_api::Ref;
-use mgds_client::{Filter, ListRequest};
+use mgds_client::{Destination, Filter, ListRequest};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
@@ -55,19 +55,23 @@ pub(crate) async fn fetch<T: DeserializeOwned + Send + 'static>(
     Ok(page.items)
 }
 
-/// Where a download goes: `-o PATH` (into it if it is a folder), else `default` in the current
-/// folder, which must not exist yet.
-fn destination(output: Option<PathBuf>, default: &str) -> Result<PathBuf> {
-    match output {
-        Some(p) if p.is_dir() => Ok(p.join(default)),
-        Some(p) => Ok(p),
-        None => {
-            let p = PathBuf::from(default);
-            if p.exists() {
-                bail!("{} already exists; pass -o PATH to choose where to write", p.display());
-            }
-            Ok(p)
+/// Where a download goes. `-o PATH` naming anything but a folder is the user's choice and is
+/// written, replacing a file there. Otherwise the file goes into `-o FOLDER` or the current
+/// folder under `name`, which may come from the service: it becomes a file name only through
+/// [`mgds_client::safe_file_name`] (`fallback` when nothing of it is usable), and it never
+/// replaces a file already there unless `force`.
+fn destination(output: Option<PathBuf>, name: &str, fallback: &str, force: bool) -> Result<Destination> {
+    let folder = match output {
+        Some(p) if p.is_dir() => p,
+        Some(p) => return Ok(Destination::chosen(p)),
+        // An empty folder, not `.`: the message names `report.pdf`, not `./report.pdf`.
+        None => PathBuf::new(),
+    };
+    match Destination::new_file(&folder, name, fallback, force) {
+        Err(mgds_client::Error::FileExists { path }) => {
+            bail!("{} already exists; pass -o PATH to choose where to write, or --force to replace it", path.display())
         }
+        other => Ok(other?),
     }
 }
 
@@ -98,12 +102,19 @@ pub enum DocumentsCommand {
         file: PathBuf,
     },
     /// Download a document (to its own file name in the current folder by default).
+    ///
+    /// The service's file name is used only as a name, never as a path: only its last part is
+    /// kept, and a name that is unsafe or unusable on any system becomes `document-<ID>`.
     Download {
         /// The document id.
         id: String,
         /// Write here instead (a file, or a folder to write into).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Replace a file already there under the document's name (a file given with -o is
+        /// always written).
+        #[arg(long)]
+        force: bool,
     },
     /// Let another user download a document; prints it as JSON.
     Share {
@@ -140,12 +151,14 @@ pub async fn run_documents(ctx: &Ctx, cmd: DocumentsCommand) -> Result<()> {
             eprintln!("uploaded {} as document {}", file.display(), Ref { uri: d.uri.clone() }.id());
             print_one(&d)
         }
-        DocumentsCommand::Download { id, output } => {
+        DocumentsCommand::Download { id, output, force } => {
             let d = docs.get(id.as_str()).await?;
-            let dest = destination(output, &d.filename)?;
-            let n =
-                docs.download(id.as_str(), &dest).await.with_context(|| format!("cannot download document {id}"))?;
-            wrote(&dest, n);
+            let dest = destination(output, &d.filename, &format!("document-{id}"), force)?;
+            let n = docs
+                .download(id.as_str(), dest.clone())
+                .await
+                .with_context(|| format!("cannot download document {id}"))?;
+            wrote(dest.path(), n);
             Ok(())
         }
         DocumentsCommand::Share { id, user_id } => print_one(&docs.share(id.as_str(), user_id.as_str()).await?),
@@ -580,21 +593,26 @@ pub enum ReadlevelCommand {
         /// `<CLASSIFICATION_ID>.readlevel.tsv.gz` in the current folder.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// Replace a file already there under that name (a file given with -o is always
+        /// written).
+        #[arg(long)]
+        force: bool,
     },
 }
 
 /// Runs a `readlevel` command.
 pub async fn run_readlevel(ctx: &Ctx, cmd: ReadlevelCommand) -> Result<()> {
     match cmd {
-        ReadlevelCommand::Download { classification_id: id, output } => {
-            let dest = destination(output, &format!("{id}.readlevel.tsv.gz"))?;
+        ReadlevelCommand::Download { classification_id: id, output, force } => {
+            let name = format!("{id}.readlevel.tsv.gz");
+            let dest = destination(output, &name, "readlevel.tsv.gz", force)?;
             let n = ctx
                 .client
                 .classifications()
-                .download_readlevel(id.as_str(), &dest)
+                .download_readlevel(id.as_str(), dest.clone())
                 .await
                 .with_context(|| format!("cannot download the read-level results of classification {id}"))?;
-            wrote(&dest, n);
+            wrote(dest.path(), n);
             Ok(())
         }
     }

@@ -1,13 +1,11 @@
 //! Analyses: the generic collection and the typed ones (classifications, panels, alignments,
 //! functional profiles), their results, and read-level downloads.
 
-use std::path::Path;
-
 use mgds_api::{Analysis, ClassificationResults, FileDetail, FileDetails, PanelResults, ReadlevelUrl};
 use serde_json::Value;
 
 use crate::transfer::{self, Progress};
-use crate::{Client, ListRequest, ResourceId, Result};
+use crate::{Client, Destination, ListRequest, ResourceId, Result};
 
 /// The routes every analysis collection shares.
 #[derive(Debug, Clone)]
@@ -111,14 +109,14 @@ impl Analyses {
     /// profile's table, a classification's read-level TSV) to `dest`, whole or not at all.
     /// Returns its size. An analysis with no output file (a panel) is
     /// [`Error::InvalidInput`](crate::Error::InvalidInput).
-    pub async fn download_results(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
+    pub async fn download_results(&self, id: impl ResourceId, dest: impl Into<Destination>) -> Result<u64> {
         let id = id.resource_id();
         let Some(file) = self.files(id).await?.into_iter().next() else {
             return Err(crate::Error::InvalidInput(format!(
                 "analysis {id} has nothing to download: its only output is its results"
             )));
         };
-        transfer::download_to_file(&self.inner.client, &file.url, dest.as_ref(), None).await
+        transfer::download_to_file(&self.inner.client, &file.url, &dest.into(), None).await
     }
 }
 
@@ -142,7 +140,7 @@ impl Classifications {
     }
 
     /// Downloads the gzipped read-level TSV to `dest` (whole or not at all). Returns its size.
-    pub async fn download_readlevel(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
+    pub async fn download_readlevel(&self, id: impl ResourceId, dest: impl Into<Destination>) -> Result<u64> {
         self.download_readlevel_with_progress(id, dest, None).await
     }
 
@@ -150,11 +148,11 @@ impl Classifications {
     pub async fn download_readlevel_with_progress(
         &self,
         id: impl ResourceId,
-        dest: impl AsRef<Path>,
+        dest: impl Into<Destination>,
         progress: Option<Progress>,
     ) -> Result<u64> {
         let url = self.readlevel_url(id).await?;
-        transfer::download_to_file(&self.inner.client, &url.url, dest.as_ref(), progress.as_ref()).await
+        transfer::download_to_file(&self.inner.client, &url.url, &dest.into(), progress.as_ref()).await
     }
 }
 

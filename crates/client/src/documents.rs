@@ -1,6 +1,6 @@
 //! Documents: upload, list (own and shared with me), get, update, share, download, delete.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::TryStreamExt;
 use mgds_api::{
@@ -14,7 +14,7 @@ use crate::list::Filter;
 use crate::retry::Idempotency;
 use crate::samples::{default_filename, file_size, missing};
 use crate::transfer::{self, Progress, UploadForm};
-use crate::{Client, Error, ListRequest, ResourceId, Result, reference};
+use crate::{Client, Destination, Error, ListRequest, ResourceId, Result, reference};
 
 /// The documents of the service (`client.documents()`).
 #[derive(Debug, Clone)]
@@ -93,8 +93,9 @@ impl Documents {
         self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::Safe).await
     }
 
-    /// Downloads the file to `dest` (whole or not at all). Returns its size.
-    pub async fn download(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
+    /// Downloads the file to `dest` (whole or not at all): a path, or a [`Destination`] made from
+    /// the file's `filename`, which never replaces a file unless asked to. Returns its size.
+    pub async fn download(&self, id: impl ResourceId, dest: impl Into<Destination>) -> Result<u64> {
         self.download_with_progress(id, dest, None).await
     }
 
@@ -102,11 +103,11 @@ impl Documents {
     pub async fn download_with_progress(
         &self,
         id: impl ResourceId,
-        dest: impl AsRef<Path>,
+        dest: impl Into<Destination>,
         progress: Option<Progress>,
     ) -> Result<u64> {
         let uri = self.download_uri(id).await?;
-        transfer::download_to_file(&self.client, &uri.download_uri, dest.as_ref(), progress.as_ref()).await
+        transfer::download_to_file(&self.client, &uri.download_uri, &dest.into(), progress.as_ref()).await
     }
 
     /// Uploads the file at `path` as a document.

@@ -143,6 +143,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A download would have replaced a file under a name the service chose; nothing was
+    /// written. The caller may ask to replace it ([`Destination::new_file`](crate::Destination::new_file)).
+    #[error("{} already exists and was not replaced", .path.display())]
+    FileExists {
+        /// The file that is already there.
+        path: PathBuf,
+    },
     /// The operation was cancelled by the caller; what it started was cleaned up.
     #[error("cancelled")]
     Cancelled,

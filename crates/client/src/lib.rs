@@ -7,7 +7,9 @@
 //! `page`/`per_page`) and answer a [`Page`] read from the `Link` and `X-Total-Count` headers, which
 //! can become a stream of every item. Uploads ([`SampleUpload`], [`DocumentUpload`]) stream from
 //! disk with progress, retries and cancellation; downloads land in a temporary file that is
-//! renamed into place only when whole. Every failure is one [`Error`], typed by meaning.
+//! renamed into place only when whole, at a [`Destination`]: a path the user chose, or a name a
+//! service sent made safe by [`safe_file_name`], which never replaces a file unless asked to.
+//! Every failure is one [`Error`], typed by meaning.
 //!
 //! Requests are retried only where that is safe (see [`RetryPolicy`]).
 
@@ -21,6 +23,7 @@ mod projects;
 mod retry;
 mod s3;
 mod samples;
+mod save;
 mod transfer;
 
 use std::fmt;
@@ -46,6 +49,7 @@ pub use projects::{ProjectCreateRequest, ProjectUpdateRequest, Projects};
 pub use retry::RetryPolicy;
 pub use s3::S3Writer;
 pub use samples::{Preupload, SampleUpdateRequest, SampleUpload, Samples};
+pub use save::{Destination, MAX_FILE_NAME_BYTES, is_safe_file_name, safe_file_name};
 pub use transfer::{Bandwidth, Progress};
 
 /// Re-exported so callers need not depend on `tokio-util` to cancel an upload.

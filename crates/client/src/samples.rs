@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::retry::Idempotency;
 use crate::transfer::{self, Bandwidth, Progress, UploadForm};
-use crate::{Client, Error, ListRequest, ResourceId, Result, reference};
+use crate::{Client, Destination, Error, ListRequest, ResourceId, Result, reference};
 
 /// The samples of the service (`client.samples()`).
 #[derive(Debug, Clone)]
@@ -60,8 +60,10 @@ impl Samples {
         self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::Safe).await
     }
 
-    /// Downloads the sample's file to `dest` (whole or not at all). Returns its size.
-    pub async fn download(&self, id: impl ResourceId, dest: impl AsRef<Path>) -> Result<u64> {
+    /// Downloads the sample's file to `dest` (whole or not at all): a path, or a
+    /// [`Destination`] made from the sample's `filename`, which never replaces a file unless asked
+    /// to. Returns its size.
+    pub async fn download(&self, id: impl ResourceId, dest: impl Into<Destination>) -> Result<u64> {
         self.download_with_progress(id, dest, None).await
     }
 
@@ -69,11 +71,11 @@ impl Samples {
     pub async fn download_with_progress(
         &self,
         id: impl ResourceId,
-        dest: impl AsRef<Path>,
+        dest: impl Into<Destination>,
         progress: Option<Progress>,
     ) -> Result<u64> {
         let uri = self.download_uri(id).await?;
-        transfer::download_to_file(&self.client, &uri.download_uri, dest.as_ref(), progress.as_ref()).await
+        transfer::download_to_file(&self.client, &uri.download_uri, &dest.into(), progress.as_ref()).await
     }
 
     /// Registers a sample before its data exists (`POST /samples/preupload`).

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use crate::retry::parse_retry_after;
-use crate::{Client, Error, Result, transport};
+use crate::{Client, Destination, Error, Result, transport};
 
 /// Called as a transfer goes with (bytes sent or received so far, total bytes). It starts again
 /// from 0 when a failed transfer is retried. It runs on the transfer's task: keep it quick.
@@ -305,12 +305,17 @@ fn shown(url: &Url) -> String {
 /// Downloads `url` (a pre-signed address) to `dest`: streamed into a temporary file beside it,
 /// which is renamed to `dest` only once it is whole, so a failed download leaves nothing. A
 /// failed attempt starts again from the first byte. Returns the number of bytes.
+///
+/// A file already at `dest` is replaced only when the destination says so; otherwise the whole
+/// file is put in place without replacing (`persist_noclobber`), so one that appeared since the
+/// destination was chosen is kept and the answer is [`Error::FileExists`].
 pub(crate) async fn download_to_file(
     client: &Client,
     url: &str,
-    dest: &Path,
+    destination: &Destination,
     progress: Option<&Progress>,
 ) -> Result<u64> {
+    let dest = destination.path();
     let url = client.service_url(url)?;
     let dir = match dest.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -357,7 +362,14 @@ pub(crate) async fn download_to_file(
     };
     finish.await.map_err(|e| Error::io("write", &*temp_path, e))?;
     drop(file);
-    temp_path.persist(dest).map_err(|e| Error::io("write", dest, e.error))?;
+    if destination.replaces() {
+        temp_path.persist(dest).map_err(|e| Error::io("write", dest, e.error))?;
+    } else {
+        temp_path.persist_noclobber(dest).map_err(|e| match e.error.kind() {
+            io::ErrorKind::AlreadyExists => Error::FileExists { path: dest.to_path_buf() },
+            _ => Error::io("write", dest, e.error),
+        })?;
+    }
     Ok(bytes)
 }
 

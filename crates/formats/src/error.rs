@@ -214,6 +214,14 @@ pub enum Error {
         path: PathBuf,
     },
 
+    /// An output's file is already there and was not to be replaced
+    /// ([`SubsetOptions::keep_existing`](crate::SubsetOptions::keep_existing)).
+    #[error("{} already exists and was not replaced; move it away or write to another folder", .path.display())]
+    OutputExists {
+        /// The output file.
+        path: PathBuf,
+    },
+
     /// An output would overwrite one of the inputs.
     #[error("the output {} would overwrite an input file; choose another output folder", .path.display())]
     OutputIsInput {

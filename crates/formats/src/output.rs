@@ -42,6 +42,8 @@ pub(crate) enum Sink {
 pub(crate) struct Output {
     records: RecordWriter<Sink>,
     temp: TempPath,
+    /// Whether the finished file may replace one already at its path.
+    replace: bool,
 }
 
 /// Writes whole records to any writer, each starting on its own line; `name` is the
@@ -122,7 +124,13 @@ impl Output {
                 Sink::Gzip(Box::new(GzEncoder::new(file, flate2::Compression::new(level.min(9)))))
             }
         };
-        Ok(Output { records: RecordWriter::new(sink, path), temp })
+        Ok(Output { records: RecordWriter::new(sink, path), temp, replace: true })
+    }
+
+    /// The same output, finished without replacing a file that is already at its path
+    /// ([`Error::OutputExists`] instead).
+    pub(crate) fn keep_existing(self) -> Output {
+        Output { replace: false, ..self }
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -148,7 +156,14 @@ impl Output {
             Sink::Gzip(w) => w.finish().map_err(err)?.finish().map_err(err)?,
         };
         file.sync_all().map_err(err)?;
-        self.temp.persist(&path).map_err(|e| err(e.error))?;
+        if self.replace {
+            self.temp.persist(&path).map_err(|e| err(e.error))?;
+        } else {
+            self.temp.persist_noclobber(&path).map_err(|e| match e.error.kind() {
+                io::ErrorKind::AlreadyExists => Error::OutputExists { path: path.clone() },
+                _ => err(e.error),
+            })?;
+        }
         Ok(())
     }
 }

@@ -3,6 +3,7 @@
 #![allow(missing_docs)]
 
 mod engines;
+mod hostile;
 mod kraken2;
 mod onecodex;
 mod procs;

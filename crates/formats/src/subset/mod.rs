@@ -106,6 +106,10 @@ pub struct SubsetOptions {
     pub pair_mode: PairMode,
     /// Plain or gzip output (`--gzip-output`).
     pub output: OutputCompression,
+    /// Never replace a file already at an output's name: answer [`Error::OutputExists`]
+    /// instead. For outputs named after a service's file name, which the user did not choose;
+    /// by default an output replaces what is there, as onecodex's does.
+    pub keep_existing: bool,
 }
 
 impl SubsetOptions {
@@ -231,7 +235,11 @@ pub fn subset_reads(
         if outputs.iter().any(|o: &Output| o.path() == target) {
             return Err(Error::OutputClash { path: target });
         }
-        outputs.push(Output::create(&target, options.output)?);
+        if options.keep_existing && target.symlink_metadata().is_ok() {
+            return Err(Error::OutputExists { path: target });
+        }
+        let output = Output::create(&target, options.output)?;
+        outputs.push(if options.keep_existing { output.keep_existing() } else { output });
     }
 
     // Single-end reads and R1/R2 pairs take the quick path unless the results have a `Header`

@@ -280,6 +280,29 @@ fn literal_outputs_anchor_the_rules() {
 }
 
 #[test]
+fn keep_existing_never_replaces_an_output_already_there() {
+    let inputs = Inputs::new();
+    let r1 = inputs.file("C_R1.fq", &R1, false);
+    let r2 = inputs.file("C_R2.fq", &R2, false);
+    let results = inputs.results("rl.tsv.gz", &ROWS);
+    let input = SubsetInput::Paired { r1, r2 };
+    let out = tempfile::tempdir().unwrap();
+    let theirs = out.path().join("C_R2.filtered.fq");
+    std::fs::write(&theirs, "mine").unwrap();
+    let keep = SubsetOptions { keep_existing: true, ..SubsetOptions::new([562]) };
+    let e = subset_reads(&results, &input, out.path(), &keep).unwrap_err();
+    assert!(matches!(&e, Error::OutputExists { path } if *path == theirs), "{e:?}");
+    assert!(e.to_string().contains("C_R2.filtered.fq already exists"), "{e}");
+    // Nothing written: not the other output, not a temporary file; the file is as it was.
+    let left: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(left, std::slice::from_ref(&theirs));
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "mine");
+    // By default an output replaces what is there, as onecodex's does.
+    subset_reads(&results, &input, out.path(), &SubsetOptions::new([562])).unwrap();
+    assert_ne!(std::fs::read_to_string(&theirs).unwrap(), "mine");
+}
+
+#[test]
 fn mismatches_name_the_file_that_ran_out_and_leave_nothing() {
     let inputs = Inputs::new();
     let r1 = inputs.file("B_R1.fastq", &R1, false);

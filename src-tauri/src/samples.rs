@@ -132,6 +132,9 @@ pub struct SampleRow {
     /// Taxon alerts the watched folders raised for it (`Salmonella enterica (0.210%, rule:
     /// Salmonella enterica >= 0.1%)`).
     pub alerts: Vec<String>,
+    /// Why the service could not make the sample's file (a pair uploaded as two files whose
+    /// mates do not pair); the sample then stays `importing`.
+    pub import_error: Option<String>,
 }
 
 impl From<Sample> for SampleRow {
@@ -149,6 +152,7 @@ impl From<Sample> for SampleRow {
             tags: s.tags.iter().map(|r| r.id().to_string()).collect(),
             classification: s.primary_classification.map(|r| r.id().to_string()),
             alerts: Vec::new(),
+            import_error: s.import_error,
         }
     }
 }

@@ -3,8 +3,12 @@
 //! it. Prints a table: requests per second, p50/p99 latency per kind of request, 5xx answers
 //! (the target is none) and the service's peak memory.
 //!
-//! Run: `cargo bench -p mgds-cli --bench load`. `MGDS_LOAD_CLIENTS` (default 50) and
-//! `MGDS_LOAD_SECS` (default 60) set the size of the run.
+//! Then one owner queues a burst of classifications and another owner uploads one: a table says
+//! how many of the burst finished first (owners take turns in the queue, so about one) and how
+//! long each side waited.
+//!
+//! Run: `cargo bench -p mgds-cli --bench load`. `MGDS_LOAD_CLIENTS` (default 50),
+//! `MGDS_LOAD_SECS` (default 60) and `MGDS_LOAD_BURST` (default 20) set the size of the run.
 
 #![allow(missing_docs)]
 
@@ -124,6 +128,7 @@ fn main() {
         }
     });
     let elapsed = started.elapsed();
+    let turns = rt.block_on(take_turns(&data, &url, &key, &reads));
     let peak = peak_mb(serve.id());
     let _ = serve.kill();
     let _ = serve.wait();
@@ -170,6 +175,82 @@ fn main() {
     for e in tally.server_errors.iter().take(5) {
         println!("server error: {e}");
     }
+    let Turns { burst, finished_before, other_wait, burst_wait } = turns;
+    println!();
+    println!(
+        "turns between owners: one owner queues {burst} classifications at once, then another owner uploads one; \
+         with the queue in order of arrival the other owner's would wait for all {burst}"
+    );
+    println!();
+    println!("| measure | value |");
+    println!("|---|---|");
+    println!("| the burst's analyses finished before the other owner's | {finished_before} of {burst} |");
+    println!("| the other owner's wait, upload confirmed to classified | {:.1} s |", other_wait.as_secs_f64());
+    println!("| the burst's wait, last upload confirmed to all classified | {:.1} s |", burst_wait.as_secs_f64());
+    println!(
+        "| other owner's wait / burst's | {:.2} (1.00 or more: in order of arrival) |",
+        other_wait.as_secs_f64() / burst_wait.as_secs_f64().max(1e-9)
+    );
+}
+
+/// What [`take_turns`] measured.
+struct Turns {
+    burst: usize,
+    finished_before: usize,
+    other_wait: Duration,
+    burst_wait: Duration,
+}
+
+/// One owner queues a burst of classifications, then another owner uploads one sample: how
+/// many of the burst finish before the other owner's, and how long each side waits.
+async fn take_turns(data: &Path, url: &str, key: &str, reads: &[u8]) -> Turns {
+    let burst = env_num("MGDS_LOAD_BURST", 20) as usize;
+    let other = {
+        let out = Command::new(MGDS)
+            .args(["admin", "--data-dir"])
+            .arg(data)
+            .args(["user", "create", "other@lab.example.org"])
+            .output()
+            .expect("mgds admin");
+        String::from_utf8(out.stdout).expect("key").trim().to_string()
+    };
+    let http = reqwest::Client::new();
+    let mut mine = Vec::new();
+    for i in 0..burst {
+        mine.push(upload(&http, url, key, &format!("burst{i}.fastq.gz"), reads).await.expect("burst upload"));
+    }
+    let queued = Instant::now();
+    let theirs = upload(&http, url, &other, "other.fastq.gz", reads).await.expect("other upload");
+    let mut done_at: Vec<Option<Instant>> = vec![None; burst];
+    let mut other_done = None;
+    while other_done.is_none() || done_at.iter().any(Option::is_none) {
+        if other_done.is_none() && classified(&http, url, &other, &theirs).await {
+            other_done = Some(Instant::now());
+        }
+        for (id, at) in mine.iter().zip(done_at.iter_mut()) {
+            if at.is_none() && classified(&http, url, key, id).await {
+                *at = Some(Instant::now());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let other_done = other_done.unwrap_or(queued);
+    let last = done_at.iter().flatten().max().copied().unwrap_or(queued);
+    Turns {
+        burst,
+        finished_before: done_at.iter().flatten().filter(|t| **t < other_done).count(),
+        other_wait: other_done - queued,
+        burst_wait: last - queued,
+    }
+}
+
+/// Whether sample `id`'s primary classification has finished.
+async fn classified(http: &reqwest::Client, url: &str, key: &str, id: &str) -> bool {
+    let (_, sample) = get(http, &format!("{url}/api/v1/samples/{id}"), key).await;
+    let sample: Value = serde_json::from_str(&sample).unwrap_or_default();
+    let Some(r) = sample["primary_classification"]["$ref"].as_str() else { return false };
+    let (_, a) = get(http, &format!("{url}{r}"), key).await;
+    serde_json::from_str::<Value>(&a).unwrap_or_default()["complete"] == json!(true)
 }
 
 async fn get(http: &reqwest::Client, url: &str, key: &str) -> (u16, String) {

@@ -979,6 +979,11 @@ export type SampleRow = {
    * Salmonella enterica >= 0.1%)`).
    */
   alerts: Array<string>,
+  /**
+   * Why the service could not make the sample's file (a pair uploaded as two files whose
+   * mates do not pair); the sample then stays `importing`.
+   */
+  import_error: string | null,
 };
 
 /** One page of the table. */

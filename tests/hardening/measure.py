@@ -243,10 +243,12 @@ def main():
         try:
             key = svc.user("lab@lab.example.org")
             other = svc.user("other@lab.example.org")
-            odd_methods(svc, rows)
+            # The metric labels last: on a build that keeps every method as a label, rendering
+            # /metrics takes the process's peak far above what the others take.
             huge_pair(svc, key, rows)
             many_tags(svc, key, other, rows)
             rotation(svc, svc.user("rotate@lab.example.org"), rows)
+            odd_methods(svc, rows)
         finally:
             svc.stop()
     print(f"\nmgds: {mgds}\n")

@@ -4,6 +4,7 @@ values compared to the service's own answers."""
 import gzip
 import io
 import pathlib
+import time
 
 import pytest
 import requests
@@ -141,6 +142,12 @@ def test_a_paired_upload_becomes_one_sample(ocx, raw, world):
     before = len(raw.all("/api/v1/samples"))
     s = ocx.Samples.upload((r1, r2))
     assert len(raw.all("/api/v1/samples")) == before + 1
+    # The service's worker joins the two files into the sample's one file: importing until then.
+    for _ in range(300):
+        if raw.get(f"/api/v1/samples/{s.id}")["visibility"] != "importing":
+            break
+        time.sleep(0.1)
+    assert raw.get(f"/api/v1/samples/{s.id}")["visibility"] == "private"
     uri = raw.post(f"/api/v1/samples/{s.id}/download_uri")["download_uri"]
     text = gzip.decompress(requests.get(uri, timeout=60).content).decode()
     reads = text.splitlines()[0::4]

@@ -262,9 +262,7 @@ fn run_join(job: &JoinJob) -> Result<(Value, Option<Artifact>), Failure> {
                 why = why.replace(&path.display().to_string(), name);
             }
             why = why.replace(&out.display().to_string(), "the joined file");
-            Err(Failure::Refused(format!(
-                "the two files are not the two reads of one pair, so they cannot become one sample: {why}"
-            )))
+            Err(Failure::Refused(format!("the two files of the pair could not be joined into one sample: {why}")))
         }
     }
 }

@@ -196,13 +196,14 @@ pub async fn multiparts_of(db: &Pool, upload_id: &str) -> Result<i64, sqlx::Erro
 
 /// The bytes held by the parts of multipart upload `id` other than part `n`.
 pub async fn part_bytes_besides(db: &Pool, id: &str, n: i32) -> Result<i64, sqlx::Error> {
-    let held: Option<i64> =
-        sqlx::query_scalar("SELECT SUM(size) FROM s3_parts WHERE multipart_id = $1 AND part_number <> $2")
-            .bind(id)
-            .bind(n)
-            .fetch_one(db)
-            .await?;
-    Ok(held.unwrap_or(0))
+    // PostgreSQL sums BIGINTs as NUMERIC: cast back.
+    sqlx::query_scalar(
+        "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM s3_parts WHERE multipart_id = $1 AND part_number <> $2",
+    )
+    .bind(id)
+    .bind(n)
+    .fetch_one(db)
+    .await
 }
 
 /// Forgets every multipart upload begun for upload `upload_id` (once the upload is confirmed,

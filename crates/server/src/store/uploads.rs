@@ -535,6 +535,8 @@ async fn take_and_confirm(
         let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Joining(import)).await?;
         tx.commit().await?;
         state.runner.wake();
+        // The parts, or the upload's own bucket (its files are in the service's now), go.
+        purge(state).await?;
         return Ok(CallbackDone { id: sample.0, joining: true });
     }
     let mut name = up.filename.clone();

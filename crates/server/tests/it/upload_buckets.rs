@@ -167,6 +167,14 @@ async fn pairs_documents_and_cancels_through_upload_buckets() {
     let (s, body) = callback(&svc, &alice, &up).await;
     assert_eq!(s, 200, "{body}");
     let id = body["sample_id"].as_str().unwrap();
+    // A worker joins the pair into the sample's file.
+    for _ in 0..300 {
+        let (_, s) = svc.get(Some(&alice), &format!("/api/v1/samples/{id}")).await;
+        if s["visibility"] != json!("importing") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let mut joined = Vec::new();
     use std::io::Read;
     flate2::read::MultiGzDecoder::new(sample_bytes(&svc, &alice, id).await.as_slice())

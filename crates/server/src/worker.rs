@@ -37,6 +37,7 @@ use crate::engine::{Databases, EngineJob, EngineTask, JoinJob, join_memory_ceili
 use crate::references::References;
 use crate::store::analyses::{Artifact, Produced, Stored, store_outcome};
 use crate::store::imports::{self, Finished, Import};
+use crate::store::upload_buckets::{self, Copied};
 use crate::store::{db, queue};
 
 pub use crate::store::queue::queue_default_classification;
@@ -459,14 +460,40 @@ async fn join_claimed(state: &AppState, worker: &str, import: &Import, claims: i
     }
 }
 
-/// Joins `import`'s two files in an engine process and stores the result as its sample's file.
+/// Makes `import`'s sample file: copies its files in from the upload's own bucket (exactly the
+/// versions checked at the callback), then, for a pair, joins the two in an engine process and
+/// stores the joined file; gives the sample its file.
 async fn join(state: &AppState, worker: &str, import: &Import) -> Result<Finished, Failure> {
+    if let Some(bucket) = &import.bucket {
+        let files = [(&import.r1_key, &import.r1_name, &import.r1_etag)]
+            .into_iter()
+            .chain(import.r2_key.as_ref().zip(import.r2_name.as_ref()).map(|(k, n)| (k, n, &import.r2_etag)));
+        for (key, name, e_tag) in files {
+            let copied = upload_buckets::copy_in(state, bucket, key, e_tag.as_deref())
+                .await
+                .map_err(|e| Failure::Transient(format!("the store could not copy {name} in: {e}")))?;
+            if copied == Copied::Changed {
+                return Err(Failure::Refused(format!(
+                    "{name} changed after the upload was confirmed (a write was still under way); upload it again"
+                )));
+            }
+        }
+    }
+    let (Some(r2_key), Some(r2_name)) = (&import.r2_key, &import.r2_name) else {
+        let size = state
+            .storage
+            .size(&import.object_key)
+            .await
+            .map_err(|e| Failure::Transient(format!("the sample's file could not be read: {e}")))?
+            .ok_or_else(|| Failure::Refused(format!("{} is not in the store", import.r1_name)))?;
+        return settle(state, worker, import, size).await;
+    };
     let work_root = state.runner.data_dir.join(WORK_DIR);
     let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
     std::fs::create_dir_all(&work_root).map_err(unwritable)?;
     let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
     let mut files = Vec::with_capacity(2);
-    for (key, name, copy) in [(&import.r1_key, &import.r1_name, "r1"), (&import.r2_key, &import.r2_name, "r2")] {
+    for (key, name, copy) in [(&import.r1_key, &import.r1_name, "r1"), (r2_key, r2_name, "r2")] {
         let path = match state.storage.local_path(key) {
             Some(p) => p,
             None => {
@@ -498,11 +525,22 @@ async fn join(state: &AppState, worker: &str, import: &Import) -> Result<Finishe
         .put_file(&import.object_key, &out)
         .await
         .map_err(|e| Failure::Transient(format!("the joined file could not be stored: {e}")))?;
-    let finished = imports::finish(&state.db, import, worker, written.bytes)
+    settle(state, worker, import, written.bytes).await
+}
+
+/// Gives `import`'s sample its file of `size` bytes (removed again if the sample went
+/// meanwhile), and the upload's own bucket, whose files are in, goes.
+async fn settle(state: &AppState, worker: &str, import: &Import, size: u64) -> Result<Finished, Failure> {
+    let finished = imports::finish(&state.db, import, worker, size)
         .await
         .map_err(|e| Failure::Transient(format!("the sample could not be given its file: {e}")))?;
     if finished == Finished::Discarded {
         let _ = state.storage.delete(&import.object_key).await;
+    }
+    if import.bucket.is_some()
+        && let Err(e) = upload_buckets::sweep(state).await
+    {
+        tracing::warn!(error = %e, "could not remove an upload's bucket; the next sweep will");
     }
     Ok(finished)
 }

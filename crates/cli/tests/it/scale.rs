@@ -363,7 +363,11 @@ fn the_onecodex_client_uploads_straight_to_the_store() {
     let document = out.trim().to_string();
 
     let c = Http::new();
-    let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{single}"), &key, None);
+    // The service's worker copies the files in from each upload's bucket: importing until then.
+    let s = wait_for(60, "the sample's file copied in", || {
+        let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{single}"), &key, None);
+        (s["visibility"] != json!("importing")).then_some(s)
+    });
     assert_eq!(s["size"], json!(reads.len()), "{s}");
     let (_, d) = c.json("POST", &format!("{url}/api/v1/samples/{single}/download_uri"), &key, Some(json!({})));
     let link = d["download_uri"].as_str().unwrap();

@@ -3,16 +3,21 @@
 -- that dies holding it lets it lapse.
 ALTER TABLE uploads ADD COLUMN callback_until TEXT;
 
--- A pair uploaded as two files becomes one sample at once, its file made afterwards where
--- analyses run: the interleaving waits here, claimed by workers under a lease as analyses are.
--- A failed interleaving keeps its reason (`error`) and the sample stays `importing`.
+-- A sample whose file needs work on its bytes becomes a sample at once, `importing`, its file
+-- made afterwards where analyses run: a pair uploaded as two files is joined, and a file in an
+-- upload's own bucket of the store is copied in (exactly the version checked, `r1_etag`,
+-- `r2_etag`). The work waits here, claimed by workers under a lease as analyses are; work that
+-- failed keeps its reason (`error`) and the sample stays `importing`.
 CREATE TABLE imports (
     sample_id   TEXT PRIMARY KEY REFERENCES samples(id) ON DELETE CASCADE,
     upload_id   TEXT NOT NULL,
     r1_key      TEXT NOT NULL,
-    r2_key      TEXT NOT NULL,
+    r2_key      TEXT,
     r1_name     TEXT NOT NULL,
-    r2_name     TEXT NOT NULL,
+    r2_name     TEXT,
+    bucket      TEXT,
+    r1_etag     TEXT,
+    r2_etag     TEXT,
     -- The object key and name of the joined file.
     object_key  TEXT NOT NULL,
     filename    TEXT NOT NULL,

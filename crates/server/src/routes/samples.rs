@@ -98,9 +98,9 @@ async fn upload_callback(
     Json(req): Json<UploadCallbackRequest>,
 ) -> ApiResult<axum::Json<UploadCallbackResponse>> {
     let done = uploads::confirm_s3(&state, &caller, "sample", &id, &req.s3_path, req.filename.as_deref()).await?;
-    let message = if done.joining {
-        "upload confirmed; the two files of the pair are being joined into the sample's file (the sample is \
-         importing until then, and says why in its import_error if they do not pair)"
+    let message = if done.importing {
+        "upload confirmed; the service is making the sample's file (joining a pair, or copying the file in): the \
+         sample is importing until then, and its import_error says why if it cannot"
     } else {
         "upload confirmed; the sample is ready"
     };

@@ -1,12 +1,15 @@
-//! Pairs uploaded as two files (`init_multipart_upload` with `paired_end_filename`, as the
-//! `onecodex` client sends a pair) become one sample at their callback, `importing`, with no file
-//! yet: joining the two into the sample's one interleaved file reads every byte of both, so it
-//! runs where analyses run (a worker, in an engine process with the record limit and memory
-//! ceiling of analyses), never in the API process. The join waits here, claimed by workers
-//! under a lease dated by the database's clock as analyses are ([`claim`], [`renew`]); once
-//! joined, the sample gets its file, becomes `private` and is classified ([`finish`]). A pair
-//! whose mates do not pair keeps the reason ([`fail`]): the sample stays `importing` and says
-//! why in its `import_error`.
+//! Samples whose file needs work on its bytes before it is theirs: a pair uploaded as two files
+//! (`init_multipart_upload` with `paired_end_filename`, as the `onecodex` client sends a pair),
+//! joined into one interleaved file, and a file written to an upload's own bucket of the store
+//! ([`super::upload_buckets`]), copied into the service's bucket. Such an upload's callback only
+//! checks what is cheap and makes the sample at once, `importing`, with no file yet: the work
+//! reads or copies every byte, so it runs where analyses run (a worker; a join in an engine
+//! process with the record limit and memory ceiling of analyses), never in the API process. It
+//! waits here, claimed by workers under a lease dated by the database's clock as analyses are
+//! ([`claim`], [`renew`]); once done, the sample gets its file, becomes `private` and is
+//! classified ([`finish`]). Work that cannot be done (mates that do not pair, a file that changed
+//! after it was checked) keeps the reason ([`fail`]): the sample stays `importing` and says why
+//! in its `import_error`.
 
 use std::time::Duration;
 
@@ -27,25 +30,42 @@ pub struct Import {
     pub upload_id: String,
     /// Where read 1's file is stored.
     pub r1_key: String,
-    /// Where read 2's file is stored.
-    pub r2_key: String,
+    /// Where read 2's file is stored, for a pair.
+    pub r2_key: Option<String>,
     /// Read 1's file name, as uploaded (named in messages instead of any path).
     pub r1_name: String,
     /// Read 2's file name, as uploaded.
-    pub r2_name: String,
-    /// Where the joined file goes.
+    pub r2_name: Option<String>,
+    /// Where the sample's file goes: the joined file of a pair, else read 1's own key.
     pub object_key: String,
-    /// The joined file's name.
+    /// The sample's file name.
     pub filename: String,
+    /// The upload's own bucket in the store, when the files are to be copied in from there
+    /// first (to the same keys in the service's bucket).
+    pub bucket: Option<String>,
+    /// The ETag of read 1's file as it was checked in `bucket`: the version copied.
+    pub r1_etag: Option<String>,
+    /// The ETag of read 2's file as it was checked.
+    pub r2_etag: Option<String>,
 }
+
+impl Import {
+    /// The stored files that were only steps to the sample's file, to remove once it is made.
+    fn sources(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.r1_key).chain(self.r2_key.as_ref()).filter(|k| **k != self.object_key)
+    }
+}
+
+/// The columns of an [`Import`].
+const COLUMNS: &str =
+    "sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename, bucket, r1_etag, r2_etag";
 
 /// Records `import` inside the transaction that makes its sample; on PostgreSQL, workers on
 /// other machines hear of it when the transaction commits.
 pub async fn record(tx: &mut Tx, import: &Import) -> ApiResult<()> {
-    sqlx::query(
-        "INSERT INTO imports (sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-    )
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "INSERT INTO imports ({COLUMNS}, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    )))
     .bind(&import.sample_id)
     .bind(&import.upload_id)
     .bind(&import.r1_key)
@@ -54,6 +74,9 @@ pub async fn record(tx: &mut Tx, import: &Import) -> ApiResult<()> {
     .bind(&import.r2_name)
     .bind(&import.object_key)
     .bind(&import.filename)
+    .bind(&import.bucket)
+    .bind(&import.r1_etag)
+    .bind(&import.r2_etag)
     .bind(db::now())
     .execute(&mut **tx)
     .await?;
@@ -79,13 +102,11 @@ pub async fn claim(db: &Pool, worker: &str, lease: Duration) -> Result<Option<(I
     let claimed: Option<(String, i64)> =
         sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(until).bind(worker).bind(db::ts(now)).fetch_optional(db).await?;
     let Some((sample_id, claims)) = claimed else { return Ok(None) };
-    let import: Option<Import> = sqlx::query_as(
-        "SELECT sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename FROM imports \
-         WHERE sample_id = $1",
-    )
-    .bind(&sample_id)
-    .fetch_optional(db)
-    .await?;
+    let import: Option<Import> =
+        sqlx::query_as(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM imports WHERE sample_id = $1")))
+            .bind(&sample_id)
+            .fetch_optional(db)
+            .await?;
     Ok(import.map(|i| (i, claims)))
 }
 
@@ -126,11 +147,11 @@ pub async fn requeue(db: &Pool, sample_id: &str, worker: &str, after: Duration) 
     Ok(())
 }
 
-/// Keeps why the join of `sample_id` cannot be done (the sample stays `importing` and says
-/// so); the two files go.
+/// Keeps why the work for `sample_id` cannot be done (the sample stays `importing` and says
+/// so); the files it was given go.
 pub async fn fail(db: &Pool, sample_id: &str, worker: &str, why: &str) -> ApiResult<()> {
     let mut tx = begin_write(db).await?;
-    let keys: Option<(String, String)> =
+    let keys: Option<(String, Option<String>)> =
         sqlx::query_as("SELECT r1_key, r2_key FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
             .bind(sample_id)
             .bind(worker)
@@ -143,8 +164,9 @@ pub async fn fail(db: &Pool, sample_id: &str, worker: &str, why: &str) -> ApiRes
         .bind(sample_id)
         .execute(&mut *tx)
         .await?;
-    queue_delete(&mut tx, &r1).await?;
-    queue_delete(&mut tx, &r2).await?;
+    for key in std::iter::once(r1).chain(r2) {
+        queue_delete(&mut tx, &key).await?;
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -159,9 +181,9 @@ pub enum Finished {
     Discarded,
 }
 
-/// Gives the sample of `import` its joined file (`size` bytes, stored at `import.object_key`)
-/// if `worker` still holds the join: the sample becomes `private`, its default classification
-/// is queued, and the pair's two files go.
+/// Gives the sample of `import` its file (`size` bytes, stored at `import.object_key`) if
+/// `worker` still holds the work: the sample becomes `private`, its default classification is
+/// queued, and the files that were only steps to it (a pair's two) go.
 pub async fn finish(db: &Pool, import: &Import, worker: &str, size: u64) -> ApiResult<Finished> {
     let mut tx = begin_write(db).await?;
     let held = sqlx::query("DELETE FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
@@ -188,8 +210,9 @@ pub async fn finish(db: &Pool, import: &Import, worker: &str, size: u64) -> ApiR
     if n == 0 {
         return Ok(Finished::Discarded);
     }
-    queue_delete(&mut tx, &import.r1_key).await?;
-    queue_delete(&mut tx, &import.r2_key).await?;
+    for key in import.sources() {
+        queue_delete(&mut tx, key).await?;
+    }
     let queued = queue::queue_default_classification(&mut tx, &import.sample_id).await?;
     tx.commit().await?;
     Ok(Finished::Done(queued.is_some()))

@@ -10,10 +10,12 @@
 //!   upload expires.
 //!
 //! The service's own key may read, write and own the bucket. At the callback the service checks
-//! that the files arrived, revokes the upload's key (nothing can be written after), and has the
-//! store copy the files into its bucket (a copy inside the store: no byte of the upload passes
-//! through the service; a pair's two files are then interleaved as any pair is, see
-//! [`super::uploads::confirm_s3`]). The bucket and key are then removed by [`sweep`], which also
+//! that the files arrived and revokes the upload's key, so nothing more can be written, and reads
+//! each file's size and ETag ([`seal`]); a worker then has the store copy exactly those versions
+//! into its bucket ([`copy_in`]: a copy inside the store, so no byte of the upload passes through
+//! the service, and one that can take seconds per gigabyte, so never on the callback's path; see
+//! [`super::imports`]). A document, which has no `importing` state, is copied in at its callback
+//! ([`take_in`]). The bucket and key are then removed by [`sweep`], which also
 //! finishes what a crash left: a row of the table `upload_buckets` whose upload was confirmed,
 //! canceled or abandoned.
 
@@ -118,20 +120,23 @@ fn bucket_store(s3: &S3Config, bucket: &str) -> ApiResult<object_store::aws::Ama
     s3.bucket_builder(bucket, s3.endpoint.as_deref()).build().map_err(ApiError::internal)
 }
 
-/// Takes the files `keys` of an upload's bucket into the service's store, under the same keys:
-/// checks that each arrived (refusing with `file_not_arrived` otherwise, the upload's key still
-/// good), revokes the upload's key, then reads each file's size and ETag and has the store copy
-/// exactly that version (`x-amz-copy-source-if-match`): a write that was already under way when
-/// the key was revoked and ends later changes the version, and the copy is made again of the
-/// new one, at most [`COPY_TRIES`] times. Answers the sizes copied, in the order of `keys`. Safe
-/// to repeat.
-pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<u64>> {
-    let Some((s3, admin)) = state.storage.upload_buckets() else {
-        return Err(ApiError::internal(std::io::Error::other(
-            "an upload bucket's callback arrived, but the service no longer has the store's admin API",
-        )));
-    };
-    let store = bucket_store(s3, &b.bucket)?;
+/// A file of an upload's bucket as it stood once the upload's key was revoked.
+#[derive(Debug, Clone)]
+pub struct Sealed {
+    /// Its size.
+    pub size: u64,
+    /// Its ETag, the version to copy; `None` when it is in the service's bucket already (an
+    /// earlier callback copied it).
+    pub e_tag: Option<String>,
+}
+
+/// Checks that the files `keys` arrived in an upload's bucket (refusing with `file_not_arrived`
+/// otherwise, the upload's key still good), revokes the upload's key, then reads each file's
+/// size and ETag: from there nothing more can be started with the key, and what is copied in
+/// ([`copy_in`]) is exactly that version. Safe to repeat.
+pub async fn seal(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<Sealed>> {
+    let (_, admin) = admin_of(state)?;
+    let store = bucket_store(admin_of(state)?.0, &b.bucket)?;
     let not_arrived = |key: &str| {
         ApiError::BadRequest(format!(
             "the file has not arrived yet: write it to {}/{key} before calling back",
@@ -148,28 +153,52 @@ pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiRe
             Err(e) => return Err(ApiError::internal(e)),
         }
     }
-    // From here nothing more can be started with the key: what is copied is what was checked.
     if let Some(k) = &b.key_id {
         admin.delete_key(k).await.map_err(admin_failed)?;
         set_revoked(&state.db, &b.upload_id).await?;
     }
-    let mut sizes = Vec::with_capacity(keys.len());
+    let mut sealed = Vec::with_capacity(keys.len());
     for key in keys {
-        let mut tries = 0;
-        let size = loop {
-            let head = match store.head(&ObjectPath::from(*key)).await {
-                Ok(h) => h,
-                Err(object_store::Error::NotFound { .. }) => match state.storage.size(key).await? {
-                    // Copied by an earlier callback; the upload's bucket was emptied since.
-                    Some(n) => break n,
-                    None => return Err(not_arrived(key)),
-                },
-                Err(e) => return Err(ApiError::internal(e)),
-            };
-            tries += 1;
-            match copy_object(admin.http(), s3, &b.bucket, key, head.e_tag.as_deref(), &s3.full_key(key)).await? {
-                Copied::Done => break head.size,
-                Copied::Changed if tries < COPY_TRIES => continue,
+        sealed.push(match store.head(&ObjectPath::from(*key)).await {
+            Ok(head) => Sealed { size: head.size, e_tag: head.e_tag },
+            Err(object_store::Error::NotFound { .. }) => match state.storage.size(key).await? {
+                Some(size) => Sealed { size, e_tag: None },
+                None => return Err(not_arrived(key)),
+            },
+            Err(e) => return Err(ApiError::internal(e)),
+        });
+    }
+    Ok(sealed)
+}
+
+/// Has the store copy `key` of upload bucket `bucket` to the same key of the service's bucket,
+/// only while it is the version `e_tag` names (`None`: it is there already).
+pub async fn copy_in(state: &AppState, bucket: &str, key: &str, e_tag: Option<&str>) -> ApiResult<Copied> {
+    let Some(tag) = e_tag else { return Ok(Copied::Done) };
+    let (s3, admin) = admin_of(state)?;
+    copy_object(admin.http(), s3, bucket, key, Some(tag), &s3.full_key(key)).await
+}
+
+/// Takes the files `keys` of an upload's bucket into the service's store at once ([`seal`],
+/// then [`copy_in`]): a write that was already under way when the key was revoked and ended
+/// later changes the version, and the copy is made again of the new one, at most
+/// [`COPY_TRIES`] times. Answers the sizes copied, in the order of `keys`. For documents, which
+/// have no `importing` state; a sample's files are copied in by a worker
+/// ([`super::imports`]).
+pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<u64>> {
+    let mut sealed = seal(state, b, keys).await?;
+    let store = bucket_store(admin_of(state)?.0, &b.bucket)?;
+    let mut sizes = Vec::with_capacity(keys.len());
+    for (key, first) in keys.iter().zip(sealed.iter_mut()) {
+        let mut tries = 1;
+        loop {
+            match copy_in(state, &b.bucket, key, first.e_tag.as_deref()).await? {
+                Copied::Done => break,
+                Copied::Changed if tries < COPY_TRIES => {
+                    tries += 1;
+                    let head = store.head(&ObjectPath::from(*key)).await.map_err(ApiError::internal)?;
+                    *first = Sealed { size: head.size, e_tag: head.e_tag };
+                }
                 Copied::Changed => {
                     return Err(ApiError::Conflict(format!(
                         "the file {key} kept changing while it was taken in; call back again once every write has \
@@ -177,10 +206,19 @@ pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiRe
                     )));
                 }
             }
-        };
-        sizes.push(size);
+        }
+        sizes.push(first.size);
     }
     Ok(sizes)
+}
+
+/// The store's settings and admin API, which an upload bucket's callback needs.
+fn admin_of(state: &AppState) -> ApiResult<(&S3Config, &GarageAdmin)> {
+    state.storage.upload_buckets().ok_or_else(|| {
+        ApiError::internal(std::io::Error::other(
+            "an upload bucket's callback arrived, but the service no longer has the store's admin API",
+        ))
+    })
 }
 
 /// How many times [`take_in`] copies a file whose version changed under it before it gives up.
@@ -193,7 +231,8 @@ async fn set_revoked(db: &Pool, upload_id: &str) -> ApiResult<()> {
 }
 
 /// What became of a conditional copy.
-enum Copied {
+#[derive(Debug, PartialEq, Eq)]
+pub enum Copied {
     /// The version asked for was copied.
     Done,
     /// The object is no longer that version (a write ended since it was read).
@@ -265,9 +304,12 @@ async fn copy_object(
 /// upload row gone), including those a crash left half-removed or half-made. A bucket that
 /// cannot be removed now is left for the next sweep.
 pub async fn sweep(state: &AppState) -> ApiResult<()> {
+    // A confirmed upload's bucket stays while a worker has still to copy its files in.
     let done: Vec<UploadBucket> = sqlx::query_as(
         "SELECT b.upload_id, b.bucket, b.bucket_id, b.key_id FROM upload_buckets b \
-         LEFT JOIN uploads u ON u.id = b.upload_id WHERE u.id IS NULL OR u.confirmed_id IS NOT NULL",
+         LEFT JOIN uploads u ON u.id = b.upload_id WHERE (u.id IS NULL OR u.confirmed_id IS NOT NULL) \
+         AND NOT EXISTS (SELECT 1 FROM imports i WHERE i.upload_id = b.upload_id AND i.bucket IS NOT NULL \
+         AND i.error IS NULL)",
     )
     .fetch_all(&state.db)
     .await?;

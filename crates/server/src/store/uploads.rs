@@ -386,8 +386,9 @@ struct S3UploadRow {
 pub struct CallbackDone {
     /// The sample or document.
     pub id: String,
-    /// Whether the sample's file is still being made (a pair, joined by a worker).
-    pub joining: bool,
+    /// Whether the sample's file is still being made by a worker (a pair joined, a file copied
+    /// in from the upload's own bucket).
+    pub importing: bool,
 }
 
 /// How long a callback holds its upload at most; one whose host died lets go after it.
@@ -400,9 +401,10 @@ const CALLBACK_HOLD: chrono::Duration = chrono::Duration::minutes(2);
 /// hosts); it takes the files into place before it checks them (a rename out of `incoming/`,
 /// or, from an upload's own bucket, a copy of exactly the version checked after the upload's
 /// key was revoked), so a write that ends later cannot change what the record gets. It does
-/// only what is cheap: a pair's two files must both be there and not empty; the sample is then
-/// made at once, `importing`, and a worker joins the two into its file
-/// ([`super::imports`]). Answers the sample or document; a second callback answers it again.
+/// only what is cheap: the files must be there and not empty. A pair, or a sample in an
+/// upload's own bucket, is then made at once, `importing`, and a worker makes its file (joins
+/// the pair, copies the file in; [`super::imports`]). Answers the sample or document; a second
+/// callback answers it again.
 pub async fn confirm_s3(
     state: &AppState,
     caller: &Caller,
@@ -428,7 +430,7 @@ pub async fn confirm_s3(
     };
     let up = read().await?;
     if let Some(done) = up.confirmed_id {
-        return Ok(CallbackDone { id: done, joining: false });
+        return Ok(CallbackDone { id: done, importing: false });
     }
     let own_bucket = upload_buckets::of(&state.db, upload_id).await?;
     let bucket = own_bucket.as_ref().map_or(crate::s3::BUCKET, |b| b.bucket.as_str());
@@ -441,7 +443,7 @@ pub async fn confirm_s3(
         // Another callback may have finished between the first look and the hold.
         let up = read().await?;
         if let Some(done) = up.confirmed_id {
-            return Ok(CallbackDone { id: done, joining: false });
+            return Ok(CallbackDone { id: done, importing: false });
         }
         take_and_confirm(state, caller, upload_id, &up, own_bucket.as_ref(), filename).await
     }
@@ -492,9 +494,15 @@ async fn take_and_confirm(
     let user = caller.require()?;
     let keys: Vec<&str> = std::iter::once(up.object_key.as_str()).chain(up.paired_object_key.as_deref()).collect();
     let names: Vec<&str> = std::iter::once(up.filename.as_str()).chain(up.paired_filename.as_deref()).collect();
-    let sizes = match own_bucket {
-        // The files come from the upload's bucket into the service's, inside the store.
-        Some(b) => upload_buckets::take_in(state, b, &keys).await?,
+    // From an upload's own bucket, a sample's files are copied in by a worker: here they are
+    // only checked, once the upload's key is revoked (their size, and the version to copy).
+    let (sizes, e_tags) = match own_bucket {
+        Some(b) if up.kind == "sample" => {
+            let sealed = upload_buckets::seal(state, b, &keys).await?;
+            (sealed.iter().map(|f| f.size).collect(), sealed.into_iter().map(|f| f.e_tag).collect())
+        }
+        // A document is copied in now, inside the store.
+        Some(b) => (upload_buckets::take_in(state, b, &keys).await?, Vec::new()),
         None => {
             let mut sizes = Vec::with_capacity(keys.len());
             for (key, name) in keys.iter().zip(&names) {
@@ -508,7 +516,7 @@ async fn take_and_confirm(
                 })?;
                 sizes.push(size);
             }
-            sizes
+            (sizes, Vec::new())
         }
     };
     if let Some((name, _)) = names.iter().zip(&sizes).find(|(_, n)| **n == 0) {
@@ -520,24 +528,34 @@ async fn take_and_confirm(
     let mut tx = begin_write(&state.db).await?;
     s3_grants::forget_multiparts_of(&mut tx, upload_id).await?;
     queue_delete(&mut tx, &s3_grants::upload_prefix(upload_id)).await?;
-    if let (Some(r2_key), Some(r2_name)) = (&up.paired_object_key, &up.paired_filename) {
-        let joined = mgds_formats::interleaved_name(std::path::Path::new(&up.filename));
+    let in_bucket = own_bucket.filter(|_| up.kind == "sample");
+    if up.paired_object_key.is_some() || in_bucket.is_some() {
+        let (object_key, filename) = match &up.paired_object_key {
+            Some(_) => {
+                let joined = mgds_formats::interleaved_name(std::path::Path::new(&up.filename));
+                (format!("samples/{upload_id}/{}", key_name(&joined)), joined)
+            }
+            None => (up.object_key.clone(), up.filename.clone()),
+        };
         let import = imports::Import {
             sample_id: String::new(),
             upload_id: upload_id.to_string(),
             r1_key: up.object_key.clone(),
-            r2_key: r2_key.clone(),
+            r2_key: up.paired_object_key.clone(),
             r1_name: up.filename.clone(),
-            r2_name: r2_name.clone(),
-            object_key: format!("samples/{upload_id}/{}", key_name(&joined)),
-            filename: joined,
+            r2_name: up.paired_filename.clone(),
+            object_key,
+            filename,
+            bucket: in_bucket.map(|b| b.bucket.clone()),
+            r1_etag: e_tags.first().cloned().flatten(),
+            r2_etag: e_tags.get(1).cloned().flatten(),
         };
-        let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Joining(import)).await?;
+        let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Importing(import)).await?;
         tx.commit().await?;
         state.runner.wake();
-        // The parts, or the upload's own bucket (its files are in the service's now), go.
+        // The parts go (and an upload bucket whose files are in the service's bucket already).
         purge(state).await?;
-        return Ok(CallbackDone { id: sample.0, joining: true });
+        return Ok(CallbackDone { id: sample.0, importing: true });
     }
     let mut name = up.filename.clone();
     if up.kind == "document"
@@ -561,7 +579,7 @@ async fn take_and_confirm(
     };
     // The parts, or the upload's own bucket, go now.
     purge(state).await?;
-    Ok(CallbackDone { id: confirmed, joining: false })
+    Ok(CallbackDone { id: confirmed, importing: false })
 }
 
 /// Refuses an `upload_type` other than `standard`.
@@ -716,15 +734,16 @@ enum Settle {
     /// It arrived whole and is the sample's file: the sample becomes `private` and is
     /// classified.
     Arrived,
-    /// A pair's two files arrived and a worker joins them: the sample is `importing`, without a
-    /// file, until then.
-    Joining(imports::Import),
+    /// The files arrived and a worker makes the sample's file of them (joins a pair, copies a
+    /// file in from an upload's own bucket): the sample is `importing`, without a file, until
+    /// then.
+    Importing(imports::Import),
 }
 
 /// Inside `tx` (a write transaction): fills the pre-uploaded sample or creates a new one for
 /// upload `upload_id` of `owner`, applies the metadata, tags and project given at the start, and
 /// marks the upload confirmed; then queues the default classification ([`Settle::Arrived`]) or
-/// the pair's join ([`Settle::Joining`]). Answers the sample's id and whether an analysis was
+/// the work on its files ([`Settle::Importing`]). Answers the sample's id and whether an analysis was
 /// queued; an upload confirmed already answers its sample.
 async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -> ApiResult<(String, bool)> {
     // Read under the write lock: a concurrent confirm may have finished first.
@@ -740,7 +759,7 @@ async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -
     }
     let (visibility, filename, size, object_key) = match &how {
         Settle::Arrived => (Visibility::Private, up.filename.as_str(), Some(up.size), Some(up.object_key.as_str())),
-        Settle::Joining(import) => (Visibility::Importing, import.filename.as_str(), None, None),
+        Settle::Importing(import) => (Visibility::Importing, import.filename.as_str(), None, None),
     };
     let stored: Map<String, Value> = serde_json::from_str(&up.request).unwrap_or_default();
     let sample_id = match &up.target_sample {
@@ -806,7 +825,7 @@ async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -
         // The default classification runs by itself on every new file, in the same
         // transaction: a confirmed sample never misses it.
         Settle::Arrived => queue::queue_default_classification(tx, &sample_id).await?.is_some(),
-        Settle::Joining(mut import) => {
+        Settle::Importing(mut import) => {
             import.sample_id = sample_id.clone();
             imports::record(tx, &import).await?;
             true

@@ -47,6 +47,18 @@ async fn put(store: &impl ObjectStore, key: &str, bytes: &[u8]) -> object_store:
 }
 
 /// Whether the store still has the bucket named `name` (asked with the test's admin token).
+/// Whether bucket `name` is gone, or goes within a few seconds (a worker removes an upload's
+/// bucket once it copied its files in, just after the sample has its file).
+async fn bucket_gone(name: &str) -> bool {
+    for _ in 0..50 {
+        if !bucket_exists(name).await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    false
+}
+
 async fn bucket_exists(name: &str) -> bool {
     let url = std::env::var("MGDS_TEST_GARAGE_ADMIN_URL").unwrap();
     let token = std::env::var("MGDS_TEST_GARAGE_ADMIN_TOKEN").unwrap();
@@ -75,6 +87,15 @@ async fn callback(svc: &Service, user: &TestUser, init: &Value) -> (u16, Value) 
 }
 
 async fn sample_bytes(svc: &Service, user: &TestUser, id: &str) -> Vec<u8> {
+    // A worker copies the file in from the upload's bucket (or joins a pair): the sample is
+    // importing until then.
+    for _ in 0..300 {
+        let (_, s) = svc.get(Some(user), &format!("/api/v1/samples/{id}")).await;
+        if s["visibility"] != json!("importing") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     let (s, d) = svc.post(Some(user), &format!("/api/v1/samples/{id}/download_uri"), json!({})).await;
     assert_eq!(s, 200, "{d}");
     let url = d["download_uri"].as_str().unwrap();
@@ -138,7 +159,7 @@ async fn an_upload_writes_straight_to_a_bucket_of_its_own_that_the_store_checks(
     // The key is revoked and the bucket gone; a second callback answers the same sample.
     let late = put(&client, &key, b"@late\nA\n+\nI\n").await;
     assert!(late.is_err(), "a revoked key still writes: {late:?}");
-    assert!(!bucket_exists(&bucket).await, "the upload's bucket must be removed");
+    assert!(bucket_gone(&bucket).await, "the upload's bucket must be removed");
     let (s, again) = callback(&svc, &alice, &up).await;
     assert_eq!((s, &again["sample_id"]), (200, &json!(id)), "{again}");
     assert_eq!(sample_bytes(&svc, &alice, &id).await, reads);
@@ -167,14 +188,6 @@ async fn pairs_documents_and_cancels_through_upload_buckets() {
     let (s, body) = callback(&svc, &alice, &up).await;
     assert_eq!(s, 200, "{body}");
     let id = body["sample_id"].as_str().unwrap();
-    // A worker joins the pair into the sample's file.
-    for _ in 0..300 {
-        let (_, s) = svc.get(Some(&alice), &format!("/api/v1/samples/{id}")).await;
-        if s["visibility"] != json!("importing") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
     let mut joined = Vec::new();
     use std::io::Read;
     flate2::read::MultiGzDecoder::new(sample_bytes(&svc, &alice, id).await.as_slice())
@@ -183,7 +196,7 @@ async fn pairs_documents_and_cancels_through_upload_buckets() {
     let joined = String::from_utf8(joined).unwrap();
     assert_eq!(joined.lines().count(), 80 * 4);
     assert!(joined.starts_with("@r0/1\nACGTACGTAC\n+\nIIIIIIIIII\n@r0/2\nTTGCATTGCA\n"), "{}", &joined[..80]);
-    assert!(!bucket_exists(up["s3_bucket"].as_str().unwrap()).await);
+    assert!(bucket_gone(up["s3_bucket"].as_str().unwrap()).await);
 
     let (s, doc) = svc.post(Some(&alice), "/api/v1/documents/init_multipart_upload", json!({})).await;
     assert_eq!(s, 200, "{doc}");

@@ -166,8 +166,8 @@ def huge_pair(svc, key, rows):
     while sample and time.monotonic() < deadline:
         _, s, _ = svc.request("GET", f"/api/v1/samples/{sample}", key)
         s = json.loads(s)
-        if s.get("import_error") or s.get("visibility") == "private":
-            outcome += f"; sample {s.get('visibility')}: {s.get('import_error', '')[:70]}"
+        if s.get("error_msg") or s.get("visibility") == "private":
+            outcome += f"; sample {s.get('visibility')}: {(s.get('error_msg') or '')[:70]}"
             break
         time.sleep(0.2)
     _, after = svc.memory()

@@ -88,9 +88,10 @@ pub struct Sample {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
     /// Why the sample's file could not be made: the two files of a pair uploaded apart whose
-    /// mates do not pair (the sample then stays `importing`). An MGDS addition, sent only when
-    /// there is such a reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// mates do not pair, a file that changed after it was checked (the sample then stays
+    /// `importing`). Sent as `error_msg`, the field the real service's clients read for it (not
+    /// in the reference schema), only when there is such a reason.
+    #[serde(default, rename = "error_msg", skip_serializing_if = "Option::is_none")]
     pub import_error: Option<String>,
 }
 

@@ -503,7 +503,7 @@ fn upload_pair(
 /// A pair that arrives through the S3 path is joined where analyses run, never in the service:
 /// the callback answers at once (the sample `importing`), the joined file becomes the sample's
 /// and is classified; a pair of one enormous record per mate, or whose mates do not pair, fails
-/// its sample with the reason in `import_error`, naming the files as uploaded and no path on the
+/// its sample with the reason in `error_msg`, naming the files as uploaded and no path on the
 /// service; the service's memory stays small throughout.
 #[test]
 fn a_pair_is_joined_by_a_worker_and_a_hostile_pair_fails_its_sample_while_the_service_stays_small() {
@@ -523,7 +523,7 @@ fn a_pair_is_joined_by_a_worker_and_a_hostile_pair_fails_its_sample_while_the_se
     assert!(took < Duration::from_secs(1), "the callback answers at once: {took:?}");
     let id = body["sample_id"].as_str().unwrap().to_string();
     assert_eq!(sample(&id)["visibility"], json!("importing"));
-    let why = wait_for(120, "the join to fail", || sample(&id)["import_error"].as_str().map(str::to_string));
+    let why = wait_for(120, "the join to fail", || sample(&id)["error_msg"].as_str().map(str::to_string));
     assert!(why.contains("leak_R1.fasta.gz") && why.contains("--max-record-length"), "{why}");
     assert!(!why.contains('/'), "no path of the service in {why:?}");
     assert_eq!(sample(&id)["visibility"], json!("importing"), "a failed join leaves no file");
@@ -539,7 +539,7 @@ fn a_pair_is_joined_by_a_worker_and_a_hostile_pair_fails_its_sample_while_the_se
     let (_, s, body, _) = upload_pair(&serve, &c, &key, ["odd_R1.fastq", "odd_R2.fastq"], [r1.clone(), short]);
     assert_eq!(s, 200, "{body}");
     let odd = body["sample_id"].as_str().unwrap().to_string();
-    let why = wait_for(60, "the join to fail", || sample(&odd)["import_error"].as_str().map(str::to_string));
+    let why = wait_for(60, "the join to fail", || sample(&odd)["error_msg"].as_str().map(str::to_string));
     assert!(why.contains("could not be joined") && why.contains("odd_R"), "{why}");
     assert!(!why.contains(&data.display().to_string()) && !why.contains("objects/"), "{why}");
 
@@ -554,7 +554,7 @@ fn a_pair_is_joined_by_a_worker_and_a_hostile_pair_fails_its_sample_while_the_se
     });
     assert_eq!(joined["filename"], json!("gut_interleaved.fastq.gz"), "{joined}");
     assert!(joined["size"].as_u64().unwrap() > 0);
-    assert!(joined.get("import_error").is_none(), "{joined}");
+    assert!(joined.get("error_msg").is_none(), "{joined}");
     let a = finished_classification(&c, &serve.url, &key, &good);
     assert_eq!(a["success"], json!(true), "{a}");
 

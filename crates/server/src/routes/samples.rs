@@ -100,7 +100,7 @@ async fn upload_callback(
     let done = uploads::confirm_s3(&state, &caller, "sample", &id, &req.s3_path, req.filename.as_deref()).await?;
     let message = if done.importing {
         "upload confirmed; the service is making the sample's file (joining a pair, or copying the file in): the \
-         sample is importing until then, and its import_error says why if it cannot"
+         sample is importing until then, and its error_msg says why if it cannot"
     } else {
         "upload confirmed; the sample is ready"
     };

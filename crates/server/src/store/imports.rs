@@ -9,7 +9,7 @@
 //! ([`claim`], [`renew`]); once done, the sample gets its file, becomes `private` and is
 //! classified ([`finish`]). Work that cannot be done (mates that do not pair, a file that changed
 //! after it was checked) keeps the reason ([`fail`]): the sample stays `importing` and says why
-//! in its `import_error`.
+//! in its `error_msg`.
 
 use std::time::Duration;
 

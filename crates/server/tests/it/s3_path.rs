@@ -45,9 +45,12 @@ pub(crate) async fn start(svc: &Service, user: &TestUser, filename: &str) -> Sta
 }
 
 /// The service's S3-compatible endpoint as an S3 client reaches it with the upload's
-/// credentials.
+/// credentials. Requests are not retried: a retry of a request whose answer was lost on a busy
+/// machine would do a step twice behind the test's back.
 fn endpoint_store(svc: &Service, up: &Started) -> AmazonS3 {
     AmazonS3Builder::new()
+        .with_retry(object_store::RetryConfig { max_retries: 0, ..Default::default() })
+        .with_client_options(object_store::ClientOptions::new().with_timeout(Duration::from_secs(120)))
         .with_endpoint(mgds_server::s3::endpoint(&svc.url))
         .with_bucket_name(mgds_server::s3::BUCKET)
         .with_region("us-east-1")

@@ -1,5 +1,7 @@
 //! The job runner: workers that claim pending analyses from the durable queue, run the engine
-//! of the analysis's job, and store what it produced.
+//! of the analysis's job, and store what it produced. Before analyses, they make the files of
+//! samples whose uploads need work on their bytes (a pair to join, a file to copy in from an
+//! upload's own bucket; see [`crate::store::imports`]), under the same kind of lease.
 //!
 //! A claim is one SQL statement: it takes the oldest waiting analysis of a job this runner can
 //! run (or one whose previous claim has lapsed), sets a lease, and counts the claim. While the
@@ -241,15 +243,15 @@ async fn work(state: AppState, name: String) {
         {
             tracing::warn!(error = %e, "could not register newly installed reference data");
         }
-        // A pair waiting to become its sample's file goes first: the sample's classification
-        // waits for it, and a join is quick.
+        // A sample waiting for its file (a pair to join, a file to copy in) goes first: its
+        // classification waits for it.
         match imports::claim(&state.db, &name, state.runner.config.lease).await {
             Ok(Some((import, claims))) => {
-                join_claimed(&state, &name, &import, claims).await;
+                import_claimed(&state, &name, &import, claims).await;
                 continue;
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(error = %e, "could not read the pairs waiting to be joined"),
+            Err(e) => tracing::warn!(error = %e, "could not read the samples waiting for their files"),
         }
         match claim(&state, &name).await {
             Ok(Some((id, claims))) => {
@@ -291,18 +293,7 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         )))
     } else {
         tracing::info!(analysis = %id, claim = claims, "running analysis");
-        let heartbeat = {
-            let (state, id, worker) = (state.clone(), id.to_string(), worker.to_string());
-            tokio::spawn(async move {
-                let lease = state.runner.config.lease;
-                let mut every = tokio::time::interval(lease / 4);
-                every.tick().await;
-                loop {
-                    every.tick().await;
-                    let _ = queue::renew(&state.db, &id, &worker, lease).await;
-                }
-            })
-        };
+        let heartbeat = keep_lease(state, Held::Analysis, id, worker);
         let outcome = run(state, id).await;
         heartbeat.abort();
         match &outcome {
@@ -340,6 +331,32 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         Err(e) => tracing::error!(analysis = %id, error = %e, "could not store the results of an analysis"),
     }
     drop(workdir);
+}
+
+/// What a worker holds a lease on.
+#[derive(Clone, Copy)]
+enum Held {
+    /// An analysis, by its id.
+    Analysis,
+    /// The work that makes a sample's file, by the sample's id.
+    Import,
+}
+
+/// Renews, four times per lease, the lease `worker` holds on `id`, until the task is aborted.
+fn keep_lease(state: &AppState, held: Held, id: &str, worker: &str) -> tokio::task::JoinHandle<()> {
+    let (state, id, worker) = (state.clone(), id.to_string(), worker.to_string());
+    tokio::spawn(async move {
+        let lease = state.runner.config.lease;
+        let mut every = tokio::time::interval(lease / 4);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let _ = match held {
+                Held::Analysis => queue::renew(&state.db, &id, &worker, lease).await,
+                Held::Import => imports::renew(&state.db, &id, &worker, lease).await,
+            };
+        }
+    })
 }
 
 /// What an engine run leaves: results JSON, an optional file, and the folder holding it.
@@ -407,63 +424,52 @@ async fn run_task(state: &AppState, task: EngineTask) -> Result<(Value, Option<A
     }
 }
 
-/// Joins a claimed pair into its sample's file and gives the sample the file; a pair that
-/// cannot be joined keeps the reason, a fault that may pass puts the join back.
-async fn join_claimed(state: &AppState, worker: &str, import: &Import, claims: i64) {
+/// Makes a claimed sample's file ([`make_file`]) and gives the sample the file; work that
+/// cannot be done keeps the reason, a fault that may pass puts the work back.
+async fn import_claimed(state: &AppState, worker: &str, import: &Import, claims: i64) {
     let id = import.sample_id.as_str();
     let outcome = if claims > MAX_CLAIMS {
         Err(Failure::Refused(format!(
-            "joining the pair stopped before finishing {MAX_CLAIMS} times (its worker was interrupted each time); \
-             upload the pair again"
+            "making the sample's file stopped before finishing {MAX_CLAIMS} times (its worker was interrupted \
+             each time); upload it again"
         )))
     } else {
-        let heartbeat = {
-            let (state, id, worker) = (state.clone(), id.to_string(), worker.to_string());
-            tokio::spawn(async move {
-                let lease = state.runner.config.lease;
-                let mut every = tokio::time::interval(lease / 4);
-                every.tick().await;
-                loop {
-                    every.tick().await;
-                    let _ = imports::renew(&state.db, &id, &worker, lease).await;
-                }
-            })
-        };
-        let outcome = join(state, worker, import).await;
+        let heartbeat = keep_lease(state, Held::Import, id, worker);
+        let outcome = make_file(state, worker, import).await;
         heartbeat.abort();
         outcome
     };
     let failed = match outcome {
         Ok(Finished::Done(queued)) => {
-            tracing::info!(sample = %id, "joined a pair into its sample's file");
+            tracing::info!(sample = %id, "made a sample's file");
             if queued {
                 state.runner.wake();
             }
             return;
         }
         Ok(Finished::Discarded) => {
-            tracing::info!(sample = %id, "a joined pair was not kept: its sample was deleted, or another worker took it over");
+            tracing::info!(sample = %id, "a sample's file was not kept: the sample was deleted, or another worker took the work over");
             return;
         }
         Err(Failure::Transient(why)) if imports::failures(&state.db, id).await.unwrap_or(0) + 1 < MAX_ATTEMPTS => {
             if let Err(e) = imports::requeue(&state.db, id, worker, state.runner.config.retry_after).await {
-                tracing::warn!(sample = %id, error = %e, "could not put a pair's join back");
+                tracing::warn!(sample = %id, error = %e, "could not put the work on a sample's file back");
             }
-            tracing::info!(sample = %id, error = %why, "a pair's join goes back to the queue");
+            tracing::info!(sample = %id, error = %why, "the work on a sample's file goes back to the queue");
             return;
         }
         Err(e) => e,
     };
-    tracing::info!(sample = %id, error = %failed.message(), "a pair could not be joined");
+    tracing::info!(sample = %id, error = %failed.message(), "a sample's file could not be made");
     if let Err(e) = imports::fail(&state.db, id, worker, failed.message()).await {
-        tracing::error!(sample = %id, error = %e, "could not record why a pair could not be joined");
+        tracing::error!(sample = %id, error = %e, "could not record why a sample's file could not be made");
     }
 }
 
 /// Makes `import`'s sample file: copies its files in from the upload's own bucket (exactly the
 /// versions checked at the callback), then, for a pair, joins the two in an engine process and
 /// stores the joined file; gives the sample its file.
-async fn join(state: &AppState, worker: &str, import: &Import) -> Result<Finished, Failure> {
+async fn make_file(state: &AppState, worker: &str, import: &Import) -> Result<Finished, Failure> {
     if let Some(bucket) = &import.bucket {
         let files = [(&import.r1_key, &import.r1_name, &import.r1_etag)]
             .into_iter()

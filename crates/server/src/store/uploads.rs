@@ -438,7 +438,13 @@ pub async fn confirm_s3(
     if s3_path != expected {
         return Err(ApiError::BadRequest(format!("s3_path is {s3_path:?}; this upload's file is {expected:?}")));
     }
-    hold_callback(&state.db, upload_id).await?;
+    if let Err(e) = hold_callback(&state.db, upload_id).await {
+        // The other callback may have just confirmed the upload: then this one answers it too.
+        return match read().await?.confirmed_id {
+            Some(done) => Ok(CallbackDone { id: done, importing: false }),
+            None => Err(e),
+        };
+    }
     let outcome = async {
         // Another callback may have finished between the first look and the hold.
         let up = read().await?;

@@ -40,12 +40,19 @@ pub enum FieldKind {
         /// Collection the referenced resource lives in, e.g. `"projects"`.
         collection: &'static str,
     },
-    /// A many-valued reference (e.g. a sample's tags) reached through a subquery.
+    /// A many-valued reference (e.g. a sample's tags), held in a table of pairs.
     RefSet {
         /// Collection the referenced resources live in, e.g. `"tags"`.
         collection: &'static str,
-        /// SQL selecting the referenced ids for the current row (correlated subquery).
-        subquery: &'static str,
+        /// The row's id, e.g. `"s.id"`.
+        row: &'static str,
+        /// The table of pairs, aliased, e.g. `"sample_tags st"`: read from the referenced side
+        /// (its index on `value`), not once per listed row.
+        table: &'static str,
+        /// Its column of the rows' ids, e.g. `"st.sample_id"`.
+        holder: &'static str,
+        /// Its column of the referenced ids, e.g. `"st.tag_id"`.
+        value: &'static str,
     },
 }
 
@@ -159,8 +166,8 @@ fn compile_op(field: &Field, op: &str, v: &Value, binds: &mut Vec<Bind>) -> Resu
         ));
     }
     let col = field.column;
-    if let FieldKind::RefSet { subquery, .. } = field.kind {
-        return compile_refset(field, subquery, op, v, binds);
+    if let FieldKind::RefSet { row, table, holder, value, .. } = field.kind {
+        return compile_refset(field, [row, table, holder, value], op, v, binds);
     }
     let cond = match op {
         "$eq" | "$ne" => match (value_bind(field, op, v, false)?, op == "$eq") {
@@ -236,45 +243,47 @@ fn compile_op(field: &Field, op: &str, v: &Value, binds: &mut Vec<Bind>) -> Resu
     Ok(cond)
 }
 
-/// Operators on a many-valued reference, expressed as membership in the row's subquery.
-fn compile_refset(field: &Field, subquery: &str, op: &str, v: &Value, binds: &mut Vec<Bind>) -> Result<String, String> {
-    let has = format!("? IN ({subquery})");
+/// Operators on a many-valued reference, each one membership of the row among the holders of
+/// the referenced ids, read from the table of pairs: `$containsall` holds those that hold
+/// every id (counted), `$containsany` and `$in` any of them, `$ne` not the one.
+fn compile_refset(
+    field: &Field,
+    [row, table, holder, value]: [&str; 4],
+    op: &str,
+    v: &Value,
+    binds: &mut Vec<Bind>,
+) -> Result<String, String> {
     match op {
         "$eq" | "$contains" | "$ne" => {
             binds.push(value_bind(field, op, v, false)?);
-            Ok(if op == "$ne" { format!("? NOT IN ({subquery})") } else { has })
+            let not = if op == "$ne" { "NOT " } else { "" };
+            Ok(format!("{row} {not}IN (SELECT {holder} FROM {table} WHERE {value} = ?)"))
         }
         _ => {
-            let items = list(field, op, v)?;
-            if items.is_empty() {
+            let mut ids = Vec::new();
+            for item in list(field, op, v)? {
+                let id = value_bind(field, op, item, false)?;
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+            if ids.is_empty() {
                 // Mongo: `$in: []` and `$all: []` both match no documents.
                 return Ok("0=1".into());
             }
-            for item in items {
-                binds.push(value_bind(field, op, item, false)?);
+            let (n, marks) = (ids.len(), vec!["?"; ids.len()].join(", "));
+            binds.extend(ids);
+            if op == "$containsall" {
+                // Each pair is stored once, so holding all `n` ids is having `n` of them.
+                binds.push(Bind::Int(n as i64));
+                Ok(format!(
+                    "{row} IN (SELECT {holder} FROM {table} WHERE {value} IN ({marks}) GROUP BY {holder} HAVING COUNT(*) = ?)"
+                ))
+            } else {
+                Ok(format!("{row} IN (SELECT {holder} FROM {table} WHERE {value} IN ({marks}))"))
             }
-            let joiner = if op == "$containsall" { " AND " } else { " OR " };
-            Ok(join_balanced(&vec![has; items.len()], joiner))
         }
     }
-}
-
-/// Joins conditions with `joiner` as a balanced tree of parentheses, so that a list of a
-/// thousand values nests ten deep rather than a thousand (SQLite refuses expressions nested
-/// deeper than 1,000).
-fn join_balanced(parts: &[String], joiner: &str) -> String {
-    fn tree(parts: &[String], joiner: &str) -> String {
-        if parts.len() <= 2 {
-            return format!("({})", parts.join(joiner));
-        }
-        let (a, b) = parts.split_at(parts.len() / 2);
-        format!("({}{joiner}{})", tree(a, joiner), tree(b, joiner))
-    }
-    if parts.len() <= 2 {
-        return parts.join(joiner);
-    }
-    let (a, b) = parts.split_at(parts.len() / 2);
-    format!("{}{joiner}{}", tree(a, joiner), tree(b, joiner))
 }
 
 fn list<'a>(field: &Field, op: &str, v: &'a Value) -> Result<&'a [Value], String> {
@@ -346,18 +355,46 @@ fn uri_id(collection: &str, s: &str) -> Option<String> {
     (!id.is_empty() && !id.contains('/')).then(|| id.to_string())
 }
 
-/// Compile a `sort` parameter into an ORDER BY body (without the keywords).
+/// One key of an order: an SQL expression and its direction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortKey {
+    /// SQL expression, e.g. `s.size`.
+    pub expr: String,
+    /// Descending.
+    pub desc: bool,
+}
+
+impl SortKey {
+    /// `expr ASC NULLS FIRST` or `expr DESC NULLS LAST` (reversed when `reverse`): empty values
+    /// first going up and last going down, as SQLite orders them (PostgreSQL's default is the
+    /// other way round, so the clause is always written out, and its indexes say the same).
+    pub fn render(&self, expr: &str, reverse: bool) -> String {
+        if self.desc != reverse { format!("{expr} DESC NULLS LAST") } else { format!("{expr} ASC NULLS FIRST") }
+    }
+}
+
+/// Renders an order as an ORDER BY body (without the keywords), or its exact reverse.
+pub fn render_order(keys: &[SortKey], reverse: bool) -> String {
+    if keys.is_empty() {
+        return "NULL".into();
+    }
+    keys.iter().map(|k| k.render(&k.expr, reverse)).collect::<Vec<_>>().join(", ")
+}
+
+/// Compile a `sort` parameter into the keys of an order.
 ///
-/// `{"size": true}` sorts descending, `false` ascending, keys in the order given.
-/// Without a sort, `default_order` is used; `tiebreak` is always appended last so
-/// pagination is stable. Returns `"NULL"` (a valid no-op) if everything is empty.
-pub fn compile_sort(
+/// `{"size": true}` sorts descending, `false` ascending, keys in the order given. Without a
+/// sort, `default_order` (`"<column> ASC|DESC"`) is used; `tiebreak` (a unique column) is always
+/// appended last so that pagination is stable, in the direction of the key before it, so that
+/// the whole order read backwards is the reverse order (one index serves both, and a deep page
+/// can be read from the end).
+pub fn compile_sort_keys(
     fields: &[Field],
     sort_json: Option<&str>,
     default_order: &str,
     tiebreak: &str,
-) -> Result<String, String> {
-    let mut parts: Vec<String> = Vec::new();
+) -> Result<Vec<SortKey>, String> {
+    let mut keys: Vec<SortKey> = Vec::new();
     let raw = sort_json.map(str::trim).unwrap_or("");
     if !raw.is_empty() {
         let parsed: Value = serde_json::from_str(raw).map_err(|e| format!("sort is not valid JSON: {e}"))?;
@@ -372,21 +409,37 @@ pub fn compile_sort(
             let desc = dir.as_bool().ok_or_else(|| {
                 format!("sort values must be true (descending) or false (ascending); got {dir} for '{name}'")
             })?;
-            // Empty values first going up, last going down, as SQLite orders them; PostgreSQL's
-            // default is the other way round.
-            parts.push(format!("{} {}", field.column, if desc { "DESC NULLS LAST" } else { "ASC NULLS FIRST" }));
+            keys.push(SortKey { expr: field.column.to_string(), desc });
         }
     }
-    if parts.is_empty() && !default_order.trim().is_empty() {
-        parts.push(default_order.to_string());
+    let parse = |s: &str| {
+        let s = s.trim();
+        match s.rsplit_once(' ') {
+            Some((e, d)) if d.eq_ignore_ascii_case("DESC") => SortKey { expr: e.trim().into(), desc: true },
+            Some((e, d)) if d.eq_ignore_ascii_case("ASC") => SortKey { expr: e.trim().into(), desc: false },
+            _ => SortKey { expr: s.into(), desc: false },
+        }
+    };
+    if keys.is_empty() && !default_order.trim().is_empty() {
+        keys.push(parse(default_order));
     }
     if !tiebreak.trim().is_empty() {
-        parts.push(tiebreak.to_string());
+        let mut tie = parse(tiebreak);
+        tie.desc = keys.last().map_or(tie.desc, |k| k.desc);
+        keys.push(tie);
     }
-    if parts.is_empty() {
-        return Ok("NULL".into());
-    }
-    Ok(parts.join(", "))
+    Ok(keys)
+}
+
+/// [`compile_sort_keys`], rendered as an ORDER BY body (without the keywords); `"NULL"` (a
+/// valid no-op) if everything is empty.
+pub fn compile_sort(
+    fields: &[Field],
+    sort_json: Option<&str>,
+    default_order: &str,
+    tiebreak: &str,
+) -> Result<String, String> {
+    Ok(render_order(&compile_sort_keys(fields, sort_json, default_order, tiebreak)?, false))
 }
 
 /// Default `per_page` (per the spec; the reference schema says 20 but the prose governs here).
@@ -509,7 +562,7 @@ mod tests {
     use super::*;
 
     const VIS: &[&str] = &["public", "shared", "private", "importing", "awaiting data"];
-    const TAGS: &str = "SELECT tag_id FROM sample_tags WHERE sample_tags.sample_id = s.id";
+    const TAGS: &str = "SELECT st.sample_id FROM sample_tags st WHERE st.tag_id";
 
     fn fields() -> Vec<Field> {
         let f = |name, column, kind, sortable| Field { name, column, kind, sortable };
@@ -522,7 +575,12 @@ mod tests {
             f("starred", "m.starred", FieldKind::Bool, false),
             f("visibility", "s.visibility", FieldKind::Enum(VIS), true),
             f("project", "s.project_id", FieldKind::Ref { collection: "projects" }, true),
-            f("tags", "", FieldKind::RefSet { collection: "tags", subquery: TAGS }, false),
+            f(
+                "tags",
+                "",
+                FieldKind::RefSet { collection: "tags", row: "s.id", table: "sample_tags st", holder: "st.sample_id", value: "st.tag_id" },
+                false,
+            ),
         ]
     }
 
@@ -666,13 +724,21 @@ mod tests {
 
     #[test]
     fn refset_operators() {
-        let has = format!("? IN ({TAGS})");
+        let has = format!("s.id IN ({TAGS} = ?)");
         chk(r#"{"tags": {"$ref": "/api/v1/tags/t1"}}"#, &format!("({has})"), &[t("t1")]);
         chk(r#"{"tags": {"$contains": "t1"}}"#, &format!("({has})"), &[t("t1")]);
-        chk(r#"{"tags": {"$ne": "t1"}}"#, &format!("(? NOT IN ({TAGS}))"), &[t("t1")]);
-        chk(r#"{"tags": {"$in": [{"$ref": "/api/v1/tags/a"}, "b"]}}"#, &format!("({has} OR {has})"), &[t("a"), t("b")]);
-        chk(r#"{"tags": {"$containsall": ["a", "b"]}}"#, &format!("({has} AND {has})"), &[t("a"), t("b")]);
-        chk(r#"{"tags": {"$containsany": ["a"]}}"#, &format!("({has})"), &[t("a")]);
+        chk(r#"{"tags": {"$ne": "t1"}}"#, &format!("(s.id NOT IN ({TAGS} = ?))"), &[t("t1")]);
+        chk(
+            r#"{"tags": {"$in": [{"$ref": "/api/v1/tags/a"}, "b", "a"]}}"#,
+            &format!("(s.id IN ({TAGS} IN (?, ?)))"),
+            &[t("a"), t("b")],
+        );
+        chk(
+            r#"{"tags": {"$containsall": ["a", "b"]}}"#,
+            &format!("(s.id IN ({TAGS} IN (?, ?) GROUP BY st.sample_id HAVING COUNT(*) = ?))"),
+            &[t("a"), t("b"), Bind::Int(2)],
+        );
+        chk(r#"{"tags": {"$containsany": ["a"]}}"#, &format!("(s.id IN ({TAGS} IN (?)))"), &[t("a")]);
         chk(r#"{"tags": {"$containsall": []}}"#, "(0=1)", &[]);
     }
 
@@ -700,15 +766,20 @@ mod tests {
         let sort = |s: Option<&str>, default: &str, tie: &str| compile_sort(&fs, s, default, tie);
         assert_eq!(
             sort(Some(r#"{"size": true, "filename": false}"#), "d", "s.id ASC").unwrap(),
-            "s.size DESC NULLS LAST, s.filename ASC NULLS FIRST, s.id ASC"
+            "s.size DESC NULLS LAST, s.filename ASC NULLS FIRST, s.id ASC NULLS FIRST"
         );
         assert_eq!(
             sort(Some(r#"{"filename": false, "size": true}"#), "d", "s.id ASC").unwrap(),
-            "s.filename ASC NULLS FIRST, s.size DESC NULLS LAST, s.id ASC"
+            "s.filename ASC NULLS FIRST, s.size DESC NULLS LAST, s.id DESC NULLS LAST"
         );
         for none in [None, Some(""), Some("{}")] {
-            assert_eq!(sort(none, "s.created_at ASC", "s.id ASC").unwrap(), "s.created_at ASC, s.id ASC");
+            assert_eq!(
+                sort(none, "s.created_at ASC", "s.id ASC").unwrap(),
+                "s.created_at ASC NULLS FIRST, s.id ASC NULLS FIRST"
+            );
         }
+        let keys = compile_sort_keys(&fs, Some(r#"{"size": true}"#), "s.created_at ASC", "s.id ASC").unwrap();
+        assert_eq!(render_order(&keys, true), "s.size ASC NULLS FIRST, s.id ASC NULLS FIRST");
         assert_eq!(sort(None, "", "").unwrap(), "NULL");
         assert_eq!(
             sort(Some(r#"{"score": true}"#), "", "s.id").unwrap_err(),
@@ -768,26 +839,6 @@ mod tests {
         assert!(h.len() < filter.len() * 3 + 200);
         let page = Page { page: 10, per_page: 10 };
         assert_eq!(link_header("/api/v1/samples", &[("where", &filter)], &page, 100), "");
-    }
-
-    #[test]
-    fn a_thousand_values_nest_shallowly() {
-        let parts: Vec<String> = (0..1000).map(|i| format!("c{i}")).collect();
-        let sql = join_balanced(&parts, " OR ");
-        let mut depth = 0i32;
-        let mut deepest = 0;
-        for ch in sql.chars() {
-            depth += match ch {
-                '(' => 1,
-                ')' => -1,
-                _ => 0,
-            };
-            deepest = deepest.max(depth);
-        }
-        assert_eq!(depth, 0);
-        assert!(deepest <= 11, "nested {deepest} deep");
-        assert_eq!(sql.matches(" OR ").count(), 999);
-        assert_eq!(join_balanced(&parts[..3], " AND "), "(c0) AND (c1 AND c2)");
     }
 
     #[test]

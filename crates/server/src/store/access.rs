@@ -17,6 +17,7 @@
 //!   address (see [`user`]); a sequencing batch by its owner's organisation.
 
 use super::caller::Caller;
+use super::records::{Part, Parts};
 use crate::listing::{Bind, Compiled};
 
 fn c(sql: String, binds: Vec<Bind>) -> Compiled {
@@ -46,6 +47,44 @@ pub fn sample(caller: &Caller, a: &str) -> Compiled {
             vec![t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id)],
         ),
     }
+}
+
+/// The samples the caller may see, as disjoint parts that indexes read in order (see
+/// [`Parts`]): the caller's own; others' public ones; others' shared ones in the caller's
+/// organisation; the rest of the projects the caller sees into. The first three are also
+/// conditions on the counts of samples per owner and visibility (`sample_counts`). The last
+/// part is read from the projects' side: its visibility is written `(s.visibility || '')` so
+/// that no planner reads it from the index of visibilities (every private sample of the
+/// install) instead of the projects' samples.
+pub fn sample_parts(caller: &Caller) -> Parts {
+    let part = |sql: String, binds: Vec<Bind>, counted: bool| Part {
+        counted: counted.then(|| c(sql.clone(), binds.clone())),
+        cond: c(sql, binds),
+    };
+    let parts = match &caller.0 {
+        None => vec![part("s.visibility = 'public'".into(), vec![], true)],
+        Some(u) => {
+            let in_org = "s.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)";
+            vec![
+                part("s.owner_id = ?".into(), vec![t(&u.id)], true),
+                part("s.visibility = 'public' AND s.owner_id <> ?".into(), vec![t(&u.id)], true),
+                part(
+                    format!("s.visibility = 'shared' AND s.owner_id <> ? AND {in_org}"),
+                    vec![t(&u.id), t(&u.organization_id)],
+                    true,
+                ),
+                part(
+                    format!(
+                        "(s.visibility || '') IN ('shared', 'private', 'awaiting data') AND s.owner_id <> ? \
+                         AND s.project_id IN {SEEING_PROJECTS} AND NOT (s.visibility = 'shared' AND {in_org})"
+                    ),
+                    vec![t(&u.id), t(&u.id), t(&u.id), t(&u.organization_id)],
+                    false,
+                ),
+            ]
+        }
+    };
+    Parts { parts, counts: Some(("sample_counts", "n")), countable: &["visibility", "owner"] }
 }
 
 /// A record aliased `a` whose `sample_column` names a sample visible to the caller.

@@ -86,8 +86,9 @@ pub async fn open(data_dir: &Path, url: Option<&str>) -> Result<Pool, sqlx::Erro
 }
 
 /// SQLite in `data_dir`: WAL journal, `synchronous=FULL` (a committed write survives power
-/// loss), foreign keys on, and a busy timeout so that concurrent writers queue instead of
-/// failing.
+/// loss), foreign keys on, a busy timeout so that concurrent writers queue instead of failing,
+/// and the planner's statistics refreshed where they are stale (`PRAGMA optimize`, on a sample
+/// of each index, as SQLite advises for connections that live long).
 async fn open_sqlite(data_dir: &Path) -> Result<Pool, sqlx::Error> {
     let url = SqliteConnectOptions::new().filename(data_dir.join(DB_FILE)).create_if_missing(true).to_url_lossy();
     let pool = AnyPoolOptions::new()
@@ -97,7 +98,7 @@ async fn open_sqlite(data_dir: &Path) -> Result<Pool, sqlx::Error> {
             Box::pin(async move {
                 conn.execute(
                     "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
-                     PRAGMA busy_timeout = 30000;",
+                     PRAGMA busy_timeout = 30000; PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002;",
                 )
                 .await?;
                 Ok(())
@@ -116,10 +117,63 @@ async fn open_postgres(url: &str) -> Result<Pool, sqlx::Error> {
         .max_connections(16)
         .min_connections(1)
         .acquire_timeout(Duration::from_secs(30))
+        // A statement's plan is made for its values (a user with ten samples or a million, a tag
+        // on a few), not once for any: the lists' statements are put together per request and
+        // the best plan depends on the values; planning costs well under a millisecond.
+        .after_connect(|conn, _| {
+            Box::pin(async move {
+                conn.execute("SET plan_cache_mode = force_custom_plan").await?;
+                Ok(())
+            })
+        })
         .connect_with(AnyConnectOptions::from_str(url)?)
         .await?;
     POSTGRES_MIGRATOR.run(&pool).await?;
+    build_online_indexes(url).await?;
     Ok(pool)
+}
+
+/// Statements run after PostgreSQL's migrations, one at a time (see the file).
+const ONLINE_INDEXES: &str = include_str!("../../migrations/postgres-online/indexes.sql");
+
+/// Lock held while one host builds the online indexes, so that hosts started together build
+/// each once.
+const ONLINE_INDEX_LOCK: i64 = 0x6d67_6469; // "mgdi"
+
+/// Builds the indexes of [`ONLINE_INDEXES`] that are missing, without blocking writes, on a
+/// connection of its own (the lock it takes is the session's, and ends with it whatever
+/// happens). An index that an interrupted build left invalid is dropped and built again.
+async fn build_online_indexes(url: &str) -> Result<(), sqlx::Error> {
+    use sqlx::Connection;
+    let mut conn = sqlx::AnyConnection::connect(url).await?;
+    sqlx::query("SELECT 1 FROM (SELECT pg_advisory_lock($1)) AS l").bind(ONLINE_INDEX_LOCK).execute(&mut conn).await?;
+    for statement in online_statements(ONLINE_INDEXES) {
+        if let Some(name) = statement.split_whitespace().skip_while(|w| *w != "EXISTS").nth(1) {
+            let invalid: Option<i64> = sqlx::query_scalar(
+                "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid \
+                 WHERE c.relname = $1 AND NOT i.indisvalid",
+            )
+            .bind(name)
+            .fetch_optional(&mut conn)
+            .await?;
+            if invalid.is_some() && statement.starts_with("CREATE") {
+                tracing::warn!(index = name, "an earlier build of this index was interrupted; building it again");
+                conn.execute(AssertSqlSafe(format!("DROP INDEX CONCURRENTLY IF EXISTS {name}"))).await?;
+            }
+        }
+        conn.execute(AssertSqlSafe(statement.to_string())).await?;
+    }
+    conn.close().await
+}
+
+/// The statements of a file of online statements: split at `;` ending a line, without comments.
+fn online_statements(file: &str) -> Vec<String> {
+    let text: String = file
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.split(";\n").map(|s| s.trim().trim_end_matches(';').trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
 
 /// For tests run against PostgreSQL: a new, empty database on the server that
@@ -169,6 +223,16 @@ pub async fn begin_write(pool: &Pool) -> Result<Tx, sqlx::Error> {
                 .await?;
             Ok(tx)
         }
+    }
+}
+
+/// Starts a read-only transaction that reads one snapshot throughout (a list's total and its
+/// page agree): SQLite's deferred transaction holds its snapshot from the first read;
+/// PostgreSQL's default gives each statement its own, so this asks for repeatable read.
+pub async fn begin_read(pool: &Pool) -> Result<Tx, sqlx::Error> {
+    match Backend::of(pool) {
+        Backend::Sqlite => pool.begin().await,
+        Backend::Postgres => pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY").await,
     }
 }
 
@@ -298,6 +362,15 @@ mod tests {
         assert_eq!(n("SELECT 1"), "SELECT 1");
         assert_eq!(n("a = ? AND b IN (?, ?)"), "a = $1 AND b IN ($2, $3)");
         assert_eq!(n("x = '?' AND y = ? AND z = 'it''s?'"), "x = '?' AND y = $1 AND z = 'it''s?'");
+    }
+
+    #[test]
+    fn online_statements_are_split_one_by_one() {
+        let all = online_statements(ONLINE_INDEXES);
+        assert!(all.len() >= 7, "{all:?}");
+        for s in &all {
+            assert!(s.contains("CONCURRENTLY") && !s.contains(';') && !s.contains("--"), "{s}");
+        }
     }
 
     #[test]

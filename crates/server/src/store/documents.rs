@@ -26,7 +26,10 @@ pub(crate) const DOCUMENT_FIELDS: &[Field] = &[
         column: "",
         kind: FieldKind::RefSet {
             collection: "users",
-            subquery: "SELECT dd.user_id FROM document_downloaders dd WHERE dd.document_id = d.id",
+            row: "d.id",
+            table: "document_downloaders dd",
+            holder: "dd.document_id",
+            value: "dd.user_id",
         },
         sortable: false,
     },

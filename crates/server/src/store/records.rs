@@ -5,9 +5,9 @@
 use sqlx::FromRow;
 use sqlx::any::AnyRow;
 
-use super::db::{Pool, args, numbered};
+use super::db::{Pool, args, begin_read, numbered};
 use crate::error::{ApiError, ApiResult};
-use crate::listing::{self, Bind, Compiled, Field, Page};
+use crate::listing::{self, Bind, Compiled, Field, Page, SortKey};
 
 /// How a collection is listed: its table, columns, filterable fields and order.
 pub struct ListSpec {
@@ -79,8 +79,8 @@ where
     cond.push_str(&format!(" AND ({})", filter.sql));
     binds.extend(filter.binds);
 
-    // One read transaction so the total and the page agree.
-    let mut tx = db.begin().await?;
+    // One read snapshot so the total and the page agree.
+    let mut tx = begin_read(db).await?;
     let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {cond}", spec.from);
     let total: i64 = sqlx::query_scalar_with(numbered(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
     let mut page_binds = binds;
@@ -90,6 +90,151 @@ where
     let items: Vec<T> = sqlx::query_as_with(numbered(sql), args(&page_binds)?).fetch_all(&mut *tx).await?;
     tx.commit().await?;
     Ok(Found { items, total: total.max(0) as u64, page })
+}
+
+/// The records a caller may see, as disjoint parts that each an index reads in order (the
+/// samples one owns, the public ones of others, ...), so that a list neither scans the table
+/// nor sorts all it may see: each part gives its first rows in the page's order, and those are
+/// merged.
+pub struct Parts {
+    /// The parts: conditions on the spec's table, no two true of one row.
+    pub parts: Vec<Part>,
+    /// Counts kept as data: the table of counts (aliased as the spec's table, with the columns
+    /// that the counted conditions and `countable` fields name) and the column of the count.
+    pub counts: Option<(&'static str, &'static str)>,
+    /// Fields whose `where` can be answered from the counts (besides none at all).
+    pub countable: &'static [&'static str],
+}
+
+/// One part of [`Parts`].
+pub struct Part {
+    /// The condition on the spec's table.
+    pub cond: Compiled,
+    /// The same condition on the table of counts, where the counts can answer it.
+    pub counted: Option<Compiled>,
+}
+
+/// The keys of `where` (a JSON object), if it parses; the list then fails on it with its own
+/// message.
+fn where_keys(filter: Option<&str>) -> Option<Vec<String>> {
+    match filter.map(str::trim).filter(|f| !f.is_empty()) {
+        None => Some(Vec::new()),
+        Some(f) => match serde_json::from_str::<serde_json::Value>(f).ok()? {
+            serde_json::Value::Object(m) => Some(m.keys().cloned().collect()),
+            _ => None,
+        },
+    }
+}
+
+/// A page of a list whose visible records are [`Parts`]. `fixed` is a condition every part
+/// adds (it must name only `countable` fields' columns when the counts are used).
+///
+/// The total is exact: from the counts kept as data when the filter names only fields they
+/// hold, else counted part by part from the parts' indexes. The page's ids come from each
+/// part's first `offset + limit` rows in order, merged; a page past the middle is read from the
+/// end in the reverse order, so that no page reads more than half of what the caller sees.
+pub async fn list_parts<T>(
+    db: &Pool,
+    spec: &ListSpec,
+    q: &ListQuery<'_>,
+    parts: Parts,
+    fixed: Option<Compiled>,
+) -> ApiResult<Found<T>>
+where
+    T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
+{
+    let filter = listing::compile_where(spec.fields, q.filter).map_err(ApiError::BadRequest)?;
+    let keys = listing::compile_sort_keys(spec.fields, q.sort, spec.default_order, spec.tiebreak)
+        .map_err(ApiError::BadRequest)?;
+    let page = listing::parse_page(q.page, q.per_page).map_err(ApiError::BadRequest)?;
+    let (table, alias) = spec.from.split_once(' ').unwrap_or((spec.from, spec.from));
+    let id = &keys.last().ok_or_else(|| ApiError::internal("a list without a tiebreak"))?.expr;
+
+    // Each part's condition, with the fixed condition and the filter.
+    let conds: Vec<(String, Vec<Bind>)> = parts
+        .parts
+        .iter()
+        .map(|p| {
+            let mut sql = format!("({})", p.cond.sql);
+            let mut binds = p.cond.binds.clone();
+            if let Some(f) = &fixed {
+                sql.push_str(&format!(" AND ({})", f.sql));
+                binds.extend(f.binds.iter().cloned());
+            }
+            sql.push_str(&format!(" AND ({})", filter.sql));
+            binds.extend(filter.binds.iter().cloned());
+            (sql, binds)
+        })
+        .collect();
+
+    let mut tx = begin_read(db).await?;
+    // The total.
+    let from_counts = parts.counts.filter(|_| {
+        parts.parts.iter().any(|p| p.counted.is_some())
+            && where_keys(q.filter).is_some_and(|k| k.iter().all(|k| parts.countable.contains(&k.as_str())))
+    });
+    let mut terms = Vec::new();
+    let mut binds = Vec::new();
+    for (part, (cond, cond_binds)) in parts.parts.iter().zip(&conds) {
+        match (&part.counted, from_counts) {
+            (Some(counted), Some((counts, n))) => {
+                let mut sql = format!("({})", counted.sql);
+                binds.extend(counted.binds.iter().cloned());
+                if let Some(f) = &fixed {
+                    sql.push_str(&format!(" AND ({})", f.sql));
+                    binds.extend(f.binds.iter().cloned());
+                }
+                sql.push_str(&format!(" AND ({})", filter.sql));
+                binds.extend(filter.binds.iter().cloned());
+                terms.push(format!("(SELECT CAST(COALESCE(SUM({alias}.{n}), 0) AS BIGINT) FROM {counts} {alias} WHERE {sql})"));
+            }
+            _ => {
+                terms.push(format!("(SELECT COUNT(*) FROM {} WHERE {cond})", spec.from));
+                binds.extend(cond_binds.iter().cloned());
+            }
+        }
+    }
+    let count_sql = format!("SELECT {}", terms.join(" + "));
+    let total: i64 = sqlx::query_scalar_with(numbered(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
+    let total = total.max(0);
+
+    // The page: rows [offset, end) of the order, or the same rows read from the end.
+    let (offset, end) = (page.offset(), (page.offset() + page.limit()).min(total));
+    if offset >= end {
+        tx.commit().await?;
+        return Ok(Found { items: Vec::new(), total: total as u64, page });
+    }
+    let reverse = offset > total - end;
+    let (skip, take) = if reverse { (total - end, end - offset) } else { (offset, end - offset) };
+    let named: Vec<SortKey> =
+        keys.iter().enumerate().map(|(i, k)| SortKey { expr: format!("k{i}"), desc: k.desc }).collect();
+    let select_keys =
+        keys.iter().enumerate().map(|(i, k)| format!("{} AS k{i}", k.expr)).collect::<Vec<_>>().join(", ");
+    let part_order = listing::render_order(&keys, reverse);
+    let merged_order = listing::render_order(&named, reverse);
+    let mut binds = Vec::new();
+    let mut selects = Vec::new();
+    for (i, (cond, cond_binds)) in conds.iter().enumerate() {
+        selects.push(format!(
+            "SELECT * FROM (SELECT {select_keys} FROM {} WHERE {cond} ORDER BY {part_order} LIMIT ?) AS p{i}",
+            spec.from
+        ));
+        binds.extend(cond_binds.iter().cloned());
+        binds.push(Bind::Int(skip + take));
+    }
+    binds.push(Bind::Int(take));
+    binds.push(Bind::Int(skip));
+    let last = keys.len() - 1;
+    let sql = format!(
+        "SELECT {} FROM {table} {alias} WHERE {id} IN (SELECT m.k{last} FROM ({}) AS m ORDER BY {merged_order} LIMIT ? OFFSET ?) \
+         ORDER BY {}",
+        spec.columns,
+        selects.join(" UNION ALL "),
+        listing::render_order(&keys, false),
+    );
+    let items: Vec<T> = sqlx::query_as_with(numbered(sql), args(&binds)?).fetch_all(&mut *tx).await?;
+    tx.commit().await?;
+    Ok(Found { items, total: total as u64, page })
 }
 
 /// Fetches one record by id under the caller's visibility rule; `None` if absent or hidden.

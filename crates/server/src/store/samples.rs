@@ -46,7 +46,10 @@ pub const SAMPLE_FIELDS: &[Field] = &[
         column: "",
         kind: FieldKind::RefSet {
             collection: "tags",
-            subquery: "SELECT st.tag_id FROM sample_tags st WHERE st.sample_id = s.id",
+            row: "s.id",
+            table: "sample_tags st",
+            holder: "st.sample_id",
+            value: "st.tag_id",
         },
         sortable: false,
     },
@@ -107,14 +110,14 @@ impl SampleRow {
 
 /// One page of the samples the caller may see.
 pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
-    let rows: Found<SampleRow> = records::list(&state.db, &SAMPLES, q, access::sample(caller, "s"), None).await?;
+    let rows: Found<SampleRow> = records::list_parts(&state.db, &SAMPLES, q, access::sample_parts(caller), None).await?;
     Ok(rows.map(SampleRow::into_api))
 }
 
 /// One page of the public samples.
 pub async fn list_public(state: &AppState, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
-    let public = Compiled { sql: "s.visibility = 'public'".into(), binds: vec![] };
-    let rows: Found<SampleRow> = records::list(&state.db, &SAMPLES, q, public, None).await?;
+    let public = access::sample_parts(&Caller(None));
+    let rows: Found<SampleRow> = records::list_parts(&state.db, &SAMPLES, q, public, None).await?;
     Ok(rows.map(SampleRow::into_api))
 }
 
@@ -127,7 +130,7 @@ pub async fn list_organization(state: &AppState, caller: &Caller, q: &ListQuery<
         binds: vec![Bind::Text(user.organization_id.clone())],
     };
     let rows: Found<SampleRow> =
-        records::list(&state.db, &SAMPLES, q, access::sample(caller, "s"), Some(same_org)).await?;
+        records::list_parts(&state.db, &SAMPLES, q, access::sample_parts(caller), Some(same_org)).await?;
     Ok(rows.map(SampleRow::into_api))
 }
 

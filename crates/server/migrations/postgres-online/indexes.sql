@@ -1,0 +1,17 @@
+-- Indexes built after the migrations, each `CONCURRENTLY` so that a live install keeps writing
+-- while they are built (PostgreSQL refuses that inside a migration's transaction). Each
+-- statement is run on its own, in order, on every start; one left invalid by an interrupted
+-- build is dropped and built again. The key columns of an order say NULLS FIRST, as the lists'
+-- orders do (empty values first going up), so that an index serves both directions.
+
+-- The parts of a list of samples (see the SQLite migration 0011).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_owner_created ON samples (owner_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (visibility, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_visibility_created ON samples (visibility, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_project_created ON samples (project_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, visibility);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_owner_size ON samples (owner_id, size NULLS FIRST, id NULLS FIRST) INCLUDE (visibility, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_visibility_size ON samples (visibility, size NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_owner_filename ON samples (owner_id, filename NULLS FIRST, id NULLS FIRST) INCLUDE (visibility, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_visibility_filename ON samples (visibility, filename NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, project_id);
+DROP INDEX CONCURRENTLY IF EXISTS samples_owner;
+DROP INDEX CONCURRENTLY IF EXISTS samples_visibility;
+DROP INDEX CONCURRENTLY IF EXISTS samples_project;

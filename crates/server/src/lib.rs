@@ -13,6 +13,7 @@ pub mod admin;
 pub mod auth;
 pub mod engine;
 pub mod error;
+pub mod janitor;
 pub mod listing;
 pub mod metrics;
 pub mod migrate;
@@ -65,6 +66,8 @@ pub struct Config {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Job workers in this process, and threads per engine run.
     pub runner: worker::RunnerConfig,
+    /// How often the janitor's round is due (on whichever host of the install looks first).
+    pub janitor_every: Duration,
 }
 
 impl Config {
@@ -79,6 +82,7 @@ impl Config {
             auth_failure_window: Duration::from_secs(300),
             trusted_proxies: Vec::new(),
             runner: worker::RunnerConfig::default(),
+            janitor_every: janitor::DEFAULT_EVERY,
         }
     }
 }
@@ -100,6 +104,8 @@ pub struct AppState {
     pub runner: Arc<worker::Runner>,
     /// Counts of requests and analyses, for `/metrics`.
     pub metrics: Arc<metrics::Metrics>,
+    /// How often the janitor's round is due.
+    pub janitor_every: Duration,
 }
 
 impl AppState {
@@ -136,8 +142,11 @@ impl AppState {
             public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
             runner: Arc::new(worker::Runner::new(&config.data_dir, config.runner.clone())),
             metrics: Arc::default(),
+            janitor_every: config.janitor_every,
         };
-        housekeeping(&state).await;
+        // Work left half-done by an interrupted run (files of deleted records, abandoned
+        // uploads), unless another host is at it.
+        janitor::round(&state, &format!("start-{}", store::db::new_id()), state.janitor_every).await;
         worker::sweep_work_dir(&config.data_dir);
         state.reload_references(&config.data_dir).await.map_err(StartError::References)?;
         Ok(state)
@@ -189,13 +198,6 @@ pub enum StartError {
          give --tls-cert and --tls-key, or listen on 127.0.0.1"
     )]
     PlainHttpOnNetwork(SocketAddr),
-}
-
-/// Work left half-done by an interrupted run: files of deleted records, abandoned uploads.
-async fn housekeeping(state: &AppState) {
-    if let Err(e) = store::deletes::purge(state).await {
-        tracing::warn!(error = %e, "could not finish removing deleted files; will retry at next start");
-    }
 }
 
 /// The service's routes over `state`.
@@ -258,16 +260,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let handle = axum_server::Handle::new();
     let h = handle.clone();
-    // Abandoned uploads and interrupted deletions are cleaned up hourly, not only at start-up.
-    let housekeeping_state = state.clone();
-    let housekeeping = tokio::spawn(async move {
-        let mut every = tokio::time::interval(Duration::from_secs(3600));
-        every.tick().await;
-        loop {
-            every.tick().await;
-            housekeeping(&housekeeping_state).await;
-        }
-    });
+    // Housekeeping runs beside the requests, not in them.
+    let housekeeping = tokio::spawn(janitor::run(state.clone(), state.janitor_every));
     let workers = worker::spawn_workers(&state, state.runner.config.workers);
     tokio::spawn(async move {
         shutdown.await;

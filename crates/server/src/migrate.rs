@@ -20,8 +20,9 @@ use crate::shared_references::publish;
 use crate::store::db::{self, Pool};
 use crate::store::files::{S3Config, Storage};
 
-/// The tables, each after those it refers to. `sample_counts` is not copied: the target's
-/// triggers count the samples as they are written.
+/// The tables, each after those it refers to. Not copied: `sample_counts` (the target's
+/// triggers count the samples as they are written) and `leases` (the janitor's turn, held only
+/// while the service runs).
 const TABLES: [&str; 25] = [
     "settings",
     "organizations",
@@ -289,7 +290,7 @@ mod tests {
         let pool = db::open(dir.path(), None).await.unwrap();
         let tables: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-             AND name NOT IN ('_sqlx_migrations', 'sample_counts') ORDER BY name",
+             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'leases') ORDER BY name",
         )
         .fetch_all(&pool)
         .await

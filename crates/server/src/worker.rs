@@ -544,7 +544,7 @@ async fn settle(state: &AppState, worker: &str, import: &Import, size: u64) -> R
         let _ = state.storage.delete(&import.object_key).await;
     }
     if import.bucket.is_some()
-        && let Err(e) = upload_buckets::sweep(state).await
+        && let Err(e) = upload_buckets::sweep_one(state, &import.upload_id).await
     {
         tracing::warn!(error = %e, "could not remove an upload's bucket; the next sweep will");
     }

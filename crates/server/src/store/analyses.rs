@@ -6,8 +6,8 @@ use mgds_api::{Analysis, ErrorCode, Ref};
 
 use super::access;
 use super::caller::Caller;
-use super::db::{self, begin_write, flag};
-use super::deletes::{purge, queue_delete};
+use super::db::{self, Scope, begin_write, flag};
+use super::deletes::{queue_delete, remove_queued};
 use super::records::{self, Found, ListQuery, ListSpec};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -412,7 +412,7 @@ pub async fn store_outcome(
         }
     };
     let now = db::now();
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("analyses", id)).await?;
     let held = match holder {
         Some(worker) => {
             sqlx::query("DELETE FROM job_queue WHERE analysis_id = $1 AND worker = $2")
@@ -476,12 +476,13 @@ pub async fn store_outcome(
 /// so that a stop halfway finishes at the next start).
 async fn discard(state: &AppState, keys: &[String]) {
     let queued = async {
-        let mut tx = begin_write(&state.db).await?;
+        let mut tx = begin_write(&state.db, Scope::Rows).await?;
         for k in keys {
             queue_delete(&mut tx, k).await?;
         }
         tx.commit().await?;
-        purge(state).await
+        remove_queued(state, keys).await;
+        Ok::<(), ApiError>(())
     };
     if let Err(e) = queued.await {
         tracing::warn!(error = %e, "could not remove the files of a run whose outcome was not kept");

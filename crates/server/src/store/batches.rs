@@ -6,7 +6,7 @@ use mgds_api::{BatchStatus, Ref, SequencingBatch};
 
 use super::access;
 use super::caller::Caller;
-use super::db::{self, begin_write, new_id};
+use super::db::{self, Scope, begin_write, new_id};
 use super::records::{self, Found, ListQuery, ListSpec};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -144,7 +144,7 @@ pub enum Moved {
 
 /// Moves a batch to `status` if its current status allows it, in one write transaction.
 pub async fn move_to(db: &Pool, number_or_id: &str, status: BatchStatus) -> Result<Moved, sqlx::Error> {
-    let mut tx = begin_write(db).await?;
+    let mut tx = begin_write(db, Scope::Named("sequencing_batches")).await?;
     let current: Option<(String, String, String)> =
         sqlx::query_as("SELECT id, batch_number, status FROM sequencing_batches WHERE batch_number = $1 OR id = $2")
             .bind(number_or_id)

@@ -7,7 +7,8 @@
 //! parameters (`$1`, `$2`, ...), which both take; statements put together from pieces (lists,
 //! visibility rules) write `?` and go through [`numbered`]. The few differences live in one place
 //! each: the PostgreSQL schema defines the SQLite functions the SQL uses and keeps a `rowid` where
-//! SQLite's is read; [`begin_write`] takes SQLite's write lock or a PostgreSQL advisory lock;
+//! SQLite's is read; [`begin_write`] takes SQLite's write lock or PostgreSQL row locks of the
+//! records a write is about ([`Scope`]); [`begin_read`] reads one snapshot;
 //! [`Backend::skip_locked`] lets queue claims pass over rows another worker holds.
 
 use std::path::Path;
@@ -204,26 +205,64 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// Lock taken by every write transaction on PostgreSQL, as SQLite's `BEGIN IMMEDIATE` takes the
-/// database's write lock: the service's read-then-write steps (confirming an upload, moving a
-/// batch, adding a member) then never interleave.
-const WRITE_LOCK: i64 = 0x6d67_6473; // "mgds"
+/// What a write transaction locks first on PostgreSQL, so that its read-then-write steps
+/// (checking an external sample id is free and taking it, confirming an upload once, moving a
+/// batch) never interleave with another's that touch the same records, while writes of
+/// unrelated records run side by side. On SQLite, which has one writer at a time, every write
+/// transaction takes the database's write lock at once instead (`BEGIN IMMEDIATE`).
+#[derive(Debug, Clone, Copy)]
+pub enum Scope<'a> {
+    /// Everything one user owns: the user's row, locked (`FOR NO KEY UPDATE`, which leaves
+    /// rows that refer to it free to be written).
+    User(&'a str),
+    /// One record: its row of `table` (by `id`), locked.
+    Row(&'static str, &'a str),
+    /// A rare operation of the whole install (creating users, registering jobs, moving
+    /// batches, the janitor's sweeps): a lock of its own name, taken by that operation alone.
+    Named(&'static str),
+    /// Nothing beyond the rows the statements write (each statement is safe on its own).
+    Rows,
+}
 
-/// Starts a write transaction that takes the write lock at once, so that a read-then-write
-/// inside it cannot be interleaved with another writer: `BEGIN IMMEDIATE` on SQLite, a
-/// transaction-wide advisory lock on PostgreSQL.
-pub async fn begin_write(pool: &Pool) -> Result<Tx, sqlx::Error> {
+/// Starts a write transaction holding what `scope` names (see [`Scope`]).
+pub async fn begin_write(pool: &Pool, scope: Scope<'_>) -> Result<Tx, sqlx::Error> {
     match Backend::of(pool) {
         Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
         Backend::Postgres => {
             let mut tx = pool.begin().await?;
-            sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS l")
-                .bind(WRITE_LOCK)
-                .execute(&mut *tx)
-                .await?;
+            match scope {
+                Scope::User(id) => {
+                    sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE").bind(id).fetch_optional(&mut *tx).await?;
+                }
+                Scope::Row(table, id) => {
+                    // `table` is one of the service's own names, never a caller's.
+                    sqlx::query(AssertSqlSafe(format!("SELECT 1 FROM {table} WHERE id = $1 FOR NO KEY UPDATE")))
+                        .bind(id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                }
+                Scope::Named(name) => {
+                    sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock($1)) AS l")
+                        .bind(lock_key(name))
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Scope::Rows => {}
+            }
             Ok(tx)
         }
     }
+}
+
+/// The advisory lock key of a named lock: its name's FNV-1a hash, with a prefix that keeps
+/// clear of the service's other advisory locks.
+fn lock_key(name: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in b"mgds:".iter().chain(name.as_bytes()) {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h as i64
 }
 
 /// Starts a read-only transaction that reads one snapshot throughout (a list's total and its

@@ -1,11 +1,12 @@
 //! Files that no record needs any more: queued for removal inside the transaction that deletes
-//! their record, and removed once it has committed (again at the next start if the service
-//! stopped first), with the files of uploads abandoned past their expiry and the buckets of
-//! uploads that went straight to the store ([`super::upload_buckets`]).
+//! their record, and removed once it has committed by the request itself ([`remove_queued`],
+//! its own files only); whatever that could not remove, the files of uploads abandoned past
+//! their expiry and the buckets of uploads that went straight to the store
+//! ([`super::upload_buckets`]) are the janitor's ([`purge`], see [`crate::janitor`]).
 
 use chrono::Utc;
 
-use super::db::{self, Tx, begin_write};
+use super::db::{self, Tx, Scope, begin_write};
 use super::s3_grants;
 use crate::AppState;
 use crate::error::ApiResult;
@@ -22,10 +23,34 @@ pub async fn queue_delete(tx: &mut Tx, key: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// Removes the files queued by [`queue_delete`], and abandoned uploads a day past their expiry.
+/// Removes the files of `keys` that a request queued with [`queue_delete`] and committed: the
+/// request's own, whatever else is queued. What fails to go stays queued for the janitor.
+pub async fn remove_queued(state: &AppState, keys: &[String]) {
+    for key in keys {
+        if let Err(e) = remove_one(state, key).await {
+            tracing::warn!(key = %key, error = %e, "could not remove a deleted record's file; the janitor will");
+        }
+    }
+}
+
+async fn remove_one(state: &AppState, key: &str) -> ApiResult<()> {
+    if key.ends_with('/') {
+        for k in state.storage.keys(Some(key)).await? {
+            state.storage.delete(&k).await?;
+        }
+    } else {
+        state.storage.delete(key).await?;
+    }
+    sqlx::query("DELETE FROM pending_deletes WHERE object_key = $1").bind(key).execute(&state.db).await?;
+    Ok(())
+}
+
+/// The janitor's round of removals: every file queued by [`queue_delete`], abandoned uploads a
+/// day past their expiry, files in `incoming/` of uploads no longer open, and buckets of
+/// uploads that are done.
 pub async fn purge(state: &AppState) -> ApiResult<()> {
     let cutoff = db::ts(Utc::now() - chrono::Duration::hours(24));
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Named("purge")).await?;
     let stale: Vec<(String, String)> =
         sqlx::query_as("SELECT id, object_key FROM uploads WHERE confirmed_id IS NULL AND expires_at < $1")
             .bind(&cutoff)
@@ -39,14 +64,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
     super::upload_buckets::sweep(state).await?;
     let keys: Vec<String> = sqlx::query_scalar("SELECT object_key FROM pending_deletes").fetch_all(&state.db).await?;
     for key in keys {
-        if key.ends_with('/') {
-            for k in state.storage.keys(Some(&key)).await? {
-                state.storage.delete(&k).await?;
-            }
-        } else {
-            state.storage.delete(&key).await?;
-        }
-        sqlx::query("DELETE FROM pending_deletes WHERE object_key = $1").bind(&key).execute(&state.db).await?;
+        remove_one(state, &key).await?;
     }
     Ok(())
 }
@@ -76,18 +94,21 @@ pub async fn sweep_incoming(state: &AppState) -> ApiResult<()> {
 
 /// Removes an unconfirmed upload and queues its files for removal: its file and read 2 of a
 /// pair (where they landed and where they were to go), and every part of the S3 multipart
-/// uploads it left unfinished.
-pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult<()> {
+/// uploads it left unfinished. Answers the keys queued.
+pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult<Vec<String>> {
     let paired: Option<String> = sqlx::query_scalar("SELECT paired_object_key FROM uploads WHERE id = $1")
         .bind(upload_id)
         .fetch_optional(&mut **tx)
         .await?
         .flatten();
-    queue_delete(tx, &s3_grants::upload_prefix(upload_id)).await?;
+    let mut queued = vec![s3_grants::upload_prefix(upload_id)];
     for key in std::iter::once(object_key).chain(paired.as_deref()) {
+        queued.push(key.to_string());
+        queued.push(super::files::incoming_key(key));
+    }
+    for key in &queued {
         queue_delete(tx, key).await?;
-        queue_delete(tx, &super::files::incoming_key(key)).await?;
     }
     sqlx::query("DELETE FROM uploads WHERE id = $1").bind(upload_id).execute(&mut **tx).await?;
-    Ok(())
+    Ok(queued)
 }

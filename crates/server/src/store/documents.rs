@@ -5,8 +5,8 @@ use mgds_api::{Document, DocumentUpdate, Ref, UserRequest};
 
 use super::access;
 use super::caller::{Caller, User};
-use super::db::{begin_write, id_list};
-use super::deletes::{purge, queue_delete};
+use super::db::{Scope, begin_write, id_list};
+use super::deletes::{queue_delete, remove_queued};
 use super::records::{self, Found, ListQuery, ListSpec};
 use super::users;
 use crate::AppState;
@@ -119,7 +119,7 @@ async fn modifiable(state: &AppState, caller: &Caller, id: &str, admin_allowed: 
 /// Renames or describes a document the caller uploaded.
 pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &DocumentUpdate) -> ApiResult<Document> {
     modifiable(state, caller, id, false).await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     if let Some(f) = &req.filename {
         let f = mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?;
         sqlx::query("UPDATE documents SET filename = $1 WHERE id = $2").bind(f).bind(id).execute(&mut *tx).await?;
@@ -134,11 +134,12 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &DocumentU
 /// Deletes a document the caller uploaded, with its file.
 pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
     let row = modifiable(state, caller, id, false).await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     queue_delete(&mut tx, &row.object_key).await?;
     sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
-    purge(state).await
+    remove_queued(state, std::slice::from_ref(&row.object_key)).await;
+    Ok(())
 }
 
 /// Lets a user download a document the caller uploaded or administers.

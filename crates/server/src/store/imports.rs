@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::db::{self, Backend, Pool, Tx, begin_write};
+use super::db::{self, Backend, Pool, Tx, Scope, begin_write};
 use super::deletes::queue_delete;
 use super::queue;
 use crate::error::ApiResult;
@@ -150,7 +150,7 @@ pub async fn requeue(db: &Pool, sample_id: &str, worker: &str, after: Duration) 
 /// Keeps why the work for `sample_id` cannot be done (the sample stays `importing` and says
 /// so); the files it was given go.
 pub async fn fail(db: &Pool, sample_id: &str, worker: &str, why: &str) -> ApiResult<()> {
-    let mut tx = begin_write(db).await?;
+    let mut tx = begin_write(db, Scope::Row("samples", sample_id)).await?;
     let keys: Option<(String, Option<String>)> =
         sqlx::query_as("SELECT r1_key, r2_key FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
             .bind(sample_id)
@@ -185,7 +185,7 @@ pub enum Finished {
 /// `worker` still holds the work: the sample becomes `private`, its default classification is
 /// queued, and the files that were only steps to it (a pair's two) go.
 pub async fn finish(db: &Pool, import: &Import, worker: &str, size: u64) -> ApiResult<Finished> {
-    let mut tx = begin_write(db).await?;
+    let mut tx = begin_write(db, Scope::Row("samples", &import.sample_id)).await?;
     let held = sqlx::query("DELETE FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
         .bind(&import.sample_id)
         .bind(worker)

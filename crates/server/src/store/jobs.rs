@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::access;
 use super::analyses::{self, ANALYSIS_TYPES};
 use super::caller::Caller;
-use super::db::{self, begin_write, flag, new_id};
+use super::db::{self, Scope, begin_write, flag, new_id};
 use super::queue;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::samples;
@@ -130,7 +130,7 @@ pub async fn run(state: &AppState, caller: &Caller, id: &str, mut req: JobRunReq
     let tax_id = (job.analysis_type == "alignment")
         .then(|| req.job_args.get("tax_id").and_then(Value::as_str).map(str::to_string))
         .flatten();
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     sqlx::query(
         "INSERT INTO analyses (id, sample_id, job_id, analysis_type, job_args, description, tax_id, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -188,7 +188,7 @@ pub struct JobSpec {
 /// Registers a job version and returns its id. The same engine, version and reference data give
 /// the same job (so registering at every start is harmless); anything new is a new job.
 pub async fn register_job(state: &AppState, spec: &JobSpec) -> ApiResult<String> {
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Named("jobs")).await?;
     if !spec.engine.is_empty()
         && let Some(id) = sqlx::query_scalar::<_, String>(
             "SELECT id FROM jobs WHERE engine = $1 AND engine_version = $2 AND reference = $3 AND analysis_type = $4",

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::access;
 use super::caller::Caller;
-use super::db::{Tx, args, begin_write, flag};
+use super::db::{Tx, args, Scope, begin_write, flag};
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::samples;
 use crate::AppState;
@@ -116,7 +116,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, mut req: Metada
         return Err(ApiError::BadRequest("a metadata record cannot be moved to another sample".into()));
     }
     validate(&mut req)?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&sample.owner_id)).await?;
     if let Some(Some(ext)) = &req.external_sample_id
         && external_id_taken(&mut tx, &sample.owner_id, ext, Some(&row.sample_id)).await?
     {

@@ -6,7 +6,7 @@ use mgds_api::{
 
 use super::access;
 use super::caller::{Caller, User};
-use super::db::{self, Tx, args, begin_write, flag, new_id};
+use super::db::{self, Tx, args, Scope, begin_write, flag, new_id};
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::users;
 use crate::AppState;
@@ -147,7 +147,7 @@ pub async fn create(state: &AppState, caller: &Caller, req: &ProjectCreate) -> A
     let name = req.name.clone().unwrap_or_else(|| req.project_name.clone());
     check_name(&name)?;
     let id = new_id();
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
     let taken: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM projects WHERE organization_id = $1 AND project_name = $2")
             .bind(&user.organization_id)
@@ -180,7 +180,7 @@ pub async fn create(state: &AppState, caller: &Caller, req: &ProjectCreate) -> A
 pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUpdate) -> ApiResult<Project> {
     let user = caller.require()?;
     owned(state, caller, id).await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
     if let Some(pn) = &req.project_name {
         mgds_api::check_project_name(pn).map_err(ApiError::BadRequest)?;
         let taken: i64 = sqlx::query_scalar(

@@ -6,8 +6,8 @@ use mgds_api::{MAX_TAG_NAME_CHARS, Ref, Sample, SampleUpdate, Tag, TagCreate, Vi
 
 use super::access;
 use super::caller::{Caller, User};
-use super::db::{self, begin_write, id_list};
-use super::deletes::{purge, queue_delete};
+use super::db::{self, Scope, begin_write, id_list};
+use super::deletes::{queue_delete, remove_queued};
 use super::projects;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::tags;
@@ -220,7 +220,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
         }
         tag_ids = Some(ids);
     }
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("samples", id)).await?;
     if let Some(v) = req.visibility {
         sqlx::query("UPDATE samples SET visibility = $1 WHERE id = $2")
             .bind(v.as_str())
@@ -245,7 +245,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
 /// file they hold.
 pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
     owned(state, caller, id).await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("samples", id)).await?;
     // Each analysis's folder goes whole (every run's outputs, and those of a run whose worker
     // stopped before its outcome was stored).
     let keys: Vec<Option<String>> = sqlx::query_scalar(
@@ -259,14 +259,16 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()
     .bind(id)
     .fetch_all(&mut *tx)
     .await?;
-    for k in keys.into_iter().flatten() {
-        queue_delete(&mut tx, &k).await?;
+    let keys: Vec<String> = keys.into_iter().flatten().collect();
+    for k in &keys {
+        queue_delete(&mut tx, k).await?;
     }
     // Metadata, tag links, analyses and queue entries go with it (ON DELETE CASCADE).
     sqlx::query("DELETE FROM uploads WHERE id = $1 OR target_sample = $2").bind(id).bind(id).execute(&mut *tx).await?;
     sqlx::query("DELETE FROM samples WHERE id = $1").bind(id).execute(&mut *tx).await?;
     tx.commit().await?;
-    purge(state).await
+    remove_queued(state, &keys).await;
+    Ok(())
 }
 
 /// The file of the sample `id`, for the caller to download: its object key and the name to
@@ -301,7 +303,7 @@ pub async fn add_tag(state: &AppState, caller: &Caller, req: &TagCreate) -> ApiR
     }
     let sample_id = ref_id("sample", &req.sample, "samples")?;
     may_act_on(state, caller, sample_id, "can_edit_metadata", "tag it").await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     let tag_id = tags::by_name(&mut tx, &user.id, name).await?;
     tags::link(&mut tx, sample_id, std::slice::from_ref(&tag_id)).await?;
     tx.commit().await?;

@@ -304,13 +304,25 @@ async fn copy_object(
 /// upload row gone), including those a crash left half-removed or half-made. A bucket that
 /// cannot be removed now is left for the next sweep.
 pub async fn sweep(state: &AppState) -> ApiResult<()> {
+    sweep_where(state, None).await
+}
+
+/// [`sweep`] for one upload: what a request that ends an upload (its callback, its cancel)
+/// removes of its own, at once.
+pub async fn sweep_one(state: &AppState, upload_id: &str) -> ApiResult<()> {
+    sweep_where(state, Some(upload_id)).await
+}
+
+async fn sweep_where(state: &AppState, upload_id: Option<&str>) -> ApiResult<()> {
     // A confirmed upload's bucket stays while a worker has still to copy its files in.
     let done: Vec<UploadBucket> = sqlx::query_as(
         "SELECT b.upload_id, b.bucket, b.bucket_id, b.key_id FROM upload_buckets b \
          LEFT JOIN uploads u ON u.id = b.upload_id WHERE (u.id IS NULL OR u.confirmed_id IS NOT NULL) \
          AND NOT EXISTS (SELECT 1 FROM imports i WHERE i.upload_id = b.upload_id AND i.bucket IS NOT NULL \
-         AND i.error IS NULL)",
+         AND i.error IS NULL) AND (CAST($1 AS TEXT) IS NULL OR b.upload_id = $2)",
     )
+    .bind(upload_id)
+    .bind(upload_id)
     .fetch_all(&state.db)
     .await?;
     if done.is_empty() {

@@ -10,8 +10,8 @@ use mgds_api::{
 use serde_json::{Map, Value};
 
 use super::caller::Caller;
-use super::db::{self, Tx, begin_write, new_id};
-use super::deletes::{forget, purge, queue_delete};
+use super::db::{self, Tx, Scope, begin_write, new_id};
+use super::deletes::{forget, queue_delete, remove_queued};
 use super::files::{incoming_key, key_name};
 use super::{imports, metadata, projects, queue, s3_grants, tags, upload_buckets};
 use crate::AppState;
@@ -59,7 +59,7 @@ pub async fn preupload(state: &AppState, caller: &Caller, mut req: PreuploadRequ
     };
     let id = new_id();
     // BEGIN IMMEDIATE: the uniqueness check and the insert are one step for concurrent callers.
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     if let Some(Some(ext)) = &metadata.external_sample_id
         && metadata::external_id_taken(&mut tx, &user.id, ext, None).await?
     {
@@ -247,12 +247,11 @@ async fn s3_credentials(
         Ok((bucket, minted)) => Ok((Some(bucket), minted)),
         Err(e) => {
             // No upload is left half-open: it goes, and the sweep removes what the store made.
-            let mut tx = begin_write(&state.db).await?;
-            forget(&mut tx, upload_id, object_key).await?;
+            let mut tx = begin_write(&state.db, Scope::Row("uploads", upload_id)).await?;
+            let queued = forget(&mut tx, upload_id, object_key).await?;
             tx.commit().await?;
-            if let Err(p) = purge(state).await {
-                tracing::warn!(error = %p, "could not remove a failed upload's bucket; will retry");
-            }
+            remove_queued(state, &queued).await;
+            remove_bucket(state, upload_id).await;
             Err(e)
         }
     }
@@ -304,7 +303,7 @@ pub async fn start_sample_s3(
         "project": req.project,
         "interleaved": req.interleaved.unwrap_or(false) || paired.is_some(),
     });
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     sqlx::query(
         "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, target_sample, request, created_at, \
          expires_at, transport, paired_object_key, paired_filename) \
@@ -346,7 +345,7 @@ pub async fn start_document_s3(state: &AppState, caller: &Caller, filename: Opti
     let id = new_id();
     let object_key = format!("documents/{id}/file");
     let now = Utc::now();
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     sqlx::query(
         "INSERT INTO uploads (id, kind, owner_id, filename, size, object_key, request, created_at, expires_at, transport) \
          VALUES ($1, 'document', $2, $3, 0, $4, '{}', $5, $6, 's3')",
@@ -531,7 +530,7 @@ async fn take_and_confirm(
         )));
     }
     // The multipart uploads begun for the upload can never be completed now: their parts go.
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     s3_grants::forget_multiparts_of(&mut tx, upload_id).await?;
     queue_delete(&mut tx, &s3_grants::upload_prefix(upload_id)).await?;
     let in_bucket = own_bucket.filter(|_| up.kind == "sample");
@@ -559,8 +558,8 @@ async fn take_and_confirm(
         let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Importing(import)).await?;
         tx.commit().await?;
         state.runner.wake();
-        // The parts go (and an upload bucket whose files are in the service's bucket already).
-        purge(state).await?;
+        // The parts go (the upload's bucket goes with the work on its files).
+        remove_queued(state, &[s3_grants::upload_prefix(upload_id)]).await;
         return Ok(CallbackDone { id: sample.0, importing: true });
     }
     let mut name = up.filename.clone();
@@ -583,8 +582,9 @@ async fn take_and_confirm(
             confirm_sample(state, caller, &req).await?
         }
     };
-    // The parts, or the upload's own bucket, go now.
-    purge(state).await?;
+    // The parts, and the upload's own bucket, go now.
+    remove_queued(state, &[s3_grants::upload_prefix(upload_id)]).await;
+    remove_bucket(state, upload_id).await;
     Ok(CallbackDone { id: confirmed, importing: false })
 }
 
@@ -726,7 +726,7 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
         return Ok(done);
     }
     check_arrived(state, &up, req.sha256.as_deref()).await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     let (sample_id, queued) = settle_sample(&mut tx, &user.id, &up.id, Settle::Arrived).await?;
     tx.commit().await?;
     if queued {
@@ -843,16 +843,26 @@ async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -
 /// Cancels a sample upload that is not confirmed yet, and removes its file if it arrived.
 pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUploadRequest) -> ApiResult<()> {
     let user = caller.require()?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     let up = find(&mut tx, "sample", &user.id, &req.sample_id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no upload {:?} of yours to cancel", req.sample_id)))?;
     if up.confirmed_id.is_some() {
         return Err(ApiError::BadRequest("this upload is already confirmed; delete the sample instead".into()));
     }
-    forget(&mut tx, &up.id, &up.object_key).await?;
+    let queued = forget(&mut tx, &up.id, &up.object_key).await?;
     tx.commit().await?;
-    purge(state).await
+    remove_queued(state, &queued).await;
+    remove_bucket(state, &up.id).await;
+    Ok(())
+}
+
+/// Removes an ended upload's own bucket of the store and its key, if it has them; what fails is
+/// the janitor's.
+async fn remove_bucket(state: &AppState, upload_id: &str) {
+    if let Err(e) = upload_buckets::sweep_one(state, upload_id).await {
+        tracing::warn!(error = %e, "could not remove an upload's bucket; the janitor will");
+    }
 }
 
 /// Confirms a document upload whose file arrived: the document appears under the upload's id,
@@ -879,7 +889,7 @@ pub async fn confirm_document(
         return Ok(done);
     }
     check_arrived(state, &up, sha256).await?;
-    let mut tx = begin_write(&state.db).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     let n = sqlx::query("UPDATE uploads SET confirmed_id = id WHERE id = $1 AND confirmed_id IS NULL")
         .bind(&up.id)
         .execute(&mut *tx)

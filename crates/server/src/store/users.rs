@@ -6,7 +6,7 @@ use mgds_api::{Account, Ref, RefOrId};
 
 use super::access;
 use super::caller::{Caller, User};
-use super::db::{self, begin_write, new_id};
+use super::db::{self, Scope, begin_write, new_id};
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -191,7 +191,7 @@ pub async fn insert(
     key_hash: &[u8],
 ) -> Result<Option<String>, sqlx::Error> {
     let email = stored_email(email);
-    let mut tx = begin_write(db).await?;
+    let mut tx = begin_write(db, Scope::Named("users")).await?;
     let exists: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = $1").bind(&email).fetch_one(&mut *tx).await?;
     if exists > 0 {
@@ -234,7 +234,7 @@ pub async fn insert(
 /// their uploads not yet confirmed are canceled (their forms and S3 credentials were obtained
 /// with the old key). Answers how many uploads were canceled; `None` if there is no such user.
 pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> ApiResult<Option<usize>> {
-    let mut tx = begin_write(db).await?;
+    let mut tx = begin_write(db, Scope::Named("users")).await?;
     let id: Option<String> =
         sqlx::query_scalar("UPDATE users SET key_hash = $1, key_epoch = key_epoch + 1 WHERE email = $2 RETURNING id")
             .bind(key_hash)

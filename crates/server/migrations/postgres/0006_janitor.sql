@@ -1,0 +1,6 @@
+-- Leases of the install's background work: see the SQLite migration 0012.
+CREATE TABLE leases (
+    name   TEXT COLLATE "C" PRIMARY KEY,
+    holder TEXT COLLATE "C" NOT NULL,
+    until  TEXT COLLATE "C" NOT NULL
+);

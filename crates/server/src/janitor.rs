@@ -1,0 +1,87 @@
+//! The janitor: the install's housekeeping, off the request path. On a schedule it removes the
+//! files of deleted records that their request could not remove, abandoned uploads a day past
+//! their expiry (their files, parts and buckets), files written to `incoming/` for uploads no
+//! longer open, and (SQLite) refreshes the planner's statistics. Requests do only their own
+//! record's work, so their latency does not grow with what is stale.
+//!
+//! Every `mgds serve` runs one, and any number of hosts may: a round is taken as a lease in the
+//! database ([`take_turn`]), so one host does it at a time and another takes over if it stops.
+
+use std::time::Duration;
+
+use crate::AppState;
+use crate::store::db::{self, Backend, Pool};
+
+/// How often a host looks whether a round is due.
+pub const DEFAULT_EVERY: Duration = Duration::from_secs(60);
+
+/// The lease's name.
+const LEASE: &str = "janitor";
+
+/// Takes the janitor's turn for `holder` if no other host holds it: the lease lasts `hold` by
+/// the database's clock. Answers whether this host has it.
+pub async fn take_turn(db: &Pool, holder: &str, hold: Duration) -> Result<bool, sqlx::Error> {
+    let now = db::clock(db).await?;
+    let until = now + chrono::Duration::from_std(hold).unwrap_or(chrono::Duration::minutes(10));
+    let taken = sqlx::query(
+        "INSERT INTO leases (name, holder, until) VALUES ($1, $2, $3) \
+         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
+         WHERE leases.until < $4",
+    )
+    .bind(LEASE)
+    .bind(holder)
+    .bind(db::ts(until))
+    .bind(db::ts(now))
+    .execute(db)
+    .await?
+    .rows_affected();
+    Ok(taken == 1)
+}
+
+/// Ends a round: the next is due `every` from now, on whichever host looks first.
+async fn finish(db: &Pool, holder: &str, every: Duration) -> Result<(), sqlx::Error> {
+    let next = db::clock(db).await? + chrono::Duration::from_std(every).unwrap_or(chrono::Duration::minutes(1));
+    sqlx::query("UPDATE leases SET until = $1 WHERE name = $2 AND holder = $3")
+        .bind(db::ts(next))
+        .bind(LEASE)
+        .bind(holder)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// One round, if this host gets the turn (no round ran anywhere in the last `every`): answers
+/// whether it ran.
+pub async fn round(state: &AppState, holder: &str, every: Duration) -> bool {
+    match take_turn(&state.db, holder, Duration::from_secs(600)).await {
+        Ok(true) => {}
+        Ok(false) => return false,
+        Err(e) => {
+            tracing::warn!(error = %e, "the janitor could not take its turn; trying again later");
+            return false;
+        }
+    }
+    if let Err(e) = crate::store::deletes::purge(state).await {
+        tracing::warn!(error = %e, "the janitor could not finish removing files; trying again next round");
+    }
+    if Backend::of(&state.db) == Backend::Sqlite
+        && let Err(e) = sqlx::query("PRAGMA optimize").execute(&state.db).await
+    {
+        tracing::warn!(error = %e, "could not refresh the database's statistics");
+    }
+    if let Err(e) = finish(&state.db, holder, every).await {
+        tracing::warn!(error = %e, "the janitor could not date its next round; its turn lapses by itself");
+    }
+    true
+}
+
+/// Runs rounds every `every` until dropped (the task is aborted when the service stops).
+pub async fn run(state: AppState, every: Duration) {
+    let holder = format!("{}-{}", std::process::id(), db::new_id());
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        round(&state, &holder, every).await;
+    }
+}

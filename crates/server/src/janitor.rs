@@ -18,9 +18,9 @@ pub const DEFAULT_EVERY: Duration = Duration::from_secs(60);
 /// The lease's name.
 const LEASE: &str = "janitor";
 
-/// Takes the janitor's turn for `holder` if no other host holds it: the lease lasts `hold` by
-/// the database's clock. Answers whether this host has it.
-pub async fn take_turn(db: &Pool, holder: &str, hold: Duration) -> Result<bool, sqlx::Error> {
+/// Takes the turn of the lease `name` for `holder` if no other host holds it: it lasts `hold`
+/// by the database's clock. Answers whether this host has it.
+pub async fn take_turn(db: &Pool, name: &str, holder: &str, hold: Duration) -> Result<bool, sqlx::Error> {
     let now = db::clock(db).await?;
     let until = now + chrono::Duration::from_std(hold).unwrap_or(chrono::Duration::minutes(10));
     let taken = sqlx::query(
@@ -28,7 +28,7 @@ pub async fn take_turn(db: &Pool, holder: &str, hold: Duration) -> Result<bool, 
          ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
          WHERE leases.until < $4",
     )
-    .bind(LEASE)
+    .bind(name)
     .bind(holder)
     .bind(db::ts(until))
     .bind(db::ts(now))
@@ -53,7 +53,7 @@ async fn finish(db: &Pool, holder: &str, every: Duration) -> Result<(), sqlx::Er
 /// One round, if this host gets the turn (no round ran anywhere in the last `every`): answers
 /// whether it ran.
 pub async fn round(state: &AppState, holder: &str, every: Duration) -> bool {
-    match take_turn(&state.db, holder, Duration::from_secs(600)).await {
+    match take_turn(&state.db, LEASE, holder, Duration::from_secs(600)).await {
         Ok(true) => {}
         Ok(false) => return false,
         Err(e) => {

@@ -9,22 +9,42 @@ CREATE TABLE sample_counts (
 );
 CREATE INDEX sample_counts_visibility ON sample_counts (visibility, owner_id) INCLUDE (n);
 
-CREATE FUNCTION sample_counts_change() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Kept per statement, from the rows it changed (transition tables), so that a statement that
+-- writes many samples updates each count once rather than once a row.
+CREATE FUNCTION sample_counts_add() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP IN ('DELETE', 'UPDATE') THEN
-        UPDATE sample_counts SET n = n - 1 WHERE owner_id = OLD.owner_id AND visibility = OLD.visibility;
-    END IF;
-    IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        INSERT INTO sample_counts (owner_id, visibility, n) VALUES (NEW.owner_id, NEW.visibility, 1)
-            ON CONFLICT (owner_id, visibility) DO UPDATE SET n = sample_counts.n + 1;
-    END IF;
+    INSERT INTO sample_counts (owner_id, visibility, n)
+        SELECT owner_id, visibility, COUNT(*) FROM changed_new GROUP BY owner_id, visibility
+        ON CONFLICT (owner_id, visibility) DO UPDATE SET n = sample_counts.n + excluded.n;
     RETURN NULL;
 END
 $$;
-CREATE TRIGGER sample_counts_insert_delete AFTER INSERT OR DELETE ON samples
-    FOR EACH ROW EXECUTE FUNCTION sample_counts_change();
-CREATE TRIGGER sample_counts_update AFTER UPDATE OF owner_id, visibility ON samples
-    FOR EACH ROW WHEN (OLD.owner_id IS DISTINCT FROM NEW.owner_id OR OLD.visibility IS DISTINCT FROM NEW.visibility)
-    EXECUTE FUNCTION sample_counts_change();
+CREATE FUNCTION sample_counts_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE sample_counts c SET n = c.n - d.k
+        FROM (SELECT owner_id, visibility, COUNT(*) AS k FROM changed_old GROUP BY owner_id, visibility) d
+        WHERE c.owner_id = d.owner_id AND c.visibility = d.visibility;
+    RETURN NULL;
+END
+$$;
+CREATE FUNCTION sample_counts_move() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE sample_counts c SET n = c.n - d.k
+        FROM (SELECT o.owner_id, o.visibility, COUNT(*) AS k FROM changed_old o JOIN changed_new w ON w.id = o.id
+              WHERE o.owner_id <> w.owner_id OR o.visibility <> w.visibility GROUP BY o.owner_id, o.visibility) d
+        WHERE c.owner_id = d.owner_id AND c.visibility = d.visibility;
+    INSERT INTO sample_counts (owner_id, visibility, n)
+        SELECT w.owner_id, w.visibility, COUNT(*) FROM changed_old o JOIN changed_new w ON w.id = o.id
+        WHERE o.owner_id <> w.owner_id OR o.visibility <> w.visibility GROUP BY w.owner_id, w.visibility
+        ON CONFLICT (owner_id, visibility) DO UPDATE SET n = sample_counts.n + excluded.n;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER sample_counts_insert AFTER INSERT ON samples
+    REFERENCING NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION sample_counts_add();
+CREATE TRIGGER sample_counts_delete AFTER DELETE ON samples
+    REFERENCING OLD TABLE AS changed_old FOR EACH STATEMENT EXECUTE FUNCTION sample_counts_remove();
+CREATE TRIGGER sample_counts_update AFTER UPDATE ON samples
+    REFERENCING OLD TABLE AS changed_old NEW TABLE AS changed_new FOR EACH STATEMENT EXECUTE FUNCTION sample_counts_move();
 INSERT INTO sample_counts (owner_id, visibility, n)
     SELECT owner_id, visibility, COUNT(*) FROM samples GROUP BY owner_id, visibility;

@@ -126,6 +126,100 @@ fn where_keys(filter: Option<&str>) -> Option<Vec<String>> {
     }
 }
 
+/// A statement and its values.
+pub type Statement = (String, Vec<Bind>);
+
+/// A list of [`Parts`] made ready: each part's condition with the filter, and the order.
+struct Prepared {
+    conds: Vec<Statement>,
+    keys: Vec<SortKey>,
+    page: Page,
+    count: Statement,
+}
+
+fn prepare(spec: &ListSpec, q: &ListQuery<'_>, parts: &Parts, fixed: Option<&Compiled>) -> ApiResult<Prepared> {
+    let filter = listing::compile_where(spec.fields, q.filter).map_err(ApiError::BadRequest)?;
+    let keys = listing::compile_sort_keys(spec.fields, q.sort, spec.default_order, spec.tiebreak)
+        .map_err(ApiError::BadRequest)?;
+    let page = listing::parse_page(q.page, q.per_page).map_err(ApiError::BadRequest)?;
+    let alias = spec.from.split_once(' ').map_or(spec.from, |(_, a)| a);
+    // Each part's condition, with the fixed condition and the filter.
+    let with_filter = |cond: &Compiled| {
+        let mut sql = format!("({})", cond.sql);
+        let mut binds = cond.binds.clone();
+        if let Some(f) = fixed {
+            sql.push_str(&format!(" AND ({})", f.sql));
+            binds.extend(f.binds.iter().cloned());
+        }
+        sql.push_str(&format!(" AND ({})", filter.sql));
+        binds.extend(filter.binds.iter().cloned());
+        (sql, binds)
+    };
+    let conds: Vec<Statement> = parts.parts.iter().map(|p| with_filter(&p.cond)).collect();
+    // The total: from the counts where the filter names only fields they hold.
+    let from_counts = parts.counts.filter(|_| {
+        parts.parts.iter().any(|p| p.counted.is_some())
+            && where_keys(q.filter).is_some_and(|k| k.iter().all(|k| parts.countable.contains(&k.as_str())))
+    });
+    let mut terms = Vec::new();
+    let mut binds = Vec::new();
+    for (part, (cond, cond_binds)) in parts.parts.iter().zip(&conds) {
+        match (&part.counted, from_counts) {
+            (Some(counted), Some((counts, n))) => {
+                let (sql, b) = with_filter(counted);
+                terms.push(format!("(SELECT CAST(COALESCE(SUM({alias}.{n}), 0) AS BIGINT) FROM {counts} {alias} WHERE {sql})"));
+                binds.extend(b);
+            }
+            _ => {
+                terms.push(format!("(SELECT COUNT(*) FROM {} WHERE {cond})", spec.from));
+                binds.extend(cond_binds.iter().cloned());
+            }
+        }
+    }
+    Ok(Prepared { conds, keys, page, count: (format!("SELECT {}", terms.join(" + ")), binds) })
+}
+
+/// The statement of the page, given the total; `None` past the end.
+fn page_statement(spec: &ListSpec, p: &Prepared, total: i64) -> ApiResult<Option<Statement>> {
+    let (table, alias) = spec.from.split_once(' ').unwrap_or((spec.from, spec.from));
+    let keys = &p.keys;
+    let id = &keys.last().ok_or_else(|| ApiError::internal("a list without a tiebreak"))?.expr;
+    // Rows [offset, end) of the order, or the same rows read from the end.
+    let (offset, end) = (p.page.offset(), (p.page.offset() + p.page.limit()).min(total));
+    if offset >= end {
+        return Ok(None);
+    }
+    let reverse = offset > total - end;
+    let (skip, take) = if reverse { (total - end, end - offset) } else { (offset, end - offset) };
+    let named: Vec<SortKey> =
+        keys.iter().enumerate().map(|(i, k)| SortKey { expr: format!("k{i}"), desc: k.desc }).collect();
+    let select_keys =
+        keys.iter().enumerate().map(|(i, k)| format!("{} AS k{i}", k.expr)).collect::<Vec<_>>().join(", ");
+    let part_order = listing::render_order(keys, reverse);
+    let merged_order = listing::render_order(&named, reverse);
+    let mut binds = Vec::new();
+    let mut selects = Vec::new();
+    for (i, (cond, cond_binds)) in p.conds.iter().enumerate() {
+        selects.push(format!(
+            "SELECT * FROM (SELECT {select_keys} FROM {} WHERE {cond} ORDER BY {part_order} LIMIT ?) AS p{i}",
+            spec.from
+        ));
+        binds.extend(cond_binds.iter().cloned());
+        binds.push(Bind::Int(skip + take));
+    }
+    binds.push(Bind::Int(take));
+    binds.push(Bind::Int(skip));
+    let last = keys.len() - 1;
+    let sql = format!(
+        "SELECT {} FROM {table} {alias} WHERE {id} IN (SELECT m.k{last} FROM ({}) AS m ORDER BY {merged_order} LIMIT ? OFFSET ?) \
+         ORDER BY {}",
+        spec.columns,
+        selects.join(" UNION ALL "),
+        listing::render_order(keys, false),
+    );
+    Ok(Some((sql, binds)))
+}
+
 /// A page of a list whose visible records are [`Parts`]. `fixed` is a condition every part
 /// adds (it must name only `countable` fields' columns when the counts are used).
 ///
@@ -143,98 +237,33 @@ pub async fn list_parts<T>(
 where
     T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
-    let filter = listing::compile_where(spec.fields, q.filter).map_err(ApiError::BadRequest)?;
-    let keys = listing::compile_sort_keys(spec.fields, q.sort, spec.default_order, spec.tiebreak)
-        .map_err(ApiError::BadRequest)?;
-    let page = listing::parse_page(q.page, q.per_page).map_err(ApiError::BadRequest)?;
-    let (table, alias) = spec.from.split_once(' ').unwrap_or((spec.from, spec.from));
-    let id = &keys.last().ok_or_else(|| ApiError::internal("a list without a tiebreak"))?.expr;
-
-    // Each part's condition, with the fixed condition and the filter.
-    let conds: Vec<(String, Vec<Bind>)> = parts
-        .parts
-        .iter()
-        .map(|p| {
-            let mut sql = format!("({})", p.cond.sql);
-            let mut binds = p.cond.binds.clone();
-            if let Some(f) = &fixed {
-                sql.push_str(&format!(" AND ({})", f.sql));
-                binds.extend(f.binds.iter().cloned());
-            }
-            sql.push_str(&format!(" AND ({})", filter.sql));
-            binds.extend(filter.binds.iter().cloned());
-            (sql, binds)
-        })
-        .collect();
-
+    let prepared = prepare(spec, q, &parts, fixed.as_ref())?;
     let mut tx = begin_read(db).await?;
-    // The total.
-    let from_counts = parts.counts.filter(|_| {
-        parts.parts.iter().any(|p| p.counted.is_some())
-            && where_keys(q.filter).is_some_and(|k| k.iter().all(|k| parts.countable.contains(&k.as_str())))
-    });
-    let mut terms = Vec::new();
-    let mut binds = Vec::new();
-    for (part, (cond, cond_binds)) in parts.parts.iter().zip(&conds) {
-        match (&part.counted, from_counts) {
-            (Some(counted), Some((counts, n))) => {
-                let mut sql = format!("({})", counted.sql);
-                binds.extend(counted.binds.iter().cloned());
-                if let Some(f) = &fixed {
-                    sql.push_str(&format!(" AND ({})", f.sql));
-                    binds.extend(f.binds.iter().cloned());
-                }
-                sql.push_str(&format!(" AND ({})", filter.sql));
-                binds.extend(filter.binds.iter().cloned());
-                terms.push(format!("(SELECT CAST(COALESCE(SUM({alias}.{n}), 0) AS BIGINT) FROM {counts} {alias} WHERE {sql})"));
-            }
-            _ => {
-                terms.push(format!("(SELECT COUNT(*) FROM {} WHERE {cond})", spec.from));
-                binds.extend(cond_binds.iter().cloned());
-            }
-        }
-    }
-    let count_sql = format!("SELECT {}", terms.join(" + "));
-    let total: i64 = sqlx::query_scalar_with(numbered(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
+    let (sql, binds) = &prepared.count;
+    let total: i64 = sqlx::query_scalar_with(numbered(sql.clone()), args(binds)?).fetch_one(&mut *tx).await?;
     let total = total.max(0);
-
-    // The page: rows [offset, end) of the order, or the same rows read from the end.
-    let (offset, end) = (page.offset(), (page.offset() + page.limit()).min(total));
-    if offset >= end {
-        tx.commit().await?;
-        return Ok(Found { items: Vec::new(), total: total as u64, page });
-    }
-    let reverse = offset > total - end;
-    let (skip, take) = if reverse { (total - end, end - offset) } else { (offset, end - offset) };
-    let named: Vec<SortKey> =
-        keys.iter().enumerate().map(|(i, k)| SortKey { expr: format!("k{i}"), desc: k.desc }).collect();
-    let select_keys =
-        keys.iter().enumerate().map(|(i, k)| format!("{} AS k{i}", k.expr)).collect::<Vec<_>>().join(", ");
-    let part_order = listing::render_order(&keys, reverse);
-    let merged_order = listing::render_order(&named, reverse);
-    let mut binds = Vec::new();
-    let mut selects = Vec::new();
-    for (i, (cond, cond_binds)) in conds.iter().enumerate() {
-        selects.push(format!(
-            "SELECT * FROM (SELECT {select_keys} FROM {} WHERE {cond} ORDER BY {part_order} LIMIT ?) AS p{i}",
-            spec.from
-        ));
-        binds.extend(cond_binds.iter().cloned());
-        binds.push(Bind::Int(skip + take));
-    }
-    binds.push(Bind::Int(take));
-    binds.push(Bind::Int(skip));
-    let last = keys.len() - 1;
-    let sql = format!(
-        "SELECT {} FROM {table} {alias} WHERE {id} IN (SELECT m.k{last} FROM ({}) AS m ORDER BY {merged_order} LIMIT ? OFFSET ?) \
-         ORDER BY {}",
-        spec.columns,
-        selects.join(" UNION ALL "),
-        listing::render_order(&keys, false),
-    );
-    let items: Vec<T> = sqlx::query_as_with(numbered(sql), args(&binds)?).fetch_all(&mut *tx).await?;
+    let items: Vec<T> = match page_statement(spec, &prepared, total)? {
+        Some((sql, binds)) => sqlx::query_as_with(numbered(sql), args(&binds)?).fetch_all(&mut *tx).await?,
+        None => Vec::new(),
+    };
     tx.commit().await?;
-    Ok(Found { items, total: total as u64, page })
+    Ok(Found { items, total: total as u64, page: prepared.page })
+}
+
+/// The statements [`list_parts`] runs for a list whose total is `total` (the count, and the
+/// page's unless it is past the end), numbered as run: for checking their plans.
+#[doc(hidden)]
+pub fn parts_statements(
+    spec: &ListSpec,
+    q: &ListQuery<'_>,
+    parts: &Parts,
+    fixed: Option<&Compiled>,
+    total: i64,
+) -> ApiResult<Vec<Statement>> {
+    let prepared = prepare(spec, q, parts, fixed)?;
+    let mut out = vec![prepared.count.clone()];
+    out.extend(page_statement(spec, &prepared, total)?);
+    Ok(out.into_iter().map(|(sql, b)| (numbered(sql).0, b)).collect())
 }
 
 /// Fetches one record by id under the caller's visibility rule; `None` if absent or hidden.

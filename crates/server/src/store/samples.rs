@@ -114,6 +114,13 @@ pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiRe
     Ok(rows.map(SampleRow::into_api))
 }
 
+/// The statements of a list of the samples `caller` may see whose total is `total`, as
+/// [`list`] runs them: for checking their plans.
+#[doc(hidden)]
+pub fn list_statements(caller: &Caller, q: &ListQuery<'_>, total: i64) -> ApiResult<Vec<records::Statement>> {
+    records::parts_statements(&SAMPLES, q, &access::sample_parts(caller), None, total)
+}
+
 /// One page of the public samples.
 pub async fn list_public(state: &AppState, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
     let public = access::sample_parts(&Caller(None));

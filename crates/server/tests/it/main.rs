@@ -11,6 +11,7 @@ mod hardening;
 mod lists;
 mod resources;
 mod s3_path;
+mod scale;
 mod schema;
 mod upload;
 mod upload_buckets;

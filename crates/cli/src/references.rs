@@ -446,7 +446,7 @@ pub async fn run_worker(mut config: Config, args: WorkerArgs) -> Result<()> {
             let addr = listener.local_addr()?;
             // Printed on stdout, as `mgds serve` prints its address, for scripts and supervisors.
             println!("metrics on http://{addr}/metrics");
-            Some(tokio::spawn(mgds_server::metrics::serve_operations(listener, state.clone())))
+            Some(tokio::spawn(mgds_server::routes::operations::serve_operations(listener, state.clone())))
         }
         None => None,
     };

@@ -1,7 +1,7 @@
 //! The operator's actions, which have no HTTP route: users and their API keys, and sequencing
 //! batches. `mgds admin ...` calls these.
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::store::db::Pool;
 
 use crate::auth::{hash_key, new_api_key};
@@ -44,7 +44,7 @@ pub enum AdminError {
     Database(#[from] sqlx::Error),
     /// The records or files could not be changed.
     #[error("the service's records or files could not be changed")]
-    Store(#[source] crate::ApiError),
+    Store(#[source] crate::error::ApiError),
 }
 
 /// The name of the organisation users join when none is given.

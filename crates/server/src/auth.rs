@@ -1,19 +1,17 @@
-//! Authentication: API keys (HTTP Basic username, `X-API-Key`, or a bearer token), the caller of
-//! a request as the handlers receive it, and the limit on repeated failures from one address.
+//! Authentication: API keys (HTTP Basic username, `X-API-Key`, or a bearer token), the user a
+//! key belongs to, and the limit on repeated failures from one address. The routes make the
+//! caller of a request from these (`routes::signed_in`).
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::AppState;
 use crate::error::ApiError;
 pub use crate::store::caller::{Caller, User};
 use crate::store::users;
@@ -34,7 +32,7 @@ pub fn hash_key(key: &str) -> Vec<u8> {
 
 /// The API key a request carries, if any: `X-API-Key`, or the username of HTTP Basic.
 /// `Err` when an `Authorization` header is present but unreadable.
-fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     if let Some(v) = headers.get("x-api-key") {
         let key = v.to_str().map_err(|_| ApiError::unauthorized())?.trim();
         return Ok((!key.is_empty()).then(|| key.to_string()));
@@ -68,44 +66,6 @@ pub async fn user_for_key(db: &crate::store::db::Pool, key: &str) -> Result<Opti
     let hash = hash_key(key);
     let found = users::by_key_hash(db, &hash).await?;
     Ok(found.and_then(|(user, stored)| bool::from(stored.ct_eq(&hash)).then_some(user)))
-}
-
-impl FromRequestParts<AppState> for Caller {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        // Cached so a handler and a middleware can both ask.
-        if let Some(c) = parts.extensions.get::<Caller>() {
-            return Ok(c.clone());
-        }
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
-        let ip = peer.map(|p| state.limiter.client_address(p, &parts.headers));
-        let key = match presented_key(&parts.headers) {
-            Ok(Some(key)) => key,
-            Ok(None) => {
-                let caller = Caller(None);
-                parts.extensions.insert(caller.clone());
-                return Ok(caller);
-            }
-            Err(e) => return Err(state.limiter.failed(ip, None).unwrap_or(e)),
-        };
-        // A valid key is never refused, whatever failed before from its address: the key is
-        // looked up first, and only an unknown key counts (and may be answered 429).
-        match user_for_key(&state.db, &key).await? {
-            Some(user) => {
-                let caller = Caller(Some(user));
-                parts.extensions.insert(caller.clone());
-                Ok(caller)
-            }
-            None => Err(state.limiter.failed(ip, Some(&key)).unwrap_or_else(|| {
-                ApiError::Unauthorized(
-                    "the API key is not valid (it may have been replaced by a newer one); \
-                     ask your administrator for a new key"
-                        .into(),
-                )
-            })),
-        }
-    }
 }
 
 /// Failures counted in a fixed window per key of type `K`: past `limit` within `window`, the
@@ -144,6 +104,16 @@ impl<K: std::hash::Hash + Eq + Clone> Window<K> {
         }
         entry.1 = entry.1.saturating_add(1);
         (entry.1 > self.limit).then(|| self.window.saturating_sub(entry.0.elapsed()).as_secs().max(1))
+    }
+}
+
+impl crate::store::users::Lookups for Window<String> {
+    fn blocked_for(&self, user: &str) -> Option<u64> {
+        Window::blocked_for(self, &user.to_string())
+    }
+
+    fn missed(&self, user: &str) -> Option<u64> {
+        self.count(user.to_string())
     }
 }
 

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use crate::AppState;
-use crate::store::db::{self, Backend, Pool};
+use crate::store::Store;
+use crate::store::db::{self, Pool};
 
 /// How often a host looks whether a round is due.
 pub const DEFAULT_EVERY: Duration = Duration::from_secs(60);
@@ -52,7 +52,7 @@ async fn finish(db: &Pool, holder: &str, every: Duration) -> Result<(), sqlx::Er
 
 /// One round, if this host gets the turn (no round ran anywhere in the last `every`): answers
 /// whether it ran.
-pub async fn round(state: &AppState, holder: &str, every: Duration) -> bool {
+pub async fn round(state: &Store, holder: &str, every: Duration) -> bool {
     match take_turn(&state.db, LEASE, holder, Duration::from_secs(600)).await {
         Ok(true) => {}
         Ok(false) => return false,
@@ -64,9 +64,7 @@ pub async fn round(state: &AppState, holder: &str, every: Duration) -> bool {
     if let Err(e) = crate::store::deletes::purge(state).await {
         tracing::warn!(error = %e, "the janitor could not finish removing files; trying again next round");
     }
-    if Backend::of(&state.db) == Backend::Sqlite
-        && let Err(e) = sqlx::query("PRAGMA optimize").execute(&state.db).await
-    {
+    if let Err(e) = db::refresh_statistics(&state.db).await {
         tracing::warn!(error = %e, "could not refresh the database's statistics");
     }
     if let Err(e) = finish(&state.db, holder, every).await {
@@ -76,7 +74,7 @@ pub async fn round(state: &AppState, holder: &str, every: Duration) -> bool {
 }
 
 /// Runs rounds every `every` until dropped (the task is aborted when the service stops).
-pub async fn run(state: AppState, every: Duration) {
+pub async fn run(state: Store, every: Duration) {
     let holder = format!("{}-{}", std::process::id(), db::new_id());
     let mut tick = tokio::time::interval(every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

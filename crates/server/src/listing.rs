@@ -12,7 +12,7 @@
 //!
 //! Longer than most files: every operator of every field kind is one table, kept beside its tests.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, SecondsFormat, Utc};
 use serde_json::Value;
 
 /// How a field is stored and which `where` operators it accepts.
@@ -69,7 +69,18 @@ pub struct Field {
     pub sortable: bool,
 }
 
-pub use crate::store::db::Bind;
+/// A value to bind to one `?` placeholder, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bind {
+    /// TEXT value.
+    Text(String),
+    /// INTEGER value.
+    Int(i64),
+    /// REAL value.
+    Real(f64),
+    /// SQL NULL.
+    Null,
+}
 
 /// A compiled `WHERE` condition with its bind values.
 #[derive(Debug, Clone, PartialEq)]
@@ -318,7 +329,7 @@ fn value_bind(field: &Field, op: &str, v: &Value, range: bool) -> Result<Bind, S
                 .get("$date")
                 .and_then(Value::as_i64)
                 .and_then(DateTime::from_timestamp_millis)
-                .map(|d| Bind::Text(crate::store::db::ts(d)))
+                .map(|d| Bind::Text(ts(d)))
                 .ok_or_else(bad),
             _ => Err(bad()),
         },
@@ -533,6 +544,13 @@ pub fn link_header(path: &str, other_params: &[(&str, &str)], page: &Page, total
     rels.join(", ")
 }
 
+/// Formats a time the way the database stores and the API sends it: RFC 3339, UTC,
+/// microseconds, with the offset written `+00:00` rather than `Z` (Python before 3.11, which the
+/// real service's clients support, reads only that form).
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Micros, false)
+}
+
 /// Normalise a timestamp to the database form `YYYY-MM-DDTHH:MM:SS.ffffffZ` (UTC).
 ///
 /// Accepts RFC 3339 with any offset, a naive `YYYY-MM-DDTHH:MM:SS[.f]` (taken as UTC)
@@ -553,7 +571,7 @@ pub fn normalize_ts(s: &str) -> Result<String, String> {
             "'{s}' is not an RFC 3339 timestamp (e.g. 2026-11-22T08:01:02Z, 2026-11-22T08:01:02.5-07:00 or 2026-11-22)"
         ));
     };
-    Ok(crate::store::db::ts(utc))
+    Ok(ts(utc))
 }
 
 #[cfg(test)]
@@ -578,7 +596,13 @@ mod tests {
             f(
                 "tags",
                 "",
-                FieldKind::RefSet { collection: "tags", row: "s.id", table: "sample_tags st", holder: "st.sample_id", value: "st.tag_id" },
+                FieldKind::RefSet {
+                    collection: "tags",
+                    row: "s.id",
+                    table: "sample_tags st",
+                    holder: "st.sample_id",
+                    value: "st.tag_id",
+                },
                 false,
             ),
         ]

@@ -7,20 +7,14 @@
 //! started with `--metrics-listen`, which answers these two routes alone); the queue is read
 //! from the database at each scrape, so any one process answers for the whole queue.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
-
-use crate::AppState;
 
 /// The labels of a request.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -95,6 +89,13 @@ impl Default for Metrics {
 }
 
 impl Metrics {
+    /// Counts a request of `method` to `route` (as declared, or `unmatched`) that answered
+    /// `status` after `took`.
+    pub fn request_finished(&self, method: &'static str, route: String, status: u16, took: Duration) {
+        self.latency.get_or_create(&RouteLabels { method, route: route.clone() }).observe(took.as_secs_f64());
+        self.requests.get_or_create(&RequestLabels { method, route, status }).inc();
+    }
+
     /// Counts a finished analysis of `analysis_type` that ran for `took`.
     pub fn analysis_finished(&self, analysis_type: &str, success: bool, took: Duration) {
         let outcome = if success { "success" } else { "failure" };
@@ -103,13 +104,14 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// The metrics in the OpenMetrics text format, with the queue read from `state`'s database.
-    async fn render(&self, state: &AppState) -> Result<String, crate::ApiError> {
-        let (waiting, running) = crate::store::queue::depth(&state.db).await?;
+    /// The metrics in the OpenMetrics text format, with the queue read from the database.
+    pub async fn render(&self, db: &crate::store::db::Pool) -> Result<String, crate::error::ApiError> {
+        let (waiting, running) = crate::store::queue::depth(db).await?;
         self.queue.get_or_create(&QueueLabels { state: "waiting" }).set(waiting);
         self.queue.get_or_create(&QueueLabels { state: "running" }).set(running);
         let mut out = String::new();
-        prometheus_client::encoding::text::encode(&mut out, &self.registry).map_err(crate::ApiError::internal)?;
+        prometheus_client::encoding::text::encode(&mut out, &self.registry)
+            .map_err(crate::error::ApiError::internal)?;
         Ok(out)
     }
 }
@@ -119,53 +121,6 @@ impl Metrics {
 const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /// The label of a request's method: one of [`METHODS`] or `other`.
-fn method_label(method: &axum::http::Method) -> &'static str {
+pub fn method_label(method: &axum::http::Method) -> &'static str {
     METHODS.iter().copied().find(|m| *m == method.as_str()).unwrap_or("other")
-}
-
-/// Counts every request and its latency by route (a layer over the whole router). Every label
-/// comes from a closed set: the methods of [`METHODS`] (else `other`), the routes as declared
-/// (else `unmatched`), and the status code; so the series are bounded whatever clients send.
-pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let method = method_label(req.method());
-    // Unmatched addresses are one route, not one series each.
-    let route = req.extensions().get::<MatchedPath>().map_or("unmatched", |p| p.as_str()).to_string();
-    let started = Instant::now();
-    let response = next.run(req).await;
-    let m = &state.metrics;
-    m.latency.get_or_create(&RouteLabels { method, route: route.clone() }).observe(started.elapsed().as_secs_f64());
-    m.requests.get_or_create(&RequestLabels { method, route, status: response.status().as_u16() }).inc();
-    response
-}
-
-/// `GET /metrics`.
-pub async fn metrics(State(state): State<AppState>) -> Result<Response, crate::ApiError> {
-    let text = state.metrics.render(&state).await?;
-    Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response())
-}
-
-/// Answers, on `listener`, what a worker process without the API tells its operators:
-/// `GET /metrics` and `GET /api/v1/health`, nothing else (`mgds worker --metrics-listen`).
-pub async fn serve_operations(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    let router = axum::Router::new()
-        .route("/metrics", axum::routing::get(metrics))
-        .route("/api/v1/health", axum::routing::get(health))
-        .with_state(state);
-    axum::serve(listener, router).await
-}
-
-/// `GET /api/v1/health`: 200 `{"status": "ok"}` while the service can read its database, else
-/// 503 with what failed (for load balancers and process supervisors; no sign-in needed).
-pub async fn health(State(state): State<AppState>) -> Response {
-    match sqlx::query_scalar::<_, i64>("SELECT 1").fetch_one(&state.db).await {
-        Ok(_) => axum::Json(serde_json::json!({ "status": "ok", "database": "ok" })).into_response(),
-        Err(e) => {
-            tracing::warn!(error = %e, "health check: the database does not answer");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                axum::Json(serde_json::json!({ "status": "unavailable", "database": "not answering" })),
-            )
-                .into_response()
-        }
-    }
 }

@@ -14,9 +14,9 @@ use std::path::Path;
 
 use sqlx::Row;
 
-use crate::AppState;
 use crate::references::list_installed;
 use crate::shared_references::publish;
+use crate::state::AppState;
 use crate::store::db::{self, Pool};
 use crate::store::files::{S3Config, Storage};
 

@@ -166,7 +166,7 @@ proptest! {
 struct Running {
     rt: tokio::runtime::Runtime,
     url: String,
-    state: crate::AppState,
+    state: crate::state::AppState,
     user: User,
     key: String,
     http: reqwest::Client,
@@ -179,7 +179,7 @@ fn running() -> &'static Running {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let (url, state, user, key) = rt.block_on(async {
-            let mut config = crate::Config::new(dir.path().join("data"));
+            let mut config = crate::state::Config::new(dir.path().join("data"));
             config.database_url = crate::db::test_database().await;
             config.store = crate::storage::S3Config::for_tests();
             config.runner.workers = 0;

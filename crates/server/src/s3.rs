@@ -48,13 +48,12 @@ use s3s::dto::{
 use s3s::path::S3Path;
 use s3s::{S3, S3Error, S3Request, S3Response, S3Result, s3_error};
 
-use crate::AppState;
+use crate::state::AppState;
 use crate::store::db;
 use crate::store::files::{Span, Storage, WriteError, incoming_key};
 use crate::store::s3_grants;
 
-/// The bucket uploads are addressed to.
-pub const BUCKET: &str = "mgds-uploads";
+pub use crate::store::s3_grants::BUCKET;
 
 /// The address S3 clients reach the endpoint at, for a service whose address is `public_url`:
 /// its scheme, host and port alone (`https://lab.example.org/mgds` gives

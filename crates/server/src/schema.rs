@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
 use crate::listing::{Field, FieldKind};
-use crate::store::field_tables as ft;
+use field_tables as ft;
 
 fn schema_of<T: JsonSchema>() -> Value {
     let generator = schemars::generate::SchemaSettings::draft07()
@@ -379,4 +379,17 @@ pub fn resource(name: &str) -> Option<Value> {
         .into_iter()
         .find(|(key, path, _, _)| *key == name || *path == name)
         .map(|(_, path, properties, links)| resource_value(path, properties, links))
+}
+
+/// The `where`/`sort` field tables of every list, for the schema.
+mod field_tables {
+    pub(crate) use crate::store::analyses::ANALYSIS_FIELDS as ANALYSIS;
+    pub(crate) use crate::store::batches::BATCH_FIELDS as BATCH;
+    pub(crate) use crate::store::documents::DOCUMENT_FIELDS as DOCUMENT;
+    pub(crate) use crate::store::jobs::JOB_FIELDS as JOB;
+    pub(crate) use crate::store::metadata::METADATA_FIELDS as METADATA;
+    pub(crate) use crate::store::projects::PROJECT_FIELDS as PROJECT;
+    pub(crate) use crate::store::samples::SAMPLE_FIELDS as SAMPLE;
+    pub(crate) use crate::store::tags::TAG_FIELDS as TAG;
+    pub(crate) use crate::store::users::USER_FIELDS as USER;
 }

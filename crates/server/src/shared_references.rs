@@ -10,9 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
-use crate::references::{DATABASES_DIR, DatabaseFormat, MANIFEST, Manifest, list_installed};
+use crate::reference_data::{DATABASES_DIR, DatabaseFormat, MANIFEST, Manifest, list_installed};
+use crate::store::Store;
 use crate::store::files::Storage;
 
 /// The folder of the store that holds the reference with this digest.
@@ -58,7 +58,7 @@ pub async fn publish(storage: &Storage, dir: &Path, m: &Manifest) -> ApiResult<b
 
 /// Fetches from the S3 store the references of the registered jobs that `data_dir` lacks.
 /// Returns how many it fetched. Does nothing when the files are kept in the data folder.
-pub async fn fetch_missing(state: &AppState, data_dir: &Path) -> ApiResult<usize> {
+pub async fn fetch_missing(state: &Store, data_dir: &Path) -> ApiResult<usize> {
     if state.storage.s3_config().is_none() {
         return Ok(0);
     }

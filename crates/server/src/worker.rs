@@ -24,173 +24,21 @@
 //! answering and the other analyses run on. An engine process that is killed from outside is a
 //! transient fault, tried again.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
-
 use serde_json::{Map, Value};
-use tokio::sync::Notify;
 
-use crate::AppState;
 pub use crate::engine::{
     DEFAULT_MAX_RECORD, DEFAULT_TIME_LIMIT, ENGINE_ARG, EngineHost, Failure, Limits, engine_entry, memory_ceiling,
 };
-use crate::engine::{Databases, EngineJob, EngineTask, JoinJob, join_memory_ceiling, run_in_process};
-use crate::references::References;
+use crate::engine::{EngineJob, EngineTask, JoinJob, join_memory_ceiling, run_in_process};
+pub use crate::runner::{MAX_ATTEMPTS, MAX_CLAIMS, Runner, RunnerConfig, WORK_DIR, sweep_work_dir};
+use crate::state::AppState;
+
 use crate::store::analyses::{Artifact, Produced, Stored, store_outcome};
 use crate::store::imports::{self, Finished, Import};
 use crate::store::upload_buckets::{self, Copied};
 use crate::store::{db, queue};
 
 pub use crate::store::queue::queue_default_classification;
-
-/// Runs of one analysis that fail in a way that may pass (its engine process killed, the work
-/// folder out of reach) before it fails for good; also the claims of one analysis whose engine
-/// runs inside the worker ([`EngineHost::InProcess`]), where a worker that dies may have been
-/// brought down by the analysis itself.
-pub const MAX_ATTEMPTS: i64 = 3;
-/// Claims of one analysis whose engine runs in a process of its own before it fails for good. A
-/// worker that dies meanwhile (killed, restarted, its machine lost) is not the analysis's fault,
-/// since the analysis never runs inside it; the bound only ends an endless loop.
-pub const MAX_CLAIMS: i64 = 10;
-/// Name of the folder, inside the data folder, where engines write their outputs.
-pub const WORK_DIR: &str = "work";
-
-/// How many workers run, and how many threads each engine run may use.
-#[derive(Debug, Clone)]
-pub struct RunnerConfig {
-    /// Analyses run at once by this process (0: none; another process runs them).
-    pub workers: usize,
-    /// Threads one engine run may use.
-    pub threads: usize,
-    /// How often an idle worker looks at the queue when nothing wakes it.
-    pub poll: Duration,
-    /// How long a claim holds before another worker may take the analysis over; the running
-    /// worker renews it four times per period.
-    pub lease: Duration,
-    /// How long an analysis waits after a transient failure before it may be claimed again.
-    pub retry_after: Duration,
-    /// Where engines run.
-    pub engine: EngineHost,
-    /// What one analysis may take.
-    pub limits: Limits,
-    /// Whether this process decides the site's default classification from the reference data
-    /// it has installed: the service does; an `mgds worker` on a machine of its own does not
-    /// (its data folder holds only what it fetched or was given), so a worker never changes
-    /// which classification new uploads get.
-    pub sets_default_classification: bool,
-}
-
-impl Default for RunnerConfig {
-    /// One worker, every core, engine processes when this binary hosts them (it called
-    /// [`engine_entry`]), else engines in this process.
-    fn default() -> Self {
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let engine = match (crate::engine::hosts_engines(), std::env::current_exe()) {
-            (true, Ok(exe)) => EngineHost::Process(exe),
-            _ => EngineHost::InProcess,
-        };
-        RunnerConfig {
-            workers: 1,
-            threads,
-            poll: Duration::from_secs(2),
-            lease: Duration::from_secs(60),
-            retry_after: Duration::from_secs(30),
-            engine,
-            limits: Limits::default(),
-            sets_default_classification: true,
-        }
-    }
-}
-
-/// The runner's shared state: installed references, a wake-up signal for new work, and the
-/// classification databases loaded so far.
-#[derive(Debug)]
-pub struct Runner {
-    /// Settings.
-    pub config: RunnerConfig,
-    refs: RwLock<Arc<References>>,
-    wake: Notify,
-    loaded: Databases,
-    pub(crate) data_dir: PathBuf,
-    /// Names this process's workers in the queue (`<instance>-<n>`).
-    instance: String,
-    /// When the references folder last changed, as last seen.
-    seen: Mutex<Option<std::time::SystemTime>>,
-    /// When the store was last asked for references this data folder lacks.
-    asked_store: Mutex<Option<std::time::Instant>>,
-}
-
-impl Runner {
-    /// A runner over `data_dir` with nothing installed yet.
-    pub fn new(data_dir: &Path, config: RunnerConfig) -> Runner {
-        Runner {
-            config,
-            refs: RwLock::new(Arc::new(References::default())),
-            wake: Notify::new(),
-            loaded: Databases::default(),
-            data_dir: data_dir.to_path_buf(),
-            instance: format!("{}-{}", std::process::id(), db::new_id()),
-            seen: Mutex::new(None),
-            asked_store: Mutex::new(None),
-        }
-    }
-
-    /// Whether it is time (once a minute, across this process's workers) to look in the S3
-    /// store for the references of jobs registered elsewhere.
-    fn store_check_due(&self) -> bool {
-        let Ok(mut last) = self.asked_store.lock() else { return false };
-        let due = last.is_none_or(|t| t.elapsed() >= Duration::from_secs(60));
-        if due {
-            *last = Some(std::time::Instant::now());
-        }
-        due
-    }
-
-    /// Whether references were installed or removed since the last look (the folder's
-    /// modification time moves when an install renames its folder in).
-    fn references_changed(&self) -> bool {
-        let now =
-            std::fs::metadata(self.data_dir.join(crate::references::DATABASES_DIR)).and_then(|m| m.modified()).ok();
-        let Ok(mut seen) = self.seen.lock() else { return false };
-        let first = seen.is_none();
-        let changed = *seen != now;
-        *seen = now;
-        changed && !first
-    }
-
-    /// The installed references.
-    pub fn references(&self) -> Arc<References> {
-        self.refs.read().map(|r| r.clone()).unwrap_or_default()
-    }
-
-    /// Replaces the installed references (after an install).
-    pub fn set_references(&self, refs: References) {
-        if let Ok(mut r) = self.refs.write() {
-            *r = Arc::new(refs);
-        }
-        self.wake.notify_waiters();
-    }
-
-    /// Tells idle workers that an analysis was queued.
-    pub fn wake(&self) {
-        self.wake.notify_waiters();
-    }
-}
-
-/// Removes the outputs of engine runs that a crash interrupted more than a day ago (their
-/// analyses were claimed again). Younger folders may belong to a worker process still running.
-pub fn sweep_work_dir(data_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(data_dir.join(WORK_DIR)) else { return };
-    let day = Duration::from_secs(24 * 3600);
-    for e in entries.filter_map(Result::ok) {
-        let old =
-            e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age > day);
-        if old {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
 
 /// Starts `n` workers (the service starts `config.workers`); they stop when the returned
 /// handles are aborted or the runtime ends. On PostgreSQL, one more task listens for analyses
@@ -203,38 +51,19 @@ pub fn spawn_workers(state: &AppState, n: usize) -> Vec<tokio::task::JoinHandle<
             tokio::spawn(async move { work(state, name).await })
         })
         .collect();
-    if n > 0 && db::Backend::of(&state.db) == db::Backend::Postgres {
-        let state = state.clone();
-        tasks.push(tokio::spawn(async move { listen_for_queued(state).await }));
+    if n > 0 {
+        // Work queued by other machines wakes these workers at once (else they look at the
+        // queue every `config.poll`).
+        let store = state.store.clone();
+        tasks.push(tokio::spawn(async move { db::relay_queued(&store.db, || store.wake_workers()).await }));
     }
     tasks
-}
-
-/// Wakes this process's workers whenever an analysis is queued anywhere (PostgreSQL's
-/// `LISTEN`); listens again after a lost connection. Without it, idle workers still look at the
-/// queue every `config.poll`.
-async fn listen_for_queued(state: AppState) {
-    let url = state.db.connect_options().database_url.to_string();
-    loop {
-        let Err(e) = relay_notifications(&state, &url).await;
-        tracing::warn!(error = %e, "lost the queue's notifications; listening again in a moment");
-        tokio::time::sleep(Duration::from_secs(5)).await;
-    }
-}
-
-async fn relay_notifications(state: &AppState, url: &str) -> Result<std::convert::Infallible, sqlx::Error> {
-    let mut listener = sqlx::postgres::PgListener::connect(url).await?;
-    listener.listen(queue::QUEUE_CHANNEL).await?;
-    loop {
-        listener.recv().await?;
-        state.runner.wake();
-    }
 }
 
 async fn work(state: AppState, name: String) {
     state.runner.references_changed();
     loop {
-        let wake = state.runner.wake.notified();
+        let wake = state.queued.notified();
         // References installed by `mgds db` while the service runs become runnable here, and
         // with an S3 store, those published by other machines.
         let from_store = state.storage.s3_config().is_some() && state.runner.store_check_due();
@@ -443,7 +272,7 @@ async fn import_claimed(state: &AppState, worker: &str, import: &Import, claims:
         Ok(Finished::Done(queued)) => {
             tracing::info!(sample = %id, "made a sample's file");
             if queued {
-                state.runner.wake();
+                state.wake_workers();
             }
             return;
         }

@@ -15,3 +15,6 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS samples_visibility_filename ON samples (
 DROP INDEX CONCURRENTLY IF EXISTS samples_owner;
 DROP INDEX CONCURRENTLY IF EXISTS samples_visibility;
 DROP INDEX CONCURRENTLY IF EXISTS samples_project;
+
+-- A sample's deletion finds the uploads made for it by this index, whatever else is stale.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS uploads_target_sample ON uploads (target_sample);

@@ -5,3 +5,6 @@ CREATE TABLE leases (
     holder TEXT NOT NULL,
     until  TEXT NOT NULL
 ) STRICT;
+
+-- A sample's deletion finds the uploads made for it by this index, whatever else is stale.
+CREATE INDEX uploads_target_sample ON uploads (target_sample);

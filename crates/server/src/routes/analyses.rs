@@ -8,12 +8,12 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mgds_api::{Analysis, FileDetail, FileDetails, ReadlevelUrl};
 
-use super::{ListParams, Listed};
-use crate::AppState;
+use super::extract::{ListParams, Listed};
+use super::transfers;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
 use crate::store::analyses::{self, AnalysisKind};
-use crate::store::transfers;
 
 pub(super) fn router() -> Router<AppState> {
     let mut r = Router::new()

@@ -11,12 +11,13 @@ use mgds_api::{
     UploadCallbackRequest, UploadCallbackResponse, UserRequest,
 };
 
-use super::{Json, ListParams, Listed};
-use crate::AppState;
+use super::extract::{Json, ListParams, Listed};
+use super::transfers;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
 use crate::signing::DOWNLOAD_VALID_HOURS;
-use crate::store::{documents, transfers, uploads};
+use crate::state::AppState;
+use crate::store::{documents, uploads};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -73,7 +74,7 @@ async fn init_multipart_upload(
             .map_err(|e| ApiError::BadRequest(format!("the request body does not fit this route: {e}")))?
     };
     let started = uploads::start_document_s3(&state, &caller, req.filename.as_deref()).await?;
-    Ok(axum::Json(super::multipart_answer(&state, "documents", started)))
+    Ok(axum::Json(transfers::multipart_answer(&state, "documents", started)))
 }
 
 async fn upload_callback(

@@ -6,10 +6,10 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::routing::{get, post};
 use mgds_api::{Job, JobRunRequest, Ref};
 
-use super::{Json, ListParams, Listed};
-use crate::AppState;
+use super::extract::{Json, ListParams, Listed};
 use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::state::AppState;
 use crate::store::jobs;
 
 pub(super) fn router() -> Router<AppState> {

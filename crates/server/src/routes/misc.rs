@@ -6,11 +6,12 @@ use axum::routing::get;
 use mgds_api::{Account, SequencingBatch, User};
 use serde_json::Value;
 
-use super::{ListParams, Listed};
+use super::extract::{ListParams, Listed};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
+use crate::schema;
+use crate::state::AppState;
 use crate::store::{batches, users};
-use crate::{AppState, schema};
 
 pub(super) fn router() -> Router<AppState> {
     let mut r = Router::new().route("/schema", get(root_schema));
@@ -45,7 +46,7 @@ async fn list_users(
     uri: OriginalUri,
     params: ListParams,
 ) -> ApiResult<Listed<User>> {
-    Ok(Listed::new(users::list(&state, &caller, &params.query()).await?, &uri, &params))
+    Ok(Listed::new(users::list(&state, &state.limiter.lookups, &caller, &params.query()).await?, &uri, &params))
 }
 
 async fn get_user(

@@ -4,30 +4,30 @@
 
 mod analyses;
 mod documents;
+mod extract;
 mod jobs;
 mod misc;
+pub mod operations;
 mod projects;
 mod samples;
+mod signed_in;
 mod storage_endpoint;
 mod tags;
+mod transfers;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, OriginalUri, Request, State};
+use axum::extract::{FromRequestParts, OriginalUri, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-use crate::AppState;
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::listing::{self, Page};
-use crate::store::records::{Found, ListQuery};
+use crate::state::AppState;
 
 pub use crate::store::analyses::{AnalysisKind, Artifact, store_outcome, store_results};
 pub use crate::store::jobs::{JobSpec, register_job};
+pub use extract::{JSON_BODY_LIMIT, Json, ListParams, Listed};
 
 /// All routes of the service over `state`.
 pub fn router(state: AppState) -> Router {
@@ -41,7 +41,7 @@ pub fn router(state: AppState) -> Router {
         .merge(misc::router());
     let api = api
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
-        .route("/health", axum::routing::get(crate::metrics::health));
+        .route("/health", axum::routing::get(operations::health));
     // The S3-compatible upload endpoint sees the request as the client signed it: path-style, at
     // the root (see `crate::s3`), with each body capped.
     let s3 = Router::new()
@@ -52,8 +52,8 @@ pub fn router(state: AppState) -> Router {
         .nest("/api/v1", api)
         .merge(storage_endpoint::router())
         .merge(s3)
-        .route("/metrics", axum::routing::get(crate::metrics::metrics))
-        .route_layer(axum::middleware::from_fn_with_state(state.clone(), crate::metrics::record))
+        .route("/metrics", axum::routing::get(operations::metrics))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), operations::record))
         .layer(axum::middleware::from_fn_with_state(state.clone(), prefix_links))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed);
@@ -101,39 +101,6 @@ async fn prefix_links(State(state): State<AppState>, req: Request, next: axum::m
         response.headers_mut().insert(axum::http::header::LINK, v);
     }
     response
-}
-
-/// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback
-/// (a path under the service's address, as the real service's clients append it to theirs) and
-/// where to write:
-/// - a bucket of the upload's own in the object store, at the store's address and region, when
-///   the store minted the credentials ([`crate::store::upload_buckets`]);
-/// - otherwise bucket [`crate::s3::BUCKET`] of the service's own S3-compatible endpoint: the
-///   service's address without any path, since S3 signatures cover the request's path (behind
-///   a proxy that serves the service under a path, the proxy passes `/mgds-uploads/` through
-///   unchanged).
-fn multipart_answer(
-    state: &AppState,
-    collection: &str,
-    started: crate::store::uploads::StartedS3,
-) -> mgds_api::InitMultipartUploadResponse {
-    let (s3_bucket, s3_endpoint, s3_region) = match (started.bucket, state.storage.upload_buckets()) {
-        (Some(bucket), Some((store, _))) => (bucket, store.public_base_url(), Some(store.region.clone())),
-        _ => (crate::s3::BUCKET.into(), crate::s3::endpoint(&state.public_url).to_string(), None),
-    };
-    mgds_api::InitMultipartUploadResponse {
-        sample_id: started.sample_id,
-        document_id: started.document_id,
-        file_id: started.object_key,
-        paired_end_file_id: started.paired_object_key,
-        s3_bucket,
-        upload_aws_access_key_id: started.minted.access_key,
-        upload_aws_secret_access_key: started.minted.secret,
-        callback_url: format!("/api/v1/{collection}/upload_callback/{}", started.upload_id),
-        s3_endpoint: Some(s3_endpoint),
-        s3_region,
-        expires_at: Some(crate::store::db::ts(started.minted.expires_at)),
-    }
 }
 
 /// Caps the body of an S3 request at [`crate::s3::MAX_REQUEST_BODY`]: reading past it fails the
@@ -282,186 +249,6 @@ async fn not_found(uri: OriginalUri) -> ApiError {
 
 async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiError {
     ApiError::MethodNotAllowed(format!("{method} is not allowed on {}", uri.path()))
-}
-
-/// A JSON body, read whatever the content type, with a 400 in the service's shape when it is
-/// malformed or does not fit the route's fields.
-pub struct Json<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        let bytes = Bytes::from_request(req, state).await.map_err(|e| {
-            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge(format!(
-                    "the request body is larger than the {} KB this route reads; send only the fields it takes",
-                    JSON_BODY_LIMIT / 1024
-                ))
-            } else {
-                ApiError::BadRequest(format!("could not read the request body: {}", e.body_text()))
-            }
-        })?;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Err(ApiError::BadRequest("the request needs a JSON body".into()));
-        }
-        // Every route takes an object. serde would also read a struct from an array of its
-        // fields in order (`[true]` for `{"public": true}`), which no client means.
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
-        if first != Some(b'{') {
-            let got = match first {
-                Some(b'[') => "an array",
-                Some(b'"') => "a string",
-                Some(b't' | b'f') => "a boolean",
-                Some(b'n') => "null",
-                Some(b'-' | b'0'..=b'9') => "a number",
-                _ => "not JSON",
-            };
-            return Err(if got == "not JSON" {
-                ApiError::BadRequest("the request body is not valid JSON; send a JSON object".into())
-            } else {
-                ApiError::Unprocessable(format!("the request body must be a JSON object of fields; it is {got}"))
-            });
-        }
-        let mut de = serde_json::Deserializer::from_slice(&bytes);
-        let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            // A value of the wrong JSON type is 422 naming the field; an unknown field, a
-            // missing one or a value outside the allowed ones stays 400, as the spec has it.
-            let wrong_type = inner.to_string().starts_with("invalid type");
-            let at = if path == "." { String::new() } else { format!(" at {path}") };
-            if inner.is_syntax() || inner.is_eof() {
-                ApiError::BadRequest(format!("the request body is not valid JSON: {inner}"))
-            } else if wrong_type {
-                ApiError::Unprocessable(format!("the request body does not fit this route{at}: {inner}"))
-            } else {
-                ApiError::BadRequest(format!("the request body does not fit this route{at}: {inner}"))
-            }
-        })?;
-        de.end().map_err(|e| ApiError::BadRequest(format!("the request body is not valid JSON: {e}")))?;
-        Ok(Json(value))
-    }
-}
-
-/// Most bytes of a JSON request body (axum's default body limit).
-pub const JSON_BODY_LIMIT: usize = 2 * 1024 * 1024;
-
-/// The raw list parameters. Besides `page`, a client may page with a cursor, as the real
-/// service's clients do for samples and metadata: it asks with `X-Pagination-Style: cursor`,
-/// gets `X-Next-Cursor` while more records remain, and sends it back as `cursor`. The cursor is
-/// the next page's number (with the same `per_page`, `where` and `sort`).
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct ListParams {
-    #[serde(rename = "where")]
-    filter: Option<String>,
-    sort: Option<String>,
-    page: Option<String>,
-    per_page: Option<String>,
-    cursor: Option<String>,
-    #[serde(skip)]
-    cursor_style: bool,
-}
-
-impl ListParams {
-    /// The parameters as the store reads them.
-    pub fn query(&self) -> ListQuery<'_> {
-        ListQuery {
-            filter: self.filter.as_deref(),
-            sort: self.sort.as_deref(),
-            page: self.cursor.as_deref().or(self.page.as_deref()),
-            per_page: self.per_page.as_deref(),
-        }
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for ListParams {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        check_query_text(parts.uri.query().unwrap_or_default())?;
-        let axum::extract::Query(mut p) = axum::extract::Query::<ListParams>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| ApiError::BadRequest(format!("the query string is malformed: {}", e.body_text())))?;
-        p.cursor_style = p.cursor.is_some()
-            || parts
-                .headers
-                .get("x-pagination-style")
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("cursor"));
-        Ok(p)
-    }
-}
-
-/// Refuses a query string whose parameters are not UTF-8 once percent-decoded (the decoder
-/// would otherwise replace the bytes with U+FFFD and filter on something nobody sent).
-fn check_query_text(query: &str) -> Result<(), ApiError> {
-    for pair in query.split('&') {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        for (part, what) in [(name, "name"), (value, "value")] {
-            let plus = part.replace('+', " ");
-            if percent_encoding::percent_decode_str(&plus).decode_utf8().is_err() {
-                let name = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
-                return Err(ApiError::BadRequest(format!(
-                    "the query parameter {name:?} has a {what} that is not UTF-8 text once percent-decoded; \
-                     encode it as UTF-8"
-                )));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// One page of a list.
-pub struct Listed<T> {
-    items: Vec<T>,
-    total: u64,
-    page: Page,
-    path: String,
-    params: Vec<(&'static str, String)>,
-    cursor_style: bool,
-}
-
-impl<T> Listed<T> {
-    /// The answer to the list request at `uri` with `params`: the page found, with links to the
-    /// other pages that keep the request's `where` and `sort`.
-    pub fn new(found: Found<T>, uri: &OriginalUri, params: &ListParams) -> Self {
-        let mut others = Vec::new();
-        if let Some(w) = &params.filter {
-            others.push(("where", w.clone()));
-        }
-        if let Some(s) = &params.sort {
-            others.push(("sort", s.clone()));
-        }
-        Listed {
-            items: found.items,
-            total: found.total,
-            page: found.page,
-            path: uri.path().to_string(),
-            params: others,
-            cursor_style: params.cursor_style,
-        }
-    }
-}
-
-impl<T: Serialize> IntoResponse for Listed<T> {
-    fn into_response(self) -> Response {
-        let others: Vec<(&str, &str)> = self.params.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let link = listing::link_header(&self.path, &others, &self.page, self.total);
-        let mut headers = HeaderMap::new();
-        headers.insert(HeaderName::from_static("x-total-count"), HeaderValue::from(self.total));
-        if !link.is_empty()
-            && let Ok(v) = HeaderValue::from_str(&link)
-        {
-            headers.insert(axum::http::header::LINK, v);
-        }
-        // No cursor on the last page: that is how a cursor client knows it has everything.
-        let seen = u64::from(self.page.page) * u64::from(self.page.per_page);
-        if self.cursor_style && seen < self.total {
-            headers.insert(HeaderName::from_static("x-next-cursor"), HeaderValue::from(self.page.page + 1));
-        }
-        (StatusCode::OK, headers, axum::Json(self.items)).into_response()
-    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@ use axum::http::StatusCode;
 use axum::routing::{get, post};
 use mgds_api::{ChangeSharing, Project, ProjectAddUser, ProjectCreate, ProjectMember, ProjectUpdate, UserRequest};
 
-use super::{Json, ListParams, Listed};
-use crate::AppState;
+use super::extract::{Json, ListParams, Listed};
 use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::state::AppState;
 use crate::store::projects;
 
 pub(super) fn router() -> Router<AppState> {

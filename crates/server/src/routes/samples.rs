@@ -10,12 +10,13 @@ use mgds_api::{
     PreuploadResponse, Ref, Sample, SampleUpdate, SuccessResponse, UploadCallbackRequest, UploadCallbackResponse,
 };
 
-use super::{Json, ListParams, Listed};
-use crate::AppState;
+use super::extract::{Json, ListParams, Listed};
+use super::transfers;
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::signing::DOWNLOAD_VALID_HOURS;
-use crate::store::{metadata, samples, transfers, uploads};
+use crate::state::AppState;
+use crate::store::{metadata, samples, uploads};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -88,7 +89,7 @@ async fn init_multipart_upload(
     Json(req): Json<InitMultipartUploadRequest>,
 ) -> ApiResult<axum::Json<InitMultipartUploadResponse>> {
     let started = uploads::start_sample_s3(&state, &caller, req).await?;
-    Ok(axum::Json(super::multipart_answer(&state, "samples", started)))
+    Ok(axum::Json(transfers::multipart_answer(&state, "samples", started)))
 }
 
 async fn upload_callback(

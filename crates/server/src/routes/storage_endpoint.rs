@@ -18,9 +18,9 @@ use chrono::Utc;
 use futures::TryStreamExt;
 use sha2::{Digest, Sha256};
 
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::signing::{BUCKET, PolicyError};
+use crate::state::AppState;
 use crate::store::files::WriteError;
 use crate::store::uploads;
 

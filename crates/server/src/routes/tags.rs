@@ -5,10 +5,10 @@ use axum::extract::{OriginalUri, Path, State};
 use axum::routing::get;
 use mgds_api::{Tag, TagCreate};
 
-use super::{Json, ListParams, Listed};
-use crate::AppState;
+use super::extract::{Json, ListParams, Listed};
 use crate::auth::Caller;
 use crate::error::ApiResult;
+use crate::state::AppState;
 use crate::store::{samples, tags};
 
 pub(super) fn router() -> Router<AppState> {

@@ -207,7 +207,11 @@ pub fn batch(caller: &Caller, a: &str) -> Compiled {
 /// A holder names the user and the key epoch the address was made in (`<id>.<epoch>`;
 /// addresses made before epochs were named give the id alone, epoch 0): once the user's key is
 /// rotated, the address stops working too.
-pub async fn key_visible(db: &crate::store::db::Pool, holder: Option<&str>, key: &str) -> crate::ApiResult<bool> {
+pub async fn key_visible(
+    db: &crate::store::db::Pool,
+    holder: Option<&str>,
+    key: &str,
+) -> crate::error::ApiResult<bool> {
     let caller = match holder {
         None => Caller(None),
         Some(holder) => {

@@ -8,8 +8,8 @@ use super::access;
 use super::caller::Caller;
 use super::db::{self, Scope, begin_write, flag};
 use super::deletes::{queue_delete, remove_queued};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec};
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
 
@@ -145,7 +145,7 @@ fn of_kind(kind: Option<AnalysisKind>) -> Option<Compiled> {
 
 /// One page of the analyses of `kind` (all kinds for `None`) of the samples the caller may see.
 pub async fn list(
-    state: &AppState,
+    state: &Store,
     caller: &Caller,
     q: &ListQuery<'_>,
     kind: Option<AnalysisKind>,
@@ -156,17 +156,13 @@ pub async fn list(
 }
 
 /// One page of the analyses of `kind` of public samples.
-pub async fn list_public(
-    state: &AppState,
-    q: &ListQuery<'_>,
-    kind: Option<AnalysisKind>,
-) -> ApiResult<Found<Analysis>> {
+pub async fn list_public(state: &Store, q: &ListQuery<'_>, kind: Option<AnalysisKind>) -> ApiResult<Found<Analysis>> {
     list(state, &Caller(None), q, kind).await
 }
 
 /// The analysis `id` of `kind` if the caller may see it; an analysis of another kind answers
 /// like a missing one.
-async fn visible(state: &AppState, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<AnalysisRow> {
+async fn visible(state: &Store, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<AnalysisRow> {
     let row: Option<AnalysisRow> =
         records::fetch_one(&state.db, &ANALYSES, "a.id", id, access::via_sample(caller, "a", "sample_id")).await?;
     let what = kind.map_or("analysis", |k| k.analysis_type());
@@ -174,17 +170,17 @@ async fn visible(state: &AppState, caller: &Caller, id: &str, kind: Option<Analy
 }
 
 /// Checks that the caller may see the analysis `id` (of any kind).
-pub(crate) async fn check_visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+pub(crate) async fn check_visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
     visible(state, caller, id, None).await.map(drop)
 }
 
 /// The analysis `id` as the collection `kind` shows it, if the caller may see it.
-pub async fn get(state: &AppState, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<Analysis> {
+pub async fn get(state: &Store, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<Analysis> {
     Ok(visible(state, caller, id, kind).await?.into_api(kind))
 }
 
 /// Explains why a visible analysis has no results yet.
-async fn not_ready(state: &AppState, id: &str) -> ApiResult<ApiError> {
+async fn not_ready(state: &Store, id: &str) -> ApiResult<ApiError> {
     let (complete, success, msg): (i64, i64, Option<String>) =
         sqlx::query_as("SELECT complete, success, error_msg FROM analyses WHERE id = $1")
             .bind(id)
@@ -201,7 +197,7 @@ async fn not_ready(state: &AppState, id: &str) -> ApiResult<ApiError> {
 }
 
 /// The results JSON of the analysis `id` of `kind`, as stored.
-pub async fn results(state: &AppState, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<Bytes> {
+pub async fn results(state: &Store, caller: &Caller, id: &str, kind: Option<AnalysisKind>) -> ApiResult<Bytes> {
     visible(state, caller, id, kind).await?;
     let key: Option<String> =
         sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = $1").bind(id).fetch_one(&state.db).await?;
@@ -223,7 +219,7 @@ pub async fn results(state: &AppState, caller: &Caller, id: &str, kind: Option<A
 }
 
 /// The object key of the read-level file of the classification `id`.
-pub async fn readlevel(state: &AppState, caller: &Caller, id: &str) -> ApiResult<String> {
+pub async fn readlevel(state: &Store, caller: &Caller, id: &str) -> ApiResult<String> {
     visible(state, caller, id, Some(AnalysisKind::Classification)).await?;
     let key: Option<String> =
         sqlx::query_scalar("SELECT readlevel_key FROM analyses WHERE id = $1").bind(id).fetch_one(&state.db).await?;
@@ -254,7 +250,7 @@ pub fn analysis_prefix(id: &str) -> String {
 
 /// The Kraken 2-style report of the finished classification `id` (as `kraken2 --report` writes
 /// it), or a 404 saying why there is none.
-pub async fn kraken_report(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Bytes> {
+pub async fn kraken_report(state: &Store, caller: &Caller, id: &str) -> ApiResult<Bytes> {
     // Visible and finished, as for the read-level results.
     readlevel(state, caller, id).await?;
     let results_key: Option<String> = sqlx::query_scalar("SELECT results_key FROM analyses WHERE id = $1")
@@ -297,7 +293,7 @@ pub fn file_name(id: &str, key: &str) -> String {
 
 /// The output file of the finished analysis `id` of `kind`, if it has one.
 pub async fn output_file(
-    state: &AppState,
+    state: &Store,
     caller: &Caller,
     id: &str,
     kind: Option<AnalysisKind>,
@@ -324,7 +320,7 @@ pub enum Artifact {
 /// (served at `.../results`), the optional read-level TSV.gz (served through `readlevel`), and
 /// success or the error message (cut to 255 characters).
 pub async fn store_results(
-    state: &AppState,
+    state: &Store,
     id: &str,
     outcome: Result<(serde_json::Value, Option<Bytes>), String>,
 ) -> ApiResult<()> {
@@ -364,7 +360,7 @@ pub enum Stored {
 /// files, so a slow worker can neither overwrite the results of the run that counts nor leave
 /// files behind.
 pub async fn store_outcome(
-    state: &AppState,
+    state: &Store,
     id: &str,
     holder: Option<&str>,
     outcome: Result<Produced, String>,
@@ -474,7 +470,7 @@ pub async fn store_outcome(
 
 /// Removes the files of a run whose outcome was not kept (through the queue of files to remove,
 /// so that a stop halfway finishes at the next start).
-async fn discard(state: &AppState, keys: &[String]) {
+async fn discard(state: &Store, keys: &[String]) {
     let queued = async {
         let mut tx = begin_write(&state.db, Scope::Rows).await?;
         for k in keys {

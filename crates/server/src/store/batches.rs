@@ -7,8 +7,8 @@ use mgds_api::{BatchStatus, Ref, SequencingBatch};
 use super::access;
 use super::caller::Caller;
 use super::db::{self, Scope, begin_write, new_id};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec};
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 
@@ -69,14 +69,14 @@ impl BatchRow {
 }
 
 /// One page of the batches the caller may see.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<SequencingBatch>> {
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<SequencingBatch>> {
     caller.require()?;
     let rows: Found<BatchRow> = records::list(&state.db, &BATCHES, q, access::batch(caller, "b"), None).await?;
     Ok(rows.map(BatchRow::into_api))
 }
 
 /// The batch `id` if the caller may see it.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<SequencingBatch> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<SequencingBatch> {
     caller.require()?;
     let row: BatchRow = records::fetch_one(&state.db, &BATCHES, "b.id", id, access::batch(caller, "b"))
         .await?

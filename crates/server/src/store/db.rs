@@ -15,7 +15,7 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{Any, Arguments, AssertSqlSafe, ConnectOptions, Executor, Transaction};
@@ -169,11 +169,7 @@ async fn build_online_indexes(url: &str) -> Result<(), sqlx::Error> {
 
 /// The statements of a file of online statements: split at `;` ending a line, without comments.
 fn online_statements(file: &str) -> Vec<String> {
-    let text: String = file
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("--"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text: String = file.lines().filter(|l| !l.trim_start().starts_with("--")).collect::<Vec<_>>().join("\n");
     text.split(";\n").map(|s| s.trim().trim_end_matches(';').trim().to_string()).filter(|s| !s.is_empty()).collect()
 }
 
@@ -232,7 +228,10 @@ pub async fn begin_write(pool: &Pool, scope: Scope<'_>) -> Result<Tx, sqlx::Erro
             let mut tx = pool.begin().await?;
             match scope {
                 Scope::User(id) => {
-                    sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE").bind(id).fetch_optional(&mut *tx).await?;
+                    sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE")
+                        .bind(id)
+                        .fetch_optional(&mut *tx)
+                        .await?;
                 }
                 Scope::Row(table, id) => {
                     // `table` is one of the service's own names, never a caller's.
@@ -263,6 +262,53 @@ fn lock_key(name: &str) -> i64 {
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
     h as i64
+}
+
+/// The channel on which PostgreSQL tells every machine of an install that work was queued.
+const QUEUED_CHANNEL: &str = "mgds_queue";
+
+/// Tells the workers of every machine, once `tx` commits, that work was queued (PostgreSQL's
+/// `NOTIFY`; SQLite is one machine, whose workers the caller wakes).
+pub async fn notify_queued(tx: &mut Tx) -> Result<(), sqlx::Error> {
+    if tx.backend_name() == "PostgreSQL" {
+        sqlx::query(AssertSqlSafe(format!("NOTIFY {QUEUED_CHANNEL}"))).execute(&mut **tx).await?;
+    }
+    Ok(())
+}
+
+/// Calls `heard` whenever any machine of the install queues work ([`notify_queued`]), for as
+/// long as it runs, listening again after a lost connection; returns at once on SQLite, where
+/// there is no other machine to hear from.
+pub async fn relay_queued(pool: &Pool, heard: impl Fn()) {
+    if Backend::of(pool) != Backend::Postgres {
+        return;
+    }
+    let url = pool.connect_options().database_url.to_string();
+    loop {
+        let listened = async {
+            let mut listener = sqlx::postgres::PgListener::connect(&url).await?;
+            listener.listen(QUEUED_CHANNEL).await?;
+            loop {
+                listener.recv().await?;
+                heard();
+            }
+            #[allow(unreachable_code)]
+            Ok::<(), sqlx::Error>(())
+        };
+        if let Err(e) = listened.await {
+            tracing::warn!(error = %e, "lost the queue's notifications; listening again in a moment");
+        }
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+/// Brings the planner's statistics up to date where they are stale: SQLite's `PRAGMA
+/// optimize` (PostgreSQL's autovacuum does this by itself).
+pub async fn refresh_statistics(pool: &Pool) -> Result<(), sqlx::Error> {
+    if Backend::of(pool) == Backend::Sqlite {
+        sqlx::query("PRAGMA optimize").execute(pool).await?;
+    }
+    Ok(())
 }
 
 /// Starts a read-only transaction that reads one snapshot throughout (a list's total and its
@@ -312,12 +358,7 @@ pub fn is_id(s: &str) -> bool {
     s.len() == 16 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Formats a time the way the database stores and the API sends it: RFC 3339, UTC,
-/// microseconds, with the offset written `+00:00` rather than `Z` (Python before 3.11, which the
-/// real service's clients support, reads only that form).
-pub fn ts(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Micros, false)
-}
+pub use crate::listing::ts;
 
 /// The current time, formatted with [`ts`].
 pub fn now() -> String {
@@ -343,18 +384,7 @@ pub async fn clock(pool: &Pool) -> Result<DateTime<Utc>, sqlx::Error> {
     }
 }
 
-/// A value to bind to one `?` placeholder, in order.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Bind {
-    /// TEXT value.
-    Text(String),
-    /// INTEGER value.
-    Int(i64),
-    /// REAL value.
-    Real(f64),
-    /// SQL NULL.
-    Null,
-}
+pub use crate::listing::Bind;
 
 /// Builds the arguments of a query from bound values, in order.
 pub fn args(binds: &[Bind]) -> ApiResult<AnyArguments> {

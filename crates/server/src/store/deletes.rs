@@ -2,13 +2,13 @@
 //! their record, and removed once it has committed by the request itself ([`remove_queued`],
 //! its own files only); whatever that could not remove, the files of uploads abandoned past
 //! their expiry and the buckets of uploads that went straight to the store
-//! ([`super::upload_buckets`]) are the janitor's ([`purge`], see [`crate::janitor`]).
+//! ([`super::upload_buckets`]) are the janitor's ([`purge`], on a schedule off the request path).
 
 use chrono::Utc;
 
-use super::db::{self, Tx, Scope, begin_write};
+use super::db::{self, Scope, Tx, begin_write};
+use super::handle::Store;
 use super::s3_grants;
-use crate::AppState;
 use crate::error::ApiResult;
 
 /// Records that a file must go (or, for a key ending in `/`, every file under it); [`purge`]
@@ -25,7 +25,7 @@ pub async fn queue_delete(tx: &mut Tx, key: &str) -> ApiResult<()> {
 
 /// Removes the files of `keys` that a request queued with [`queue_delete`] and committed: the
 /// request's own, whatever else is queued. What fails to go stays queued for the janitor.
-pub async fn remove_queued(state: &AppState, keys: &[String]) {
+pub async fn remove_queued(state: &Store, keys: &[String]) {
     for key in keys {
         if let Err(e) = remove_one(state, key).await {
             tracing::warn!(key = %key, error = %e, "could not remove a deleted record's file; the janitor will");
@@ -33,7 +33,7 @@ pub async fn remove_queued(state: &AppState, keys: &[String]) {
     }
 }
 
-async fn remove_one(state: &AppState, key: &str) -> ApiResult<()> {
+async fn remove_one(state: &Store, key: &str) -> ApiResult<()> {
     if key.ends_with('/') {
         for k in state.storage.keys(Some(key)).await? {
             state.storage.delete(&k).await?;
@@ -48,7 +48,7 @@ async fn remove_one(state: &AppState, key: &str) -> ApiResult<()> {
 /// The janitor's round of removals: every file queued by [`queue_delete`], abandoned uploads a
 /// day past their expiry, files in `incoming/` of uploads no longer open, and buckets of
 /// uploads that are done.
-pub async fn purge(state: &AppState) -> ApiResult<()> {
+pub async fn purge(state: &Store) -> ApiResult<()> {
     let cutoff = db::ts(Utc::now() - chrono::Duration::hours(24));
     let mut tx = begin_write(&state.db, Scope::Named("purge")).await?;
     let stale: Vec<(String, String)> =
@@ -75,7 +75,7 @@ pub async fn purge(state: &AppState) -> ApiResult<()> {
 /// stores a file that nothing refers to), and so does the S3-compatible endpoint for every
 /// upload: a write that ended after its upload's callback or cancel leaves its file there.
 /// Neither ever reaches a record.
-pub async fn sweep_incoming(state: &AppState) -> ApiResult<()> {
+pub async fn sweep_incoming(state: &Store) -> ApiResult<()> {
     for key in state.storage.keys(Some("incoming")).await? {
         let Some(object_key) = key.strip_prefix("incoming/") else { continue };
         let open: i64 = sqlx::query_scalar(

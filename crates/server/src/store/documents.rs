@@ -7,9 +7,9 @@ use super::access;
 use super::caller::{Caller, User};
 use super::db::{Scope, begin_write, id_list};
 use super::deletes::{queue_delete, remove_queued};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec};
 use super::users;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 
@@ -72,13 +72,13 @@ impl DocumentRow {
 }
 
 /// One page of the documents the caller may see: their own and those shared with them.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Document>> {
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Document>> {
     caller.require()?;
     let rows: Found<DocumentRow> = records::list(&state.db, &DOCUMENTS, q, access::document(caller, "d"), None).await?;
     Ok(rows.map(DocumentRow::into_api))
 }
 
-async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<DocumentRow> {
+async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<DocumentRow> {
     caller.require()?;
     records::fetch_one(&state.db, &DOCUMENTS, "d.id", id, access::document(caller, "d"))
         .await?
@@ -86,12 +86,12 @@ async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Docum
 }
 
 /// The document `id` if the caller may see it.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Document> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Document> {
     Ok(visible(state, caller, id).await?.into_api())
 }
 
 /// Whether `user` is an admin of `uploader`'s organisation.
-async fn is_org_admin_of(state: &AppState, user: &User, uploader: &str) -> ApiResult<bool> {
+async fn is_org_admin_of(state: &Store, user: &User, uploader: &str) -> ApiResult<bool> {
     if !user.is_org_admin {
         return Ok(false);
     }
@@ -103,7 +103,7 @@ async fn is_org_admin_of(state: &AppState, user: &User, uploader: &str) -> ApiRe
 }
 
 /// The visible document `id`, which the caller must have uploaded (or administer): 403 if not.
-async fn modifiable(state: &AppState, caller: &Caller, id: &str, admin_allowed: bool) -> ApiResult<DocumentRow> {
+async fn modifiable(state: &Store, caller: &Caller, id: &str, admin_allowed: bool) -> ApiResult<DocumentRow> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?;
     if row.uploader_id != user.id && !(admin_allowed && is_org_admin_of(state, user, &row.uploader_id).await?) {
@@ -117,7 +117,7 @@ async fn modifiable(state: &AppState, caller: &Caller, id: &str, admin_allowed: 
 }
 
 /// Renames or describes a document the caller uploaded.
-pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &DocumentUpdate) -> ApiResult<Document> {
+pub async fn update(state: &Store, caller: &Caller, id: &str, req: &DocumentUpdate) -> ApiResult<Document> {
     modifiable(state, caller, id, false).await?;
     let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     if let Some(f) = &req.filename {
@@ -132,7 +132,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &DocumentU
 }
 
 /// Deletes a document the caller uploaded, with its file.
-pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
     let row = modifiable(state, caller, id, false).await?;
     let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     queue_delete(&mut tx, &row.object_key).await?;
@@ -143,7 +143,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()
 }
 
 /// Lets a user download a document the caller uploaded or administers.
-pub async fn add_downloader(state: &AppState, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
+pub async fn add_downloader(state: &Store, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
     let row = modifiable(state, caller, id, true).await?;
     let uid = users::addable(state, caller, &req.user).await?;
     if uid != row.uploader_id {
@@ -157,7 +157,7 @@ pub async fn add_downloader(state: &AppState, caller: &Caller, id: &str, req: &U
 }
 
 /// Stops sharing a document the caller uploaded or administers with a user.
-pub async fn remove_downloader(state: &AppState, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
+pub async fn remove_downloader(state: &Store, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
     modifiable(state, caller, id, true).await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = records::ref_id("user", &req.user, "users")?;
@@ -170,7 +170,7 @@ pub async fn remove_downloader(state: &AppState, caller: &Caller, id: &str, req:
 }
 
 /// The file of the document `id`, for the caller to download: its object key and file name.
-pub async fn file(state: &AppState, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
+pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
     let row = visible(state, caller, id).await?;
     Ok((row.object_key, row.filename))
 }

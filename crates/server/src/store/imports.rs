@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use super::db::{self, Backend, Pool, Tx, Scope, begin_write};
+use super::db::{self, Backend, Pool, Scope, Tx, begin_write};
 use super::deletes::queue_delete;
 use super::queue;
 use crate::error::ApiResult;
@@ -80,9 +80,7 @@ pub async fn record(tx: &mut Tx, import: &Import) -> ApiResult<()> {
     .bind(db::now())
     .execute(&mut **tx)
     .await?;
-    if tx.backend_name() == "PostgreSQL" {
-        sqlx::query("NOTIFY mgds_queue").execute(&mut **tx).await?;
-    }
+    db::notify_queued(tx).await?;
     Ok(())
 }
 

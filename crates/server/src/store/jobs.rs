@@ -8,10 +8,10 @@ use super::access;
 use super::analyses::{self, ANALYSIS_TYPES};
 use super::caller::Caller;
 use super::db::{self, Scope, begin_write, flag, new_id};
+use super::handle::Store;
 use super::queue;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::samples;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 
@@ -61,20 +61,20 @@ impl JobRow {
 }
 
 /// One page of the jobs the caller may see.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Job>> {
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Job>> {
     caller.require()?;
     let rows: Found<JobRow> = records::list(&state.db, &JOBS, q, access::job(caller, "j"), None).await?;
     Ok(rows.map(|r| r.into_api(false)))
 }
 
-async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<JobRow> {
+async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<JobRow> {
     records::fetch_one(&state.db, &JOBS, "j.id", id, access::job(caller, "j"))
         .await?
         .ok_or_else(|| ApiError::not_found("job"))
 }
 
 /// The job `id` if the caller may see it, with its draft flag and argument schema.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Job> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Job> {
     caller.require()?;
     Ok(visible(state, caller, id).await?.into_api(true))
 }
@@ -93,7 +93,7 @@ fn check_args(schema: &Value, args: &Map<String, Value>) -> ApiResult<()> {
 
 /// Runs the job `id` on a sample the caller owns or may add files to: checks the arguments and
 /// dependencies, and queues a pending analysis, whose id it returns.
-pub async fn run(state: &AppState, caller: &Caller, id: &str, mut req: JobRunRequest) -> ApiResult<String> {
+pub async fn run(state: &Store, caller: &Caller, id: &str, mut req: JobRunRequest) -> ApiResult<String> {
     let user = caller.require()?;
     let job = visible(state, caller, id).await?;
     if flag(job.draft) && job.creator_id.as_deref() != Some(user.id.as_str()) {
@@ -158,7 +158,7 @@ pub async fn run(state: &AppState, caller: &Caller, id: &str, mut req: JobRunReq
     }
     queue::enqueue(&mut tx, &analysis_id, &now).await?;
     tx.commit().await?;
-    state.runner.wake();
+    state.wake_workers();
     Ok(analysis_id)
 }
 
@@ -187,7 +187,7 @@ pub struct JobSpec {
 
 /// Registers a job version and returns its id. The same engine, version and reference data give
 /// the same job (so registering at every start is harmless); anything new is a new job.
-pub async fn register_job(state: &AppState, spec: &JobSpec) -> ApiResult<String> {
+pub async fn register_job(state: &Store, spec: &JobSpec) -> ApiResult<String> {
     let mut tx = begin_write(&state.db, Scope::Named("jobs")).await?;
     if !spec.engine.is_empty()
         && let Some(id) = sqlx::query_scalar::<_, String>(

@@ -9,10 +9,10 @@ use serde_json::Value;
 
 use super::access;
 use super::caller::Caller;
-use super::db::{Tx, args, Scope, begin_write, flag};
+use super::db::{Scope, Tx, args, begin_write, flag};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::samples;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{self, Bind, Field, FieldKind};
 
@@ -85,26 +85,26 @@ impl MetadataRow {
 }
 
 /// One page of the metadata of the samples the caller may see.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Metadata>> {
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Metadata>> {
     let rows: Found<MetadataRow> =
         records::list(&state.db, &METADATA, q, access::via_sample(caller, "m", "sample_id"), None).await?;
     Ok(rows.map(MetadataRow::into_api))
 }
 
-async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<MetadataRow> {
+async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<MetadataRow> {
     records::fetch_one(&state.db, &METADATA, "m.id", id, access::via_sample(caller, "m", "sample_id"))
         .await?
         .ok_or_else(|| ApiError::not_found("metadata"))
 }
 
 /// The metadata record `id` if the caller may see its sample.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Metadata> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Metadata> {
     Ok(visible(state, caller, id).await?.into_api())
 }
 
 /// Changes the given fields of a metadata record, for the sample's owner or project members
 /// with `can_edit_metadata`.
-pub async fn update(state: &AppState, caller: &Caller, id: &str, mut req: MetadataInput) -> ApiResult<Metadata> {
+pub async fn update(state: &Store, caller: &Caller, id: &str, mut req: MetadataInput) -> ApiResult<Metadata> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?;
     let sample =

@@ -1,12 +1,13 @@
 //! The service under its routes: records and who may see them, the upload lifecycle, the job
 //! queue and file storage, over SQLite or PostgreSQL and a local folder or an S3 store.
 //!
-//! The statements of the records are here, and nothing here knows the routes: functions take
-//! ids, the [`Caller`](caller::Caller), the API's request values and the raw list parameters,
-//! and answer with the API's records or an [`ApiError`](crate::ApiError) (which carries the
-//! status an answer gets). Record functions take the service's state for its database and
-//! files; those the operator's commands and the workers call take the database alone. How the
-//! two databases store values and run statements is in [`db`]. Outside this layer, SQL is the
+//! The statements of the records are here, and nothing here knows the routes or the service
+//! above them: functions take ids, the [`Caller`](caller::Caller), the API's request values and
+//! the raw list parameters, and answer with the API's records or an
+//! [`ApiError`](crate::error::ApiError) (which carries the status an answer gets). Record functions
+//! take a [`Store`] (the database and the files); those the operator's commands and the
+//! workers call take the database alone. How the two databases store values and run
+//! statements is in [`db`]. Outside this layer, SQL is the
 //! operators' alone: copying an install (`migrate`), sharing reference data
 //! (`shared_references`) and the health and queue figures (`metrics`).
 
@@ -19,6 +20,7 @@ pub mod deletes;
 pub mod documents;
 pub mod files;
 pub mod garage_admin;
+mod handle;
 pub mod imports;
 pub mod jobs;
 pub mod metadata;
@@ -29,20 +31,8 @@ pub mod s3_grants;
 pub mod samples;
 pub mod settings;
 pub mod tags;
-pub mod transfers;
 pub mod upload_buckets;
 pub mod uploads;
 pub mod users;
 
-/// The `where`/`sort` field tables of every list, for the schema.
-pub(crate) mod field_tables {
-    pub(crate) use super::analyses::ANALYSIS_FIELDS as ANALYSIS;
-    pub(crate) use super::batches::BATCH_FIELDS as BATCH;
-    pub(crate) use super::documents::DOCUMENT_FIELDS as DOCUMENT;
-    pub(crate) use super::jobs::JOB_FIELDS as JOB;
-    pub(crate) use super::metadata::METADATA_FIELDS as METADATA;
-    pub(crate) use super::projects::PROJECT_FIELDS as PROJECT;
-    pub(crate) use super::samples::SAMPLE_FIELDS as SAMPLE;
-    pub(crate) use super::tags::TAG_FIELDS as TAG;
-    pub(crate) use super::users::USER_FIELDS as USER;
-}
+pub use handle::Store;

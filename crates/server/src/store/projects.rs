@@ -6,10 +6,10 @@ use mgds_api::{
 
 use super::access;
 use super::caller::{Caller, User};
-use super::db::{self, Tx, args, Scope, begin_write, flag, new_id};
+use super::db::{self, Scope, Tx, args, begin_write, flag, new_id};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::users;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
 
@@ -78,29 +78,24 @@ fn me(caller: &Caller) -> Bind {
 }
 
 /// One page of the projects the caller may see.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Project>> {
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Project>> {
     let rows = list_with(state, caller, q, access::project(caller, "p")).await?;
     Ok(rows.map(|r| r.into_api(caller)))
 }
 
 /// One page of the public projects, with the caller's permissions in each.
-pub async fn list_public(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Project>> {
+pub async fn list_public(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Project>> {
     let rows = list_with(state, caller, q, access::project(&Caller(None), "p")).await?;
     Ok(rows.map(|r| r.into_api(caller)))
 }
 
-async fn list_with(
-    state: &AppState,
-    caller: &Caller,
-    q: &ListQuery<'_>,
-    rule: Compiled,
-) -> ApiResult<Found<ProjectRow>> {
+async fn list_with(state: &Store, caller: &Caller, q: &ListQuery<'_>, rule: Compiled) -> ApiResult<Found<ProjectRow>> {
     let mut binds = vec![me(caller)];
     binds.extend(rule.binds);
     records::list(&state.db, &PROJECTS, q, Compiled { sql: rule.sql, binds }, None).await
 }
 
-async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
+async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
     let rule = access::project(caller, "p");
     let sql = format!("SELECT {} FROM {} WHERE p.id = ? AND ({})", PROJECTS.columns, PROJECTS.from, rule.sql);
     let mut binds = vec![me(caller), Bind::Text(id.to_string())];
@@ -112,12 +107,12 @@ async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Proje
 }
 
 /// The project `id` if the caller may see it.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Project> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Project> {
     Ok(visible(state, caller, id).await?.into_api(caller))
 }
 
 /// The visible project `id`, which the caller must own: 403 if not.
-async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
+async fn owned(state: &Store, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?;
     if row.owner_id != user.id {
@@ -141,7 +136,7 @@ fn name_taken(project_name: &str) -> ApiError {
 }
 
 /// Creates a project owned by the caller.
-pub async fn create(state: &AppState, caller: &Caller, req: &ProjectCreate) -> ApiResult<Project> {
+pub async fn create(state: &Store, caller: &Caller, req: &ProjectCreate) -> ApiResult<Project> {
     let user = caller.require()?;
     mgds_api::check_project_name(&req.project_name).map_err(ApiError::BadRequest)?;
     let name = req.name.clone().unwrap_or_else(|| req.project_name.clone());
@@ -177,7 +172,7 @@ pub async fn create(state: &AppState, caller: &Caller, req: &ProjectCreate) -> A
 }
 
 /// Changes the given fields of a project the caller owns.
-pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUpdate) -> ApiResult<Project> {
+pub async fn update(state: &Store, caller: &Caller, id: &str, req: &ProjectUpdate) -> ApiResult<Project> {
     let user = caller.require()?;
     owned(state, caller, id).await?;
     let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
@@ -208,7 +203,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &ProjectUp
 }
 
 /// Deletes a project the caller owns; its samples stay with their owners.
-pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
     owned(state, caller, id).await?;
     // Samples leave the project (ON DELETE SET NULL).
     sqlx::query("DELETE FROM projects WHERE id = $1").bind(id).execute(&state.db).await?;
@@ -216,7 +211,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()
 }
 
 /// Who belongs to a project: its owner first, then its members in the order they joined.
-pub async fn members(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Vec<ProjectMember>> {
+pub async fn members(state: &Store, caller: &Caller, id: &str) -> ApiResult<Vec<ProjectMember>> {
     let user = caller.require()?;
     let p = visible(state, caller, id).await?;
     // A public project shows its samples to everyone, but who belongs to it only to its people.
@@ -237,7 +232,7 @@ pub async fn members(state: &AppState, caller: &Caller, id: &str) -> ApiResult<V
 }
 
 /// Adds a member to a project the caller owns, or changes their permissions.
-pub async fn add_user(state: &AppState, caller: &Caller, id: &str, req: ProjectAddUser) -> ApiResult<Project> {
+pub async fn add_user(state: &Store, caller: &Caller, id: &str, req: ProjectAddUser) -> ApiResult<Project> {
     let p = owned(state, caller, id).await?;
     let uid = users::addable(state, caller, &req.user).await?;
     if uid == p.owner_id {
@@ -266,7 +261,7 @@ pub async fn add_user(state: &AppState, caller: &Caller, id: &str, req: ProjectA
 }
 
 /// Removes a member from a project the caller owns.
-pub async fn remove_user(state: &AppState, caller: &Caller, id: &str, user: &RefOrId) -> ApiResult<Project> {
+pub async fn remove_user(state: &Store, caller: &Caller, id: &str, user: &RefOrId) -> ApiResult<Project> {
     owned(state, caller, id).await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = ref_id("user", user, "users")?;
@@ -279,7 +274,7 @@ pub async fn remove_user(state: &AppState, caller: &Caller, id: &str, user: &Ref
 }
 
 /// Makes a project the caller owns public or not.
-pub async fn set_public(state: &AppState, caller: &Caller, id: &str, public: bool) -> ApiResult<Project> {
+pub async fn set_public(state: &Store, caller: &Caller, id: &str, public: bool) -> ApiResult<Project> {
     owned(state, caller, id).await?;
     sqlx::query("UPDATE projects SET public = $1 WHERE id = $2")
         .bind(i64::from(public))
@@ -290,7 +285,7 @@ pub async fn set_public(state: &AppState, caller: &Caller, id: &str, public: boo
 }
 
 /// What the user may do in a project: `None` if they cannot see it.
-pub async fn permissions(state: &AppState, user: &User, project_id: &str) -> ApiResult<Option<Vec<String>>> {
+pub async fn permissions(state: &Store, user: &User, project_id: &str) -> ApiResult<Option<Vec<String>>> {
     let row: Option<(String, i64, Option<String>)> = sqlx::query_as(
         "SELECT p.owner_id, p.public, pm.permissions FROM projects p \
          LEFT JOIN project_members pm ON pm.project_id = p.id AND pm.user_id = $1 WHERE p.id = $2",
@@ -310,7 +305,7 @@ pub async fn permissions(state: &AppState, user: &User, project_id: &str) -> Api
 
 /// The project a sample may be placed in by the user: visible (else 400) and owned or joined
 /// with `can_add_files` (else 403).
-pub async fn to_add_to(state: &AppState, user: &User, r: &RefOrId) -> ApiResult<String> {
+pub async fn to_add_to(state: &Store, user: &User, r: &RefOrId) -> ApiResult<String> {
     let id = ref_id("project", r, "projects")?;
     let perms = permissions(state, user, id)
         .await?

@@ -19,12 +19,8 @@ async fn from_now(pool: &Pool, d: Duration) -> Result<String, sqlx::Error> {
     Ok(db::ts(db::clock(pool).await? + chrono::Duration::from_std(d).unwrap_or_default()))
 }
 
-/// The PostgreSQL channel that tells workers on other machines that an analysis was queued.
-pub const QUEUE_CHANNEL: &str = "mgds_queue";
-
-/// Puts the analysis `analysis_id` in the queue. On PostgreSQL, workers listening on
-/// [`QUEUE_CHANNEL`] hear of it when the transaction commits (in this process, the caller wakes
-/// its own workers).
+/// Puts the analysis `analysis_id` in the queue. Workers on other machines hear of it when the
+/// transaction commits ([`db::notify_queued`]; in this process, the caller wakes its own).
 pub async fn enqueue(tx: &mut Tx, analysis_id: &str, now: &str) -> Result<(), sqlx::Error> {
     // The analysis's owner (its sample's) decides its turn (see `claim`).
     sqlx::query(
@@ -35,9 +31,7 @@ pub async fn enqueue(tx: &mut Tx, analysis_id: &str, now: &str) -> Result<(), sq
     .bind(analysis_id)
     .execute(&mut **tx)
     .await?;
-    if tx.backend_name() == "PostgreSQL" {
-        sqlx::query("NOTIFY mgds_queue").execute(&mut **tx).await?;
-    }
+    db::notify_queued(tx).await?;
     Ok(())
 }
 

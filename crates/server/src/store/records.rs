@@ -167,7 +167,9 @@ fn prepare(spec: &ListSpec, q: &ListQuery<'_>, parts: &Parts, fixed: Option<&Com
         match (&part.counted, from_counts) {
             (Some(counted), Some((counts, n))) => {
                 let (sql, b) = with_filter(counted);
-                terms.push(format!("(SELECT CAST(COALESCE(SUM({alias}.{n}), 0) AS BIGINT) FROM {counts} {alias} WHERE {sql})"));
+                terms.push(format!(
+                    "(SELECT CAST(COALESCE(SUM({alias}.{n}), 0) AS BIGINT) FROM {counts} {alias} WHERE {sql})"
+                ));
                 binds.extend(b);
             }
             _ => {

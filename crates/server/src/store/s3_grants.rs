@@ -8,6 +8,9 @@ use chrono::{DateTime, Utc};
 
 use super::db::{self, Tx};
 
+/// The bucket uploads to the service's S3-compatible endpoint are addressed to.
+pub const BUCKET: &str = "mgds-uploads";
+
 /// How long minted credentials may start writes.
 pub const CREDENTIALS_VALID: chrono::Duration = chrono::Duration::hours(1);
 

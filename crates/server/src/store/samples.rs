@@ -8,10 +8,10 @@ use super::access;
 use super::caller::{Caller, User};
 use super::db::{self, Scope, begin_write, id_list};
 use super::deletes::{queue_delete, remove_queued};
+use super::handle::Store;
 use super::projects;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::tags;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
 
@@ -109,8 +109,9 @@ impl SampleRow {
 }
 
 /// One page of the samples the caller may see.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
-    let rows: Found<SampleRow> = records::list_parts(&state.db, &SAMPLES, q, access::sample_parts(caller), None).await?;
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
+    let rows: Found<SampleRow> =
+        records::list_parts(&state.db, &SAMPLES, q, access::sample_parts(caller), None).await?;
     Ok(rows.map(SampleRow::into_api))
 }
 
@@ -122,7 +123,7 @@ pub fn list_statements(caller: &Caller, q: &ListQuery<'_>, total: i64) -> ApiRes
 }
 
 /// One page of the public samples.
-pub async fn list_public(state: &AppState, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
+pub async fn list_public(state: &Store, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
     let public = access::sample_parts(&Caller(None));
     let rows: Found<SampleRow> = records::list_parts(&state.db, &SAMPLES, q, public, None).await?;
     Ok(rows.map(SampleRow::into_api))
@@ -130,7 +131,7 @@ pub async fn list_public(state: &AppState, q: &ListQuery<'_>) -> ApiResult<Found
 
 /// One page of the samples of the caller's organisation (their owners' organisation is the
 /// caller's) that the caller may see.
-pub async fn list_organization(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
+pub async fn list_organization(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {
     let user = caller.require()?;
     let same_org = Compiled {
         sql: "s.owner_id IN (SELECT u.id FROM users u WHERE u.organization_id = ?)".into(),
@@ -142,19 +143,19 @@ pub async fn list_organization(state: &AppState, caller: &Caller, q: &ListQuery<
 }
 
 /// The sample `id` if the caller may see it.
-pub(crate) async fn visible(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Option<SampleRow>> {
+pub(crate) async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<Option<SampleRow>> {
     records::fetch_one(&state.db, &SAMPLES, "s.id", id, access::sample(caller, "s")).await
 }
 
 /// The sample `id` if the caller may see it (else 404).
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Sample> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Sample> {
     let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     Ok(row.into_api())
 }
 
 /// Checks the sample `id` named in a request body: the caller must see it (else 400) and own it
 /// or hold `permission` on it through its project (else 403, saying that `doing` needs it).
-pub async fn may_act_on(state: &AppState, caller: &Caller, id: &str, permission: &str, doing: &str) -> ApiResult<()> {
+pub async fn may_act_on(state: &Store, caller: &Caller, id: &str, permission: &str, doing: &str) -> ApiResult<()> {
     let user = caller.require()?;
     let sample = visible(state, caller, id)
         .await?
@@ -164,7 +165,7 @@ pub async fn may_act_on(state: &AppState, caller: &Caller, id: &str, permission:
 
 /// The user owns `sample` or holds `permission` in its project; else 403.
 pub(crate) async fn may_act(
-    state: &AppState,
+    state: &Store,
     user: &User,
     sample: &SampleRow,
     permission: &str,
@@ -182,7 +183,7 @@ pub(crate) async fn may_act(
 }
 
 /// The caller must own the visible sample `id`: 404 if hidden, 403 if not theirs.
-async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<SampleRow> {
+async fn owned(state: &Store, caller: &Caller, id: &str) -> ApiResult<SampleRow> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     if row.owner_id != user.id {
@@ -192,7 +193,7 @@ async fn owned(state: &AppState, caller: &Caller, id: &str) -> ApiResult<SampleR
 }
 
 /// Changes the visibility, project or tags of a sample the caller owns.
-pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpdate) -> ApiResult<Sample> {
+pub async fn update(state: &Store, caller: &Caller, id: &str, req: &SampleUpdate) -> ApiResult<Sample> {
     let row = owned(state, caller, id).await?;
     let user = caller.require()?;
     if let Some(v) = req.visibility {
@@ -250,7 +251,7 @@ pub async fn update(state: &AppState, caller: &Caller, id: &str, req: &SampleUpd
 
 /// Deletes a sample the caller owns, with its metadata, tag links, analyses, uploads and every
 /// file they hold.
-pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()> {
+pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
     owned(state, caller, id).await?;
     let mut tx = begin_write(&state.db, Scope::Row("samples", id)).await?;
     // Each analysis's folder goes whole (every run's outputs, and those of a run whose worker
@@ -280,7 +281,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: &str) -> ApiResult<()
 
 /// The file of the sample `id`, for the caller to download: its object key and the name to
 /// download it as. Project members need `can_download_files` for a sample that is not public.
-pub async fn file(state: &AppState, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
+pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     if row.owner_id != user.id
@@ -301,7 +302,7 @@ pub async fn file(state: &AppState, caller: &Caller, id: &str) -> ApiResult<(Str
 
 /// Creates the caller's tag (or finds the one with that name) and attaches it to a sample the
 /// caller owns or may edit as a project member.
-pub async fn add_tag(state: &AppState, caller: &Caller, req: &TagCreate) -> ApiResult<Tag> {
+pub async fn add_tag(state: &Store, caller: &Caller, req: &TagCreate) -> ApiResult<Tag> {
     let user = caller.require()?;
     let name = req.name.trim();
     let n = name.chars().count();

@@ -5,8 +5,8 @@ use mgds_api::{MAX_TAG_NAME_CHARS, MAX_TAGS_PER_SAMPLE, Ref, Tag, TagInput};
 use super::access;
 use super::caller::Caller;
 use super::db::{self, Tx, new_id};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec};
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 
@@ -38,14 +38,14 @@ impl TagRow {
 }
 
 /// One page of the tags the caller may see.
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Tag>> {
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Tag>> {
     caller.require()?;
     let rows: Found<TagRow> = records::list(&state.db, &TAGS, q, access::tag(caller, "t"), None).await?;
     Ok(rows.map(TagRow::into_api))
 }
 
 /// The tag `id` if the caller may see it.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<Tag> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Tag> {
     caller.require()?;
     let row: TagRow = records::fetch_one(&state.db, &TAGS, "t.id", id, access::tag(caller, "t"))
         .await?

@@ -30,8 +30,8 @@ use object_store::{ObjectStore, ObjectStoreExt};
 use super::db::{self, Pool};
 use super::files::S3Config;
 use super::garage_admin::{AdminError, GarageAdmin};
+use super::handle::Store;
 use super::s3_grants::Minted;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 
 /// The bucket of upload `upload_id` (an S3 bucket name: lowercase, at most 63 characters).
@@ -75,7 +75,7 @@ fn admin_failed(e: AdminError) -> ApiError {
 /// `files` files and a key that writes there until `expires`. On failure the caller forgets the
 /// upload; [`sweep`] then removes what was made.
 pub async fn open(
-    state: &AppState,
+    state: &Store,
     (s3, admin): (&S3Config, &GarageAdmin),
     upload_id: &str,
     files: u64,
@@ -134,7 +134,7 @@ pub struct Sealed {
 /// otherwise, the upload's key still good), revokes the upload's key, then reads each file's
 /// size and ETag: from there nothing more can be started with the key, and what is copied in
 /// ([`copy_in`]) is exactly that version. Safe to repeat.
-pub async fn seal(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<Sealed>> {
+pub async fn seal(state: &Store, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<Sealed>> {
     let (_, admin) = admin_of(state)?;
     let store = bucket_store(admin_of(state)?.0, &b.bucket)?;
     let not_arrived = |key: &str| {
@@ -173,7 +173,7 @@ pub async fn seal(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResul
 
 /// Has the store copy `key` of upload bucket `bucket` to the same key of the service's bucket,
 /// only while it is the version `e_tag` names (`None`: it is there already).
-pub async fn copy_in(state: &AppState, bucket: &str, key: &str, e_tag: Option<&str>) -> ApiResult<Copied> {
+pub async fn copy_in(state: &Store, bucket: &str, key: &str, e_tag: Option<&str>) -> ApiResult<Copied> {
     let Some(tag) = e_tag else { return Ok(Copied::Done) };
     let (s3, admin) = admin_of(state)?;
     copy_object(admin.http(), s3, bucket, key, Some(tag), &s3.full_key(key)).await
@@ -185,7 +185,7 @@ pub async fn copy_in(state: &AppState, bucket: &str, key: &str, e_tag: Option<&s
 /// [`COPY_TRIES`] times. Answers the sizes copied, in the order of `keys`. For documents, which
 /// have no `importing` state; a sample's files are copied in by a worker
 /// ([`super::imports`]).
-pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<u64>> {
+pub async fn take_in(state: &Store, b: &UploadBucket, keys: &[&str]) -> ApiResult<Vec<u64>> {
     let mut sealed = seal(state, b, keys).await?;
     let store = bucket_store(admin_of(state)?.0, &b.bucket)?;
     let mut sizes = Vec::with_capacity(keys.len());
@@ -213,7 +213,7 @@ pub async fn take_in(state: &AppState, b: &UploadBucket, keys: &[&str]) -> ApiRe
 }
 
 /// The store's settings and admin API, which an upload bucket's callback needs.
-fn admin_of(state: &AppState) -> ApiResult<(&S3Config, &GarageAdmin)> {
+fn admin_of(state: &Store) -> ApiResult<(&S3Config, &GarageAdmin)> {
     state.storage.upload_buckets().ok_or_else(|| {
         ApiError::internal(std::io::Error::other(
             "an upload bucket's callback arrived, but the service no longer has the store's admin API",
@@ -303,17 +303,17 @@ async fn copy_object(
 /// Removes the buckets and keys of uploads that were confirmed, canceled or abandoned (their
 /// upload row gone), including those a crash left half-removed or half-made. A bucket that
 /// cannot be removed now is left for the next sweep.
-pub async fn sweep(state: &AppState) -> ApiResult<()> {
+pub async fn sweep(state: &Store) -> ApiResult<()> {
     sweep_where(state, None).await
 }
 
 /// [`sweep`] for one upload: what a request that ends an upload (its callback, its cancel)
 /// removes of its own, at once.
-pub async fn sweep_one(state: &AppState, upload_id: &str) -> ApiResult<()> {
+pub async fn sweep_one(state: &Store, upload_id: &str) -> ApiResult<()> {
     sweep_where(state, Some(upload_id)).await
 }
 
-async fn sweep_where(state: &AppState, upload_id: Option<&str>) -> ApiResult<()> {
+async fn sweep_where(state: &Store, upload_id: Option<&str>) -> ApiResult<()> {
     // A confirmed upload's bucket stays while a worker has still to copy its files in.
     let done: Vec<UploadBucket> = sqlx::query_as(
         "SELECT b.upload_id, b.bucket, b.bucket_id, b.key_id FROM upload_buckets b \

@@ -10,11 +10,11 @@ use mgds_api::{
 use serde_json::{Map, Value};
 
 use super::caller::Caller;
-use super::db::{self, Tx, Scope, begin_write, new_id};
+use super::db::{self, Scope, Tx, begin_write, new_id};
 use super::deletes::{forget, queue_delete, remove_queued};
 use super::files::{incoming_key, key_name};
+use super::handle::Store;
 use super::{imports, metadata, projects, queue, s3_grants, tags, upload_buckets};
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 
 /// How long an upload form stays valid.
@@ -48,7 +48,7 @@ fn parse_sha256(field: &str, hex_digits: Option<&str>) -> ApiResult<Option<[u8; 
 }
 
 /// Registers a sample that awaits its file, with its metadata, tags and project; returns its id.
-pub async fn preupload(state: &AppState, caller: &Caller, mut req: PreuploadRequest) -> ApiResult<String> {
+pub async fn preupload(state: &Store, caller: &Caller, mut req: PreuploadRequest) -> ApiResult<String> {
     let user = caller.require()?;
     let mut metadata = req.metadata.take().unwrap_or_default();
     metadata::validate(&mut metadata)?;
@@ -76,7 +76,7 @@ pub async fn preupload(state: &AppState, caller: &Caller, mut req: PreuploadRequ
 
 /// Starts the upload of a sample's file: for a new sample, or for a pre-uploaded one named by
 /// `sample_id` or `external_sample_id`. The request is kept to be applied at confirmation.
-pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUploadRequest) -> ApiResult<Started> {
+pub async fn start_sample(state: &Store, caller: &Caller, mut req: InitUploadRequest) -> ApiResult<Started> {
     let user = caller.require()?;
     let filename = mgds_api::clean_sample_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_upload_type(req.upload_type.as_deref())?;
@@ -124,7 +124,7 @@ pub async fn start_sample(state: &AppState, caller: &Caller, mut req: InitUpload
 /// metadata, tag names and project, and the pre-uploaded sample it names by `sample_id` or
 /// `external_sample_id` (answered: `None` for a new sample).
 async fn check_sample_request(
-    state: &AppState,
+    state: &Store,
     user: &super::caller::User,
     metadata: Option<&mut MetadataInput>,
     tags: &[TagInput],
@@ -144,7 +144,7 @@ async fn check_sample_request(
 /// The pre-uploaded sample of `owner` that an upload names by `sample_id` or
 /// `external_sample_id` to receive its file; `None` when it names none (a new sample).
 async fn target_of(
-    state: &AppState,
+    state: &Store,
     owner: &str,
     sample_id: Option<&str>,
     external: Option<&str>,
@@ -179,7 +179,7 @@ async fn target_of(
 }
 
 /// Starts the upload of a document.
-pub async fn start_document(state: &AppState, caller: &Caller, req: &DocumentInitUploadRequest) -> ApiResult<Started> {
+pub async fn start_document(state: &Store, caller: &Caller, req: &DocumentInitUploadRequest) -> ApiResult<Started> {
     let user = caller.require()?;
     let filename = mgds_api::clean_filename(&req.filename).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     check_size(req.size)?;
@@ -229,7 +229,7 @@ pub struct StartedS3 {
 /// a bucket and key of the upload's own minted by the object store when it can
 /// ([`upload_buckets`]), otherwise credentials for the service's own S3-compatible endpoint.
 async fn s3_credentials(
-    state: &AppState,
+    state: &Store,
     mut tx: Tx,
     upload_id: &str,
     object_key: &str,
@@ -261,7 +261,7 @@ async fn s3_credentials(
 /// make them: the file (or a pair's two files, uploaded apart and interleaved into one sample at
 /// confirmation) of unknown size, credentials minted for its object keys only.
 pub async fn start_sample_s3(
-    state: &AppState,
+    state: &Store,
     caller: &Caller,
     mut req: InitMultipartUploadRequest,
 ) -> ApiResult<StartedS3> {
@@ -336,7 +336,7 @@ pub async fn start_sample_s3(
 
 /// Starts a document upload through the S3-compatible endpoint. The real service's clients send
 /// no name at the start; the callback gives it.
-pub async fn start_document_s3(state: &AppState, caller: &Caller, filename: Option<&str>) -> ApiResult<StartedS3> {
+pub async fn start_document_s3(state: &Store, caller: &Caller, filename: Option<&str>) -> ApiResult<StartedS3> {
     let user = caller.require()?;
     let filename = match filename {
         Some(f) => mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?,
@@ -405,7 +405,7 @@ const CALLBACK_HOLD: chrono::Duration = chrono::Duration::minutes(2);
 /// the pair, copies the file in; [`super::imports`]). Answers the sample or document; a second
 /// callback answers it again.
 pub async fn confirm_s3(
-    state: &AppState,
+    state: &Store,
     caller: &Caller,
     kind: &str,
     upload_id: &str,
@@ -432,7 +432,7 @@ pub async fn confirm_s3(
         return Ok(CallbackDone { id: done, importing: false });
     }
     let own_bucket = upload_buckets::of(&state.db, upload_id).await?;
-    let bucket = own_bucket.as_ref().map_or(crate::s3::BUCKET, |b| b.bucket.as_str());
+    let bucket = own_bucket.as_ref().map_or(s3_grants::BUCKET, |b| b.bucket.as_str());
     let expected = format!("s3://{bucket}/{}", up.object_key);
     if s3_path != expected {
         return Err(ApiError::BadRequest(format!("s3_path is {s3_path:?}; this upload's file is {expected:?}")));
@@ -489,7 +489,7 @@ async fn release_callback(db: &db::Pool, upload_id: &str) -> ApiResult<()> {
 /// The callback's work once it holds the upload: take the files into place, check what is
 /// cheap, and confirm (or, for a pair, make the sample and leave the join to a worker).
 async fn take_and_confirm(
-    state: &AppState,
+    state: &Store,
     caller: &Caller,
     upload_id: &str,
     up: &S3UploadRow,
@@ -515,7 +515,7 @@ async fn take_and_confirm(
                 let size = state.storage.size(key).await?.ok_or_else(|| {
                     ApiError::BadRequest(format!(
                         "the file {name} has not arrived yet: write it to {}/{key} before calling back",
-                        crate::s3::BUCKET
+                        s3_grants::BUCKET
                     ))
                     .with_code(ErrorCode::FileNotArrived)
                 })?;
@@ -557,7 +557,7 @@ async fn take_and_confirm(
         };
         let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Importing(import)).await?;
         tx.commit().await?;
-        state.runner.wake();
+        state.wake_workers();
         // The parts go (the upload's bucket goes with the work on its files).
         remove_queued(state, &[s3_grants::upload_prefix(upload_id)]).await;
         return Ok(CallbackDone { id: sample.0, importing: true });
@@ -647,7 +647,7 @@ async fn find(tx: &mut Tx, kind: &str, owner: &str, id: &str) -> ApiResult<Optio
 /// On an S3 store, a form upload lands at its [incoming key](incoming_key) and is copied into
 /// place here (inside the store): a form posted again after the confirmation, while its policy
 /// is still valid, cannot change the record's file.
-async fn check_arrived(state: &AppState, up: &UploadRow, claimed: Option<&str>) -> ApiResult<()> {
+async fn check_arrived(state: &Store, up: &UploadRow, claimed: Option<&str>) -> ApiResult<()> {
     let claimed = parse_sha256("sha256", claimed)?;
     let declared = parse_sha256("sha256", up.sha256.as_deref())?;
     if let (Some(c), Some(d)) = (claimed, declared)
@@ -682,7 +682,7 @@ fn checksum_mismatch(claimed: &[u8; 32], other: &[u8; 32], what: &str) -> ApiErr
 }
 
 /// Checks that the upload's file is stored whole, moving an S3 form upload into place.
-async fn check_whole(state: &AppState, up: &UploadRow) -> ApiResult<()> {
+async fn check_whole(state: &Store, up: &UploadRow) -> ApiResult<()> {
     if up.transport == "form" && state.storage.s3_config().is_some() {
         let incoming = incoming_key(&up.object_key);
         if let Some(n) = state.storage.size(&incoming).await? {
@@ -713,7 +713,7 @@ fn check_size_arrived(n: u64, announced: i64) -> ApiResult<()> {
 /// Confirms a sample upload whose file arrived: fills the pre-uploaded sample or creates a new
 /// one, applies the metadata, tags and project given at the start, and queues the default
 /// classification. Returns the sample's id; confirming again answers the same sample.
-pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUploadRequest) -> ApiResult<String> {
+pub async fn confirm_sample(state: &Store, caller: &Caller, req: &ConfirmUploadRequest) -> ApiResult<String> {
     let user = caller.require()?;
     check_upload_type(req.upload_type.as_deref())?;
     let not_found =
@@ -730,7 +730,7 @@ pub async fn confirm_sample(state: &AppState, caller: &Caller, req: &ConfirmUplo
     let (sample_id, queued) = settle_sample(&mut tx, &user.id, &up.id, Settle::Arrived).await?;
     tx.commit().await?;
     if queued {
-        state.runner.wake();
+        state.wake_workers();
     }
     Ok(sample_id)
 }
@@ -841,7 +841,7 @@ async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -
 }
 
 /// Cancels a sample upload that is not confirmed yet, and removes its file if it arrived.
-pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUploadRequest) -> ApiResult<()> {
+pub async fn cancel_sample(state: &Store, caller: &Caller, req: &CancelUploadRequest) -> ApiResult<()> {
     let user = caller.require()?;
     let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     let up = find(&mut tx, "sample", &user.id, &req.sample_id)
@@ -859,7 +859,7 @@ pub async fn cancel_sample(state: &AppState, caller: &Caller, req: &CancelUpload
 
 /// Removes an ended upload's own bucket of the store and its key, if it has them; what fails is
 /// the janitor's.
-async fn remove_bucket(state: &AppState, upload_id: &str) {
+async fn remove_bucket(state: &Store, upload_id: &str) {
     if let Err(e) = upload_buckets::sweep_one(state, upload_id).await {
         tracing::warn!(error = %e, "could not remove an upload's bucket; the janitor will");
     }
@@ -868,7 +868,7 @@ async fn remove_bucket(state: &AppState, upload_id: &str) {
 /// Confirms a document upload whose file arrived: the document appears under the upload's id,
 /// which it returns; confirming again answers the same document.
 pub async fn confirm_document(
-    state: &AppState,
+    state: &Store,
     caller: &Caller,
     document_id: &str,
     sha256: Option<&str>,
@@ -914,7 +914,7 @@ pub async fn confirm_document(
 
 /// Whether `key` belongs to an upload still waiting for its file: a form stops storing files
 /// once its upload was confirmed, canceled or deleted.
-pub async fn check_open(state: &AppState, key: &str) -> ApiResult<()> {
+pub async fn check_open(state: &Store, key: &str) -> ApiResult<()> {
     let open: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM uploads WHERE object_key = $1 AND confirmed_id IS NULL")
         .bind(key)
         .fetch_one(&state.db)

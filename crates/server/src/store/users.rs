@@ -7,8 +7,8 @@ use mgds_api::{Account, Ref, RefOrId};
 use super::access;
 use super::caller::{Caller, User};
 use super::db::{self, Scope, begin_write, new_id};
+use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 
@@ -60,12 +60,17 @@ impl UserRow {
 /// address (compared without regard to case; no patterns) that belongs to a user makes that
 /// user visible to the caller from then on, so the answer holds them. It reveals only what the
 /// caller already typed: that the address has an account, and its id and user name. Lookups
-/// that find nobody count against the caller like failed sign-ins (see [`crate::auth::AuthLimits`]).
-pub async fn list(state: &AppState, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<mgds_api::User>> {
+/// that find nobody count against the caller like failed sign-ins, in `lookups`.
+pub async fn list(
+    state: &Store,
+    lookups: &dyn Lookups,
+    caller: &Caller,
+    q: &ListQuery<'_>,
+) -> ApiResult<Found<mgds_api::User>> {
     let user = caller.require()?;
     let exact = q.filter.and_then(exact_email);
     if let Some(email) = &exact {
-        look_up(state, user, email).await?;
+        look_up(state, lookups, user, email).await?;
     }
     // Addresses are stored in lower case: the one asked for is compared in lower case too.
     let lowered = exact.map(|email| serde_json::json!({ "email": stored_email(&email) }).to_string());
@@ -90,9 +95,18 @@ fn exact_email(filter: &str) -> Option<String> {
     wanted.contains('@').then(|| wanted.to_string())
 }
 
+/// How many e-mail lookups that found nobody a user may make: kept by the caller (the
+/// service's limits of failed sign-ins).
+pub trait Lookups: Send + Sync {
+    /// Seconds to wait before `user` may look up again, if they may not now.
+    fn blocked_for(&self, user: &str) -> Option<u64>;
+    /// Counts a lookup of `user` that found nobody; seconds to wait if that was one too many.
+    fn missed(&self, user: &str) -> Option<u64>;
+}
+
 /// Finds the user whose address is `email` and lets `user` see them.
-async fn look_up(state: &AppState, user: &User, email: &str) -> ApiResult<()> {
-    if let Some(wait) = state.limiter.lookups.blocked_for(&user.id) {
+async fn look_up(state: &Store, lookups: &dyn Lookups, user: &User, email: &str) -> ApiResult<()> {
+    if let Some(wait) = lookups.blocked_for(&user.id) {
         return Err(ApiError::TooManyRequests(wait));
     }
     let found: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE email = $1")
@@ -112,7 +126,7 @@ async fn look_up(state: &AppState, user: &User, email: &str) -> ApiResult<()> {
         }
         Some(_) => {}
         None => {
-            if let Some(wait) = state.limiter.lookups.count(user.id.clone()) {
+            if let Some(wait) = lookups.missed(&user.id) {
                 return Err(ApiError::TooManyRequests(wait));
             }
         }
@@ -121,7 +135,7 @@ async fn look_up(state: &AppState, user: &User, email: &str) -> ApiResult<()> {
 }
 
 /// The user `id` if the caller may see them.
-pub async fn get(state: &AppState, caller: &Caller, id: &str) -> ApiResult<mgds_api::User> {
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<mgds_api::User> {
     caller.require()?;
     let row: UserRow = records::fetch_one(&state.db, &USERS, "u.id", id, access::user(caller, "u"))
         .await?
@@ -146,7 +160,7 @@ pub fn username_for(email: &str) -> String {
 }
 
 /// The caller's own account.
-pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
+pub async fn account(state: &Store, caller: &Caller) -> ApiResult<Account> {
     let user = caller.require()?;
     let (email, username, created_at, org, admin): (String, Option<String>, String, String, i64) = sqlx::query_as(
         "SELECT u.email, u.username, u.created_at, o.name, u.is_org_admin FROM users u \
@@ -170,7 +184,7 @@ pub async fn account(state: &AppState, caller: &Caller) -> ApiResult<Account> {
 /// The user a request body names, to be added to something the caller owns: someone the caller
 /// may see (see [`access::user`]). An unknown id and the id of someone the caller may not see
 /// answer the same 400, so ids cannot be tried to learn who has an account.
-pub async fn addable(state: &AppState, caller: &Caller, r: &RefOrId) -> ApiResult<String> {
+pub async fn addable(state: &Store, caller: &Caller, r: &RefOrId) -> ApiResult<String> {
     let uid = ref_id("user", r, "users")?;
     let seen: Option<UserRow> = records::fetch_one(&state.db, &USERS, "u.id", uid, access::user(caller, "u")).await?;
     seen.map(|row| row.id).ok_or_else(|| {

@@ -482,7 +482,7 @@ async fn a_transient_fault_puts_the_analysis_back_in_the_queue() {
         .execute(&svc.state.db)
         .await
         .unwrap();
-    svc.state.runner.wake();
+    svc.state.wake_workers();
     let a = finished(&svc, &u, &id).await;
     assert_eq!(a["success"], json!(true), "{a}");
     for w in workers {

@@ -85,9 +85,7 @@ async fn plan(pool: &db::Pool, sql: &str, binds: &[Bind]) -> Vec<String> {
     let postgres = Backend::of(pool) == Backend::Postgres;
     let explain = if postgres { format!("EXPLAIN {sql}") } else { format!("EXPLAIN QUERY PLAN {sql}") };
     let rows = sqlx::query_with(sqlx::AssertSqlSafe(explain), db::args(binds).unwrap()).fetch_all(pool).await.unwrap();
-    rows.iter()
-        .map(|r| if postgres { r.get::<String, _>(0) } else { r.get::<String, _>(3) })
-        .collect()
+    rows.iter().map(|r| if postgres { r.get::<String, _>(0) } else { r.get::<String, _>(3) }).collect()
 }
 
 #[tokio::test]
@@ -140,7 +138,8 @@ async fn every_list_of_samples_reads_indexes_not_the_table() {
         Some(json!({"created_at": {"$gte": "2026-01-01T00:00:00.9"}})),
         Some(json!({"created_at": {"$between": ["2026-01-01T00:00:00.1", "2026-01-01T00:00:00.2"]}})),
     ];
-    let sorts = [None, Some(json!({"size": true})), Some(json!({"filename": false})), Some(json!({"created_at": true}))];
+    let sorts =
+        [None, Some(json!({"size": true})), Some(json!({"filename": false})), Some(json!({"created_at": true}))];
     let (mut checked, mut bad) = (0, Vec::new());
     for filter in &filters {
         for sort in &sorts {

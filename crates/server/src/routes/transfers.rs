@@ -4,11 +4,11 @@
 
 use serde_json::{Map, Value};
 
-use super::caller::Caller;
-use super::uploads::Started;
-use crate::AppState;
 use crate::error::{ApiError, ApiResult};
 use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, STORE_DOWNLOAD_VALID_MINUTES, post_policy, upload_url};
+use crate::state::AppState;
+use crate::store::caller::Caller;
+use crate::store::uploads::Started;
 
 /// The address and form fields a client posts the file of a started upload to: its key,
 /// exactly its size (and its SHA-256, when declared), within its validity.
@@ -23,7 +23,7 @@ pub fn upload_target(state: &AppState, started: &Started) -> (String, Map<String
                 region: &s3.region,
                 bucket: &s3.bucket,
             };
-            let key = s3.full_key(&super::files::incoming_key(key));
+            let key = s3.full_key(&crate::store::files::incoming_key(key));
             (s3.public_bucket_url(), post_policy(&by, &key, size, sha256, at, valid_for))
         }
         None => (upload_url(&state.public_url), state.signer.upload_form(key, size, sha256, at, valid_for)),
@@ -41,5 +41,38 @@ pub async fn download_address(state: &AppState, key: &str, filename: &str, calle
     match state.storage.presigned_get(key, filename, valid).await {
         Some(signed) => signed.map_err(ApiError::internal),
         None => Ok(state.signer.download_url(&state.public_url, key, filename, &caller.holder(), DOWNLOAD_VALID_HOURS)),
+    }
+}
+
+/// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback
+/// (a path under the service's address, as the real service's clients append it to theirs) and
+/// where to write:
+/// - a bucket of the upload's own in the object store, at the store's address and region, when
+///   the store minted the credentials ([`crate::store::upload_buckets`]);
+/// - otherwise bucket [`crate::s3::BUCKET`] of the service's own S3-compatible endpoint: the
+///   service's address without any path, since S3 signatures cover the request's path (behind
+///   a proxy that serves the service under a path, the proxy passes `/mgds-uploads/` through
+///   unchanged).
+pub fn multipart_answer(
+    state: &AppState,
+    collection: &str,
+    started: crate::store::uploads::StartedS3,
+) -> mgds_api::InitMultipartUploadResponse {
+    let (s3_bucket, s3_endpoint, s3_region) = match (started.bucket, state.storage.upload_buckets()) {
+        (Some(bucket), Some((store, _))) => (bucket, store.public_base_url(), Some(store.region.clone())),
+        _ => (crate::s3::BUCKET.into(), crate::s3::endpoint(&state.public_url).to_string(), None),
+    };
+    mgds_api::InitMultipartUploadResponse {
+        sample_id: started.sample_id,
+        document_id: started.document_id,
+        file_id: started.object_key,
+        paired_end_file_id: started.paired_object_key,
+        s3_bucket,
+        upload_aws_access_key_id: started.minted.access_key,
+        upload_aws_secret_access_key: started.minted.secret,
+        callback_url: format!("/api/v1/{collection}/upload_callback/{}", started.upload_id),
+        s3_endpoint: Some(s3_endpoint),
+        s3_region,
+        expires_at: Some(crate::store::db::ts(started.minted.expires_at)),
     }
 }

@@ -1,0 +1,191 @@
+//! The service's state: how it is set up ([`Config`]), and what it opens from that
+//! ([`AppState`]): the data layer's [`Store`] (database and files) and what the service keeps
+//! above it (the signer of addresses, the limits of failed sign-ins, the job runner, the
+//! metrics).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::ApiError;
+use crate::store::Store;
+use crate::{auth, janitor, metrics, references, runner, signing, store};
+
+/// Name of the folder, inside the data folder, that holds the object store.
+pub const OBJECTS_DIR: &str = "objects";
+
+/// How the service is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the database and files live; created if missing.
+    pub data_dir: PathBuf,
+    /// A PostgreSQL database (`postgres://user@host/database`) to keep the records in instead of
+    /// SQLite in the data folder.
+    pub database_url: Option<String>,
+    /// An S3 bucket to keep the files in instead of `objects/` in the data folder.
+    pub store: Option<store::files::S3Config>,
+    /// The address clients use to reach the service (scheme, host, port), used in upload and
+    /// download addresses. `None` until the listening address is known.
+    pub public_url: Option<String>,
+    /// Failed authentications allowed per window for one unknown key from one address, and
+    /// for one address, before unknown keys from there get 429 (valid keys never do); also
+    /// the e-mail lookups that find nobody allowed per user.
+    pub auth_failure_limit: u32,
+    /// The window for `auth_failure_limit`.
+    pub auth_failure_window: Duration,
+    /// Reverse proxies whose `X-Forwarded-For` names the client's address.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Job workers in this process, and threads per engine run.
+    pub runner: runner::RunnerConfig,
+    /// How often the janitor's round is due (on whichever host of the install looks first).
+    pub janitor_every: Duration,
+}
+
+impl Config {
+    /// Defaults for a data folder: 20 failed sign-ins per 5 minutes per address.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            data_dir: data_dir.into(),
+            database_url: None,
+            store: None,
+            public_url: None,
+            auth_failure_limit: 20,
+            auth_failure_window: Duration::from_secs(300),
+            trusted_proxies: Vec::new(),
+            runner: runner::RunnerConfig::default(),
+            janitor_every: janitor::DEFAULT_EVERY,
+        }
+    }
+}
+
+/// Everything a request handler needs; cheap to clone. It is the data layer's [`Store`]
+/// (reached through it: `state.db`, `state.storage`) and what the service keeps above it.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    /// The database and the files.
+    pub store: Store,
+    /// Signs upload forms and download addresses.
+    pub signer: signing::Signer,
+    /// Limits repeated authentication failures and e-mail lookups.
+    pub limiter: Arc<auth::AuthLimits>,
+    /// The base address clients reach the service at, e.g. `http://127.0.0.1:8080`.
+    pub public_url: Arc<str>,
+    /// Installed reference data and the job workers.
+    pub runner: Arc<runner::Runner>,
+    /// Counts of requests and analyses, for `/metrics`.
+    pub metrics: Arc<metrics::Metrics>,
+    /// How often the janitor's round is due.
+    pub janitor_every: Duration,
+}
+
+impl AppState {
+    /// Opens the data folder: creates it if needed, migrates the database, sweeps what a crash
+    /// may have left half-done, and loads (or creates) the signing secret.
+    pub async fn open(config: &Config) -> Result<AppState, StartError> {
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        let db =
+            store::db::open(&config.data_dir, config.database_url.as_deref()).await.map_err(StartError::Database)?;
+        let storage = match &config.store {
+            Some(s3) => {
+                let storage = store::files::Storage::s3(s3).map_err(|e| StartError::Store(s3.bucket.clone(), e))?;
+                storage.check().await.map_err(|e| StartError::Store(s3.bucket.clone(), e))?;
+                store::upload_buckets::check(&storage).await.map_err(StartError::UploadBuckets)?;
+                storage
+            }
+            None => store::files::Storage::local(&config.data_dir.join(OBJECTS_DIR))
+                .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?,
+        };
+        let swept = storage.sweep_staging().map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        if swept > 0 {
+            tracing::info!(files = swept, "removed partial uploads left by an interrupted run");
+        }
+        let secret = store::settings::signing_secret(&db).await.map_err(StartError::Database)?;
+        let state = AppState {
+            store: Store::new(db, storage),
+            signer: signing::Signer::new(secret),
+            limiter: Arc::new(auth::AuthLimits::new(
+                config.auth_failure_limit,
+                config.auth_failure_window,
+                config.trusted_proxies.clone(),
+            )),
+            public_url: config.public_url.clone().unwrap_or_default().trim_end_matches('/').into(),
+            runner: Arc::new(runner::Runner::new(&config.data_dir, config.runner.clone())),
+            metrics: Arc::default(),
+            janitor_every: config.janitor_every,
+        };
+        // Work left half-done by an interrupted run (files of deleted records, abandoned
+        // uploads), unless another host is at it.
+        janitor::round(&state.store, &format!("start-{}", store::db::new_id()), state.janitor_every).await;
+        runner::sweep_work_dir(&config.data_dir);
+        state.reload_references(&config.data_dir).await.map_err(StartError::References)?;
+        Ok(state)
+    }
+
+    /// Reads the installed reference data again and registers its jobs (after an install).
+    pub async fn reload_references(&self, data_dir: &Path) -> Result<(), ApiError> {
+        let refs =
+            references::References::load(&self.store, self.runner.config.sets_default_classification, data_dir).await?;
+        self.runner.set_references(refs);
+        self.wake_workers();
+        Ok(())
+    }
+
+    /// The same state answering at another public address.
+    pub fn with_public_url(mut self, url: &str) -> Self {
+        self.public_url = url.trim_end_matches('/').into();
+        self
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Store;
+
+    fn deref(&self) -> &Store {
+        &self.store
+    }
+}
+
+/// Why the service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data folder could not be created or read.
+    #[error("cannot use the data folder {0}")]
+    DataDir(PathBuf, #[source] std::io::Error),
+    /// The database could not be opened or migrated.
+    #[error("cannot open the database")]
+    Database(#[source] sqlx::Error),
+    /// The S3 bucket could not be reached.
+    #[error(
+        "cannot reach the S3 bucket {0} (check the endpoint, the region and the credentials, and that the bucket exists)"
+    )]
+    Store(String, #[source] object_store::Error),
+    /// Garage's admin API, given for uploads to go straight to the store, cannot be used.
+    #[error("cannot give uploads buckets of their own: {0}")]
+    UploadBuckets(String),
+    /// The address could not be bound.
+    #[error("cannot listen on {0}")]
+    Bind(SocketAddr, #[source] std::io::Error),
+    /// The certificate or key could not be read.
+    #[error("cannot load the TLS certificate {0} or its key")]
+    Tls(PathBuf, #[source] std::io::Error),
+    /// The installed reference data could not be registered.
+    #[error("cannot register the jobs of the installed reference data")]
+    References(#[source] ApiError),
+    /// A non-loopback address without TLS.
+    #[error(
+        "refusing to listen on {0} without TLS: API keys would cross the network in clear text; \
+         give --tls-cert and --tls-key, or listen on 127.0.0.1"
+    )]
+    PlainHttpOnNetwork(SocketAddr),
+}
+
+/// The default data folder: the OS per-user data folder, e.g. `~/.local/share/mgds` on Linux.
+pub fn default_data_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("org", "MGDS", "mgds").map(|d| d.data_dir().to_path_buf())
+}
+
+/// Whether a path looks like an MGDS data folder (has a database).
+pub fn is_data_dir(path: &Path) -> bool {
+    path.join(store::db::DB_FILE).is_file()
+}

@@ -1,0 +1,31 @@
+//! The handle the data layer works on.
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use super::{db, files};
+
+/// What the data layer works on: the database and the files, and the signal it gives when it
+/// queues work (an analysis, a file to import) for idle workers to look at the queue at once.
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// The database.
+    pub db: db::Pool,
+    /// Files.
+    pub storage: files::Storage,
+    /// Notified when work is queued.
+    pub queued: Arc<Notify>,
+}
+
+impl Store {
+    /// A store over a database and files.
+    pub fn new(db: db::Pool, storage: files::Storage) -> Store {
+        Store { db, storage, queued: Arc::new(Notify::new()) }
+    }
+
+    /// Tells idle workers that work was queued.
+    pub fn wake_workers(&self) {
+        self.queued.notify_waiters();
+    }
+}

@@ -136,6 +136,10 @@ struct ServeArgs {
     /// Do not install the demo references on a data folder that has none.
     #[arg(long)]
     no_demo: bool,
+    /// Seconds between the janitor's rounds (removing deleted records' files, abandoned
+    /// uploads and their buckets), run by whichever host of the install looks first.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    janitor_every: u64,
     #[command(flatten)]
     limits: references::LimitArgs,
     /// A reverse proxy (address or network, e.g. 10.0.0.0/8; repeat for several) whose
@@ -278,6 +282,7 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     config.runner.workers = args.workers;
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
     config.runner.retry_after = std::time::Duration::from_secs(args.retry_after);
+    config.janitor_every = std::time::Duration::from_secs(args.janitor_every.max(1));
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }

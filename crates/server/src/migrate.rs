@@ -20,8 +20,8 @@ use crate::state::AppState;
 use crate::store::db::{self, Pool};
 use crate::store::files::{S3Config, Storage};
 
-/// The tables, each after those it refers to. Not copied: `sample_counts` (the target's
-/// triggers count the samples as they are written) and `leases` (the janitor's turn, held only
+/// The tables, each after those it refers to. Not copied: `sample_counts` and
+/// `analysis_counts` (the target's triggers count the records as they are written) and `leases` (the janitor's turn, held only
 /// while the service runs).
 const TABLES: [&str; 25] = [
     "settings",
@@ -290,7 +290,7 @@ mod tests {
         let pool = db::open(dir.path(), None).await.unwrap();
         let tables: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'leases') ORDER BY name",
+             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'analysis_counts', 'leases') ORDER BY name",
         )
         .fetch_all(&pool)
         .await

@@ -18,3 +18,13 @@ DROP INDEX CONCURRENTLY IF EXISTS samples_project;
 
 -- A sample's deletion finds the uploads made for it by this index, whatever else is stale.
 CREATE INDEX CONCURRENTLY IF NOT EXISTS uploads_target_sample ON uploads (target_sample);
+
+-- The parts of lists of metadata and analyses (see the SQLite migration 0013).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_owner_made ON metadata (owner_id, rowid NULLS FIRST, id NULLS FIRST);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_visibility_made ON metadata (visibility, rowid NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_project_made ON metadata (project_id, rowid NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, visibility);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_owner_created ON analyses (owner_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (visibility, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_visibility_created ON analyses (visibility, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, project_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_project_created ON analyses (project_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, visibility);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_owner_kind ON analyses (owner_id, analysis_type, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (visibility);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_visibility_kind ON analyses (visibility, analysis_type, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id);

@@ -57,26 +57,46 @@ pub fn sample(caller: &Caller, a: &str) -> Compiled {
 /// that no planner reads it from the index of visibilities (every private sample of the
 /// install) instead of the projects' samples.
 pub fn sample_parts(caller: &Caller) -> Parts {
+    parts_of(caller, "s", ("sample_counts", "n"), &["visibility", "owner"])
+}
+
+/// The metadata records the caller may see (those of the samples they may see), as parts read
+/// as [`sample_parts`] are, from the sample's owner, visibility and project that each record
+/// carries. A sample has exactly one metadata record, so the counts of samples count them.
+pub fn metadata_parts(caller: &Caller) -> Parts {
+    parts_of(caller, "m", ("sample_counts", "n"), &[])
+}
+
+/// The analyses the caller may see (those of the samples they may see), as parts read as
+/// [`sample_parts`] are, from the sample's owner, visibility and project that each analysis
+/// carries; counted per owner, visibility and kind (`analysis_counts`).
+pub fn analysis_parts(caller: &Caller) -> Parts {
+    parts_of(caller, "a", ("analysis_counts", "n"), &["analysis_type"])
+}
+
+/// The parts of what the caller may see of records aliased `a` that carry their sample's
+/// `owner_id`, `visibility` and `project_id`.
+fn parts_of(caller: &Caller, a: &str, counts: (&'static str, &'static str), countable: &'static [&'static str]) -> Parts {
     let part = |sql: String, binds: Vec<Bind>, counted: bool| Part {
         counted: counted.then(|| c(sql.clone(), binds.clone())),
         cond: c(sql, binds),
     };
     let parts = match &caller.0 {
-        None => vec![part("s.visibility = 'public'".into(), vec![], true)],
+        None => vec![part(format!("{a}.visibility = 'public'"), vec![], true)],
         Some(u) => {
-            let in_org = "s.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)";
+            let in_org = format!("{a}.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)");
             vec![
-                part("s.owner_id = ?".into(), vec![t(&u.id)], true),
-                part("s.visibility = 'public' AND s.owner_id <> ?".into(), vec![t(&u.id)], true),
+                part(format!("{a}.owner_id = ?"), vec![t(&u.id)], true),
+                part(format!("{a}.visibility = 'public' AND {a}.owner_id <> ?"), vec![t(&u.id)], true),
                 part(
-                    format!("s.visibility = 'shared' AND s.owner_id <> ? AND {in_org}"),
+                    format!("{a}.visibility = 'shared' AND {a}.owner_id <> ? AND {in_org}"),
                     vec![t(&u.id), t(&u.organization_id)],
                     true,
                 ),
                 part(
                     format!(
-                        "(s.visibility || '') IN ('shared', 'private', 'awaiting data') AND s.owner_id <> ? \
-                         AND s.project_id IN {SEEING_PROJECTS} AND NOT (s.visibility = 'shared' AND {in_org})"
+                        "({a}.visibility || '') IN ('shared', 'private', 'awaiting data') AND {a}.owner_id <> ? \
+                         AND {a}.project_id IN {SEEING_PROJECTS} AND NOT ({a}.visibility = 'shared' AND {in_org})"
                     ),
                     vec![t(&u.id), t(&u.id), t(&u.id), t(&u.organization_id)],
                     false,
@@ -84,7 +104,7 @@ pub fn sample_parts(caller: &Caller) -> Parts {
             ]
         }
     };
-    Parts { parts, counts: Some(("sample_counts", "n")), countable: &["visibility", "owner"] }
+    Parts { parts, counts: Some(counts), countable }
 }
 
 /// A record aliased `a` whose `sample_column` names a sample visible to the caller.

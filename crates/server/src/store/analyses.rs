@@ -151,8 +151,19 @@ pub async fn list(
     kind: Option<AnalysisKind>,
 ) -> ApiResult<Found<Analysis>> {
     let rows: Found<AnalysisRow> =
-        records::list(&state.db, &ANALYSES, q, access::via_sample(caller, "a", "sample_id"), of_kind(kind)).await?;
+        records::list_parts(&state.db, &ANALYSES, q, access::analysis_parts(caller), of_kind(kind)).await?;
     Ok(rows.map(|r| r.into_api(kind)))
+}
+
+/// The statements of [`list`] for a list whose total is `total`: for checking their plans.
+#[doc(hidden)]
+pub fn list_statements(
+    caller: &Caller,
+    q: &ListQuery<'_>,
+    kind: Option<AnalysisKind>,
+    total: i64,
+) -> ApiResult<Vec<records::Statement>> {
+    records::parts_statements(&ANALYSES, q, &access::analysis_parts(caller), of_kind(kind).as_ref(), total)
 }
 
 /// One page of the analyses of `kind` of public samples.

@@ -86,9 +86,14 @@ impl MetadataRow {
 
 /// One page of the metadata of the samples the caller may see.
 pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Metadata>> {
-    let rows: Found<MetadataRow> =
-        records::list(&state.db, &METADATA, q, access::via_sample(caller, "m", "sample_id"), None).await?;
+    let rows: Found<MetadataRow> = records::list_parts(&state.db, &METADATA, q, access::metadata_parts(caller), None).await?;
     Ok(rows.map(MetadataRow::into_api))
+}
+
+/// The statements of [`list`] for a list whose total is `total`: for checking their plans.
+#[doc(hidden)]
+pub fn list_statements(caller: &Caller, q: &ListQuery<'_>, total: i64) -> ApiResult<Vec<records::Statement>> {
+    records::parts_statements(&METADATA, q, &access::metadata_parts(caller), None, total)
 }
 
 async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<MetadataRow> {

@@ -285,6 +285,9 @@ const PER_USER: u64 = 10;
 /// projects and every 3rd tagged with one of its owner's tags (project or tag `j` of user `k`
 /// is number `j * u + k`, `j` going round with the owner's samples); each sample's metadata,
 /// its platform going round four of them. Then the planner's statistics.
+/// The job of the analyses `fill` makes.
+const BENCH_JOB: &str = "00000000000000aa";
+
 fn fill(pool: &sqlx::AnyPool, rt: &tokio::runtime::Runtime, users: &[String], n: u64, postgres: bool) {
     let u = users.len() as u64;
     // The owner of row `expr` (CASE over the users' ids).
@@ -294,6 +297,12 @@ fn fill(pool: &sqlx::AnyPool, rt: &tokio::runtime::Runtime, users: &[String], n:
     };
     let at = "'2026-01-01T00:00:00.000000+00:00'";
     rt.block_on(async {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO jobs (id, name, analysis_type, created_at) VALUES ('{BENCH_JOB}', 'Bench', 'classification', {at})"
+        )))
+        .execute(pool)
+        .await
+        .unwrap();
         let mut tx = pool.begin().await.unwrap();
         let sql = format!(
             "INSERT INTO projects (id, owner_id, organization_id, project_name, name, public, created_at) \
@@ -345,6 +354,15 @@ fn fill(pool: &sqlx::AnyPool, rt: &tokio::runtime::Runtime, users: &[String], n:
                 "INSERT INTO sample_tags (sample_id, tag_id) SELECT {id}, {tag} FROM ({series}) AS s WHERE i % 3 = 0",
                 id = hex("i", postgres),
                 tag = theirs(TAG_IDS),
+            );
+            sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut *tx).await.unwrap();
+            // Every other sample has an analysis: a classification, every fourth a panel.
+            let sql = format!(
+                "INSERT INTO analyses (id, sample_id, job_id, analysis_type, complete, success, created_at, updated_at) \
+                 SELECT {aid}, {id}, '{BENCH_JOB}', CASE WHEN i % 4 = 0 THEN 'panel' ELSE 'classification' END, 1, 1, \
+                 {at}, {at} FROM ({series}) AS s WHERE i % 2 = 0",
+                aid = hex(&format!("i + {}", 1u64 << 43), postgres),
+                id = hex("i", postgres),
             );
             sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut *tx).await.unwrap();
             tx.commit().await.unwrap();
@@ -446,6 +464,9 @@ fn lists(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut Tab
             ("metadata with a platform", format!("/api/v1/metadata?where={}", enc(r#"{"platform":"Illumina MiSeq"}"#))),
             ("metadata, first page", "/api/v1/metadata".into()),
             ("analyses", "/api/v1/analyses".into()),
+            ("analyses, a deep page (page 500 of 50)", "/api/v1/analyses?per_page=50&page=500".into()),
+            ("classifications", "/api/v1/classifications".into()),
+            ("panels, page 3 of 50", "/api/v1/panels?per_page=50&page=3".into()),
             ("tags", "/api/v1/tags".into()),
             ("projects", "/api/v1/projects".into()),
             ("documents", "/api/v1/documents".into()),

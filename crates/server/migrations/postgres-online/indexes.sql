@@ -28,3 +28,9 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_visibility_created ON analyses 
 CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_project_created ON analyses (project_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, visibility);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_owner_kind ON analyses (owner_id, analysis_type, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (visibility);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_visibility_kind ON analyses (visibility, analysis_type, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id);
+
+-- Whether a tag is on a sample the caller sees (see the SQLite migration 0014).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS sample_tags_tag_visibility ON sample_tags (tag_id, visibility, owner_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS sample_tags_tag_owner ON sample_tags (tag_id, owner_id);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS sample_tags_tag_project ON sample_tags (tag_id, project_id);
+DROP INDEX CONCURRENTLY IF EXISTS sample_tags_tag;

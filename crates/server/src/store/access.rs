@@ -76,7 +76,12 @@ pub fn analysis_parts(caller: &Caller) -> Parts {
 
 /// The parts of what the caller may see of records aliased `a` that carry their sample's
 /// `owner_id`, `visibility` and `project_id`.
-fn parts_of(caller: &Caller, a: &str, counts: (&'static str, &'static str), countable: &'static [&'static str]) -> Parts {
+fn parts_of(
+    caller: &Caller,
+    a: &str,
+    counts: (&'static str, &'static str),
+    countable: &'static [&'static str],
+) -> Parts {
     let part = |sql: String, binds: Vec<Bind>, counted: bool| Part {
         counted: counted.then(|| c(sql.clone(), binds.clone())),
         cond: c(sql, binds),
@@ -162,22 +167,28 @@ pub fn document(caller: &Caller, a: &str) -> Compiled {
     }
 }
 
-/// The tag aliased `a` is visible to the caller.
+/// The tag aliased `a` is visible to the caller: their own, and those on a sample they see.
+/// Each link of a tag carries its sample's owner, visibility and project, so each way of seeing
+/// a sample is one lookup of the tag's links by index.
 pub fn tag(caller: &Caller, a: &str) -> Compiled {
-    let seen = sample(caller, "ts");
-    let (owner_sql, mut binds) = match &caller.0 {
-        None => ("0 = 1".to_string(), vec![]),
-        Some(u) => (format!("{a}.owner_id = ?"), vec![t(&u.id)]),
-    };
-    binds.extend(seen.binds);
-    c(
-        format!(
-            "({owner_sql} OR EXISTS (SELECT 1 FROM sample_tags st JOIN samples ts ON ts.id = st.sample_id \
-             WHERE st.tag_id = {a}.id AND {}))",
-            seen.sql
+    let on = |cond: &str| format!("EXISTS (SELECT 1 FROM sample_tags st WHERE st.tag_id = {a}.id AND {cond})");
+    match &caller.0 {
+        None => c(on("st.visibility = 'public'"), vec![]),
+        Some(u) => c(
+            format!(
+                "({a}.owner_id = ? OR {} OR {} OR {} OR {})",
+                on("st.visibility = 'public'"),
+                on("st.owner_id = ?"),
+                on(
+                    "st.visibility = 'shared' AND st.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)"
+                ),
+                on(&format!(
+                    "st.visibility IN ('shared', 'private', 'awaiting data') AND st.project_id IN {SEEING_PROJECTS}"
+                )),
+            ),
+            vec![t(&u.id), t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id)],
         ),
-        binds,
-    )
+    }
 }
 
 /// The user aliased `a` is visible to the caller (their e-mail address with them). Sight of a

@@ -45,21 +45,32 @@ async fn remove_one(state: &Store, key: &str) -> ApiResult<()> {
     Ok(())
 }
 
+/// Abandoned uploads forgotten in one transaction.
+const PURGE_BATCH: i64 = 500;
+
 /// The janitor's round of removals: every file queued by [`queue_delete`], abandoned uploads a
 /// day past their expiry, files in `incoming/` of uploads no longer open, and buckets of
 /// uploads that are done.
 pub async fn purge(state: &Store) -> ApiResult<()> {
     let cutoff = db::ts(Utc::now() - chrono::Duration::hours(24));
-    let mut tx = begin_write(&state.db, Scope::Named("purge")).await?;
-    let stale: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, object_key FROM uploads WHERE confirmed_id IS NULL AND expires_at < $1")
-            .bind(&cutoff)
-            .fetch_all(&mut *tx)
-            .await?;
-    for (id, key) in &stale {
-        forget(&mut tx, id, key).await?;
+    // A few hundred at a time, so that no transaction of the janitor's is long.
+    loop {
+        let mut tx = begin_write(&state.db, Scope::Named("purge")).await?;
+        let stale: Vec<(String, String)> = sqlx::query_as(
+            "SELECT id, object_key FROM uploads WHERE confirmed_id IS NULL AND expires_at < $1 ORDER BY id LIMIT $2",
+        )
+        .bind(&cutoff)
+        .bind(PURGE_BATCH)
+        .fetch_all(&mut *tx)
+        .await?;
+        for (id, key) in &stale {
+            forget(&mut tx, id, key).await?;
+        }
+        tx.commit().await?;
+        if (stale.len() as i64) < PURGE_BATCH {
+            break;
+        }
     }
-    tx.commit().await?;
     sweep_incoming(state).await?;
     super::upload_buckets::sweep(state).await?;
     let keys: Vec<String> = sqlx::query_scalar("SELECT object_key FROM pending_deletes").fetch_all(&state.db).await?;

@@ -86,7 +86,8 @@ impl MetadataRow {
 
 /// One page of the metadata of the samples the caller may see.
 pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Metadata>> {
-    let rows: Found<MetadataRow> = records::list_parts(&state.db, &METADATA, q, access::metadata_parts(caller), None).await?;
+    let rows: Found<MetadataRow> =
+        records::list_parts(&state.db, &METADATA, q, access::metadata_parts(caller), None).await?;
     Ok(rows.map(MetadataRow::into_api))
 }
 

@@ -6,9 +6,9 @@
 use std::time::Duration;
 
 use mgds_server::db::{self, Backend, Bind, Scope};
+use mgds_server::store::analyses::{self, AnalysisKind};
 use mgds_server::store::caller::{self, Caller};
 use mgds_server::store::records::ListQuery;
-use mgds_server::store::analyses::{self, AnalysisKind};
 use mgds_server::store::{metadata, samples};
 use serde_json::json;
 

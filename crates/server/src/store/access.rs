@@ -169,9 +169,12 @@ pub fn document(caller: &Caller, a: &str) -> Compiled {
 
 /// The tag aliased `a` is visible to the caller: their own, and those on a sample they see.
 /// Each link of a tag carries its sample's owner, visibility and project, so each way of seeing
-/// a sample is one lookup of the tag's links by index.
+/// a sample is one lookup of the tag's links by index. `LIMIT 1 OFFSET 0` keeps each lookup
+/// per tag: without it PostgreSQL may read every public link of the install into a hash instead.
 pub fn tag(caller: &Caller, a: &str) -> Compiled {
-    let on = |cond: &str| format!("EXISTS (SELECT 1 FROM sample_tags st WHERE st.tag_id = {a}.id AND {cond})");
+    let on = |cond: &str| {
+        format!("EXISTS (SELECT 1 FROM sample_tags st WHERE st.tag_id = {a}.id AND {cond} LIMIT 1 OFFSET 0)")
+    };
     match &caller.0 {
         None => c(on("st.visibility = 'public'"), vec![]),
         Some(u) => c(

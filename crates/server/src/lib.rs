@@ -1,13 +1,14 @@
 //! The Microbial Genomics Data Service API v1 as a local, self-hostable service.
 //!
-//! [`app`] builds the axum [`Router`] of [`routes`] over an [`AppState`] that [`AppState::open`]
-//! makes from a data folder ([`Config`]): a SQLite database (see [`store::db`]) and an object
-//! store (see [`store::files`]). The routes hold the HTTP handlers; [`store`] under them holds
-//! the records, the upload lifecycle, the job queue and the files. [`serve`] runs the service on
-//! an address, over TLS when given a certificate. [`admin`] holds the operator's actions (users,
-//! keys, sequencing batches) that have no HTTP route. [`references`] manages the reference data
-//! installed in the data folder and the jobs they provide; [`worker`] runs those jobs from the
-//! durable queue.
+//! [`app`] builds the axum `Router` of [`routes`] over an [`AppState`] that [`AppState::open`]
+//! makes from a data folder ([`Config`], both in [`state`]): a SQLite or PostgreSQL database (see
+//! [`store::db`]) and an object store (see [`store::files`]). The routes hold the HTTP handlers;
+//! [`store`] under them holds the records, the upload lifecycle, the job queue and the files, and
+//! knows nothing above it. [`mod@serve`] runs the service on an address, over TLS when given a
+//! certificate, with the [`janitor`] and the job workers beside it. [`admin`] holds the
+//! operator's actions (users, keys, sequencing batches) that have no HTTP route.
+//! [`reference_data`] is the reference data installed in the data folder, [`references`] the jobs
+//! it provides; [`worker`] runs those jobs from the durable queue.
 
 pub mod admin;
 pub mod auth;

@@ -120,7 +120,8 @@ impl Metrics {
 /// any, of any length) is counted as `other`, so that requests cannot add series.
 const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
-/// The label of a request's method: one of [`METHODS`] or `other`.
+/// The label of a request's method: one of GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS, or
+/// `other`.
 pub fn method_label(method: &axum::http::Method) -> &'static str {
     METHODS.iter().copied().find(|m| *m == method.as_str()).unwrap_or("other")
 }

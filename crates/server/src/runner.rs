@@ -49,7 +49,7 @@ pub struct RunnerConfig {
 
 impl Default for RunnerConfig {
     /// One worker, every core, engine processes when this binary hosts them (it called
-    /// [`engine_entry`]), else engines in this process.
+    /// [`crate::engine::engine_entry`]), else engines in this process.
     fn default() -> Self {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
         let engine = match (crate::engine::hosts_engines(), std::env::current_exe()) {

@@ -9,7 +9,10 @@
 //! each: the PostgreSQL schema defines the SQLite functions the SQL uses and keeps a `rowid` where
 //! SQLite's is read; [`begin_write`] takes SQLite's write lock or PostgreSQL row locks of the
 //! records a write is about ([`Scope`]); [`begin_read`] reads one snapshot;
-//! [`Backend::skip_locked`] lets queue claims pass over rows another worker holds.
+//! [`Backend::skip_locked`] lets queue claims pass over rows another worker holds;
+//! [`notify_queued`] and [`relay_queued`] tell other machines of queued work; PostgreSQL plans
+//! each statement for its values, SQLite refreshes its statistics ([`refresh_statistics`]); and
+//! PostgreSQL's indexes for lists are built online after the migrations.
 
 use std::path::Path;
 use std::str::FromStr;

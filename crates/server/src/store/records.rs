@@ -1,6 +1,7 @@
 //! Reading records of any collection: how a collection is listed, one page of it under the
-//! caller's visibility rule with `where`, `sort` and paging, one record by id, whether a record
-//! is visible, and the id a reference in a request body names.
+//! caller's visibility rule with `where`, `sort` and paging (for samples, metadata and analyses,
+//! read in disjoint parts from indexes, [`list_parts`]), one record by id, whether a record is
+//! visible, and the id a reference in a request body names.
 
 use sqlx::FromRow;
 use sqlx::any::AnyRow;

@@ -214,7 +214,7 @@ fn page_statement(spec: &ListSpec, p: &Prepared, total: i64) -> ApiResult<Option
     binds.push(Bind::Int(skip));
     let last = keys.len() - 1;
     let sql = format!(
-        "SELECT {} FROM {table} {alias} WHERE {id} IN (SELECT m.k{last} FROM ({}) AS m ORDER BY {merged_order} LIMIT ? OFFSET ?) \
+        "SELECT {} FROM {table} {alias} WHERE {id} IN (SELECT merged.k{last} FROM ({}) AS merged ORDER BY {merged_order} LIMIT ? OFFSET ?) \
          ORDER BY {}",
         spec.columns,
         selects.join(" UNION ALL "),

@@ -285,6 +285,23 @@ const PER_USER: u64 = 10;
 /// projects and every 3rd tagged with one of its owner's tags (project or tag `j` of user `k`
 /// is number `j * u + k`, `j` going round with the owner's samples); each sample's metadata,
 /// its platform going round four of them. Then the planner's statistics.
+/// The p99 a list must keep at a million samples from one client (issue: lists at scale), and
+/// the goal under 50 clients at once. Before the lists were read in parts, a page of 50 took
+/// 0.37-0.48 s p50 and 0.62 s p99 on both databases.
+const TARGET_P99_SQLITE: Duration = Duration::from_millis(100);
+const TARGET_P99_POSTGRES: Duration = Duration::from_millis(50);
+const TARGET_P99_CONCURRENT: Duration = Duration::from_millis(200);
+
+/// Which databases kept a target: "both", "SQLite only", "PostgreSQL only" or "neither".
+fn within(sqlite: bool, postgres: bool) -> &'static str {
+    match (sqlite, postgres) {
+        (true, true) => "both",
+        (true, false) => "SQLite only",
+        (false, true) => "PostgreSQL only",
+        (false, false) => "neither",
+    }
+}
+
 /// The job of the analyses `fill` makes.
 const BENCH_JOB: &str = "00000000000000aa";
 
@@ -501,9 +518,13 @@ fn lists(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut Tab
             pair(s.times),
             pair(p.times),
             format!(
-                "{} match; PostgreSQL / SQLite p50: {:.2}x",
+                "{} match; PostgreSQL / SQLite p50: {:.2}x; p99 within the targets (SQLite {} ms, PostgreSQL {} ms; \
+                 before, 0.62 s): {}",
                 s.total,
-                p.times.0.as_secs_f64() / s.times.0.as_secs_f64()
+                p.times.0.as_secs_f64() / s.times.0.as_secs_f64(),
+                TARGET_P99_SQLITE.as_millis(),
+                TARGET_P99_POSTGRES.as_millis(),
+                within(s.times.1 <= TARGET_P99_SQLITE, p.times.1 <= TARGET_P99_POSTGRES),
             ),
         );
     }
@@ -512,7 +533,13 @@ fn lists(b: &Backends, rt: &tokio::runtime::Runtime, dir: &Path, table: &mut Tab
         &format!("{clients} clients at once, {requests} pages of samples (plain and filtered): p50 / p99, requests/s"),
         format!("{}, {:.0}/s", pair((s.0, s.1)), s.2),
         format!("{}, {:.0}/s", pair((p.0, p.1)), p.2),
-        format!("one user, one HTTP client shared by the tasks; PostgreSQL / SQLite requests/s: {:.2}x", p.2 / s.2),
+        format!(
+            "one user, one HTTP client shared by the tasks; PostgreSQL / SQLite requests/s: {:.2}x; p99 within the goal \
+             ({} ms): {}",
+            p.2 / s.2,
+            TARGET_P99_CONCURRENT.as_millis(),
+            within(s.1 <= TARGET_P99_CONCURRENT, p.1 <= TARGET_P99_CONCURRENT),
+        ),
     );
 }
 

@@ -1040,10 +1040,11 @@ fn slow_writes(rt: &tokio::runtime::Runtime, client: &reqwest::Client, url: &str
     eprintln!("writes: user B's {n} pre-uploads, alone and beside user A's with 100 tags each...");
     let mut alone = run_b("alone");
     let stop = Arc::new(AtomicBool::new(false));
+    let a_done = Arc::new(AtomicUsize::new(0));
     let slow: Vec<_> = (0..4)
         .map(|task| {
-            let (client, url, key, tags, stop) =
-                (client.clone(), preupload.clone(), a.to_string(), tags.clone(), stop.clone());
+            let (client, url, key, tags, stop, done) =
+                (client.clone(), preupload.clone(), a.to_string(), tags.clone(), stop.clone(), a_done.clone());
             rt.spawn(async move {
                 let mut times = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
@@ -1052,13 +1053,16 @@ fn slow_writes(rt: &tokio::runtime::Runtime, client: &reqwest::Client, url: &str
                     let t = Instant::now();
                     api(&client, Method::POST, &url, &key, Some(&body)).await;
                     times.push(t.elapsed());
+                    done.fetch_add(1, Ordering::Relaxed);
                 }
                 times
             })
         })
         .collect();
-    // A's writes under way before B's start.
-    std::thread::sleep(Duration::from_millis(500));
+    // A's writes under way (each of its tasks past its first) before B's start.
+    while a_done.load(Ordering::Relaxed) < 4 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let mut with = run_b("beside");
     stop.store(true, Ordering::Relaxed);
     let mut a_times = rt.block_on(futures::future::try_join_all(slow)).expect("user A's tasks").concat();

@@ -34,19 +34,20 @@ const SEEING_PROJECTS: &str = "(SELECT p.id FROM projects p WHERE p.owner_id = ?
      UNION SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ? \
      AND pm.permissions LIKE '%\"can_see_files\"%')";
 
-/// The sample aliased `a` is visible to the caller.
+/// The sample aliased `a` is visible to the caller: in any of the parts of [`sample_parts`],
+/// so that the rule is written once.
 pub fn sample(caller: &Caller, a: &str) -> Compiled {
-    match &caller.0 {
-        None => c(format!("{a}.visibility = 'public'"), vec![]),
-        Some(u) => c(
-            format!(
-                "({a}.owner_id = ? OR {a}.visibility = 'public' \
-                 OR ({a}.visibility = 'shared' AND {a}.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)) \
-                 OR ({a}.visibility IN ('shared', 'private', 'awaiting data') AND {a}.project_id IN {SEEING_PROJECTS}))"
-            ),
-            vec![t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id)],
-        ),
+    any_of(parts_of(caller, a, ("sample_counts", "n"), &[]).parts.into_iter().map(|p| p.cond))
+}
+
+/// Conditions joined by `OR`, their values in order.
+fn any_of(conds: impl IntoIterator<Item = Compiled>) -> Compiled {
+    let (mut sql, mut binds) = (Vec::new(), Vec::new());
+    for cond in conds {
+        sql.push(format!("({})", cond.sql));
+        binds.extend(cond.binds);
     }
+    c(format!("({})", sql.join(" OR ")), binds)
 }
 
 /// The samples the caller may see, as disjoint parts that indexes read in order (see
@@ -168,30 +169,22 @@ pub fn document(caller: &Caller, a: &str) -> Compiled {
 }
 
 /// The tag aliased `a` is visible to the caller: their own, and those on a sample they see.
-/// Each link of a tag carries its sample's owner, visibility and project, so each way of seeing
-/// a sample is one lookup of the tag's links by index. `LIMIT 1 OFFSET 0` keeps each lookup
-/// per tag: without it PostgreSQL may read every public link of the install into a hash instead.
+/// Each link of a tag carries its sample's owner, visibility and project, so each part of
+/// [`sample_parts`] is one lookup of the tag's links by index. `LIMIT 1 OFFSET 0` keeps each
+/// lookup per tag: without it PostgreSQL may read every public link of the install into a hash
+/// instead.
 pub fn tag(caller: &Caller, a: &str) -> Compiled {
-    let on = |cond: &str| {
-        format!("EXISTS (SELECT 1 FROM sample_tags st WHERE st.tag_id = {a}.id AND {cond} LIMIT 1 OFFSET 0)")
-    };
-    match &caller.0 {
-        None => c(on("st.visibility = 'public'"), vec![]),
-        Some(u) => c(
+    let own = caller.0.as_ref().map(|u| c(format!("{a}.owner_id = ?"), vec![t(&u.id)]));
+    let on_seen = parts_of(caller, "st", ("sample_counts", "n"), &[]).parts.into_iter().map(|p| {
+        c(
             format!(
-                "({a}.owner_id = ? OR {} OR {} OR {} OR {})",
-                on("st.visibility = 'public'"),
-                on("st.owner_id = ?"),
-                on(
-                    "st.visibility = 'shared' AND st.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)"
-                ),
-                on(&format!(
-                    "st.visibility IN ('shared', 'private', 'awaiting data') AND st.project_id IN {SEEING_PROJECTS}"
-                )),
+                "EXISTS (SELECT 1 FROM sample_tags st WHERE st.tag_id = {a}.id AND {} LIMIT 1 OFFSET 0)",
+                p.cond.sql
             ),
-            vec![t(&u.id), t(&u.id), t(&u.organization_id), t(&u.id), t(&u.id)],
-        ),
-    }
+            p.cond.binds,
+        )
+    });
+    any_of(own.into_iter().chain(on_seen))
 }
 
 /// The user aliased `a` is visible to the caller (their e-mail address with them). Sight of a

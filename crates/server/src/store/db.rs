@@ -288,19 +288,17 @@ pub async fn relay_queued(pool: &Pool, heard: impl Fn()) {
     }
     let url = pool.connect_options().database_url.to_string();
     loop {
-        let listened = async {
+        let listened: Result<std::convert::Infallible, sqlx::Error> = async {
             let mut listener = sqlx::postgres::PgListener::connect(&url).await?;
             listener.listen(QUEUED_CHANNEL).await?;
             loop {
                 listener.recv().await?;
                 heard();
             }
-            #[allow(unreachable_code)]
-            Ok::<(), sqlx::Error>(())
-        };
-        if let Err(e) = listened.await {
-            tracing::warn!(error = %e, "lost the queue's notifications; listening again in a moment");
         }
+        .await;
+        let Err(e) = listened;
+        tracing::warn!(error = %e, "lost the queue's notifications; listening again in a moment");
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
 }

@@ -46,7 +46,6 @@ async fn put(store: &impl ObjectStore, key: &str, bytes: &[u8]) -> object_store:
     store.put(&ObjectPath::from(key), PutPayload::from(Bytes::copy_from_slice(bytes))).await.map(drop)
 }
 
-/// Whether the store still has the bucket named `name` (asked with the test's admin token).
 /// Whether bucket `name` is gone, or goes within a few seconds (a worker removes an upload's
 /// bucket once it copied its files in, just after the sample has its file).
 async fn bucket_gone(name: &str) -> bool {
@@ -59,6 +58,7 @@ async fn bucket_gone(name: &str) -> bool {
     false
 }
 
+/// Whether the store still has the bucket named `name` (asked with the test's admin token).
 async fn bucket_exists(name: &str) -> bool {
     let url = std::env::var("MGDS_TEST_GARAGE_ADMIN_URL").unwrap();
     let token = std::env::var("MGDS_TEST_GARAGE_ADMIN_TOKEN").unwrap();

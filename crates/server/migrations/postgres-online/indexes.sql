@@ -23,6 +23,13 @@ CREATE INDEX CONCURRENTLY IF NOT EXISTS uploads_target_sample ON uploads (target
 CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_owner_made ON metadata (owner_id, rowid NULLS FIRST, id NULLS FIRST);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_visibility_made ON metadata (visibility, rowid NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_project_made ON metadata (project_id, rowid NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, visibility);
+-- A list of metadata filtered by platform is counted from these alone (see the SQLite migration
+-- 0015).
+CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_owner_platform ON metadata (owner_id, platform);
+CREATE INDEX CONCURRENTLY IF NOT EXISTS metadata_visibility_platform ON metadata (visibility, platform) INCLUDE (owner_id);
+-- The own part of a list of documents, in the default order.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS documents_uploader_created ON documents (uploader_id, created_at NULLS FIRST, id NULLS FIRST);
+DROP INDEX CONCURRENTLY IF EXISTS documents_uploader;
 CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_owner_created ON analyses (owner_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (visibility, project_id);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_visibility_created ON analyses (visibility, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, project_id);
 CREATE INDEX CONCURRENTLY IF NOT EXISTS analyses_project_created ON analyses (project_id, created_at NULLS FIRST, id NULLS FIRST) INCLUDE (owner_id, visibility);

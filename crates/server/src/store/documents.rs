@@ -74,8 +74,15 @@ impl DocumentRow {
 /// One page of the documents the caller may see: their own and those shared with them.
 pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Document>> {
     caller.require()?;
-    let rows: Found<DocumentRow> = records::list(&state.db, &DOCUMENTS, q, access::document(caller, "d"), None).await?;
+    let rows: Found<DocumentRow> =
+        records::list_parts(&state.db, &DOCUMENTS, q, access::document_parts(caller), None).await?;
     Ok(rows.map(DocumentRow::into_api))
+}
+
+/// The statements of [`list`] for a list whose total is `total`, for checking their plans.
+#[doc(hidden)]
+pub fn list_statements(caller: &Caller, q: &ListQuery<'_>, total: i64) -> ApiResult<Vec<records::Statement>> {
+    records::parts_statements(&DOCUMENTS, q, &access::document_parts(caller), None, total)
 }
 
 async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<DocumentRow> {

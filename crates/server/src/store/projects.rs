@@ -90,9 +90,20 @@ pub async fn list_public(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> A
 }
 
 async fn list_with(state: &Store, caller: &Caller, q: &ListQuery<'_>, rule: Compiled) -> ApiResult<Found<ProjectRow>> {
+    records::list(&state.db, &PROJECTS, q, with_me(caller, rule), None).await
+}
+
+/// The rule, after the caller's id that the list's `FROM` names first.
+fn with_me(caller: &Caller, rule: Compiled) -> Compiled {
     let mut binds = vec![me(caller)];
     binds.extend(rule.binds);
-    records::list(&state.db, &PROJECTS, q, Compiled { sql: rule.sql, binds }, None).await
+    Compiled { sql: rule.sql, binds }
+}
+
+/// The statements of [`list`], for checking their plans.
+#[doc(hidden)]
+pub fn list_statements(caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Vec<records::Statement>> {
+    records::plain_list_statements(&PROJECTS, q, &with_me(caller, access::project(caller, "p")), None)
 }
 
 async fn visible(state: &Store, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {

@@ -54,8 +54,45 @@ impl<T> Found<T> {
     }
 }
 
+/// The column of a plain list's page that holds the list's total.
+const TOTAL_COLUMN: &str = "list_total_count";
+
+/// The statement of a plain list's page, with the total of the filtered list in each row
+/// (`COUNT(*) OVER ()`, [`TOTAL_COLUMN`]), and the statement of the total alone, for a page past
+/// the end.
+fn plain_statements(
+    spec: &ListSpec,
+    q: &ListQuery<'_>,
+    visible: &Compiled,
+    fixed: Option<&Compiled>,
+) -> ApiResult<(Statement, Statement, Page)> {
+    let filter = listing::compile_where(spec.fields, q.filter).map_err(ApiError::BadRequest)?;
+    let order =
+        listing::compile_sort(spec.fields, q.sort, spec.default_order, spec.tiebreak).map_err(ApiError::BadRequest)?;
+    let page = listing::parse_page(q.page, q.per_page).map_err(ApiError::BadRequest)?;
+    let mut binds = visible.binds.clone();
+    let mut cond = format!("({})", visible.sql);
+    if let Some(f) = fixed {
+        cond.push_str(&format!(" AND ({})", f.sql));
+        binds.extend(f.binds.iter().cloned());
+    }
+    cond.push_str(&format!(" AND ({})", filter.sql));
+    binds.extend(filter.binds);
+    let count = (format!("SELECT COUNT(*) FROM {} WHERE {cond}", spec.from), binds.clone());
+    binds.push(Bind::Int(page.limit()));
+    binds.push(Bind::Int(page.offset()));
+    let sql = format!(
+        "SELECT {}, COUNT(*) OVER () AS {TOTAL_COLUMN} FROM {} WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?",
+        spec.columns, spec.from
+    );
+    Ok(((sql, binds), count, page))
+}
+
 /// Runs a list query: the caller's visibility rule, any fixed condition, then `where`, `sort`
-/// and the page, all as bound parameters. Counts the filtered total in the same snapshot.
+/// and the page, all as bound parameters. For collections whose records a caller sees few
+/// enough of to filter them all per request (tags, projects, documents, jobs, batches, users):
+/// the page and the filtered total come from one statement, so they agree; only a page past the
+/// end counts again.
 pub async fn list<T>(
     db: &Pool,
     spec: &ListSpec,
@@ -66,31 +103,29 @@ pub async fn list<T>(
 where
     T: for<'r> FromRow<'r, AnyRow> + Send + Unpin,
 {
-    let filter = listing::compile_where(spec.fields, q.filter).map_err(ApiError::BadRequest)?;
-    let order =
-        listing::compile_sort(spec.fields, q.sort, spec.default_order, spec.tiebreak).map_err(ApiError::BadRequest)?;
-    let page = listing::parse_page(q.page, q.per_page).map_err(ApiError::BadRequest)?;
-
-    let mut binds = visible.binds;
-    let mut cond = format!("({})", visible.sql);
-    if let Some(f) = fixed {
-        cond.push_str(&format!(" AND ({})", f.sql));
-        binds.extend(f.binds);
-    }
-    cond.push_str(&format!(" AND ({})", filter.sql));
-    binds.extend(filter.binds);
-
-    // One read snapshot so the total and the page agree.
-    let mut tx = begin_read(db).await?;
-    let count_sql = format!("SELECT COUNT(*) FROM {} WHERE {cond}", spec.from);
-    let total: i64 = sqlx::query_scalar_with(numbered(count_sql), args(&binds)?).fetch_one(&mut *tx).await?;
-    let mut page_binds = binds;
-    page_binds.push(Bind::Int(page.limit()));
-    page_binds.push(Bind::Int(page.offset()));
-    let sql = format!("SELECT {} FROM {} WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?", spec.columns, spec.from);
-    let items: Vec<T> = sqlx::query_as_with(numbered(sql), args(&page_binds)?).fetch_all(&mut *tx).await?;
-    tx.commit().await?;
+    use sqlx::Row;
+    let ((sql, binds), (count_sql, count_binds), page) = plain_statements(spec, q, &visible, fixed.as_ref())?;
+    let rows: Vec<AnyRow> = sqlx::query_with(numbered(sql), args(&binds)?).fetch_all(db).await?;
+    let total: i64 = match rows.first() {
+        Some(row) => row.try_get(TOTAL_COLUMN)?,
+        None if page.offset() == 0 => 0,
+        None => sqlx::query_scalar_with(numbered(count_sql), args(&count_binds)?).fetch_one(db).await?,
+    };
+    let items = rows.iter().map(T::from_row).collect::<Result<Vec<T>, _>>()?;
     Ok(Found { items, total: total.max(0) as u64, page })
+}
+
+/// The statements [`list`] runs (the page with its total, and the total alone), numbered as
+/// run: for checking their plans.
+#[doc(hidden)]
+pub fn plain_list_statements(
+    spec: &ListSpec,
+    q: &ListQuery<'_>,
+    visible: &Compiled,
+    fixed: Option<&Compiled>,
+) -> ApiResult<Vec<Statement>> {
+    let (page, count, _) = plain_statements(spec, q, visible, fixed)?;
+    Ok([page, count].into_iter().map(|(sql, b)| (numbered(sql).0, b)).collect())
 }
 
 /// The records a caller may see, as disjoint parts that each an index reads in order (the

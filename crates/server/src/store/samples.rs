@@ -129,6 +129,13 @@ pub async fn list_public(state: &Store, q: &ListQuery<'_>) -> ApiResult<Found<Sa
     Ok(rows.map(SampleRow::into_api))
 }
 
+/// The statements of [`list_public`] for a list whose total is `total`, for checking their
+/// plans.
+#[doc(hidden)]
+pub fn list_public_statements(q: &ListQuery<'_>, total: i64) -> ApiResult<Vec<records::Statement>> {
+    records::parts_statements(&SAMPLES, q, &access::sample_parts(&Caller(None)), None, total)
+}
+
 /// One page of the samples of the caller's organisation (their owners' organisation is the
 /// caller's) that the caller may see.
 pub async fn list_organization(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Sample>> {

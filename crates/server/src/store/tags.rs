@@ -44,6 +44,12 @@ pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResul
     Ok(rows.map(TagRow::into_api))
 }
 
+/// The statements of [`list`], for checking their plans.
+#[doc(hidden)]
+pub fn list_statements(caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Vec<records::Statement>> {
+    records::plain_list_statements(&TAGS, q, &access::tag(caller, "t"), None)
+}
+
 /// The tag `id` if the caller may see it.
 pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Tag> {
     caller.require()?;

@@ -1,7 +1,8 @@
-//! The service at scale, on whichever database the suite runs: every list of samples, metadata
-//! and analyses reads indexes in the page's order, never the whole table, over 200,000 samples
-//! (and 100,000 analyses) after the planner's statistics are taken; a write of one user does
-//! not wait for another's.
+//! The service at scale, on whichever database the suite runs: every list of samples, metadata,
+//! analyses and documents reads indexes in the page's order, never the whole table, over
+//! 200,000 samples (and 100,000 analyses, 20,000 documents) after the planner's statistics are
+//! taken, and the lists of tags and projects read no table of samples or links in full; a write
+//! of one user does not wait for another's.
 
 use std::time::Duration;
 
@@ -9,14 +10,15 @@ use mgds_server::db::{self, Backend, Bind, Scope};
 use mgds_server::store::analyses::{self, AnalysisKind};
 use mgds_server::store::caller::{self, Caller};
 use mgds_server::store::records::ListQuery;
-use mgds_server::store::{metadata, samples};
+use mgds_server::store::{documents, metadata, projects, samples, tags};
 use serde_json::json;
 
 use super::*;
 
 /// `n` samples made in the database directly (the API would take minutes), spread over
 /// `owners`, a tenth public, every seventh in one of its owner's ten projects, every third
-/// tagged with one of its owner's ten tags.
+/// tagged with one of its owner's ten tags; `n / 10` documents, every tenth shared with the
+/// next owner.
 async fn fill(pool: &db::Pool, owners: &[String], org: &str, n: u64) {
     let postgres = Backend::of(pool) == Backend::Postgres;
     let hex = |e: &str| if postgres { format!("lpad(to_hex({e}), 16, '0')") } else { format!("printf('%016x', {e})") };
@@ -77,6 +79,20 @@ async fn fill(pool: &db::Pool, owners: &[String], org: &str, n: u64) {
             hex(&format!("i + {}", 1u64 << 43)),
             hex("i"),
             series(0, n - 1)
+        ),
+        format!(
+            "INSERT INTO documents (id, uploader_id, filename, size, object_key, created_at) \
+             SELECT {id}, {own}, 'report' || i || '.pdf', 1000, 'documents/' || {id}, \
+             '2026-01-01T00:00:02.' || {micros} || '+00:00' FROM ({s}) AS s",
+            id = hex(&format!("i + {}", 1u64 << 44)),
+            own = owner("i"),
+            s = series(0, n / 10 - 1),
+        ),
+        format!(
+            "INSERT INTO document_downloaders (document_id, user_id) SELECT {}, {} FROM ({}) AS s WHERE i % 10 = 0",
+            hex(&format!("i + {}", 1u64 << 44)),
+            owner("(i + 1)"),
+            series(0, n / 10 - 1)
         ),
         format!(
             "INSERT INTO sample_tags (sample_id, tag_id) SELECT {}, {} FROM ({}) AS s WHERE i % 3 = 0",
@@ -206,14 +222,46 @@ async fn every_list_reads_indexes_not_the_table() {
             }
         }
     }
+    let public = &filters[..3];
+    for filter in public {
+        for (page, total) in pages {
+            let f = filter.as_ref().map(|v| v.to_string());
+            let q = ListQuery { filter: f.as_deref(), sort: None, page: Some(page), per_page: Some("50") };
+            for st in samples::list_public_statements(&q, total).unwrap() {
+                statements.push((format!("public samples where {f:?} page {page}"), st));
+            }
+        }
+    }
+    // The lists of records a caller sees few enough of to filter them all: they read no table
+    // of samples or their records, nor every link of a tag.
+    let admin = Caller(Some(mgds_server::store::caller::User { is_org_admin: true, ..me.0.clone().unwrap() }));
+    for who in [&me, &admin] {
+        let first = ListQuery { filter: None, sort: None, page: Some("1"), per_page: Some("50") };
+        let by_name = json!({"filename": false}).to_string();
+        for sort in [None, Some(by_name.as_str())] {
+            let q = ListQuery { sort, ..first };
+            for st in documents::list_statements(who, &q, 2_000).unwrap() {
+                statements
+                    .push((format!("documents sort {sort:?} of admin {}", who.0.as_ref().unwrap().is_org_admin), st));
+            }
+        }
+        for st in tags::list_statements(who, &first).unwrap() {
+            statements.push(("tags".into(), st));
+        }
+        for st in projects::list_statements(who, &first).unwrap() {
+            statements.push(("projects".into(), st));
+        }
+    }
     let (mut checked, mut bad) = (0, Vec::new());
     for (what, (sql, binds)) in &statements {
         let plan = plan(&svc.state.db, sql, binds).await;
         checked += 1;
         let scans = plan.iter().any(|l| {
             let step = l.trim_start_matches(|c: char| !c.is_ascii_alphabetic()).trim_end();
-            ["samples", "metadata", "analyses"].iter().any(|t| l.contains(&format!("Seq Scan on {t}")))
-                || ["s", "m", "a"]
+            ["samples", "metadata", "analyses", "sample_tags", "documents"]
+                .iter()
+                .any(|t| l.contains(&format!("Seq Scan on {t}")))
+                || ["s", "m", "a", "st", "d"]
                     .iter()
                     .any(|t| step.starts_with(&format!("SCAN {t} ")) || step == format!("SCAN {t}"))
         });

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use mgds_api::BatchStatus;
 use mgds_server::{AppState, Config, Tls, admin};
@@ -191,6 +191,17 @@ enum UserCommand {
         /// Make the user an administrator of the organisation.
         #[arg(long)]
         org_admin: bool,
+        /// Also give the user a password, for signing in from a browser: typed at a hidden
+        /// prompt, twice, or read as one line of standard input when that is not a terminal
+        /// (never as an argument, which other users of the machine can see).
+        #[arg(long)]
+        password: bool,
+    },
+    /// Set a user's password for signing in from a browser (prompted, or one line of standard
+    /// input); every browser session of theirs ends.
+    Passwd {
+        /// E-mail address of the user.
+        email: String,
     },
     /// Give a user a new API key and print it; the old key stops working at once.
     RotateKey {
@@ -321,10 +332,24 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
     let state = open_with(config).await?;
     let db = &state.db;
     match command {
-        AdminCommand::User(UserCommand::Create { email, organization, org_admin }) => {
+        AdminCommand::User(UserCommand::Create { email, organization, org_admin, password }) => {
+            // Read (and checked) before the user exists, so that a mistyped password makes nobody.
+            let password = if password { Some(read_new_password(&email)?) } else { None };
             let user = admin::create_user(db, &email, Some(&organization), org_admin).await?;
             eprintln!("created user {} ({email}); keep this API key safe, it is not shown again:", user.id);
             println!("{}", user.api_key);
+            if let Some(p) = password {
+                mgds_server::store::sessions::set_password(db, &user.id, &p).await.with_context(|| {
+                    format!("{email} was created, but the password was not set; set it with `mgds admin user passwd {email}`")
+                })?;
+                eprintln!("{email} can sign in from a browser with the password given");
+            }
+        }
+        AdminCommand::User(UserCommand::Passwd { email }) => {
+            let id = admin::user_id(db, &email).await?;
+            let password = read_new_password(&email)?;
+            mgds_server::store::sessions::set_password(db, &id, &password).await?;
+            eprintln!("new password set for {email}; their browser sessions have ended");
         }
         AdminCommand::User(UserCommand::RotateKey { email }) => {
             let rotated = admin::rotate_key(&state, &email).await?;
@@ -470,4 +495,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// A new password for `email`: typed twice at a hidden prompt, or one line of standard input
+/// when that is not a terminal; checked against the service's rules before anything is stored.
+fn read_new_password(email: &str) -> Result<String> {
+    let password = if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        let first = rpassword::prompt_password(format!("New password for {email}: "))?;
+        let again = rpassword::prompt_password("The same again: ")?;
+        if first != again {
+            bail!("the two passwords differ; nothing was changed");
+        }
+        first
+    } else {
+        let mut line = String::new();
+        std::io::stdin().read_line(&mut line)?;
+        line.trim_end_matches(['\r', '\n']).to_string()
+    };
+    mgds_server::store::sessions::check_new_password(&password).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(password)
 }

@@ -64,6 +64,9 @@ pub async fn round(state: &Store, holder: &str, every: Duration) -> bool {
     if let Err(e) = crate::store::deletes::purge(state).await {
         tracing::warn!(error = %e, "the janitor could not finish removing files; trying again next round");
     }
+    if let Err(e) = crate::store::sessions::sweep(&state.db).await {
+        tracing::warn!(error = %e, "the janitor could not remove ended sessions; trying again next round");
+    }
     if let Err(e) = db::refresh_statistics(&state.db).await {
         tracing::warn!(error = %e, "could not refresh the database's statistics");
     }

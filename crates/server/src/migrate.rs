@@ -21,12 +21,14 @@ use crate::store::db::{self, Pool};
 use crate::store::files::{S3Config, Storage};
 
 /// The tables, each after those it refers to. Not copied: `sample_counts` and
-/// `analysis_counts` (the target's triggers count the records as they are written) and `leases` (the janitor's turn, held only
-/// while the service runs).
-const TABLES: [&str; 25] = [
+/// `analysis_counts` (the target's triggers count the records as they are written), `leases` (the
+/// janitor's turn, held only while the service runs) and `sign_in_failures` (the delays of
+/// failed sign-ins, which start again).
+const TABLES: [&str; 26] = [
     "settings",
     "organizations",
     "users",
+    "sessions",
     "projects",
     "project_members",
     "samples",
@@ -290,7 +292,7 @@ mod tests {
         let pool = db::open(dir.path(), None).await.unwrap();
         let tables: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'analysis_counts', 'leases') ORDER BY name",
+             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'analysis_counts', 'leases', 'sign_in_failures') ORDER BY name",
         )
         .fetch_all(&pool)
         .await

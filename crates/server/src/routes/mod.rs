@@ -10,6 +10,7 @@ mod misc;
 pub mod operations;
 mod projects;
 mod samples;
+mod session;
 mod signed_in;
 mod storage_endpoint;
 mod tags;
@@ -38,10 +39,12 @@ pub fn router(state: AppState) -> Router {
         .merge(documents::router())
         .merge(projects::router())
         .merge(tags::router())
+        .merge(session::router())
         .merge(misc::router());
     let api = api
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
-        .route("/health", axum::routing::get(operations::health));
+        .route("/health", axum::routing::get(operations::health))
+        .merge(session::open_router());
     // The S3-compatible upload endpoint sees the request as the client signed it: path-style, at
     // the root (see `crate::s3`), with each body capped.
     let s3 = Router::new()
@@ -49,7 +52,7 @@ pub fn router(state: AppState) -> Router {
         .layer(axum::middleware::map_request(cap_body))
         .layer(axum::middleware::from_fn(check_amz_date));
     let routes = Router::new()
-        .nest("/api/v1", api)
+        .nest("/api/v1", api.layer(axum::middleware::from_fn(no_challenge_for_pages)))
         .merge(storage_endpoint::router())
         .merge(s3)
         .route("/metrics", axum::routing::get(operations::metrics))
@@ -58,6 +61,28 @@ pub fn router(state: AppState) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed);
     guarded(routes).with_state(state)
+}
+
+/// A browser answers a 401 that carries `WWW-Authenticate: Basic` with its own sign-in dialog,
+/// and would then send whatever was typed there to the service with requests from any site.
+/// Requests of a page (a session cookie, or `X-Requested-With`, which the web UI sends) and of
+/// the sign-in routes get their 401 without the challenge; scripts and the `onecodex` client
+/// still get it.
+async fn no_challenge_for_pages(req: Request, next: axum::middleware::Next) -> Response {
+    let path = req.uri().path();
+    let page = req.headers().contains_key("x-requested-with")
+        || path.ends_with("/sign_in")
+        || path.contains("/session")
+        || req
+            .headers()
+            .get_all(axum::http::header::COOKIE)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(|c| c.contains(crate::store::sessions::SESSION_COOKIE)));
+    let mut response = next.run(req).await;
+    if page {
+        response.headers_mut().remove(axum::http::header::WWW_AUTHENTICATE);
+    }
+    response
 }
 
 /// The layers around every route: heads past the limits refused, a panic in a handler answered

@@ -29,6 +29,7 @@ pub mod queue;
 pub mod records;
 pub mod s3_grants;
 pub mod samples;
+pub mod sessions;
 pub mod settings;
 pub mod tags;
 pub mod upload_buckets;

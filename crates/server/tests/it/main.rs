@@ -13,6 +13,7 @@ mod resources;
 mod s3_path;
 mod scale;
 mod schema;
+mod sessions;
 mod upload;
 mod upload_buckets;
 

@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use tauri::AppHandle;
 use tauri_plugin_dialog::DialogExt;
 
-use crate::error::{CmdError, CmdResult};
-
 /// Asks for a folder with the native dialog; `None` when the user cancelled.
 pub async fn ask_folder(app: &AppHandle, title: &str) -> Option<PathBuf> {
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -27,15 +25,4 @@ pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter
     rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
 
-/// Writes a whole file, with an error in plain words.
-pub fn write_file(path: &std::path::Path, bytes: &[u8]) -> CmdResult<()> {
-    std::fs::write(path, bytes).map_err(|e| {
-        CmdError::new(
-            "file",
-            format!(
-                "Could not save {}: {e}. Choose a folder you may write to, and check the disk is not full.",
-                path.display()
-            ),
-        )
-    })
-}
+pub use mgds_app::files::write_file;

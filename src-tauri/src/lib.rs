@@ -4,32 +4,25 @@
 //! embedded local service when no remote profile is chosen), [`uploads::Uploads`],
 //! [`results::Watcher`], [`results::ResultsCache`], [`watching::Watching`] (the watched
 //! folders) and [`documents::DocumentTransfers`] as managed state, and the thin
-//! [`commands`] the web UI in `ui/` invokes; the screens' logic lives in [`samples`],
-//! [`documents`], [`projects`], [`analyses`], [`compare`] and [`people`]. Errors reach the UI as [`error::CmdError`]
-//! (`{code, message}`); upload progress and analysis state arrive as [`events`]. The UI's
-//! TypeScript types and typed calls (`ui/src/lib/bindings.ts`) are generated from these types and
-//! commands, and a test fails when that file is out of date.
+//! [`commands`] the web UI in `ui/` invokes. The screens' logic is the application crate's
+//! (`mgds-app`: [`samples`], [`documents`], [`projects`], [`analyses`], [`compare`],
+//! [`people`], [`results`], [`uploads`]), re-exported here; this crate adds what only a desktop
+//! has: windows, native dialogs, the keychain's profiles, watched folders and live runs. Errors
+//! reach the UI as [`error::CmdError`] (`{code, message}`); upload progress and analysis state
+//! arrive as [`events`]. The UI's TypeScript types and typed calls (`ui/src/lib/bindings.ts`) are
+//! generated from these types and commands, and a test fails when that file is out of date.
 
-pub mod analyses;
 pub mod chart;
 pub mod commands;
-pub mod compare;
 pub mod dialogs;
-pub mod documents;
-pub mod error;
 pub mod events;
-pub mod people;
-pub mod projects;
-pub mod results;
-pub mod samples;
 pub mod session;
-pub mod uploads;
 pub mod watching;
+
+pub use mgds_app::{analyses, compare, documents, error, people, projects, results, samples, uploads};
 
 #[cfg(test)]
 mod bindings;
-#[cfg(test)]
-mod testing;
 
 use tauri::Manager;
 

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use futures::{StreamExt, TryStreamExt};
-use mgds_api::{ClassificationResults, Measure};
-use mgds_plots::{ChartSize, CompareOptions, Compared, Metric};
+use mgds_app::compare::{CompareCache, CompareProgress, CompareRequest, Source};
 
 use crate::connect::Ctx;
 
@@ -67,124 +66,50 @@ pub struct CompareArgs {
     pub tsv: Option<PathBuf>,
 }
 
-/// Requests to the service at once while fetching results.
-const AT_ONCE: usize = 8;
+/// What the classification results of one run may take in memory (an estimate): enough for
+/// 500 samples' results at any rank.
+const CACHE_BUDGET: u64 = 512 << 20;
 
-/// Runs `mgds compare`.
+/// Runs `mgds compare`: the same fetching, checks, labels, order, measure and clustering as the
+/// app's comparison view (`mgds_app::compare`), so the files it writes are the view's picture.
 pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
-    if !(2..=500).contains(&args.samples.len()) {
-        bail!("compare 2 to 500 samples ({} given)", args.samples.len());
+    if !(2..=mgds_app::compare::MAX_SAMPLES).contains(&args.samples.len()) {
+        bail!("compare 2 to {} samples ({} given)", mgds_app::compare::MAX_SAMPLES, args.samples.len());
     }
     let client = &ctx.client;
-    let fields: Vec<String> = args.label.iter().chain(&args.order_by).cloned().collect();
-    let total = args.samples.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    // Each sample, its label and sort key, and its classification, fetched a few at a time.
-    let fetched: Vec<(String, Vec<Option<String>>, ClassificationResults)> = futures::stream::iter(args.samples.iter())
-        .map(|id| {
-            let (fields, done) = (&fields, &done);
-            async move {
-                let sample = client.samples().get(id.as_str()).await.with_context(|| format!("sample {id}"))?;
-                let classification = sample
-                    .primary_classification
-                    .as_ref()
-                    .with_context(|| format!("sample {id} has no classification to compare"))?;
-                // A classification still running is waited for (on the local profile, this
-                // command's own service runs it meanwhile).
-                let analysis = client.analyses().get(classification.id()).await?;
-                if !analysis.complete {
-                    eprintln!("waiting for the classification of sample {id} to finish");
-                    let done = client.jobs().wait(classification.id()).send().await?;
-                    if !done.success {
-                        let why = done.error_msg.unwrap_or_default();
-                        bail!("the classification of sample {id} failed, so it cannot be compared: {why}");
-                    }
-                } else if !analysis.success {
-                    let why = analysis.error_msg.unwrap_or_default();
-                    bail!("the classification of sample {id} failed, so it cannot be compared: {why}");
-                }
-                let results = client
-                    .classifications()
-                    .results(classification.id())
-                    .await
-                    .with_context(|| format!("the results of sample {id}'s classification"))?;
-                let mut values = Vec::new();
-                if !fields.is_empty() {
-                    let meta = match &sample.metadata {
-                        Some(m) => Some(client.metadata().get(m.id()).await?),
-                        None => None,
-                    };
-                    for f in fields {
-                        values.push(meta.as_ref().and_then(|m| m.field_text(f)));
-                    }
-                }
-                let name = sample.filename.clone().unwrap_or_else(|| id.clone());
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                if n % 25 == 0 || n == total {
-                    eprintln!("fetched {n} of {total} classifications");
-                }
-                Ok::<_, anyhow::Error>((name, values, results))
-            }
-        })
-        .buffered(AT_ONCE)
-        .try_collect()
-        .await?;
-
-    let labels: Vec<String> = fetched
-        .iter()
-        .map(|(name, values, _)| match &args.label {
-            Some(f) => values[0].clone().unwrap_or_else(|| format!("{name} (no {f})")),
-            None => name.clone(),
-        })
-        .collect();
-    let order: Vec<usize> = match &args.order_by {
-        Some(_) => {
-            mgds_plots::order_by_keys(&fetched.iter().map(|(_, v, _)| v.last().cloned().flatten()).collect::<Vec<_>>())
-        }
-        None => (0..fetched.len()).collect(),
-    };
-    let rows: Vec<(&str, &ClassificationResults)> =
-        order.iter().map(|&i| (labels[i].as_str(), &fetched[i].2)).collect();
-    let metric = match args.measure.as_deref() {
-        Some("readcount") => Metric::Readcount,
-        Some(key) => Metric::Share(Measure::from_key(key).context("a measure")?),
-        None => mgds_plots::default_metric(rows.iter().map(|(_, r)| *r)),
-    };
-    if let Metric::Share(m) = metric
-        && let Some((label, _)) = rows.iter().find(|(_, r)| !m.available(r))
-    {
-        bail!("{label} has no {} in its results; choose another --measure", m.label().to_lowercase());
-    }
-    let samples: Vec<Compared> = rows.iter().map(|&(label, results)| Compared { label, results }).collect();
-    let opts = CompareOptions {
+    wait_for_classifications(client, &args.samples).await?;
+    let req = CompareRequest {
+        samples: args.samples.clone(),
         rank: args.rank.clone(),
-        top_n: args.top,
-        metric,
-        hide_host: !args.show_host,
+        top: args.top,
+        measure: args.measure.clone(),
+        chart: if args.heatmap { "heatmap" } else { "bars" }.into(),
+        cluster: args.cluster,
+        label: args.label.clone(),
+        order_by: args.order_by.clone(),
+        show_host: args.show_host,
         show_unclassified: args.show_unclassified,
     };
-    let mut comparison = mgds_plots::compare(&samples, &opts)?;
-    if args.cluster {
-        let rows = comparison.clustered_samples();
-        let columns = comparison.clustered_columns();
-        comparison = comparison.with_sample_order(&rows).with_column_order(&columns);
-    }
-    let size = ChartSize { width: args.width, height: None };
-    let chart = || {
-        if args.heatmap {
-            mgds_plots::heatmap(&comparison, &size, args.cluster)
-        } else {
-            mgds_plots::stacked_bars(&comparison, &size)
+    let cache = CompareCache::with_budget(CACHE_BUDGET);
+    let src = Source { client, base_url: "", cache: &cache };
+    let progress = |p: CompareProgress| {
+        if p.done.is_multiple_of(25) || p.done == p.total {
+            eprintln!("fetched {} of {} samples", p.done, p.total);
         }
     };
+    let compared = mgds_app::compare::prepare(src, &req, &progress).await?;
+    for s in compared.skipped() {
+        eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
+    }
     let mut wrote = false;
     if let Some(path) = &args.svg {
-        std::fs::write(path, chart()?).with_context(|| format!("cannot write {}", path.display()))?;
+        std::fs::write(path, compared.chart(args.width)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
         wrote = true;
     }
     if let Some(path) = &args.png {
-        let png = mgds_plots::svg_to_png(&chart()?, args.dpi as f32 / 96.0)?;
+        let png = compared.png(args.width, args.dpi)?;
         std::fs::write(path, png).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
         wrote = true;
@@ -192,18 +117,39 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     for (path, delimiter) in [(&args.csv, b','), (&args.tsv, b'\t')] {
         let Some(path) = path else { continue };
         if path.as_os_str() == "-" {
-            comparison.write_table(std::io::stdout().lock(), delimiter)?;
+            compared.write_table(std::io::stdout().lock(), delimiter)?;
         } else {
             let file = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
-            comparison.write_table(std::io::BufWriter::new(file), delimiter)?;
+            compared.write_table(std::io::BufWriter::new(file), delimiter)?;
             eprintln!("wrote {}", path.display());
         }
         wrote = true;
     }
     if !wrote {
         // Nothing asked for: the numbers, for a terminal or a pipe.
-        comparison.write_table(std::io::stdout().lock(), b',')?;
+        compared.write_table(std::io::stdout().lock(), b',')?;
     }
-    eprintln!("{}", comparison.notes.join("; "));
+    eprintln!("{}", compared.notes().join("; "));
+    Ok(())
+}
+
+/// Waits for the samples' classifications that are still running (on the local profile, this
+/// command's own service runs them meanwhile), a few at a time; the comparison then leaves out,
+/// with the reason, any sample whose classification failed or was never made.
+async fn wait_for_classifications(client: &mgds_client::Client, ids: &[String]) -> Result<()> {
+    futures::stream::iter(ids)
+        .map(|id| async move {
+            let Ok(sample) = client.samples().get(id.as_str()).await else { return Ok(()) };
+            let Some(classification) = sample.primary_classification else { return Ok(()) };
+            let analysis = client.analyses().get(classification.id()).await?;
+            if !analysis.complete {
+                eprintln!("waiting for the classification of sample {id} to finish");
+                client.jobs().wait(classification.id()).send().await?;
+            }
+            Ok::<_, anyhow::Error>(())
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await?;
     Ok(())
 }

@@ -1056,11 +1056,10 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // A sample that is not there is named with why, as the app's comparison view names it.
     let out = run(&["compare", &samples[0], "0000000000000000"]);
     assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("sample 0000000000000000"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("0000000000000000: it is no longer on the service"), "{said}");
+    assert!(said.contains("1 of 2 have one"), "{said}");
 }

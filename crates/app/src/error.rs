@@ -29,6 +29,8 @@ impl std::fmt::Display for CmdError {
     }
 }
 
+impl std::error::Error for CmdError {}
+
 impl From<mgds_client::Error> for CmdError {
     fn from(e: mgds_client::Error) -> Self {
         from_client(&e)

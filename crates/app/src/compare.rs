@@ -345,17 +345,56 @@ fn metric_key(m: Metric) -> &'static str {
 }
 
 /// The samples compared and the numbers behind the chart: fetched, labelled, ordered and
-/// compared as `req` says, before drawing.
-struct Prepared {
+/// compared as `req` says, before drawing. The view, its exports and `mgds compare` all draw
+/// and write from this.
+pub struct Prepared {
     comparison: Comparison,
     ids: Vec<String>,
     skipped: Vec<SkippedSample>,
     fields: Vec<String>,
     measures: Vec<MeasureChoice>,
     clustered: bool,
+    heatmap: bool,
 }
 
-async fn prepare(
+impl Prepared {
+    /// The chart asked for (stacked bars or heatmap) as SVG, `width` pixels wide at 96 dpi.
+    pub fn chart(&self, width: u32) -> CmdResult<String> {
+        let size = ChartSize { width, height: None };
+        let svg = if self.heatmap {
+            mgds_plots::heatmap(&self.comparison, &size, self.clustered)
+        } else {
+            mgds_plots::stacked_bars(&self.comparison, &size)
+        };
+        svg.map_err(|e| CmdError::new("chart", sentence(&e.to_string())))
+    }
+
+    /// The chart as PNG at `dpi` (72 to 600), `width` pixels wide at 96 dpi.
+    pub fn png(&self, width: u32, dpi: u32) -> CmdResult<Vec<u8>> {
+        mgds_plots::svg_to_png(&self.chart(width)?, dpi.clamp(72, 600) as f32 / 96.0)
+            .map_err(|e| CmdError::new("chart", sentence(&e.to_string())))
+    }
+
+    /// Writes the numbers behind the chart as delimited text (sample, taxon, tax_id, rank,
+    /// reads, the measure).
+    pub fn write_table(&self, out: impl std::io::Write, delimiter: u8) -> CmdResult<()> {
+        self.comparison.write_table(out, delimiter).map_err(|e| CmdError::new("file", sentence(&e.to_string())))
+    }
+
+    /// What the chart leaves out or shows, in words.
+    pub fn notes(&self) -> &[String] {
+        &self.comparison.notes
+    }
+
+    /// The samples left out, with why.
+    pub fn skipped(&self) -> &[SkippedSample] {
+        &self.skipped
+    }
+}
+
+/// Fetches, checks, labels, orders and compares the samples `req` names (see [`Prepared`]),
+/// reporting the fetching's progress.
+pub async fn prepare(
     src: Source<'_>,
     req: &CompareRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
@@ -457,22 +496,11 @@ async fn prepare(
             fields.push(standard.to_string());
         }
     }
-    Ok(Prepared { comparison, ids, skipped, fields, measures, clustered })
-}
-
-/// Draws the chart `req` asks for.
-fn draw(p: &Prepared, req: &CompareRequest, width: u32) -> CmdResult<String> {
-    let size = ChartSize { width, height: None };
-    let svg = if req.chart == "heatmap" {
-        mgds_plots::heatmap(&p.comparison, &size, p.clustered)
-    } else {
-        mgds_plots::stacked_bars(&p.comparison, &size)
-    };
-    svg.map_err(|e| CmdError::new("chart", sentence(&e.to_string())))
+    Ok(Prepared { comparison, ids, skipped, fields, measures, clustered, heatmap: req.chart == "heatmap" })
 }
 
 /// The width the view draws at (and the exports use).
-const WIDTH: u32 = 1100;
+pub const WIDTH: u32 = 1100;
 
 /// The comparison view for `req`.
 pub async fn compare(
@@ -481,7 +509,7 @@ pub async fn compare(
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<ComparisonView> {
     let p = prepare(src, req, progress).await?;
-    let svg = draw(&p, req, WIDTH)?;
+    let svg = p.chart(WIDTH)?;
     let c = &p.comparison;
     Ok(ComparisonView {
         svg,
@@ -513,22 +541,16 @@ pub async fn compare(
 pub async fn export(src: Source<'_>, req: &CompareRequest, format: &str, dpi: u32, path: &Path) -> CmdResult<()> {
     let p = prepare(src, req, &|_| {}).await?;
     let bytes = match format {
-        "svg" => draw(&p, req, WIDTH)?.into_bytes(),
-        "png" => {
-            let svg = draw(&p, req, WIDTH)?;
-            mgds_plots::svg_to_png(&svg, dpi.clamp(72, 600) as f32 / 96.0)
-                .map_err(|e| CmdError::new("chart", sentence(&e.to_string())))?
-        }
+        "svg" => p.chart(WIDTH)?.into_bytes(),
+        "png" => p.png(WIDTH, dpi)?,
         "csv" | "tsv" => {
             let mut out = Vec::new();
-            p.comparison
-                .write_table(&mut out, if format == "csv" { b',' } else { b'\t' })
-                .map_err(|e| CmdError::new("file", sentence(&e.to_string())))?;
+            p.write_table(&mut out, if format == "csv" { b',' } else { b'\t' })?;
             out
         }
         other => return Err(CmdError::new("invalid", format!("There is no export as {other:?}."))),
     };
-    crate::dialogs::write_file(path, &bytes)
+    crate::files::write_file(path, &bytes)
 }
 
 /// The file name an export of `req` is offered under.
@@ -750,7 +772,7 @@ mod tests {
         assert!(done.finished && done.problems.is_empty(), "{done:?}");
         assert_eq!(done.written.len(), 2, "{done:?}");
         let truth =
-            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/demo/truth.tsv")).unwrap();
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/truth.tsv")).unwrap();
         let coli_truth: std::collections::HashSet<&str> = truth
             .lines()
             .filter(|l| l.split('\t').nth(1) == Some("562"))

@@ -7,8 +7,8 @@
 # into the target folder. Order: UI unit tests and build, Rust tests, the service's tests again on
 # a throwaway PostgreSQL server (Debian's postgresql, installed when missing; tests/postgres.sh)
 # with its files in a throwaway Garage (tests/garage.sh; built once with cargo into
-# ~/.cache/mgds), then the end-to-end tests of the real app window (screenshots in
-# target/e2e-screenshots/).
+# ~/.cache/mgds), then the end-to-end tests of the real app window and of the web UI in headless
+# Chromium (screenshots in target/e2e-screenshots/).
 set -euo pipefail
 cd "$(dirname "$0")"
 if [ ! -d ../shared/reference/fixtures ]; then
@@ -16,12 +16,13 @@ if [ ! -d ../shared/reference/fixtures ]; then
     exit 1
 fi
 # The app's Debian packages (from run.sh), the keychain's, Xvfb, xdotool (answers the app's native
-# save dialog as a person would) and the WebDriver; Kraken 2 and
+# save dialog as a person would) and the WebDriver; Chromium and its WebDriver (the web UI's
+# tests); Kraken 2 and
 # ART, which the classifier's tests run beside ours on real genomes; faketime, which runs a worker
 # on a clock that is off.
 source ./run.sh
 install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth xdotool webkit2gtk-driver fonts-dejavu-core \
-    kraken2 art-nextgen-simulation-tools postgresql faketime
+    chromium chromium-driver kraken2 art-nextgen-simulation-tools postgresql faketime
 # The UI: its unit tests, then the build the desktop app embeds (ui/dist).
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -47,11 +48,12 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
     run_tests='cargo test --workspace --locked --no-fail-fast -- --skip desktop_app_end_to_end'
     run_postgres='cargo test --locked --no-fail-fast -p mgds-server && cargo test --locked -p mgds-cli --test it scale::'
-    run_e2e='cargo test --workspace --locked --test desktop -- --nocapture'
+    run_e2e='cargo test --workspace --locked --test desktop --test browser -- --nocapture'
 fi
 # The app in a virtual display, bounded in time: without a display the app cannot start while
 # the WebDriver session would wait for it.
 export MGDS_DESKTOP_BIN="$target_dir/debug/mgds-desktop" TAURI_DRIVER="$target_dir/tools/bin/tauri-driver"
+export MGDS_BIN="$target_dir/debug/mgds" CHROMEDRIVER=/usr/bin/chromedriver
 export MGDS_E2E_SCREENSHOTS="$target_dir/e2e-screenshots"
 run_e2e="timeout --signal=TERM --kill-after=30 900 xvfb-run -a -s '-screen 0 1440x900x24' $run_e2e"
 # The service's suite runs a second time on PostgreSQL with its files in an S3-compatible store:

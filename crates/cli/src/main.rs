@@ -136,6 +136,10 @@ struct ServeArgs {
     /// Do not install the demo references on a data folder that has none.
     #[arg(long)]
     no_demo: bool,
+    /// Do not serve the web UI at the service's root (the API and the upload and storage routes
+    /// are served either way).
+    #[arg(long)]
+    no_web: bool,
     /// Seconds between the janitor's rounds (removing deleted records' files, abandoned
     /// uploads and their buckets), run by whichever host of the install looks first.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
@@ -298,7 +302,15 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
         config.runner.threads = t.max(1);
     }
     let database = config.database_url.as_deref().map(mgds_server::db::redact);
-    let state = open_with(config).await?.with_public_url(&url);
+    let mut state = open_with(config).await?.with_public_url(&url);
+    if !args.no_web {
+        state = state.with_web(mgds_web::WebUi::shared());
+        if !mgds_web::WebUi::is_built() {
+            eprintln!(
+                "this mgds was built without its web UI: the service's root says how to build it (cd ui && npm ci && npm run build, then build mgds again)"
+            );
+        }
+    }
     match database {
         Some(db) => eprintln!("MGDS service: records in {db}, data in {}", dir.display()),
         None => eprintln!("MGDS service: data in {}", dir.display()),

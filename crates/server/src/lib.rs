@@ -36,5 +36,5 @@ mod props;
 
 pub use error::{ApiError, ApiResult};
 pub use serve::{Bound, Tls, app, bind, serve, spawn};
-pub use state::{AppState, Config, OBJECTS_DIR, StartError, default_data_dir, is_data_dir};
+pub use state::{AppState, Config, OBJECTS_DIR, StartError, WebUi, default_data_dir, is_data_dir};
 pub use store::{db, files as storage};

@@ -77,6 +77,17 @@ pub struct AppState {
     pub metrics: Arc<metrics::Metrics>,
     /// How often the janitor's round is due.
     pub janitor_every: Duration,
+    /// The web UI served at the root, if any ([`AppState::with_web`]).
+    pub web: Option<Arc<dyn WebUi>>,
+}
+
+/// A web UI the service serves at its root (the `mgds-web` crate's), for every `GET` or `HEAD`
+/// of a path outside the API (`/api/`), the storage and upload routes and `/metrics`, which keep
+/// their own answers (a 404 there stays JSON).
+pub trait WebUi: Send + Sync + std::fmt::Debug + 'static {
+    /// The answer to `path` (as the service received it), given the request's headers and the
+    /// path the service's public address puts in front of its own (`""` at the root).
+    fn answer(&self, path: &str, headers: &axum::http::HeaderMap, prefix: &str) -> axum::response::Response;
 }
 
 impl AppState {
@@ -113,6 +124,7 @@ impl AppState {
             runner: Arc::new(runner::Runner::new(&config.data_dir, config.runner.clone())),
             metrics: Arc::default(),
             janitor_every: config.janitor_every,
+            web: None,
         };
         // Work left half-done by an interrupted run (files of deleted records, abandoned
         // uploads), unless another host is at it.
@@ -129,6 +141,22 @@ impl AppState {
         self.runner.set_references(refs);
         self.wake_workers();
         Ok(())
+    }
+
+    /// The same state serving `web` at its root.
+    pub fn with_web(mut self, web: Arc<dyn WebUi>) -> Self {
+        self.web = Some(web);
+        self
+    }
+
+    /// The path the public address puts in front of the service's own paths (`/mgds` for
+    /// `https://host/mgds`), or `""`.
+    pub fn public_prefix(&self) -> &str {
+        self.public_url
+            .split_once("://")
+            .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
+            .map(|p| p.trim_end_matches('/'))
+            .unwrap_or_default()
     }
 
     /// The same state answering at another public address.

@@ -1,5 +1,7 @@
-//! A small WebDriver client and the `tauri-driver` process, for the end-to-end tests of MGDS
-//! Desktop ([`Driver`] starts `tauri-driver`, [`Session`] drives one app window).
+//! A small WebDriver client, the `tauri-driver` and `chromedriver` processes, and axe-core, for
+//! the end-to-end tests of MGDS Desktop and of MGDS in a browser ([`Driver`] starts
+//! `tauri-driver` or Debian's `chromedriver`, [`Session`] drives one app window or one headless
+//! Chromium, [`Axe`] checks a page's accessibility).
 //!
 //! Only the WebDriver commands the tests need are here: find, click, type, run a script, take a
 //! screenshot. Every wait polls a condition until a deadline ([`Session::wait_for`]).
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail, ensure};
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -126,6 +128,25 @@ impl Driver {
         Ok(driver)
     }
 
+    /// Starts Debian's `chromedriver` (at `chromedriver`) on a free port, and waits until it
+    /// accepts connections.
+    pub async fn chromium(chromedriver: &Path) -> Result<Driver> {
+        let port = free_port()?;
+        let child = Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("cannot start {}", chromedriver.display()))?;
+        let driver = Driver { child, url: format!("http://127.0.0.1:{port}") };
+        poll(&format!("chromedriver on port {port}"), Duration::from_secs(30), || async move {
+            Ok(TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()))
+        })
+        .await?;
+        Ok(driver)
+    }
+
     /// The process id of `tauri-driver`: the app and its WebKit processes run beneath it.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -171,6 +192,32 @@ impl Session {
         let id = v["sessionId"].as_str().context("no sessionId in the driver's answer")?;
         std::fs::create_dir_all(&screenshots)?;
         Ok(Session { http, base: format!("{}/session/{id}", driver.url), screenshots })
+    }
+
+    /// Starts a headless Chromium (Debian's `/usr/bin/chromium`) through `chromedriver`, with a
+    /// profile of its own (its own cookies), a window of 1280 by 860; screenshots go to
+    /// `screenshots`.
+    pub async fn chromium(driver: &Driver, screenshots: PathBuf) -> Result<Session> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(90)).build()?;
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1280,860", "--no-first-run", "--password-store=basic"]
+            }
+        }}});
+        let v =
+            send(http.post(format!("{}/session", driver.url)).json(&caps)).await.context("cannot start Chromium")?;
+        let id = v["sessionId"].as_str().context("no sessionId in the driver's answer")?;
+        std::fs::create_dir_all(&screenshots)?;
+        Ok(Session { http, base: format!("{}/session/{id}", driver.url), screenshots })
+    }
+
+    /// Opens `url` in the browser.
+    pub async fn navigate(&self, url: &str) -> Result<()> {
+        self.post("/url", json!({"url": url})).await.map(|_| ())
     }
 
     async fn post(&self, path: &str, body: Value) -> Result<Value> {
@@ -306,4 +353,41 @@ async fn send(req: reqwest::RequestBuilder) -> Result<Value> {
         );
     }
     Ok(body["value"].clone())
+}
+
+/// axe-core (from `ui/node_modules`), run in the page.
+pub struct Axe {
+    source: String,
+}
+
+impl Axe {
+    /// Reads axe-core from the workspace at `root`.
+    pub fn new(root: &Path) -> Result<Axe> {
+        let path = root.join("ui/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}; run `npm ci` in ui/ (./test.sh does)", path.display()))?;
+        Ok(Axe { source })
+    }
+
+    /// Checks the page as it is now: no serious or critical violation of WCAG 2.1 A/AA or of
+    /// axe's best practices.
+    pub async fn check(&self, s: &Session, screen: &str) -> Result<()> {
+        let loaded = s.script("return typeof window.axe !== 'undefined';", json!([])).await?;
+        if loaded != json!(true) {
+            s.script(&format!("{}\n;return true;", self.source), json!([])).await.context("cannot load axe-core")?;
+        }
+        let found = s
+            .script(
+                "return axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', \
+                 'best-practice']}, resultTypes: ['violations']}).then(r => r.violations \
+                 .filter(v => v.impact === 'serious' || v.impact === 'critical') \
+                 .map(v => `${v.impact} ${v.id} (${v.help}): ${v.nodes.slice(0, 4).map(n => n.target.join(' ')).join(' | ')}`));",
+                json!([]),
+            )
+            .await?;
+        let found: Vec<String> = serde_json::from_value(found)?;
+        ensure!(found.is_empty(), "axe-core found on the {screen} screen:\n  {}", found.join("\n  "));
+        eprintln!("axe-core: no serious or critical violation on the {screen} screen");
+        Ok(())
+    }
 }

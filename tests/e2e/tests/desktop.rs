@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use mgds_e2e::{Driver, FreshHome, Session, poll};
+use mgds_e2e::{Axe, Driver, FreshHome, Session, poll};
 use serde_json::json;
 
 fn env_path(name: &str) -> Result<PathBuf> {
@@ -396,41 +396,6 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
 }
 
 /// axe-core (the UI's devDependency), run in the page through WebDriver.
-struct Axe {
-    source: String,
-}
-
-impl Axe {
-    fn new(root: &Path) -> Result<Axe> {
-        let path = root.join("ui/node_modules/axe-core/axe.min.js");
-        let source = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}; run `npm ci` in ui/ (./test.sh does)", path.display()))?;
-        Ok(Axe { source })
-    }
-
-    /// Checks the page as it is now: no serious or critical violation of WCAG 2.1 A/AA or of
-    /// axe's best practices.
-    async fn check(&self, s: &Session, screen: &str) -> Result<()> {
-        let loaded = s.script("return typeof window.axe !== 'undefined';", json!([])).await?;
-        if loaded != json!(true) {
-            s.script(&format!("{}\n;return true;", self.source), json!([])).await.context("cannot load axe-core")?;
-        }
-        let found = s
-            .script(
-                "return axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', \
-                 'best-practice']}, resultTypes: ['violations']}).then(r => r.violations \
-                 .filter(v => v.impact === 'serious' || v.impact === 'critical') \
-                 .map(v => `${v.impact} ${v.id} (${v.help}): ${v.nodes.slice(0, 4).map(n => n.target.join(' ')).join(' | ')}`));",
-                json!([]),
-            )
-            .await?;
-        let found: Vec<String> = serde_json::from_value(found)?;
-        ensure!(found.is_empty(), "axe-core found on the {screen} screen:\n  {}", found.join("\n  "));
-        eprintln!("axe-core: no serious or critical violation on the {screen} screen");
-        Ok(())
-    }
-}
-
 const ENTER: &str = "\u{E007}";
 const ESCAPE: &str = "\u{E00C}";
 

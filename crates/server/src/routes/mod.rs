@@ -58,7 +58,7 @@ pub fn router(state: AppState) -> Router {
         .route("/metrics", axum::routing::get(operations::metrics))
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), operations::record))
         .layer(axum::middleware::from_fn_with_state(state.clone(), prefix_links))
-        .fallback(not_found)
+        .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed);
     guarded(routes).with_state(state)
 }
@@ -111,12 +111,7 @@ fn answer_panic(cause: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// front, so that clients following them stay behind the proxy.
 async fn prefix_links(State(state): State<AppState>, req: Request, next: axum::middleware::Next) -> Response {
     let mut response = next.run(req).await;
-    let prefix = state
-        .public_url
-        .split_once("://")
-        .and_then(|(_, rest)| rest.find('/').map(|i| &rest[i..]))
-        .map(|p| p.trim_end_matches('/'))
-        .unwrap_or_default();
+    let prefix = state.public_prefix();
     if prefix.is_empty() {
         return response;
     }
@@ -268,8 +263,25 @@ async fn check_size_of_head(req: Request, next: axum::middleware::Next) -> Respo
     next.run(req).await
 }
 
-async fn not_found(uri: OriginalUri) -> ApiError {
-    ApiError::NotFound(format!("there is no route {}; see GET /api/v1/schema for the routes", uri.path()))
+/// A path no route takes: the web UI's, where one is served and the path is outside the API,
+/// the storage and upload routes and `/metrics`; else 404 in the service's error shape.
+async fn fallback(
+    State(state): State<AppState>,
+    method: Method,
+    uri: OriginalUri,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let path = uri.path();
+    let reserved = ["/api", "/storage", &format!("/{}", crate::s3::BUCKET), "/metrics"]
+        .iter()
+        .any(|r| path == *r || path.strip_prefix(r).is_some_and(|rest| rest.starts_with('/')));
+    match &state.web {
+        Some(web) if !reserved && (method == Method::GET || method == Method::HEAD) => {
+            web.answer(path, &headers, state.public_prefix())
+        }
+        _ => ApiError::NotFound(format!("there is no route {path}; see GET /api/v1/schema for the routes"))
+            .into_response(),
+    }
 }
 
 async fn method_not_allowed(method: Method, uri: OriginalUri) -> ApiError {

@@ -110,9 +110,26 @@ async fn open_sqlite(data_dir: &Path) -> Result<Pool, sqlx::Error> {
         })
         .connect_with(AnyConnectOptions::from_url(&url)?)
         .await?;
-    SQLITE_MIGRATOR.run(&pool).await?;
+    // sqlx takes no lock around SQLite migrations: two processes opening a new data folder at
+    // once (`mgds serve` and `mgds worker` started together, or `mgds admin` beside a starting
+    // service) would both run the first. A lock on a file beside the database makes them take
+    // turns; the second finds the schema up to date.
+    let lock_path = data_dir.join(MIGRATION_LOCK);
+    let lock = tokio::task::spawn_blocking(move || {
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
+        file.lock()?;
+        Ok::<_, std::io::Error>(file)
+    })
+    .await
+    .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))??;
+    let migrated = SQLITE_MIGRATOR.run(&pool).await;
+    drop(lock);
+    migrated?;
     Ok(pool)
 }
+
+/// The file locked while the SQLite schema is brought up to date.
+const MIGRATION_LOCK: &str = "mgds.sqlite3.lock";
 
 /// PostgreSQL at `url`. Its text should compare byte by byte, as SQLite's does; the schema's
 /// columns say so themselves (collation "C"), whatever the database's default.
@@ -454,5 +471,18 @@ mod tests {
         let b = ts(DateTime::parse_from_rfc3339("2026-01-02T03:04:05.5Z").unwrap().into());
         assert_eq!(a, "2026-01-02T03:04:05.000000+00:00");
         assert!(a < b);
+    }
+
+    /// Processes that open a new data folder at once take turns at its schema (each open here
+    /// has a pool of its own, as separate processes do).
+    #[tokio::test(flavor = "multi_thread")]
+    async fn opens_of_a_new_folder_at_once_take_turns() {
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let opens: Vec<_> = (0..4).map(|_| open(dir.path(), None)).collect();
+            for pool in futures::future::join_all(opens).await {
+                pool.expect("every open finds the schema made or makes it");
+            }
+        }
     }
 }

@@ -1,0 +1,195 @@
+//! MGDS in a browser: the UI in `ui/` (the same code as MGDS Desktop's window), built once by
+//! Vite into `ui/dist/` and embedded in the binary, served by `mgds serve` at its root (see
+//! [`mgds_server::WebUi`]); no web server or Node.js at run time.
+//!
+//! - `index.html` (and any other path that is not a file of the build, so that an address the
+//!   page shows can be reloaded) is never cached, and carries a strict Content Security Policy:
+//!   scripts and styles only from the service (no inline script, no `eval`), no frames, no
+//!   plugins, requests only to the service. A `<base>` names the service's public path, so the
+//!   page works behind a reverse proxy that serves it under one (`--public-url`).
+//! - The build's hashed files (`assets/`) are cached as immutable for a year; a name changes
+//!   with its content. A missing one is a 404, never the page.
+//! - Text files are sent gzip-compressed to a browser that takes it, each compressed once and
+//!   kept (the build is a fixed, small set of files).
+//! - A binary built before the UI serves one page saying how to build it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rust_embed::RustEmbed;
+
+/// The UI's build, embedded (read from the folder at run time in debug builds).
+#[derive(RustEmbed)]
+#[folder = "../../ui/dist"]
+#[allow_missing = true]
+struct Build;
+
+/// The Content Security Policy of the page. Svelte sets `style` attributes, hence inline
+/// styles; nothing else is inline.
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+                       img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; object-src 'none'; \
+                       base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
+/// How long a hashed file of the build may be cached.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+
+/// The web UI, as the service serves it.
+#[derive(Debug, Default)]
+pub struct WebUi {
+    /// Gzip-compressed text files, by path: at most the build's files.
+    gzipped: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+}
+
+impl WebUi {
+    /// The UI, shared by every request.
+    pub fn shared() -> Arc<dyn mgds_server::WebUi> {
+        Arc::new(WebUi::default())
+    }
+
+    /// Whether this binary holds a built UI.
+    pub fn is_built() -> bool {
+        Build::get("index.html").is_some()
+    }
+
+    fn gzipped(&self, path: &str, bytes: &[u8]) -> Arc<Vec<u8>> {
+        let mut cache = self.gzipped.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+                // Writing to memory does not fail.
+                let _ = gz.write_all(bytes);
+                Arc::new(gz.finish().unwrap_or_default())
+            })
+            .clone()
+    }
+
+    /// The page, with its `<base>` and the page's headers.
+    fn page(&self, headers: &HeaderMap, prefix: &str) -> Response {
+        let Some(index) = Build::get("index.html") else { return not_built() };
+        let text = String::from_utf8_lossy(&index.data);
+        let base = format!("<head>\n    <base href=\"{}/\" />", escape_attribute(prefix));
+        let html = text.replacen("<head>", &base, 1);
+        let mut response =
+            self.text(headers, &format!("index.html {prefix}"), html.into_bytes(), "text/html; charset=utf-8");
+        page_headers(response.headers_mut());
+        response
+    }
+
+    /// A text answer, gzip-compressed when the browser takes it.
+    fn text(&self, headers: &HeaderMap, key: &str, bytes: Vec<u8>, mime: &str) -> Response {
+        let gzip = accepts_gzip(headers);
+        let body = if gzip { self.gzipped(key, &bytes).as_ref().clone() } else { bytes };
+        let mut response = Response::new(Body::from(body));
+        let h = response.headers_mut();
+        h.insert(header::CONTENT_TYPE, HeaderValue::from_str(mime).unwrap_or(HeaderValue::from_static("text/plain")));
+        h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+        if gzip {
+            h.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        response
+    }
+}
+
+impl mgds_server::WebUi for WebUi {
+    fn answer(&self, path: &str, headers: &HeaderMap, prefix: &str) -> Response {
+        let file = path.trim_start_matches('/');
+        // Paths are the build's own names; anything that could climb out of it is none of them.
+        let odd = file.split('/').any(|s| s == ".." || s == ".") || file.contains('\\');
+        let found = if odd || file.is_empty() { None } else { Build::get(file) };
+        match found {
+            Some(_) if file == "index.html" => self.page(headers, prefix),
+            Some(f) => {
+                let mime = f.metadata.mimetype().to_string();
+                let compressible = mime.starts_with("text/")
+                    || mime.contains("javascript")
+                    || mime.contains("json")
+                    || mime.contains("svg");
+                let mut response = if compressible {
+                    self.text(headers, file, f.data.into_owned(), &mime)
+                } else {
+                    let mut r = Response::new(Body::from(f.data.into_owned()));
+                    if let Ok(v) = HeaderValue::from_str(&mime) {
+                        r.headers_mut().insert(header::CONTENT_TYPE, v);
+                    }
+                    r
+                };
+                let h = response.headers_mut();
+                let cache = if file.starts_with("assets/") { IMMUTABLE } else { "no-cache" };
+                h.insert(header::CACHE_CONTROL, HeaderValue::from_static(cache));
+                h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+                response
+            }
+            // A file of the build that is not there (an old page asking for a replaced chunk).
+            None if file.starts_with("assets/") || odd => {
+                (StatusCode::NOT_FOUND, "not found: this file is not part of the web UI\n").into_response()
+            }
+            // Any other address is the page's (it shows the screen the address names).
+            None => self.page(headers, prefix),
+        }
+    }
+}
+
+/// The headers of the page: never cached, the policy, no framing, no referrer elsewhere.
+fn page_headers(h: &mut HeaderMap) {
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+}
+
+/// The page of a binary built without its UI.
+fn not_built() -> Response {
+    let html = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>MGDS</title></head>\n\
+                <body><h1>MGDS</h1>\n<p>This copy of <code>mgds</code> was built without its web UI. The service \
+                and its API work as usual; to open MGDS in a browser, build the UI and then <code>mgds</code>:</p>\n\
+                <pre>cd ui &amp;&amp; npm ci &amp;&amp; npm run build &amp;&amp; cd ..\n\
+                cargo build --release --locked -p mgds-cli</pre>\n\
+                <p>(The README's commands do both.)</p></body></html>\n";
+    let mut response = (StatusCode::OK, html).into_response();
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    page_headers(h);
+    response
+}
+
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(',').any(|e| {
+            let mut parts = e.split(';');
+            let name = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|p| p.trim().replace(' ', "") == "q=0");
+            name.eq_ignore_ascii_case("gzip") && !refused
+        })
+    })
+}
+
+/// `s` safe inside a double-quoted HTML attribute.
+fn escape_attribute(s: &str) -> String {
+    s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_is_taken_unless_refused() {
+        let mut h = HeaderMap::new();
+        assert!(!accepts_gzip(&h));
+        h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("br, gzip;q=0.8, deflate"));
+        assert!(accepts_gzip(&h));
+        h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip;q=0, br"));
+        assert!(!accepts_gzip(&h));
+    }
+
+    #[test]
+    fn a_prefix_cannot_break_out_of_its_attribute() {
+        assert_eq!(escape_attribute("/lab\"><script>"), "/lab&quot;&gt;&lt;script&gt;");
+    }
+}

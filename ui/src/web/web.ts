@@ -1,0 +1,125 @@
+// MGDS in a browser: the service's own routes for signing in, the session and the account
+// (README, "Signing in from a browser"). Addresses are relative to the page's <base>, which the
+// service sets to its public path. Every write sends the session's CSRF token; every request
+// says it comes from a page (X-Requested-With), so a 401 never opens the browser's own dialog.
+
+/** The signed-in account, as `GET /api/v1/account` answers it. */
+export type Account = {
+  email?: string | null;
+  username?: string | null;
+  organization?: string | null;
+  organization_admin?: boolean | null;
+  created_at?: string | null;
+};
+
+/** The session of this browser. */
+export type SessionInfo = { user: Account; session: string; csrf_token: string; expires_at: string };
+
+/** One of the user's sessions. */
+export type SessionRow = {
+  id: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  user_agent: string | null;
+  address: string | null;
+  current: boolean;
+};
+
+/** A refusal of the service, in its words, with the status and any wait. */
+export class WebError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly retryAfter: number | null = null,
+  ) {
+    super(message);
+  }
+}
+
+let csrf = "";
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { "X-Requested-With": "mgds" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (method !== "GET" && csrf) headers["X-CSRF-Token"] = csrf;
+  let r: Response;
+  try {
+    r = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+      cache: "no-store",
+    });
+  } catch {
+    throw new WebError("The service cannot be reached. Check your network, then try again.", 0);
+  }
+  if (r.status === 204) return undefined as T;
+  const text = await r.text();
+  let json: unknown = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!r.ok) {
+    const said = json && typeof json === "object" && "message" in json ? String((json as { message: unknown }).message) : "";
+    const wait = Number(r.headers.get("retry-after"));
+    throw new WebError(said || `The service answered ${r.status}.`, r.status, Number.isFinite(wait) && wait > 0 ? wait : null);
+  }
+  return json as T;
+}
+
+/** A refusal in words for the page. */
+export function describe(e: unknown): string {
+  if (e instanceof WebError) {
+    if (e.status === 429 && e.retryAfter) {
+      const s = e.retryAfter;
+      const wait = s >= 120 ? `${Math.ceil(s / 60)} minutes` : `${s} second${s === 1 ? "" : "s"}`;
+      return `Too many tries that did not match. Wait ${wait}, then try again.`;
+    }
+    const m = e.message.trim();
+    return m.charAt(0).toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? "" : ".");
+  }
+  return "Something went wrong; try again.";
+}
+
+function keep(s: SessionInfo): SessionInfo {
+  csrf = s.csrf_token;
+  return s;
+}
+
+export const web = {
+  /** This browser's session; a 401 when it is not signed in. */
+  session: async () => keep(await call<SessionInfo>("GET", "api/v1/session")),
+  signIn: async (email: string, password: string) =>
+    keep(await call<SessionInfo>("POST", "api/v1/sign_in", { email, password })),
+  signOut: async () => {
+    await call<void>("DELETE", "api/v1/session");
+    csrf = "";
+  },
+  sessions: () => call<SessionRow[]>("GET", "api/v1/sessions"),
+  endSession: (id: string) => call<void>("DELETE", `api/v1/sessions/${encodeURIComponent(id)}`),
+  endAll: async () => {
+    const ended = await call<{ ended: number }>("DELETE", "api/v1/sessions");
+    csrf = "";
+    return ended;
+  },
+  changePassword: async (current: string, next: string) => {
+    await call<void>("POST", "api/v1/account/password", { current_password: current, new_password: next });
+    csrf = "";
+  },
+  newApiKey: (password: string) =>
+    call<{ api_key: string; canceled_uploads: number }>("POST", "api/v1/account/api_key", { current_password: password }),
+};
+
+/** The browser a session was made from, in a few words, from its user agent. */
+export function browserName(agent: string | null): string {
+  if (!agent) return "Unknown browser";
+  const browser =
+    /Edg\//.test(agent) ? "Edge" : /Firefox\//.test(agent) ? "Firefox" : /Chrom(e|ium)\//.test(agent) ? "Chromium or Chrome" : /Safari\//.test(agent) ? "Safari" : null;
+  const system = /Windows/.test(agent) ? "Windows" : /Mac OS X|Macintosh/.test(agent) ? "macOS" : /Android/.test(agent) ? "Android" : /iPhone|iPad/.test(agent) ? "iOS" : /Linux/.test(agent) ? "Linux" : null;
+  if (browser && system) return `${browser} on ${system}`;
+  return browser ?? system ?? agent.slice(0, 60);
+}

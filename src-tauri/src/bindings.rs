@@ -15,13 +15,12 @@ use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::analyses::{AnalysesPage, AnalysisQuery, BatchRun};
 use crate::chart::{ChartControls, ChartView};
-use crate::commands::ClassificationView;
 use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReadsProgress};
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
-use crate::results::{AnalysesChanged, PanelView};
+use crate::results::{AnalysesChanged, ClassificationView, PanelView};
 use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
 };
@@ -49,6 +48,8 @@ const LIB: &str = include_str!("lib.rs");
 /// its events.
 const APP_SOURCES: &[(&str, &str)] = &[
     ("analyses", include_str!("../../crates/app/src/analyses.rs")),
+    ("chart", include_str!("../../crates/app/src/chart.rs")),
+    ("connection", include_str!("../../crates/app/src/connection.rs")),
     ("compare", include_str!("../../crates/app/src/compare.rs")),
     ("documents", include_str!("../../crates/app/src/documents.rs")),
     ("error", include_str!("../../crates/app/src/error.rs")),
@@ -461,8 +462,7 @@ fn generate() -> String {
          //   {REGENERATE}\n\
          // (`cargo test` fails while this file is out of date).\n\n"
     ));
-    out.push_str("import { invoke } from \"@tauri-apps/api/core\";\n");
-    out.push_str("import { listen, type UnlistenFn } from \"@tauri-apps/api/event\";\n");
+    out.push_str("import { invoke, listen, type UnlistenFn } from \"./transport\";\n");
     for decl in t.decls.values() {
         out.push('\n');
         out.push_str(decl);

@@ -4,10 +4,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
 use tauri::{AppHandle, Manager, State};
 use tauri_plugin_dialog::DialogExt;
-use ts_rs::TS;
 
 use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
 use crate::compare::{self, CompareCache, CompareRequest, ComparisonView, TaxonReadsProgress};
@@ -16,7 +14,7 @@ use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
-use crate::results::{PanelView, ResultsCache, Watcher};
+use crate::results::{ClassificationView, PanelView, ResultsCache, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
     TagCount,
@@ -399,15 +397,6 @@ pub async fn start_uploads(
 #[tauri::command]
 pub fn cancel_upload(uploads: State<'_, Uploads>, id: String) -> bool {
     uploads.cancel(&id)
-}
-
-/// A classification's table, for the taxa table.
-#[derive(Debug, Serialize, TS)]
-pub struct ClassificationView {
-    /// Reads in the sample.
-    pub n_reads: u64,
-    /// One row per taxon.
-    pub table: Vec<mgds_api::TaxonRow>,
 }
 
 /// The results of a classification.

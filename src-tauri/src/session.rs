@@ -11,6 +11,8 @@ use serde::Serialize;
 use tokio::sync::{Mutex, OnceCell};
 use ts_rs::TS;
 
+pub use mgds_app::connection::ConnectionView;
+
 use crate::error::{CmdError, CmdResult};
 
 /// Where the app keeps things.
@@ -52,21 +54,6 @@ pub struct Session {
     paths: Paths,
     local: OnceCell<Local>,
     current: Mutex<Option<Connected>>,
-}
-
-/// What the UI shows about the connection.
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct ConnectionView {
-    /// The profile's name.
-    pub profile: String,
-    /// The service's base address.
-    pub base_url: String,
-    /// Whether this is the embedded local service.
-    pub local: bool,
-    /// The signed-in user's e-mail address.
-    pub email: Option<String>,
-    /// The local service's data folder.
-    pub data_dir: String,
 }
 
 /// One profile, as the profiles screen lists it.

@@ -7,7 +7,9 @@
 //! TypeScript types are generated.
 
 pub mod analyses;
+pub mod chart;
 pub mod compare;
+pub mod connection;
 pub mod documents;
 pub mod error;
 pub mod events;

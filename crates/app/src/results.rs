@@ -134,3 +134,12 @@ impl Watcher {
         }
     }
 }
+
+/// A classification's table, for the taxa table.
+#[derive(Debug, Serialize, TS)]
+pub struct ClassificationView {
+    /// Reads in the sample.
+    pub n_reads: u64,
+    /// One row per taxon.
+    pub table: Vec<mgds_api::TaxonRow>,
+}

@@ -144,9 +144,24 @@ impl fmt::Debug for ApiKey {
     }
 }
 
+/// A signed-in browser's session, for the service's own web endpoints that act for a browser:
+/// the session cookie and its CSRF token, kept out of `Debug` output.
+#[derive(Clone)]
+struct BrowserSession {
+    cookie: String,
+    csrf: String,
+}
+
+impl fmt::Debug for BrowserSession {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("BrowserSession(<redacted>)")
+    }
+}
+
 #[derive(Debug)]
 struct Settings {
     api_key: Option<ApiKey>,
+    session: Option<BrowserSession>,
     auth_style: AuthStyle,
     retry: RetryPolicy,
     timeout: Duration,
@@ -166,6 +181,7 @@ pub struct Client {
 pub struct ClientBuilder {
     base_url: String,
     api_key: Option<ApiKey>,
+    session: Option<BrowserSession>,
     auth_style: AuthStyle,
     ca_files: Vec<PathBuf>,
     proxy: Option<String>,
@@ -180,6 +196,14 @@ impl ClientBuilder {
     /// The API key (sent as HTTP Basic by default). Without one, only public records are seen.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(ApiKey(key.into()));
+        self
+    }
+
+    /// Signs in with a browser's session instead of a key: the cookie `cookie_name=token` and
+    /// the session's CSRF token on every request, as the browser's page sends them (the service
+    /// acting for a signed-in browser calls its own API this way).
+    pub fn browser_session(mut self, cookie_name: &str, token: &str, csrf: &str) -> Self {
+        self.session = Some(BrowserSession { cookie: format!("{cookie_name}={token}"), csrf: csrf.to_string() });
         self
     }
 
@@ -282,6 +306,7 @@ impl ClientBuilder {
             base_url,
             settings: Arc::new(Settings {
                 api_key: self.api_key,
+                session: self.session,
                 auth_style: self.auth_style,
                 retry: self.retry,
                 timeout: self.timeout,
@@ -357,6 +382,7 @@ impl Client {
         ClientBuilder {
             base_url: base_url.to_string(),
             api_key: None,
+            session: None,
             auth_style: AuthStyle::Basic,
             ca_files: Vec::new(),
             proxy: None,
@@ -376,6 +402,7 @@ impl Client {
             base_url: normalize_base_url(base_url)?,
             settings: Arc::new(Settings {
                 api_key: api_key.map(ApiKey),
+                session: None,
                 auth_style: AuthStyle::Basic,
                 retry: RetryPolicy::default(),
                 timeout: Duration::from_secs(60),
@@ -519,6 +546,22 @@ impl Client {
     }
 
     fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if let Some(s) = &self.settings.session {
+            let sensitive = |v: &str| {
+                HeaderValue::from_str(v).map(|mut h| {
+                    h.set_sensitive(true);
+                    h
+                })
+            };
+            return match (sensitive(&s.cookie), sensitive(&s.csrf)) {
+                (Ok(cookie), Ok(csrf)) => req
+                    .header(reqwest::header::COOKIE, cookie)
+                    .header("x-csrf-token", csrf)
+                    .header("x-requested-with", "mgds"),
+                // A session that cannot be a header cannot be valid either; the service says so.
+                _ => req,
+            };
+        }
         match (&self.settings.api_key, self.settings.auth_style) {
             (None, _) => req,
             (Some(k), AuthStyle::Basic) => req.basic_auth(&k.0, Some("")),

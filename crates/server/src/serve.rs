@@ -73,6 +73,17 @@ pub async fn serve(
     // Housekeeping runs beside the requests, not in them.
     let housekeeping = tokio::spawn(janitor::run(state.store.clone(), state.janitor_every));
     let workers = worker::spawn_workers(&state, state.runner.config.workers);
+    // The web UI's routes call the API as the browser's user through a listener of its own on
+    // loopback (plain HTTP, this machine only), whatever the public one is (TLS, all addresses).
+    let internal = match &state.web {
+        Some(web) => {
+            let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
+            web.internal_api(&format!("http://{}", listener.local_addr()?));
+            let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+            Some(tokio::spawn(async move { axum::serve(listener, service).await }))
+        }
+        None => None,
+    };
     tokio::spawn(async move {
         shutdown.await;
         h.graceful_shutdown(Some(Duration::from_secs(10)));
@@ -93,6 +104,9 @@ pub async fn serve(
         }
     };
     housekeeping.abort();
+    if let Some(internal) = internal {
+        internal.abort();
+    }
     // An analysis in progress is given back to the queue, to run again at the next start.
     for w in workers {
         w.abort();

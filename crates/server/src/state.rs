@@ -88,6 +88,16 @@ pub trait WebUi: Send + Sync + std::fmt::Debug + 'static {
     /// The answer to `path` (as the service received it), given the request's headers and the
     /// path the service's public address puts in front of its own (`""` at the root).
     fn answer(&self, path: &str, headers: &axum::http::HeaderMap, prefix: &str) -> axum::response::Response;
+
+    /// The UI's own routes, served under `/api/web/v1` to signed-in callers as any API route
+    /// is (the screens' commands for a browser), if it has any.
+    fn routes(self: Arc<Self>) -> Option<axum::Router<AppState>> {
+        None
+    }
+
+    /// Told, once the service listens, the address of its own API on loopback (plain HTTP,
+    /// this machine only), through which the UI's routes call the API as the browser's user.
+    fn internal_api(&self, _url: &str) {}
 }
 
 impl AppState {

@@ -12,14 +12,25 @@
 //! - Text files are sent gzip-compressed to a browser that takes it, each compressed once and
 //!   kept (the build is a fixed, small set of files).
 //! - A binary built before the UI serves one page saying how to build it.
+//! - The screens' commands for a browser ([`commands`]) are served under `/api/web/v1/commands/`
+//!   to a signed-in browser, and run the application (`mgds-app`) as a client of the service's
+//!   own API on loopback with the browser's session. What they keep in memory for browsers (the
+//!   comparison's classification results) is one cache with one ceiling for all of them.
+
+pub mod commands;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
+use axum::extract::{Extension, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use mgds_app::compare::CompareCache;
+use mgds_server::AppState;
+use mgds_server::auth::Caller;
+use mgds_server::routes::{CSRF_HEADER, SignedInSession, cookie_name_and_path, session_cookie};
 use rust_embed::RustEmbed;
 
 /// The UI's build, embedded (read from the folder at run time in debug builds).
@@ -38,10 +49,20 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' '
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 /// The web UI, as the service serves it.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct WebUi {
     /// Gzip-compressed text files, by path: at most the build's files.
     gzipped: Mutex<HashMap<String, Arc<Vec<u8>>>>,
+    /// The service's API on loopback, once it listens.
+    internal: OnceLock<String>,
+    /// Classification results fetched for browsers' comparisons (keyed by user).
+    compare: CompareCache,
+}
+
+impl std::fmt::Debug for WebUi {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebUi").field("internal", &self.internal.get()).finish_non_exhaustive()
+    }
 }
 
 impl WebUi {
@@ -95,7 +116,88 @@ impl WebUi {
     }
 }
 
+impl WebUi {
+    /// `POST /api/web/v1/commands/{name}`: a screen's command for a browser signed in with a
+    /// session (see [`commands`]).
+    async fn command(
+        &self,
+        state: AppState,
+        name: String,
+        caller: Caller,
+        session: Option<Extension<SignedInSession>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Response {
+        let refuse = |status: StatusCode, code: &'static str, message: &str| {
+            (status, axum::Json(serde_json::json!({ "code": code, "message": message }))).into_response()
+        };
+        let (Some(user), Some(Extension(SignedInSession(_)))) = (caller.0, session) else {
+            return refuse(StatusCode::UNAUTHORIZED, "sign_in", "Sign in from the browser first.");
+        };
+        let (cookie_name, _) = cookie_name_and_path(&state.public_url);
+        let token = session_cookie(&headers, cookie_name).ok().flatten().unwrap_or_default();
+        let csrf = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let Some(internal) = self.internal.get() else {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "starting",
+                "The service is starting; try again in a moment.",
+            );
+        };
+        let client = match mgds_client::Client::builder(internal).browser_session(cookie_name, &token, csrf).build() {
+            Ok(c) => c,
+            Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, "failed", &e.to_string()),
+        };
+        let args: serde_json::Map<String, serde_json::Value> = if body.iter().all(u8::is_ascii_whitespace) {
+            serde_json::Map::new()
+        } else {
+            match serde_json::from_slice(&body) {
+                Ok(a) => a,
+                Err(e) => {
+                    let message = format!("The command's arguments must be a JSON object: {e}.");
+                    return refuse(StatusCode::BAD_REQUEST, "invalid", &message);
+                }
+            }
+        };
+        let email =
+            mgds_server::store::users::account(&state, &Caller(Some(user.clone()))).await.ok().and_then(|a| a.email);
+        let cx = commands::Cx {
+            client: &client,
+            user: &user.id,
+            email: email.as_deref(),
+            public_url: &state.public_url,
+            compare: &self.compare,
+        };
+        match commands::run(&name, &args, &cx).await {
+            Ok(v) => axum::Json(v).into_response(),
+            Err(e) => (commands::status_of(&e), axum::Json(commands::refusal(&e))).into_response(),
+        }
+    }
+}
+
 impl mgds_server::WebUi for WebUi {
+    fn routes(self: Arc<Self>) -> Option<axum::Router<AppState>> {
+        let me = self.clone();
+        Some(axum::Router::new().route(
+            "/commands/{name}",
+            axum::routing::post(
+                move |State(state): State<AppState>,
+                      Path(name): Path<String>,
+                      caller: Caller,
+                      session: Option<Extension<SignedInSession>>,
+                      headers: HeaderMap,
+                      body: Bytes| {
+                    let me = me.clone();
+                    async move { me.command(state, name, caller, session, headers, body).await }
+                },
+            ),
+        ))
+    }
+
+    fn internal_api(&self, url: &str) {
+        let _ = self.internal.set(url.to_string());
+    }
+
     fn answer(&self, path: &str, headers: &HeaderMap, prefix: &str) -> Response {
         let file = path.trim_start_matches('/');
         // Paths are the build's own names; anything that could climb out of it is none of them.
@@ -163,7 +265,9 @@ fn accepts_gzip(headers: &HeaderMap) -> bool {
         v.split(',').any(|e| {
             let mut parts = e.split(';');
             let name = parts.next().unwrap_or_default().trim();
-            let refused = parts.any(|p| p.trim().replace(' ', "") == "q=0");
+            let refused = parts.any(|p| {
+                p.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok()).is_some_and(|q| q <= 0.0)
+            });
             name.eq_ignore_ascii_case("gzip") && !refused
         })
     })
@@ -185,6 +289,8 @@ mod tests {
         h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("br, gzip;q=0.8, deflate"));
         assert!(accepts_gzip(&h));
         h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip;q=0, br"));
+        assert!(!accepts_gzip(&h));
+        h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("gzip; q=0.000"));
         assert!(!accepts_gzip(&h));
     }
 

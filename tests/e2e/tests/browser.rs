@@ -1,9 +1,12 @@
 //! MGDS in a real browser: the real `mgds serve` serving its web UI, and Debian's Chromium
-//! (headless) driven through `chromedriver`: a wrong password refused, signing in, the account
-//! with its sessions, a second browser signed in and then signed out from the first, a new API
-//! key made with the password (and the old one refused), a forged cross-site write refused, the
-//! password changed (every session ends) and signing in with the new one, signing out. Every
-//! screen is checked with axe-core; screenshots go to `target/e2e-screenshots/browser-*.png`.
+//! (headless) driven through `chromedriver`: a wrong password refused, signing in, the samples
+//! that `mgds upload` sent (classified by the service) in the samples table, a sample's page with
+//! its abundance chart, the two samples compared, the account with its sessions, a second
+//! browser signed in and then signed out from the first, a new API key made with the password
+//! (and the old one refused), a forged write from another site and one without the token
+//! refused, the password changed (every session ends) and signing in with the new one, signing
+//! out everywhere, signing out. Every screen is checked with axe-core; screenshots go to
+//! `target/e2e-screenshots/browser-*.png`.
 //!
 //! Needs `MGDS_BIN` (the `mgds` binary) and `CHROMEDRIVER`; `test.sh` provides both.
 
@@ -46,7 +49,7 @@ impl Served {
         let child = Command::new(bin)
             .args(["--data-dir"])
             .arg(data.path())
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--no-demo", "--workers", "0"])
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--workers", "1"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -72,6 +75,22 @@ impl Served {
     }
 }
 
+impl Served {
+    /// `mgds upload FILE` with `key`, as a colleague with the command line (or the desktop)
+    /// would: a sample the browser then shows.
+    fn upload(&self, key: &str, file: &Path) -> Result<()> {
+        let out = Command::new(&self.bin)
+            .args(["--base-url", &self.url, "--api-key", key, "upload"])
+            .arg(file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()?;
+        ensure!(out.success(), "mgds upload {} failed", file.display());
+        Ok(())
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -83,6 +102,19 @@ impl Drop for Served {
 async fn key_works(url: &str, key: &str) -> Result<bool> {
     let r = reqwest::Client::new().get(format!("{url}/api/v1/account")).basic_auth(key, Some("")).send().await?;
     Ok(r.status().is_success())
+}
+
+/// Opens the Account screen from the main menu.
+async fn open_account(s: &Session) -> Result<()> {
+    s.click(&s.wait_for("[data-testid=nav-account]", WAIT).await?).await?;
+    s.wait_for_text("[data-testid=account-email]", "ana@lab.example.org", WAIT).await?;
+    Ok(())
+}
+
+/// Waits until the page shows Ana signed in.
+async fn signed_in_as_ana(s: &Session) -> Result<()> {
+    s.wait_for_text("[data-testid=connection]", "ana@lab.example.org", WAIT).await?;
+    Ok(())
 }
 
 async fn sign_in(s: &Session, email: &str, password: &str) -> Result<()> {
@@ -103,12 +135,20 @@ async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target/e2e-screenshots"));
     let served = Served::start(&bin)?;
-    let old_key = served.user("ana@lab.example.org", PASSWORD)?;
     let url = served.url.clone();
-    poll("mgds serve to answer", WAIT, || async {
+    // The first start installs the demo references (for the classifications below).
+    poll("mgds serve to answer", Duration::from_secs(120), || async {
         Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
     })
     .await?;
+    let old_key = served.user("ana@lab.example.org", PASSWORD)?;
+    // Two samples of reads, uploaded from the command line; the service classifies them.
+    let reads = tempfile::tempdir()?;
+    for name in ["gut_day1.fastq.gz", "gut_day2.fastq.gz"] {
+        let file = reads.path().join(name);
+        std::fs::copy(root.join("assets/demo/reads.fastq.gz"), &file)?;
+        served.upload(&old_key, &file)?;
+    }
     let driver = Driver::chromium(&chromedriver).await?;
     let a = Session::chromium(&driver, screenshots.clone()).await?;
     let b = Session::chromium(&driver, screenshots).await?;
@@ -139,8 +179,58 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     a.wait_for_text("[data-testid=sign-in-problem]", "not right", WAIT).await?;
     a.screenshot("browser-02-wrong-password").await?;
 
-    // Signed in: the account, its one session marked as this browser.
+    // Signed in: the samples the command line uploaded, in the same table as the desktop's.
     sign_in(a, "ana@lab.example.org", PASSWORD).await?;
+    a.wait_for_text("[data-testid=samples-table] tbody", "gut_day2.fastq.gz", WAIT).await?;
+    a.wait_for_text("[data-testid=connection]", "ana@lab.example.org", WAIT).await?;
+    ensure!(a.find("[data-testid=nav-watch]").await?.is_none(), "watched folders are the desktop's");
+    axe.check(a, "browser samples").await?;
+    a.screenshot("browser-03a-samples").await?;
+    // A sample's page, its classification drawn when it is done.
+    let row = a.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", WAIT).await?;
+    a.click(&row).await?;
+    poll("the abundance chart", Duration::from_secs(120), || async {
+        // The page asks again for a classification still running (a browser gets no events).
+        if a.find("[data-testid=chart] svg rect.bar").await?.is_some() {
+            return Ok(Some(()));
+        }
+        a.navigate(&format!("{url}/")).await?;
+        let row = a.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", WAIT).await?;
+        a.click(&row).await?;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        Ok(a.find("[data-testid=chart] svg rect.bar").await?.map(|_| ()))
+    })
+    .await
+    .context("the sample's abundance chart never appeared")?;
+    axe.check(a, "browser sample").await?;
+    a.screenshot("browser-03b-sample").await?;
+    // Both samples compared side by side.
+    a.navigate(&format!("{url}/")).await?;
+    a.wait_for_text("[data-testid=samples-table] tbody", "gut_day1.fastq.gz", WAIT).await?;
+    a.click(&a.wait_for("[data-testid=select-all]", WAIT).await?).await?;
+    a.click(&a.wait_for("[data-testid=bulk-compare]", WAIT).await?).await?;
+    a.wait_for("[data-testid=compare-chart] svg", Duration::from_secs(120))
+        .await
+        .context("the comparison never drew")?;
+    a.wait_for_text("[data-testid=compare-caption]", "species rank", WAIT).await?;
+    axe.check(a, "browser comparison").await?;
+    a.screenshot("browser-03c-compare").await?;
+
+    // The other screens a browser has.
+    for (screen, ready) in [
+        ("analyses", "main h1"),
+        ("projects", "[data-testid=projects-empty]"),
+        ("documents", "[data-testid=documents-empty]"),
+        ("tags", "main h1"),
+    ] {
+        a.click(&a.wait_for(&format!("[data-testid=nav-{screen}]"), WAIT).await?).await?;
+        a.wait_for(ready, WAIT).await.with_context(|| format!("the {screen} screen"))?;
+        axe.check(a, &format!("browser {screen}")).await?;
+        a.screenshot(&format!("browser-03d-{screen}")).await?;
+    }
+
+    // The account, its one session marked as this browser.
+    a.click(&a.wait_for("[data-testid=nav-account]", WAIT).await?).await?;
     a.wait_for_text("[data-testid=account-email]", "ana@lab.example.org", WAIT).await?;
     a.wait_for_text("[data-testid=sessions]", "(this browser)", WAIT).await?;
     axe.check(a, "browser account").await?;
@@ -149,8 +239,9 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     // A second browser signs in; the first sees it, and signs it out.
     b.navigate(&format!("{url}/")).await?;
     sign_in(b, "ana@lab.example.org", PASSWORD).await?;
-    b.wait_for_text("[data-testid=account-email]", "ana@lab.example.org", WAIT).await?;
+    signed_in_as_ana(b).await?;
     a.navigate(&format!("{url}/")).await?;
+    open_account(a).await?;
     poll("the first browser to list two sessions", WAIT, || async {
         let n =
             a.script("return document.querySelectorAll('[data-testid=sessions] tbody tr').length;", json!([])).await?;
@@ -167,6 +258,12 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
         )
         .await?;
     ensure!(ended == json!(true), "no other session to sign out");
+    poll("the first browser to list one session", WAIT, || async {
+        let n =
+            a.script("return document.querySelectorAll('[data-testid=sessions] tbody tr').length;", json!([])).await?;
+        Ok((n == json!(1)).then_some(()))
+    })
+    .await?;
     b.navigate(&format!("{url}/")).await?;
     b.wait_for("#sign-in-title", WAIT).await.context("the second browser was not signed out")?;
     b.screenshot("browser-05-signed-out-elsewhere").await?;
@@ -187,20 +284,39 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     axe.check(a, "browser account with a new key").await?;
     a.screenshot("browser-06-new-key").await?;
 
-    // A forged cross-site write: a page of another origin posts a form to the service. The
-    // browser sends no session cookie with it (SameSite), and even with one, no CSRF token:
-    // nothing changes.
+    // A forged cross-site write: a page of another site posts a form whose body is the JSON of
+    // a new project (a form's plain text needs no preflight). It would make the project if the
+    // browser sent the session cookie with it and the service took a cookie's write without
+    // the CSRF token. The service refuses it, and no project is made.
     let forged = format!(
-        "data:text/html,<form method=post enctype=text/plain action='{url}/api/v1/account/api_key'>\
-         <input name='x' value='y'></form><script>document.forms[0].submit()</script>"
+        "data:text/html,<form method=post enctype=text/plain action='{url}/api/v1/projects'>\
+         <input name='{{\"project_name\":\"forged_p\",\"description\":\"' value='\"}}'></form>\
+         <script>document.forms[0].submit()</script>"
     );
     a.navigate(&forged).await?;
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    ensure!(key_works(url, &new_key).await?, "the forged write made no new key");
+    let answered = poll("the forged request's answer", WAIT, || async {
+        let v = a
+            .script("return location.href.startsWith(arguments[0]) ? document.body.innerText : null;", json!([url]))
+            .await?;
+        Ok(v.as_str().map(str::to_string))
+    })
+    .await?;
+    ensure!(
+        answered.contains("\"status\":401") || answered.contains("\"status\":403"),
+        "the forged write was not refused: {answered}"
+    );
+    let projects = reqwest::Client::new()
+        .get(format!("{url}/api/v1/projects"))
+        .basic_auth(&new_key, Some(""))
+        .send()
+        .await?
+        .text()
+        .await?;
+    ensure!(!projects.contains("forged_p"), "the forged write made a project: {projects}");
+    a.navigate(&format!("{url}/")).await?;
+    signed_in_as_ana(a).await.context("the forged write from another site signed the browser out")?;
     // A write from the service's own page that lacks the token (what a script injected without
     // reading the page's token could send) is refused too.
-    a.navigate(&format!("{url}/")).await?;
-    a.wait_for("[data-testid=account-email]", WAIT).await?;
     let direct = a
         .script(
             "return fetch(arguments[0] + '/api/v1/sessions', {method: 'DELETE', credentials: 'include'}).then(r => r.status);",
@@ -210,8 +326,7 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     ensure!(direct == json!(401) || direct == json!(403), "a write without the token answered {direct}");
 
     // The password changed: every session ends; the new one signs in.
-    a.navigate(&format!("{url}/")).await?;
-    a.wait_for("#password-title", WAIT).await?;
+    open_account(a).await?;
     a.set_value("#password-title ~ form input[autocomplete=current-password]", PASSWORD).await?;
     a.script(
         "const [n, m] = document.querySelectorAll('#password-title ~ form input[autocomplete=new-password]'); \
@@ -223,7 +338,27 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     a.wait_for_text(".note", "password was changed", WAIT).await?;
     a.screenshot("browser-07-password-changed").await?;
     sign_in(a, "ana@lab.example.org", "a brand new passphrase").await?;
-    a.wait_for_text("[data-testid=account-email]", "ana@lab.example.org", WAIT).await?;
+    signed_in_as_ana(a).await?;
+
+    // Signing out everywhere: the other browser too.
+    b.navigate(&format!("{url}/")).await?;
+    sign_in(b, "ana@lab.example.org", "a brand new passphrase").await?;
+    signed_in_as_ana(b).await?;
+    open_account(a).await?;
+    a.wait_for("[data-testid=sessions]", WAIT).await?;
+    let everywhere = a
+        .script(
+            "const b = [...document.querySelectorAll('button')].find(b => b.innerText === 'Sign out everywhere'); \
+             if (!b) return false; b.click(); return true;",
+            json!([]),
+        )
+        .await?;
+    ensure!(everywhere == json!(true), "no Sign out everywhere button");
+    a.wait_for_text(".note", "signed out everywhere", WAIT).await?;
+    b.navigate(&format!("{url}/")).await?;
+    b.wait_for("#sign-in-title", WAIT).await.context("sign-out everywhere left the other browser signed in")?;
+    sign_in(a, "ana@lab.example.org", "a brand new passphrase").await?;
+    signed_in_as_ana(a).await?;
 
     // Signing out.
     let out = a

@@ -1,6 +1,6 @@
 // The shell's commands and events for the components. Their types and calls are generated from
 // the Rust code (`./bindings`); this adds errors in words, and the window's own drag-and-drop events.
-import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { listen, type UnlistenFn } from "./transport";
 import { commands, events as shellEvents, type CmdError, type Lookups } from "./bindings";
 
 export type {

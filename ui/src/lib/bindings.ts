@@ -3,8 +3,7 @@
 //   MGDS_WRITE_BINDINGS=1 cargo test -p mgds-desktop bindings
 // (`cargo test` fails while this file is out of date).
 
-import { invoke } from "@tauri-apps/api/core";
-import { listen, type UnlistenFn } from "@tauri-apps/api/event";
+import { invoke, listen, type UnlistenFn } from "./transport";
 
 /** What a new member may do. */
 export type Access = "full" | "view";
@@ -319,7 +318,7 @@ export type ComparisonView = {
   skipped: Array<SkippedSample>,
 };
 
-/** What the UI shows about the connection. */
+/** What the screens show about the connection. */
 export type ConnectionView = {
   /** The profile's name. */
   profile: string,
@@ -329,7 +328,7 @@ export type ConnectionView = {
   local: boolean,
   /** The signed-in user's e-mail address. */
   email: string | null,
-  /** The local service's data folder. */
+  /** The local service's data folder (the desktop's embedded service; empty elsewhere). */
   data_dir: string,
 };
 

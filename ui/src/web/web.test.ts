@@ -15,5 +15,8 @@ suite("the browser's words", () => {
     );
     expect(browserName("Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:121.0) Gecko/20100101 Firefox/121.0")).toBe("Firefox on Windows");
     expect(browserName(null)).toBe("Unknown browser");
+    expect(browserName("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile/15E148 Safari/604.1")).toBe(
+      "Safari on iOS",
+    );
   });
 });

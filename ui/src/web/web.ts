@@ -2,6 +2,7 @@
 // (README, "Signing in from a browser"). Addresses are relative to the page's <base>, which the
 // service sets to its public path. Every write sends the session's CSRF token; every request
 // says it comes from a page (X-Requested-With), so a 401 never opens the browser's own dialog.
+import { setCsrfToken } from "../lib/transport";
 
 /** The signed-in account, as `GET /api/v1/account` answers it. */
 export type Account = {
@@ -56,6 +57,11 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     throw new WebError("The service cannot be reached. Check your network, then try again.", 0);
   }
   if (r.status === 204) return undefined as T;
+  if (r.ok && !(r.headers.get("content-type") ?? "").includes("application/json")) {
+    // An HTML page where JSON was asked for: the address does not reach the service's API (a
+    // proxy in between serves something else there).
+    throw new WebError("The service's address answered a page instead of its API; ask your administrator to check the proxy.", r.status);
+  }
   const text = await r.text();
   let json: unknown = null;
   try {
@@ -87,6 +93,7 @@ export function describe(e: unknown): string {
 
 function keep(s: SessionInfo): SessionInfo {
   csrf = s.csrf_token;
+  setCsrfToken(s.csrf_token);
   return s;
 }
 
@@ -119,7 +126,17 @@ export function browserName(agent: string | null): string {
   if (!agent) return "Unknown browser";
   const browser =
     /Edg\//.test(agent) ? "Edge" : /Firefox\//.test(agent) ? "Firefox" : /Chrom(e|ium)\//.test(agent) ? "Chromium or Chrome" : /Safari\//.test(agent) ? "Safari" : null;
-  const system = /Windows/.test(agent) ? "Windows" : /Mac OS X|Macintosh/.test(agent) ? "macOS" : /Android/.test(agent) ? "Android" : /iPhone|iPad/.test(agent) ? "iOS" : /Linux/.test(agent) ? "Linux" : null;
+  const system = /Windows/.test(agent)
+    ? "Windows"
+    : /iPhone|iPad/.test(agent)
+      ? "iOS"
+      : /Mac OS X|Macintosh/.test(agent)
+        ? "macOS"
+        : /Android/.test(agent)
+          ? "Android"
+          : /Linux/.test(agent)
+            ? "Linux"
+            : null;
   if (browser && system) return `${browser} on ${system}`;
   return browser ?? system ?? agent.slice(0, 60);
 }

@@ -12,6 +12,8 @@ mod projects;
 mod samples;
 mod session;
 mod signed_in;
+
+pub use signed_in::{CSRF_HEADER, SignedInSession, cookie_name_and_path, session_cookie};
 mod storage_endpoint;
 mod tags;
 mod transfers;
@@ -51,7 +53,14 @@ pub fn router(state: AppState) -> Router {
         .route_service(&format!("/{}/{{*key}}", crate::s3::BUCKET), crate::s3::service(&state))
         .layer(axum::middleware::map_request(cap_body))
         .layer(axum::middleware::from_fn(check_amz_date));
-    let routes = Router::new()
+    let mut routes = Router::new();
+    if let Some(web) = state.web.clone().and_then(|w| w.routes()) {
+        let web = web
+            .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
+            .layer(axum::middleware::from_fn(no_challenge_for_pages));
+        routes = routes.nest("/api/web/v1", web);
+    }
+    let routes = routes
         .nest("/api/v1", api.layer(axum::middleware::from_fn(no_challenge_for_pages)))
         .merge(storage_endpoint::router())
         .merge(s3)
@@ -65,12 +74,14 @@ pub fn router(state: AppState) -> Router {
 
 /// A browser answers a 401 that carries `WWW-Authenticate: Basic` with its own sign-in dialog,
 /// and would then send whatever was typed there to the service with requests from any site.
-/// Requests of a page (a session cookie, or `X-Requested-With`, which the web UI sends) and of
-/// the sign-in routes get their 401 without the challenge; scripts and the `onecodex` client
-/// still get it.
+/// Requests of a browser (a session cookie, `X-Requested-With`, which the web UI sends, or the
+/// `Sec-Fetch-Mode` every current browser sends) and of the sign-in routes get their 401 without
+/// the challenge; scripts and the `onecodex` client still get it.
 async fn no_challenge_for_pages(req: Request, next: axum::middleware::Next) -> Response {
     let path = req.uri().path();
+    // Every request of a browser says how it was made (`Sec-Fetch-Mode`); scripts do not.
     let page = req.headers().contains_key("x-requested-with")
+        || req.headers().contains_key("sec-fetch-mode")
         || path.ends_with("/sign_in")
         || path.contains("/session")
         || req
@@ -265,6 +276,11 @@ async fn check_size_of_head(req: Request, next: axum::middleware::Next) -> Respo
 
 /// A path no route takes: the web UI's, where one is served and the path is outside the API,
 /// the storage and upload routes and `/metrics`; else 404 in the service's error shape.
+///
+/// Only a browser's request for a page or a file gets the UI: its `Accept` names HTML, or it
+/// asks for a file of the build (`/assets/`), or a browser says it loads a document or a file
+/// (`Sec-Fetch-Dest`). A script's request for an unknown path (`/healthz`, a doubled slash in
+/// an API address) keeps its JSON 404.
 async fn fallback(
     State(state): State<AppState>,
     method: Method,
@@ -272,11 +288,16 @@ async fn fallback(
     headers: axum::http::HeaderMap,
 ) -> Response {
     let path = uri.path();
+    let collapsed = format!("/{}", path.trim_start_matches('/'));
     let reserved = ["/api", "/storage", &format!("/{}", crate::s3::BUCKET), "/metrics"]
         .iter()
-        .any(|r| path == *r || path.strip_prefix(r).is_some_and(|rest| rest.starts_with('/')));
+        .any(|r| collapsed == *r || collapsed.strip_prefix(r).is_some_and(|rest| rest.starts_with('/')));
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+    let for_a_browser = header("accept").contains("text/html")
+        || matches!(header("sec-fetch-dest").as_str(), "document" | "script" | "style" | "image" | "font" | "manifest")
+        || collapsed.starts_with("/assets/");
     match &state.web {
-        Some(web) if !reserved && (method == Method::GET || method == Method::HEAD) => {
+        Some(web) if !reserved && for_a_browser && (method == Method::GET || method == Method::HEAD) => {
             web.answer(path, &headers, state.public_prefix())
         }
         _ => ApiError::NotFound(format!("there is no route {path}; see GET /api/v1/schema for the routes"))

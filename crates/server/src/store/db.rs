@@ -115,20 +115,50 @@ async fn open_sqlite(data_dir: &Path) -> Result<Pool, sqlx::Error> {
     // service) would both run the first. A lock on a file beside the database makes them take
     // turns; the second finds the schema up to date.
     let lock_path = data_dir.join(MIGRATION_LOCK);
-    let lock = tokio::task::spawn_blocking(move || {
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path)?;
-        file.lock()?;
-        Ok::<_, std::io::Error>(file)
-    })
-    .await
-    .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))??;
+    let lock = tokio::task::spawn_blocking(move || migration_lock(&lock_path))
+        .await
+        .map_err(|e| sqlx::Error::Io(std::io::Error::other(e)))?;
     let migrated = SQLITE_MIGRATOR.run(&pool).await;
     drop(lock);
     migrated?;
     Ok(pool)
 }
 
-/// The file locked while the SQLite schema is brought up to date.
+/// The lock on `path` for bringing the schema up to date, waited for (saying so) while another
+/// process holds it. The file is opened for reading (a lock needs no more), so one left by
+/// another user (an `mgds admin` run as root) does not stop the service's user; where it
+/// cannot be made or locked (a read-only folder, a file system without locks), the schema is
+/// brought up to date without it, as before, with a warning.
+fn migration_lock(path: &Path) -> Option<std::fs::File> {
+    let opened = std::fs::File::open(path)
+        .or_else(|_| std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path));
+    let file = match opened {
+        Ok(f) => f,
+        Err(e) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot open the migration lock; migrating without it");
+            return None;
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => Some(file),
+        Err(std::fs::TryLockError::WouldBlock) => {
+            eprintln!("waiting for another mgds process bringing {} up to date", path.display());
+            match file.lock() {
+                Ok(()) => Some(file),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "cannot lock; migrating without the lock");
+                    None
+                }
+            }
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            tracing::warn!(path = %path.display(), error = %e, "cannot lock; migrating without the lock");
+            None
+        }
+    }
+}
+
+/// The file locked while the SQLite schema is brought up to date (it stays, empty).
 const MIGRATION_LOCK: &str = "mgds.sqlite3.lock";
 
 /// PostgreSQL at `url`. Its text should compare byte by byte, as SQLite's does; the schema's

@@ -1,0 +1,150 @@
+//! The screens' commands for a browser: `POST /api/web/v1/commands/{name}` with the command's
+//! arguments as a JSON object (the names and shapes MGDS Desktop's window sends its shell),
+//! answered with the command's result as JSON, or a refusal `{code, message}` in words.
+//!
+//! Each command is the application's (`mgds-app`), run here as a client of the service's own
+//! API on loopback, signed in with the browser's session (its cookie and CSRF token): the API's
+//! rules about who sees and changes what hold for the browser exactly as for any client. What
+//! a browser cannot do (pick files on this machine, watch folders, write into a folder) is
+//! refused as `desktop_only`; commands not yet offered to a browser the same way.
+
+use axum::http::StatusCode;
+use mgds_app::compare::{self, CompareCache, CompareRequest, Source};
+use mgds_app::error::{CmdError, CmdResult};
+use mgds_app::results::ClassificationView;
+use mgds_app::{analyses, documents, projects, results, samples};
+use mgds_client::Client;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+/// What one command runs with.
+pub struct Cx<'a> {
+    /// The service's API, as the browser's user.
+    pub client: &'a Client,
+    /// The signed-in user's id (keys what they fetched in the shared caches).
+    pub user: &'a str,
+    /// The user's e-mail address.
+    pub email: Option<&'a str>,
+    /// The service's public address.
+    pub public_url: &'a str,
+    /// Classification results fetched for comparisons, shared by every browser (one ceiling).
+    pub compare: &'a CompareCache,
+}
+
+/// The argument `key` of `args`.
+fn arg<T: DeserializeOwned>(args: &Map<String, Value>, key: &str) -> CmdResult<T> {
+    let v = args.get(key).cloned().unwrap_or(Value::Null);
+    serde_json::from_value(v).map_err(|e| CmdError::new("invalid", format!("The argument {key} is not right: {e}.")))
+}
+
+fn out<T: serde::Serialize>(v: T) -> CmdResult<Value> {
+    serde_json::to_value(v).map_err(|e| CmdError::new("failed", format!("The answer could not be written: {e}.")))
+}
+
+/// Runs the command `name` with `args`.
+pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResult<Value> {
+    let c = cx.client;
+    let id = || arg::<String>(args, "id");
+    match name {
+        "connection" => out(mgds_app::connection::ConnectionView {
+            profile: "browser".into(),
+            base_url: cx.public_url.to_string(),
+            local: false,
+            email: cx.email.map(String::from),
+            data_dir: String::new(),
+        }),
+        "list_samples" => out(samples::list(c, &arg(args, "query")?).await?),
+        "lookups" => out(samples::lookups(c).await?),
+        "tag_counts" => out(samples::tag_counts(c).await?),
+        "sample" => out(samples::detail(c, &id()?).await?),
+        // The desktop watches an open sample's analyses and sends their changes as events; a
+        // browser asks for the sample again instead.
+        "leave_sample" => Ok(Value::Null),
+        "update_sample" => out(samples::change(c, &id()?, arg(args, "change")?).await?),
+        "change_samples" => {
+            let ids: Vec<String> = arg(args, "ids")?;
+            out(samples::bulk(c, &ids, arg(args, "change")?).await?)
+        }
+        "job_args" => out(samples::job_args(c, &id()?).await?),
+        "run_job" => {
+            let sample: String = arg(args, "sample")?;
+            let job: String = arg(args, "job")?;
+            let job_args: Map<String, Value> = arg::<Option<_>>(args, "args")?.unwrap_or_default();
+            out(samples::run_job(c, &sample, &job, job_args, arg(args, "description")?).await?)
+        }
+        "analysis_results" => out(c.analyses().results(&id()?).await?),
+        "classification" => {
+            let r = c.classifications().results(&id()?).await?;
+            out(ClassificationView { n_reads: r.n_reads, table: r.table })
+        }
+        "panel" => out(results::panel(c, &id()?).await?),
+        "abundance_chart" => {
+            let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            out(mgds_app::chart::view(r, &arg(args, "options")?).await?)
+        }
+        "list_analyses" => out(analyses::list(c, &arg(args, "query")?).await?),
+        "projects" => out(projects::list(c).await?),
+        "project" => out(projects::detail(c, &id()?).await?),
+        "create_project" => out(projects::create(c, arg(args, "project")?).await?),
+        "change_project" => out(projects::change(c, &id()?, arg(args, "change")?).await?),
+        "add_project_member" => {
+            let email: String = arg(args, "email")?;
+            out(projects::add_member(c, &id()?, &email, arg(args, "access")?).await?)
+        }
+        "remove_project_member" => out(projects::remove_member(c, &id()?, &arg::<String>(args, "user")?).await?),
+        "delete_project" => out(projects::delete(c, &id()?).await?),
+        "documents" => out(documents::list(c).await?),
+        "share_document" => out(documents::share(c, &id()?, &arg::<String>(args, "email")?).await?),
+        "unshare_document" => out(documents::unshare(c, &id()?, &arg::<String>(args, "user")?).await?),
+        "rename_document" => out(documents::rename(c, &id()?, &arg::<String>(args, "filename")?).await?),
+        "delete_document" => out(documents::delete(c, &id()?).await?),
+        "compare_samples" => {
+            let request: CompareRequest = arg(args, "request")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            out(compare::compare(src, &request, &|_| {}).await?)
+        }
+        // Each comparison looks at its samples again (a classification that finished since is
+        // taken); the results themselves never change.
+        "refresh_comparison" => Ok(Value::Null),
+        "profiles"
+        | "add_profile"
+        | "switch_profile"
+        | "remove_profile"
+        | "watch_view"
+        | "pick_watch_folder"
+        | "add_watch_folder"
+        | "update_watch_folder"
+        | "remove_watch_folder"
+        | "pause_watching"
+        | "set_upload_limit"
+        | "live_runs"
+        | "watch_alerts"
+        | "set_watch_alerts"
+        | "pick_files"
+        | "pick_documents"
+        | "demo_reads" => Err(CmdError::new(
+            "desktop_only",
+            "This is MGDS Desktop's: it works with folders and files on the computer it runs on.",
+        )),
+        other => Err(CmdError::new(
+            "not_in_browser",
+            format!("{other} is not offered in the browser; MGDS Desktop and the mgds command line have it."),
+        )),
+    }
+}
+
+/// The HTTP status a refusal is answered with.
+pub fn status_of(e: &CmdError) -> StatusCode {
+    match e.code {
+        "not_found" | "not_in_browser" => StatusCode::NOT_FOUND,
+        "forbidden" | "desktop_only" => StatusCode::FORBIDDEN,
+        "key_refused" => StatusCode::UNAUTHORIZED,
+        "unreachable" => StatusCode::BAD_GATEWAY,
+        _ => StatusCode::UNPROCESSABLE_ENTITY,
+    }
+}
+
+/// The answer to a refusal.
+pub fn refusal(e: &CmdError) -> Value {
+    json!({ "code": e.code, "message": e.message })
+}

@@ -103,6 +103,60 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };
             out(compare::compare(src, &request, &|_| {}).await?)
         }
+        // Files for a browser to save. A stored file (reads, a document, an analysis's output)
+        // is the service's own signed, expiring download address, which the browser follows
+        // (the file streams from the store; nothing holds it here). A drawn one (a chart, a
+        // comparison's numbers) comes whole, bounded by what is drawn.
+        "download_address" => {
+            let kind: String = arg(args, "kind")?;
+            let id = id()?;
+            let url = match kind.as_str() {
+                "sample" => c.samples().download_uri(id.as_str()).await?.download_uri,
+                "document" => c.documents().download_uri(id.as_str()).await?.download_uri,
+                "classification" => c.classifications().readlevel_url(id.as_str()).await?.url,
+                "alignment" | "functional_profile" => {
+                    let files = c.analyses().files(id.as_str()).await?;
+                    let file = files.into_iter().next().ok_or_else(|| {
+                        CmdError::new("not_found", "This analysis has no file to save: its only output is its results.")
+                    })?;
+                    file.url
+                }
+                other => return Err(CmdError::new("invalid", format!("There is no file of the kind {other:?}."))),
+            };
+            out(json!({ "url": url }))
+        }
+        "chart_file" => {
+            let format: String = arg(args, "format")?;
+            let controls: mgds_app::chart::ChartControls = arg(args, "options")?;
+            let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            let png = match format.as_str() {
+                "png" => true,
+                "svg" => false,
+                other => return Err(CmdError::new("invalid", format!("There is no chart file as {other:?}."))),
+            };
+            let bytes = mgds_app::chart::image(r, &controls, png).await?;
+            out(file_answer(&bytes, if png { "image/png" } else { "image/svg+xml" }))
+        }
+        "comparison_file" => {
+            let request: CompareRequest = arg(args, "request")?;
+            let format: String = arg(args, "format")?;
+            let dpi: u32 = arg::<Option<u32>>(args, "dpi")?.unwrap_or(150);
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let p = compare::prepare(src, &request, &|_| {}).await?;
+            let (bytes, mime) = match format.as_str() {
+                "svg" => (p.chart(compare::WIDTH)?.into_bytes(), "image/svg+xml"),
+                "png" => (p.png(compare::WIDTH, dpi)?, "image/png"),
+                "csv" | "tsv" => {
+                    let mut b = Vec::new();
+                    p.write_table(&mut b, if format == "csv" { b',' } else { b'\t' })?;
+                    (b, if format == "csv" { "text/csv" } else { "text/tab-separated-values" })
+                }
+                other => return Err(CmdError::new("invalid", format!("There is no export as {other:?}."))),
+            };
+            let mut answer = file_answer(&bytes, mime);
+            answer["name"] = json!(compare::export_name(&request, &format));
+            out(answer)
+        }
         // Each comparison looks at its samples again (a classification that finished since is
         // taken); the results themselves never change.
         "refresh_comparison" => Ok(Value::Null),
@@ -131,6 +185,12 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             format!("{other} is not offered in the browser; MGDS Desktop and the mgds command line have it."),
         )),
     }
+}
+
+/// A drawn file as a browser saves it: its type and its bytes (base64).
+fn file_answer(bytes: &[u8], mime: &str) -> Value {
+    use base64::Engine;
+    json!({ "mime": mime, "base64": base64::engine::general_purpose::STANDARD.encode(bytes) })
 }
 
 /// The HTTP status a refusal is answered with.

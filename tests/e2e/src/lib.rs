@@ -195,9 +195,9 @@ impl Session {
     }
 
     /// Starts a headless Chromium (Debian's `/usr/bin/chromium`) through `chromedriver`, with a
-    /// profile of its own (its own cookies), a window of 1280 by 860; screenshots go to
-    /// `screenshots`.
-    pub async fn chromium(driver: &Driver, screenshots: PathBuf) -> Result<Session> {
+    /// profile of its own (its own cookies), a window of 1280 by 860, saving downloads into
+    /// `downloads` without asking; screenshots go to `screenshots`.
+    pub async fn chromium(driver: &Driver, screenshots: PathBuf, downloads: &Path) -> Result<Session> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder().timeout(Duration::from_secs(90)).build()?;
         let caps = json!({"capabilities": {"alwaysMatch": {
@@ -205,7 +205,14 @@ impl Session {
             "goog:chromeOptions": {
                 "binary": "/usr/bin/chromium",
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1280,860", "--no-first-run", "--password-store=basic"]
+                         "--window-size=1280,860", "--no-first-run", "--password-store=basic"],
+                "prefs": {
+                    "download.default_directory": downloads,
+                    "download.prompt_for_download": false,
+                    "download.directory_upgrade": true,
+                    "profile.default_content_setting_values.automatic_downloads": 1,
+                    "safebrowsing.enabled": false
+                }
             }
         }}});
         let v =

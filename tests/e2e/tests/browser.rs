@@ -1,12 +1,14 @@
 //! MGDS in a real browser: the real `mgds serve` serving its web UI, and Debian's Chromium
 //! (headless) driven through `chromedriver`: a wrong password refused, signing in, the samples
 //! that `mgds upload` sent (classified by the service) in the samples table, a sample's page with
-//! its abundance chart, the two samples compared, the account with its sessions, a second
-//! browser signed in and then signed out from the first, a new API key made with the password
-//! (and the old one refused), a forged write from another site and one without the token
-//! refused, the password changed (every session ends) and signing in with the new one, signing
-//! out everywhere, signing out. Every screen is checked with axe-core; screenshots go to
-//! `target/e2e-screenshots/browser-*.png`.
+//! its abundance chart, the chart, table and reads saved to the browser's downloads (the reads
+//! byte for byte), the two samples compared and the numbers saved, the other screens, a document
+//! shared with a colleague, the account with its sessions, a second browser signed in and then
+//! signed out from the first, a new API key made with the password (and the old one refused), a
+//! forged write from another site and one without the token refused, the password changed
+//! (every session ends) and signing in with the new one, signing out everywhere, signing out,
+//! and the colleague signing in and downloading the shared document. Every screen is checked
+//! with axe-core; screenshots go to `target/e2e-screenshots/browser-*.png`.
 //!
 //! Needs `MGDS_BIN` (the `mgds` binary) and `CHROMEDRIVER`; `test.sh` provides both.
 
@@ -21,6 +23,7 @@ use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
 const PASSWORD: &str = "correct horse battery";
+const SHEET: &str = "sample,barcode,site\ngut_day1,barcode01,ward 3\ngut_day2,barcode02,ward 3\n";
 
 fn env_path(name: &str) -> Result<PathBuf> {
     let p = std::env::var_os(name)
@@ -32,6 +35,11 @@ fn env_path(name: &str) -> Result<PathBuf> {
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+/// The demo reads the test uploads.
+fn root_reads() -> PathBuf {
+    workspace_root().join("assets/demo/reads.fastq.gz")
 }
 
 /// `mgds serve` on a data folder of its own, stopped on drop.
@@ -79,14 +87,20 @@ impl Served {
     /// `mgds upload FILE` with `key`, as a colleague with the command line (or the desktop)
     /// would: a sample the browser then shows.
     fn upload(&self, key: &str, file: &Path) -> Result<()> {
+        self.cli(key, &["upload"], file)
+    }
+
+    /// `mgds ARGS FILE` with `key`, against the service.
+    fn cli(&self, key: &str, args: &[&str], file: &Path) -> Result<()> {
         let out = Command::new(&self.bin)
-            .args(["--base-url", &self.url, "--api-key", key, "upload"])
+            .args(["--base-url", &self.url, "--api-key", key])
+            .args(args)
             .arg(file)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .status()?;
-        ensure!(out.success(), "mgds upload {} failed", file.display());
+        ensure!(out.success(), "mgds {} {} failed", args.join(" "), file.display());
         Ok(())
     }
 }
@@ -149,11 +163,16 @@ async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
         std::fs::copy(root.join("assets/demo/reads.fastq.gz"), &file)?;
         served.upload(&old_key, &file)?;
     }
+    // A document of Ana's, and a colleague to share it with.
+    std::fs::write(reads.path().join("sample-sheet.csv"), SHEET)?;
+    served.cli(&old_key, &["documents", "upload"], &reads.path().join("sample-sheet.csv"))?;
+    served.user("bo@lab.example.org", PASSWORD)?;
     let driver = Driver::chromium(&chromedriver).await?;
-    let a = Session::chromium(&driver, screenshots.clone()).await?;
-    let b = Session::chromium(&driver, screenshots).await?;
+    let downloads = tempfile::tempdir()?;
+    let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
+    let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
     let axe = Axe::new(&root)?;
-    let outcome = scenario(&a, &b, &axe, &served, &old_key).await;
+    let outcome = scenario(&a, &b, &axe, &served, &old_key, downloads.path()).await;
     if let Err(e) = &outcome {
         let _ = a.screenshot("browser-failure").await;
         let text = a.script("return document.body.innerText;", json!([])).await;
@@ -168,7 +187,34 @@ async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
     outcome
 }
 
-async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key: &str) -> Result<()> {
+/// Clicks the button whose text starts with `label`, as a person does (a WebDriver click, which
+/// the browser takes as the user's gesture, as it needs for a download).
+async fn click_button(s: &Session, label: &str) -> Result<()> {
+    let marked = s
+        .script(
+            "document.querySelectorAll('[data-e2e-click]').forEach(e => e.removeAttribute('data-e2e-click')); \
+             const b = [...document.querySelectorAll('button')].find(b => b.innerText.trim().startsWith(arguments[0])); \
+             if (!b) return false; b.setAttribute('data-e2e-click', ''); return true;",
+            json!([label]),
+        )
+        .await?;
+    ensure!(marked == json!(true), "no button {label:?}");
+    let button = s.wait_for("[data-e2e-click]", WAIT).await?;
+    s.click(&button).await
+}
+
+/// Waits until a file whose name ends with `suffix` is whole in `dir` (Chromium writes
+/// `.crdownload` first); answers its path.
+async fn downloaded(dir: &Path, suffix: &str) -> Result<PathBuf> {
+    poll(&format!("a downloaded file ending in {suffix}"), WAIT, || async {
+        Ok(std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with(suffix) && p.metadata().is_ok_and(|m| m.len() > 0)))
+    })
+    .await
+}
+
+async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key: &str, downloads: &Path) -> Result<()> {
     let url = &served.url;
     // The sign-in page, and a wrong password refused with the service's words.
     a.navigate(&format!("{url}/")).await?;
@@ -204,6 +250,20 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     .context("the sample's abundance chart never appeared")?;
     axe.check(a, "browser sample").await?;
     a.screenshot("browser-03b-sample").await?;
+    // Its chart, table and reads saved by the browser into its downloads folder.
+    click_button(a, "Save chart as SVG").await?;
+    let svg = std::fs::read_to_string(downloaded(downloads, ".svg").await?)?;
+    ensure!(
+        svg.starts_with("<svg") && svg.contains("Klebsiella pneumoniae"),
+        "the chart saved: {}",
+        &svg[..svg.len().min(200)]
+    );
+    click_button(a, "Save table as CSV").await?;
+    let csv = std::fs::read_to_string(downloaded(downloads, "_taxa.csv").await?)?;
+    ensure!(csv.lines().count() > 5 && csv.contains("Escherichia coli"), "the table saved: {csv}");
+    click_button(a, "Save the reads").await?;
+    let reads = std::fs::read(downloaded(downloads, ".fastq.gz").await?)?;
+    ensure!(reads == std::fs::read(root_reads())?, "the reads saved are the reads uploaded");
     // Both samples compared side by side.
     a.navigate(&format!("{url}/")).await?;
     a.wait_for_text("[data-testid=samples-table] tbody", "gut_day1.fastq.gz", WAIT).await?;
@@ -215,12 +275,18 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     a.wait_for_text("[data-testid=compare-caption]", "species rank", WAIT).await?;
     axe.check(a, "browser comparison").await?;
     a.screenshot("browser-03c-compare").await?;
+    click_button(a, "Save numbers as CSV").await?;
+    let numbers = std::fs::read_to_string(downloaded(downloads, "_bars.csv").await?)?;
+    ensure!(
+        numbers.contains("gut_day1.fastq.gz") && numbers.contains("gut_day2.fastq.gz"),
+        "the comparison saved: {numbers}"
+    );
 
     // The other screens a browser has.
     for (screen, ready) in [
         ("analyses", "main h1"),
         ("projects", "[data-testid=projects-empty]"),
-        ("documents", "[data-testid=documents-empty]"),
+        ("documents", "[data-testid=documents-table]"),
         ("tags", "main h1"),
     ] {
         a.click(&a.wait_for(&format!("[data-testid=nav-{screen}]"), WAIT).await?).await?;
@@ -228,6 +294,14 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
         axe.check(a, &format!("browser {screen}")).await?;
         a.screenshot(&format!("browser-03d-{screen}")).await?;
     }
+
+    // The document shared with a colleague (who downloads it at the end).
+    a.click(&a.wait_for("[data-testid=nav-documents]", WAIT).await?).await?;
+    a.click(&a.wait_for("[data-testid=document-share]", WAIT).await?).await?;
+    a.set_value("[data-testid=share-email]", "bo@lab.example.org").await?;
+    a.click(&a.wait_for("[data-testid=share-add]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=documents-notice]", "is now shared with bo@lab.example.org", WAIT).await?;
+    a.screenshot("browser-03e-document-shared").await?;
 
     // The account, its one session marked as this browser.
     a.click(&a.wait_for("[data-testid=nav-account]", WAIT).await?).await?;
@@ -371,5 +445,16 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     ensure!(out == json!(true), "no Sign out button in the top bar");
     a.wait_for_text(".note", "signed out", WAIT).await?;
     a.screenshot("browser-08-signed-out").await?;
+
+    // The colleague signs in in the other browser and downloads the shared document.
+    b.navigate(&format!("{url}/")).await?;
+    sign_in(b, "bo@lab.example.org", PASSWORD).await?;
+    b.click(&b.wait_for("[data-testid=nav-documents]", WAIT).await?).await?;
+    b.wait_for_text("[data-testid=documents-table]", "sample-sheet.csv", WAIT).await?;
+    b.click(&b.wait_for("[data-testid=document-download]", WAIT).await?).await?;
+    let sheet = std::fs::read_to_string(downloaded(downloads, "sample-sheet.csv").await?)?;
+    ensure!(sheet == SHEET, "the colleague's download is the document: {sheet:?}");
+    axe.check(b, "browser documents shared with a colleague").await?;
+    b.screenshot("browser-09-colleague-documents").await?;
     Ok(())
 }

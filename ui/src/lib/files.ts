@@ -1,0 +1,65 @@
+// Saving files from a browser: what MGDS Desktop writes with a save dialog, a browser saves to
+// its downloads folder. A stored file (reads, a document, an analysis's output) is fetched by
+// the browser itself from the service's signed, expiring download address, streaming to disk;
+// a drawn file (a chart, a comparison's numbers) comes from the service whole; a table the
+// screen already holds is saved as it is.
+import { invoke } from "./transport";
+import type { ChartControls, CompareRequest } from "./bindings";
+
+/** What the service stores and a browser downloads. */
+export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile";
+
+const STARTED = "The download has started: your browser saves it in its downloads folder.";
+
+/** Follows `href` as a download (named `name` when the page made it). */
+function follow(href: string, name: string | null) {
+  const a = document.createElement("a");
+  a.href = href;
+  if (name) a.download = name;
+  a.rel = "noopener";
+  a.style.display = "none";
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+}
+
+function saveBlob(name: string, blob: Blob) {
+  const url = URL.createObjectURL(blob);
+  follow(url, name);
+  // The download has its own copy once it starts.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+function fromBase64(b64: string): Uint8Array<ArrayBuffer> {
+  const text = atob(b64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i += 1) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+/** Downloads a stored file of the service; answers a note for the screen. */
+export async function downloadStored(kind: StoredKind, id: string): Promise<string> {
+  const { url } = await invoke<{ url: string }>("download_address", { kind, id });
+  follow(url, null);
+  return STARTED;
+}
+
+/** Saves a sample's abundance chart as drawn by the service. */
+export async function saveChart(id: string, options: ChartControls, format: "svg" | "png", name: string): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string }>("chart_file", { id, options, format });
+  saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${name} to your downloads.`;
+}
+
+/** Saves a comparison's chart or numbers as drawn by the service. */
+export async function saveComparison(request: CompareRequest, format: string, dpi: number): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string; name: string }>("comparison_file", { request, format, dpi });
+  saveBlob(f.name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${f.name} to your downloads.`;
+}
+
+/** Saves text the screen holds (a table as CSV). */
+export function saveText(name: string, mime: string, text: string): string {
+  saveBlob(name, new Blob([text], { type: mime }));
+  return `Saved ${name} to your downloads.`;
+}

@@ -178,6 +178,10 @@ impl quick_cache::Weighter<String, Arc<ClassificationResults>> for ResultsWeight
 pub struct CompareCache {
     results: quick_cache::sync::Cache<String, Arc<ClassificationResults>, ResultsWeight>,
     samples: std::sync::Mutex<std::collections::HashMap<String, SampleInfo>>,
+    /// Whether what was learnt of a sample is reused (one person's app); a cache shared by
+    /// many people looks at each sample again every time, so that access taken away since is
+    /// seen at once, and keeps only classification results (found through that fresh look).
+    keeps_samples: bool,
 }
 
 impl Default for CompareCache {
@@ -193,7 +197,14 @@ impl CompareCache {
         CompareCache {
             results: quick_cache::sync::Cache::with_weighter(MAX_SAMPLES, bytes.max(1), ResultsWeight),
             samples: Default::default(),
+            keeps_samples: true,
         }
+    }
+
+    /// A cache shared by many people (a service's browsers), with the default budget: results
+    /// only, each person's sample lookups made afresh.
+    pub fn shared() -> Self {
+        CompareCache { keeps_samples: false, ..CompareCache::default() }
     }
 
     /// Forgets what was fetched (the view's "Refresh", or another service).
@@ -203,11 +214,16 @@ impl CompareCache {
     }
 
     fn sample(&self, key: &str) -> Option<SampleInfo> {
+        if !self.keeps_samples {
+            return None;
+        }
         self.samples.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
     }
 
     fn keep_sample(&self, key: String, info: SampleInfo) {
-        self.samples.lock().unwrap_or_else(|e| e.into_inner()).insert(key, info);
+        if self.keeps_samples {
+            self.samples.lock().unwrap_or_else(|e| e.into_inner()).insert(key, info);
+        }
     }
 }
 
@@ -399,12 +415,11 @@ pub async fn prepare(
     req: &CompareRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<Prepared> {
-    let mut ids: Vec<String> = Vec::with_capacity(req.samples.len());
-    for id in &req.samples {
-        if !ids.contains(id) {
-            ids.push(id.clone());
-        }
+    if req.samples.len() > 10 * MAX_SAMPLES {
+        return Err(CmdError::new("invalid", format!("Choose 2 to {MAX_SAMPLES} samples to compare.")));
     }
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<String> = req.samples.iter().filter(|id| seen.insert(id.as_str())).cloned().collect();
     if !(2..=MAX_SAMPLES).contains(&ids.len()) {
         return Err(CmdError::new(
             "invalid",

@@ -68,22 +68,28 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    // The web UI's routes call the API as the browser's user through a listener of its own on
+    // loopback (plain HTTP, this machine only), whatever the public one is (TLS, all addresses).
+    // Bound first, so that nothing else has started when it cannot be.
+    let internal = match &state.web {
+        Some(web) => match tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await {
+            Ok(listener) => {
+                web.internal_api(&format!("http://{}", listener.local_addr()?));
+                let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+                Some(tokio::spawn(async move { axum::serve(listener, service).await }))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen on 127.0.0.1 for the web UI's commands; browsers get only signing in and the account");
+                None
+            }
+        },
+        None => None,
+    };
     let handle = axum_server::Handle::new();
     let h = handle.clone();
     // Housekeeping runs beside the requests, not in them.
     let housekeeping = tokio::spawn(janitor::run(state.store.clone(), state.janitor_every));
     let workers = worker::spawn_workers(&state, state.runner.config.workers);
-    // The web UI's routes call the API as the browser's user through a listener of its own on
-    // loopback (plain HTTP, this machine only), whatever the public one is (TLS, all addresses).
-    let internal = match &state.web {
-        Some(web) => {
-            let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
-            web.internal_api(&format!("http://{}", listener.local_addr()?));
-            let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-            Some(tokio::spawn(async move { axum::serve(listener, service).await }))
-        }
-        None => None,
-    };
     tokio::spawn(async move {
         shutdown.await;
         h.graceful_shutdown(Some(Duration::from_secs(10)));

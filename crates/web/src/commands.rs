@@ -17,6 +17,21 @@ use mgds_client::Client;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
+/// Drawings (charts, comparisons) made at once for all browsers together: each takes a core
+/// while it draws.
+static DRAWING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+/// The most samples one bulk change names (the desktop sends a page's selection).
+const MAX_BULK: usize = 1000;
+
+/// The highest resolution a browser saves a comparison's PNG at (a 1,100-pixel-wide chart at
+/// 300 dpi is about 3,400 pixels wide).
+const MAX_BROWSER_DPI: u32 = 300;
+
+async fn drawing_turn() -> CmdResult<tokio::sync::SemaphorePermit<'static>> {
+    DRAWING.acquire().await.map_err(|_| CmdError::new("busy", "The service is stopping; try again in a moment."))
+}
+
 /// What one command runs with.
 pub struct Cx<'a> {
     /// The service's API, as the browser's user.
@@ -63,6 +78,9 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "update_sample" => out(samples::change(c, &id()?, arg(args, "change")?).await?),
         "change_samples" => {
             let ids: Vec<String> = arg(args, "ids")?;
+            if ids.len() > MAX_BULK {
+                return Err(CmdError::new("invalid", format!("Change at most {MAX_BULK} samples at once.")));
+            }
             out(samples::bulk(c, &ids, arg(args, "change")?).await?)
         }
         "job_args" => out(samples::job_args(c, &id()?).await?),
@@ -80,6 +98,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "panel" => out(results::panel(c, &id()?).await?),
         "abundance_chart" => {
             let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            let _turn = drawing_turn().await?;
             out(mgds_app::chart::view(r, &arg(args, "options")?).await?)
         }
         "list_analyses" => out(analyses::list(c, &arg(args, "query")?).await?),
@@ -101,6 +120,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "compare_samples" => {
             let request: CompareRequest = arg(args, "request")?;
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let _turn = drawing_turn().await?;
             out(compare::compare(src, &request, &|_| {}).await?)
         }
         // Files for a browser to save. A stored file (reads, a document, an analysis's output)
@@ -134,31 +154,46 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
                 "svg" => false,
                 other => return Err(CmdError::new("invalid", format!("There is no chart file as {other:?}."))),
             };
+            let _turn = drawing_turn().await?;
             let bytes = mgds_app::chart::image(r, &controls, png).await?;
             out(file_answer(&bytes, if png { "image/png" } else { "image/svg+xml" }))
         }
         "comparison_file" => {
             let request: CompareRequest = arg(args, "request")?;
             let format: String = arg(args, "format")?;
-            let dpi: u32 = arg::<Option<u32>>(args, "dpi")?.unwrap_or(150);
+            let dpi: u32 = arg::<Option<u32>>(args, "dpi")?.unwrap_or(150).min(MAX_BROWSER_DPI);
+            if !["svg", "png", "csv", "tsv"].contains(&format.as_str()) {
+                return Err(CmdError::new("invalid", format!("There is no export as {format:?}.")));
+            }
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let _turn = drawing_turn().await?;
             let p = compare::prepare(src, &request, &|_| {}).await?;
-            let (bytes, mime) = match format.as_str() {
-                "svg" => (p.chart(compare::WIDTH)?.into_bytes(), "image/svg+xml"),
-                "png" => (p.png(compare::WIDTH, dpi)?, "image/png"),
-                "csv" | "tsv" => {
-                    let mut b = Vec::new();
-                    p.write_table(&mut b, if format == "csv" { b',' } else { b'\t' })?;
-                    (b, if format == "csv" { "text/csv" } else { "text/tab-separated-values" })
-                }
-                other => return Err(CmdError::new("invalid", format!("There is no export as {other:?}."))),
-            };
+            let kind = format.clone();
+            let drawn = tokio::task::spawn_blocking(move || -> CmdResult<(Vec<u8>, &'static str)> {
+                Ok(match kind.as_str() {
+                    "svg" => (p.chart(compare::WIDTH)?.into_bytes(), "image/svg+xml"),
+                    "png" => (p.png(compare::WIDTH, dpi)?, "image/png"),
+                    "csv" => {
+                        let mut b = Vec::new();
+                        p.write_table(&mut b, b',')?;
+                        (b, "text/csv")
+                    }
+                    _ => {
+                        let mut b = Vec::new();
+                        p.write_table(&mut b, b'\t')?;
+                        (b, "text/tab-separated-values")
+                    }
+                })
+            })
+            .await
+            .map_err(|e| CmdError::new("chart", format!("The comparison could not be drawn ({e}).")))?;
+            let (bytes, mime) = drawn?;
             let mut answer = file_answer(&bytes, mime);
             answer["name"] = json!(compare::export_name(&request, &format));
             out(answer)
         }
-        // Each comparison looks at its samples again (a classification that finished since is
-        // taken); the results themselves never change.
+        // A browser's comparison looks at its samples again each time (a classification that
+        // finished since, or access taken away, is seen at once); results never change.
         "refresh_comparison" => Ok(Value::Null),
         "profiles"
         | "add_profile"
@@ -199,7 +234,9 @@ pub fn status_of(e: &CmdError) -> StatusCode {
         "not_found" | "not_in_browser" => StatusCode::NOT_FOUND,
         "forbidden" | "desktop_only" => StatusCode::FORBIDDEN,
         "key_refused" => StatusCode::UNAUTHORIZED,
-        "unreachable" => StatusCode::BAD_GATEWAY,
+        "unreachable" | "service_failed" => StatusCode::BAD_GATEWAY,
+        "busy" => StatusCode::SERVICE_UNAVAILABLE,
+        "timeout" => StatusCode::GATEWAY_TIMEOUT,
         _ => StatusCode::UNPROCESSABLE_ENTITY,
     }
 }

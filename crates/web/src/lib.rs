@@ -21,7 +21,7 @@ pub mod commands;
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Extension, Path, State};
@@ -49,19 +49,25 @@ pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' '
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 /// The web UI, as the service serves it.
-#[derive(Default)]
 pub struct WebUi {
     /// Gzip-compressed text files, by path: at most the build's files.
     gzipped: Mutex<HashMap<String, Arc<Vec<u8>>>>,
     /// The service's API on loopback, once it listens.
-    internal: OnceLock<String>,
-    /// Classification results fetched for browsers' comparisons (keyed by user).
+    internal: Mutex<Option<String>>,
+    /// Classification results fetched for browsers' comparisons (keyed by user), one ceiling
+    /// for all.
     compare: CompareCache,
+}
+
+impl Default for WebUi {
+    fn default() -> Self {
+        WebUi { gzipped: Mutex::default(), internal: Mutex::default(), compare: CompareCache::shared() }
+    }
 }
 
 impl std::fmt::Debug for WebUi {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WebUi").field("internal", &self.internal.get()).finish_non_exhaustive()
+        f.debug_struct("WebUi").field("internal", &self.internal_url()).finish_non_exhaustive()
     }
 }
 
@@ -117,6 +123,10 @@ impl WebUi {
 }
 
 impl WebUi {
+    fn internal_url(&self) -> Option<String> {
+        self.internal.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// `POST /api/web/v1/commands/{name}`: a screen's command for a browser signed in with a
     /// session (see [`commands`]).
     async fn command(
@@ -137,14 +147,12 @@ impl WebUi {
         let (cookie_name, _) = cookie_name_and_path(&state.public_url);
         let token = session_cookie(&headers, cookie_name).ok().flatten().unwrap_or_default();
         let csrf = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok()).unwrap_or_default();
-        let Some(internal) = self.internal.get() else {
-            return refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "starting",
-                "The service is starting; try again in a moment.",
-            );
+        let Some(internal) = self.internal_url() else {
+            let why =
+                "The service cannot run the screens for browsers (it could not listen on 127.0.0.1; its log says why).";
+            return refuse(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why);
         };
-        let client = match mgds_client::Client::builder(internal).browser_session(cookie_name, &token, csrf).build() {
+        let client = match mgds_client::Client::builder(&internal).browser_session(cookie_name, &token, csrf).build() {
             Ok(c) => c,
             Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, "failed", &e.to_string()),
         };
@@ -159,8 +167,12 @@ impl WebUi {
                 }
             }
         };
-        let email =
-            mgds_server::store::users::account(&state, &Caller(Some(user.clone()))).await.ok().and_then(|a| a.email);
+        // Only the connection view names the user's address.
+        let email = if name == "connection" {
+            mgds_server::store::users::account(&state, &Caller(Some(user.clone()))).await.ok().and_then(|a| a.email)
+        } else {
+            None
+        };
         let cx = commands::Cx {
             client: &client,
             user: &user.id,
@@ -195,7 +207,7 @@ impl mgds_server::WebUi for WebUi {
     }
 
     fn internal_api(&self, url: &str) {
-        let _ = self.internal.set(url.to_string());
+        *self.internal.lock().unwrap_or_else(|p| p.into_inner()) = Some(url.to_string());
     }
 
     fn answer(&self, path: &str, headers: &HeaderMap, prefix: &str) -> Response {

@@ -20,6 +20,20 @@ use serde_json::{Value, json};
 /// The element key of the W3C WebDriver protocol.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
+/// The path in the environment variable `name`, which must exist (`test.sh` sets them).
+pub fn env_path(name: &str) -> Result<PathBuf> {
+    let p = std::env::var_os(name)
+        .map(PathBuf::from)
+        .with_context(|| format!("{name} is not set; run the end-to-end tests through ./test.sh"))?;
+    ensure!(p.exists(), "{name}={} does not exist; run ./test.sh", p.display());
+    Ok(p)
+}
+
+/// The workspace's root folder.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
 /// A free TCP port on 127.0.0.1.
 pub fn free_port() -> Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())

@@ -18,24 +18,12 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use mgds_e2e::{Axe, Driver, Session, free_port, poll};
+use mgds_e2e::{Axe, Driver, Session, env_path, free_port, poll, workspace_root};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
 const PASSWORD: &str = "correct horse battery";
 const SHEET: &str = "sample,barcode,site\ngut_day1,barcode01,ward 3\ngut_day2,barcode02,ward 3\n";
-
-fn env_path(name: &str) -> Result<PathBuf> {
-    let p = std::env::var_os(name)
-        .map(PathBuf::from)
-        .with_context(|| format!("{name} is not set; run the end-to-end tests through ./test.sh"))?;
-    ensure!(p.exists(), "{name}={} does not exist; run ./test.sh", p.display());
-    Ok(p)
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
-}
 
 /// The demo reads the test uploads.
 fn root_reads() -> PathBuf {
@@ -232,22 +220,26 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     ensure!(a.find("[data-testid=nav-watch]").await?.is_none(), "watched folders are the desktop's");
     axe.check(a, "browser samples").await?;
     a.screenshot("browser-03a-samples").await?;
-    // A sample's page, its classification drawn when it is done.
+    // A sample's page, its classification drawn once the service has classified both samples.
+    poll("both classifications to finish", Duration::from_secs(120), || async {
+        let list: serde_json::Value = reqwest::Client::new()
+            .get(format!("{url}/api/v1/classifications"))
+            .basic_auth(old_key, Some(""))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let done = list.as_array().is_some_and(|l| {
+            l.len() == 2 && l.iter().all(|c| c["complete"] == json!(true) && c["success"] == json!(true))
+        });
+        Ok(done.then_some(()))
+    })
+    .await?;
     let row = a.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", WAIT).await?;
     a.click(&row).await?;
-    poll("the abundance chart", Duration::from_secs(120), || async {
-        // The page asks again for a classification still running (a browser gets no events).
-        if a.find("[data-testid=chart] svg rect.bar").await?.is_some() {
-            return Ok(Some(()));
-        }
-        a.navigate(&format!("{url}/")).await?;
-        let row = a.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", WAIT).await?;
-        a.click(&row).await?;
-        tokio::time::sleep(Duration::from_secs(2)).await;
-        Ok(a.find("[data-testid=chart] svg rect.bar").await?.map(|_| ()))
-    })
-    .await
-    .context("the sample's abundance chart never appeared")?;
+    a.wait_for("[data-testid=chart] svg rect.bar", WAIT)
+        .await
+        .context("the sample's abundance chart never appeared")?;
     axe.check(a, "browser sample").await?;
     a.screenshot("browser-03b-sample").await?;
     // Its chart, table and reads saved by the browser into its downloads folder.
@@ -258,6 +250,9 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
         "the chart saved: {}",
         &svg[..svg.len().min(200)]
     );
+    click_button(a, "Save chart as PNG").await?;
+    let png = std::fs::read(downloaded(downloads, ".png").await?)?;
+    ensure!(png.starts_with(b"\x89PNG"), "the chart saved as PNG");
     click_button(a, "Save table as CSV").await?;
     let csv = std::fs::read_to_string(downloaded(downloads, "_taxa.csv").await?)?;
     ensure!(csv.lines().count() > 5 && csv.contains("Escherichia coli"), "the table saved: {csv}");
@@ -397,7 +392,16 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
             json!([url]),
         )
         .await?;
-    ensure!(direct == json!(401) || direct == json!(403), "a write without the token answered {direct}");
+    ensure!(direct == json!(403), "a write without the token answered {direct}");
+    let command = a
+        .script(
+            "return fetch('api/web/v1/commands/create_project', {method: 'POST', credentials: 'include', \
+             headers: {'Content-Type': 'application/json'}, body: JSON.stringify({project: {short_name: 'no_token'}})}) \
+             .then(r => r.status);",
+            json!([]),
+        )
+        .await?;
+    ensure!(command == json!(403), "a command without the token answered {command}");
 
     // The password changed: every session ends; the new one signs in.
     open_account(a).await?;

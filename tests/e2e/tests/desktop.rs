@@ -28,20 +28,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use mgds_e2e::{Axe, Driver, FreshHome, Session, poll};
+use mgds_e2e::{Axe, Driver, FreshHome, Session, env_path, poll, workspace_root};
 use serde_json::json;
-
-fn env_path(name: &str) -> Result<PathBuf> {
-    let p = std::env::var_os(name)
-        .map(PathBuf::from)
-        .with_context(|| format!("{name} is not set; run the end-to-end tests through ./test.sh"))?;
-    ensure!(p.exists(), "{name}={} does not exist; run ./test.sh", p.display());
-    Ok(p)
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
-}
 
 /// Emits Tauri's drag-and-drop event with `paths`, as a native drop does (WebDriver cannot drop
 /// files from outside the window): the app's own drop handler takes it from there.

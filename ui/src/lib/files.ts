@@ -11,11 +11,14 @@ export type StoredKind = "sample" | "document" | "classification" | "alignment" 
 
 const STARTED = "The download has started: your browser saves it in its downloads folder.";
 
-/** Follows `href` as a download (named `name` when the page made it). */
+/** Follows `href` as a download (named `name` when the page made it). An address of the
+ *  service itself is always a download, even when it answers an error, so the page stays; an
+ *  object store's address names its file itself (`Content-Disposition`). */
 function follow(href: string, name: string | null) {
   const a = document.createElement("a");
   a.href = href;
   if (name) a.download = name;
+  else if (new URL(href, document.baseURI).origin === location.origin) a.download = "";
   a.rel = "noopener";
   a.style.display = "none";
   document.body.appendChild(a);

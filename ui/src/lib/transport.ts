@@ -11,10 +11,17 @@ export type { UnlistenFn };
 export const inBrowser = typeof window !== "undefined" && !("__TAURI_INTERNALS__" in window);
 
 let csrf = "";
+let sessionEnded: (() => void) | null = null;
 
 /** The session's CSRF token, sent with every command (set when the browser signs in). */
 export function setCsrfToken(token: string) {
   csrf = token;
+}
+
+/** What to do when the service says the browser's session has ended (signed out elsewhere,
+ *  unused too long, a new password): the page goes back to signing in. */
+export function onSessionEnded(handler: () => void) {
+  sessionEnded = handler;
 }
 
 /** Runs a command; rejects with `{code, message}` as the shell's commands do. */
@@ -37,6 +44,10 @@ export async function invoke<T>(command: string, args?: Record<string, unknown>)
     body = await r.json();
   } catch {
     body = null;
+  }
+  if (r.status === 401 && sessionEnded) {
+    sessionEnded();
+    throw { code: "signed_out", message: "Your session has ended; sign in again." };
   }
   if (!r.ok) {
     if (body && typeof body === "object" && "message" in body) throw body;

@@ -64,6 +64,15 @@ pub async fn round(state: &Store, holder: &str, every: Duration) -> bool {
     if let Err(e) = crate::store::deletes::purge(state).await {
         tracing::warn!(error = %e, "the janitor could not finish removing files; trying again next round");
     }
+    let storage = state.storage.clone();
+    let swept =
+        tokio::task::spawn_blocking(move || storage.sweep_staging(crate::store::files::STAGING_ABANDONED_AFTER)).await;
+    match swept {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => tracing::info!(files = n, "removed partial uploads left by an interrupted run"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "could not sweep partial uploads; trying again next round"),
+        Err(e) => tracing::warn!(error = %e, "the sweep of partial uploads stopped"),
+    }
     if let Err(e) = crate::store::sessions::sweep(&state.db).await {
         tracing::warn!(error = %e, "the janitor could not remove ended sessions; trying again next round");
     }

@@ -79,6 +79,27 @@ pub struct AppState {
     pub janitor_every: Duration,
     /// The web UI served at the root, if any ([`AppState::with_web`]).
     pub web: Option<Arc<dyn WebUi>>,
+    /// The shared lock on the data folder's `objects.lock`, held while the process runs.
+    _presence: Option<Arc<std::fs::File>>,
+}
+
+/// The file every process that opens a data folder holds a shared lock on.
+const OBJECTS_LOCK: &str = "objects.lock";
+
+/// Whether no other process holds the data folder now (its lock taken exclusively, then let
+/// go), and the lock file to hold shared. Where the file cannot be made or locked (a read-only
+/// folder, a file system without locks), the process counts as not alone.
+fn presence_lock(path: &Path) -> (bool, Option<std::fs::File>) {
+    let file = std::fs::File::open(path)
+        .or_else(|_| std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path));
+    let Ok(file) = file else { return (false, None) };
+    match file.try_lock() {
+        Ok(()) => {
+            let _ = file.unlock();
+            (true, Some(file))
+        }
+        Err(_) => (false, Some(file)),
+    }
 }
 
 /// A web UI the service serves at its root (the `mgds-web` crate's), for every `GET` or `HEAD`
@@ -117,7 +138,18 @@ impl AppState {
             None => store::files::Storage::local(&config.data_dir.join(OBJECTS_DIR))
                 .map_err(|e| StartError::DataDir(config.data_dir.join(OBJECTS_DIR), e))?,
         };
-        let swept = storage.sweep_staging().map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        // Every process that opens the data folder holds a shared lock on `objects.lock` while it
+        // runs. The first to open it (nobody else holds the lock) sweeps every partial upload a
+        // crash left; one opening it beside a running process (`mgds admin` beside `mgds serve`)
+        // only those unchanged for a while, since the other may be writing the newer ones.
+        let (alone, presence) = presence_lock(&config.data_dir.join(OBJECTS_LOCK));
+        let older_than = if alone { Duration::ZERO } else { store::files::STAGING_ABANDONED_AFTER };
+        let swept = storage.sweep_staging(older_than).map_err(|e| StartError::DataDir(config.data_dir.clone(), e))?;
+        if let Some(file) = &presence
+            && let Err(e) = file.lock_shared()
+        {
+            tracing::warn!(error = %e, "cannot hold the data folder's presence lock");
+        }
         if swept > 0 {
             tracing::info!(files = swept, "removed partial uploads left by an interrupted run");
         }
@@ -135,6 +167,7 @@ impl AppState {
             metrics: Arc::default(),
             janitor_every: config.janitor_every,
             web: None,
+            _presence: presence.map(Arc::new),
         };
         // Work left half-done by an interrupted run (files of deleted records, abandoned
         // uploads), unless another host is at it.
@@ -226,4 +259,30 @@ pub fn default_data_dir() -> Option<PathBuf> {
 /// Whether a path looks like an MGDS data folder (has a database).
 pub fn is_data_dir(path: &Path) -> bool {
     path.join(store::db::DB_FILE).is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process opening the data folder beside a running one (`mgds admin` beside `mgds
+    /// serve`) leaves the partial uploads it may be writing; the first to open it after a crash
+    /// removes them.
+    #[tokio::test]
+    async fn a_second_process_leaves_the_first_ones_partial_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::new(dir.path().join("data"));
+        config.runner.workers = 0;
+        let first = AppState::open(&config).await.unwrap();
+        let partial = config.data_dir.join(OBJECTS_DIR).join("samples/0123/reads.fastq.gz#7");
+        std::fs::create_dir_all(partial.parent().unwrap()).unwrap();
+        std::fs::write(&partial, b"half of a file").unwrap();
+        let beside = AppState::open(&config).await.unwrap();
+        assert!(partial.exists(), "a file the running process may be writing stays");
+        drop(beside);
+        drop(first);
+        let after_a_crash = AppState::open(&config).await.unwrap();
+        assert!(!partial.exists(), "the first process to open the folder removes what a crash left");
+        drop(after_a_crash);
+    }
 }

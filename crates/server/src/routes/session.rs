@@ -333,13 +333,9 @@ async fn set_members_password(
             "set your own password with POST /api/v1/account/password, which asks for the current one".into(),
         ));
     }
-    let target: Option<(String, i64)> = sqlx::query_as("SELECT organization_id, is_org_admin FROM users WHERE id = $1")
-        .bind(&id)
-        .fetch_optional(&state.db)
-        .await?;
-    match target {
+    match users::organization_of(&state.db, &id).await? {
         Some((org, other_admin)) if admin.is_org_admin && org == admin.organization_id => {
-            if other_admin != 0 {
+            if other_admin {
                 return Err(ApiError::Forbidden(
                     "another admin's password is set by that admin, or by the operator (mgds admin user passwd)".into(),
                 ));

@@ -272,28 +272,54 @@ impl Storage {
     }
 
     /// Removes staging files a crash left behind, and the empty folders of abandoned uploads
-    /// (local folder only). Returns how many files were removed.
-    pub fn sweep_staging(&self) -> std::io::Result<usize> {
+    /// (local folder only), when unchanged for `older_than`: another process on the same folder
+    /// (a running `mgds serve` beside an `mgds admin` that opens it) may be writing the newer
+    /// ones, and files and folders it removes meanwhile are passed over. Returns how many files
+    /// were removed.
+    pub fn sweep_staging(&self, older_than: std::time::Duration) -> std::io::Result<usize> {
         let Some(root) = &self.root else { return Ok(0) };
+        let old = |path: &Path| {
+            std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().is_ok_and(|age| age >= older_than))
+        };
+        let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
         let mut removed = 0;
         let mut stack = vec![root.clone()];
         let mut dirs = Vec::new();
         while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir)? {
-                let entry = entry?;
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e) if gone(&e) => continue,
+                Err(e) => return Err(e),
+            };
+            for entry in entries {
+                let entry = match entry {
+                    Ok(entry) => entry,
+                    Err(e) if gone(&e) => continue,
+                    Err(e) => return Err(e),
+                };
                 let path = entry.path();
-                if entry.file_type()?.is_dir() {
+                let is_dir = match entry.file_type() {
+                    Ok(t) => t.is_dir(),
+                    Err(e) if gone(&e) => continue,
+                    Err(e) => return Err(e),
+                };
+                if is_dir {
                     stack.push(path.clone());
                     dirs.push(path);
-                } else if is_staging_name(&entry.file_name().to_string_lossy()) {
-                    std::fs::remove_file(&path)?;
-                    removed += 1;
+                } else if is_staging_name(&entry.file_name().to_string_lossy()) && old(&path) {
+                    match std::fs::remove_file(&path) {
+                        Ok(()) => removed += 1,
+                        Err(e) if gone(&e) => {}
+                        Err(e) => return Err(e),
+                    }
                 }
             }
         }
         // Deepest first, so a folder emptied by removing its children goes too.
         dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
-        for d in dirs {
+        for d in dirs.into_iter().filter(|d| old(d)) {
             // Fails (and is left alone) when the folder is not empty.
             let _ = std::fs::remove_dir(&d);
         }
@@ -782,6 +808,11 @@ pub fn key_name(filename: &str) -> String {
     format!("{}{ext}", &filename[..stem_len])
 }
 
+/// How long a staging file (an upload being written to the local folder) stays unchanged
+/// before it is taken for one that a crash left behind: a live upload that stalls longer has
+/// long been given up by the client.
+pub const STAGING_ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 /// `LocalFileSystem` stages a write as `<name>#<n>` next to its destination.
 fn is_staging_name(name: &str) -> bool {
     name.rsplit_once('#').is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
@@ -824,6 +855,6 @@ mod tests {
         assert_eq!(s.size("a/c").await.unwrap(), None);
         assert_eq!(s.size("a/d").await.unwrap(), None);
         tokio::task::yield_now().await;
-        assert_eq!(s.sweep_staging().unwrap(), 0, "no staging file may remain");
+        assert_eq!(s.sweep_staging(std::time::Duration::ZERO).unwrap(), 0, "no staging file may remain");
     }
 }

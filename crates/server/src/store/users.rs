@@ -268,6 +268,16 @@ pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> ApiResult<
     Ok(Some(open.len()))
 }
 
+/// The organisation of the user `id`, and whether they administer it; `None` if there is no
+/// such user.
+pub async fn organization_of(db: &Pool, id: &str) -> ApiResult<Option<(String, bool)>> {
+    let row: Option<(String, i64)> = sqlx::query_as("SELECT organization_id, is_org_admin FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(|(org, admin)| (org, db::flag(admin))))
+}
+
 /// The id of the user with this e-mail address.
 pub async fn id_by_email(db: &Pool, email: &str) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar("SELECT id FROM users WHERE email = $1").bind(stored_email(email)).fetch_optional(db).await

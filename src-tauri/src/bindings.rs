@@ -25,7 +25,7 @@ use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
 };
 use crate::session::{ConnectionView, NewProfile, ProfilesView};
-use crate::uploads::{FileCheck, UploadBatch, UploadProgress};
+use crate::uploads::{BrowserFile, FileCheck, UploadBatch, UploadProgress};
 use crate::watching::{AlertsView, NewFolder, WatchChanged, WatchView};
 use mgds_watch::LiveRun;
 
@@ -48,6 +48,7 @@ const LIB: &str = include_str!("lib.rs");
 /// its events.
 const APP_SOURCES: &[(&str, &str)] = &[
     ("analyses", include_str!("../../crates/app/src/analyses.rs")),
+    ("browser_uploads", include_str!("../../crates/app/src/browser_uploads.rs")),
     ("chart", include_str!("../../crates/app/src/chart.rs")),
     ("connection", include_str!("../../crates/app/src/connection.rs")),
     ("compare", include_str!("../../crates/app/src/compare.rs")),
@@ -433,6 +434,12 @@ fn generate() -> String {
     signature_types(&mut t);
     events(&mut t);
     t.declare::<CmdError>();
+    // What a browser sends in place of a file's path for checking (`check_browser_files`).
+    t.declare::<BrowserFile>();
+    // A browser's uploads (`begin_browser_upload` and the steps after it).
+    t.declare::<mgds_app::browser_uploads::BrowserUploadRequest>();
+    t.declare::<mgds_app::browser_uploads::BrowserUpload>();
+    t.declare::<mgds_app::browser_uploads::UploadMade>();
 
     let mut commands: Vec<Command> = SOURCES.iter().flat_map(|(m, src)| commands_in(m, src)).collect();
     commands.sort_by(|a, b| a.name.cmp(&b.name));

@@ -198,7 +198,7 @@ pub async fn list(client: &Client, q: &AnalysisQuery) -> CmdResult<AnalysesPage>
 }
 
 /// One sample of a run on many.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct BatchItem {
     /// The sample's id.
     pub sample: String,
@@ -212,8 +212,9 @@ pub struct BatchItem {
     pub error: Option<String>,
 }
 
-/// One job run on many samples, sent in `batch-changed` events as it goes.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+/// One job run on many samples, sent in `batch-changed` events as it goes (and sent back by a
+/// browser, which asks how it stands).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 pub struct BatchRun {
     /// The window's id for the run.
     pub id: String,
@@ -315,7 +316,7 @@ pub async fn start_batch(
 }
 
 /// The states of the run's analyses as the service has them now.
-async fn refresh(client: &Client, run: &BatchRun) -> CmdResult<BatchRun> {
+pub async fn refresh(client: &Client, run: &BatchRun) -> CmdResult<BatchRun> {
     let ids: Vec<&str> =
         run.items.iter().filter(|i| i.state == AnalysisState::Running).filter_map(|i| i.analysis.as_deref()).collect();
     let mut now: HashMap<String, Analysis> = HashMap::new();

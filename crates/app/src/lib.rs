@@ -7,6 +7,7 @@
 //! TypeScript types are generated.
 
 pub mod analyses;
+pub mod browser_uploads;
 pub mod chart;
 pub mod compare;
 pub mod connection;

@@ -144,6 +144,139 @@ pub fn mark_pairs(checks: &mut [FileCheck]) {
     }
 }
 
+/// A file a browser was given, described by what the browser read of it: its first bytes and,
+/// once decompressed where the browser can (gzip), its first line. The browser does not send
+/// the file for checking; the service checks every read once the file is uploaded.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
+pub struct BrowserFile {
+    /// Its path as the browser gives it: the file's name, under the folders dropped or picked.
+    pub path: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its first bytes (at most [`MAX_MAGIC`] are looked at): the compression.
+    #[serde(default)]
+    pub magic: Vec<u8>,
+    /// Its first line, decompressed (at most [`MAX_FIRST_LINE`] characters are looked at).
+    #[serde(default)]
+    pub first_line: Option<String>,
+    /// Why the browser could not read its start (a gzip stream that does not open).
+    #[serde(default)]
+    pub unreadable: Option<String>,
+    /// Found in a folder the user gave (not named by them): left out unless its name is a
+    /// sequence file's and it is not hidden, as in a folder given to the desktop.
+    #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
+    pub from_folder: bool,
+}
+
+/// The first bytes of a described file looked at.
+pub const MAX_MAGIC: usize = 8;
+/// The characters of a described file's first line looked at.
+pub const MAX_FIRST_LINE: usize = 4096;
+
+/// Checks files a browser describes ([`BrowserFile`]): the name, the size, the compression from
+/// the first bytes, the format from the first line, and read pairs by the names and by the
+/// first reads, as [`check_all`] does on this machine (the reads themselves are counted by the
+/// service when the upload is confirmed).
+pub fn check_described(files: &[BrowserFile]) -> Result<Vec<FileCheck>, CmdError> {
+    if files.len() > MAX_DROPPED_FILES {
+        return Err(CmdError::new(
+            "invalid",
+            format!("{} files were given; add at most {MAX_DROPPED_FILES} at a time.", files.len()),
+        ));
+    }
+    let hidden = |path: &str| path.split(['/', '\\']).any(|part| part.starts_with('.'));
+    let files: Vec<&BrowserFile> = files
+        .iter()
+        .filter(|f| {
+            let name = f.path.rsplit(['/', '\\']).next().unwrap_or(&f.path);
+            !f.from_folder || (mgds_api::sequence_file_stem(name).is_some() && !hidden(&f.path))
+        })
+        .collect();
+    let mut checks: Vec<FileCheck> = files.iter().map(|f| check_one_described(f)).collect();
+    let first_reads: HashMap<&str, (Vec<u8>, mgds_formats::Mate)> = files
+        .iter()
+        .filter_map(|f| {
+            let line = first_line(f)?;
+            let header = line.strip_prefix(['@', '>'])?;
+            let mate = mgds_formats::mate_from_header(header.as_bytes())?;
+            Some((f.path.as_str(), (mgds_formats::base_id(header.as_bytes()).to_vec(), mate)))
+        })
+        .collect();
+    let good: Vec<PathBuf> = checks.iter().filter(|c| c.problem.is_none()).map(|c| PathBuf::from(&c.path)).collect();
+    let mut mates: HashMap<String, String> = HashMap::new();
+    for group in mgds_formats::group_paths_by(&good, |p| first_reads.get(p.to_str()?).cloned()) {
+        if let mgds_formats::FileGroup::Pair { r1, r2, .. } = group {
+            let (a, b) = (r1.display().to_string(), r2.display().to_string());
+            mates.insert(a.clone(), b.clone());
+            mates.insert(b, a);
+        }
+    }
+    for c in &mut checks {
+        c.mate = mates.get(&c.path).cloned();
+    }
+    Ok(checks)
+}
+
+fn first_line(f: &BrowserFile) -> Option<&str> {
+    let line = f.first_line.as_deref()?;
+    let end = line.char_indices().nth(MAX_FIRST_LINE).map_or(line.len(), |(i, _)| i);
+    Some(line[..end].trim_end_matches(['\r', '\n']))
+}
+
+fn check_one_described(f: &BrowserFile) -> FileCheck {
+    let name = f.path.rsplit(['/', '\\']).next().unwrap_or(&f.path).to_string();
+    let mut c = FileCheck {
+        path: f.path.clone(),
+        name: name.clone(),
+        size: f.size,
+        format: None,
+        compression: None,
+        reads: 0,
+        bases: 0,
+        mean_length: 0.0,
+        pairing: None,
+        mate: None,
+        problem: None,
+    };
+    let compression = mgds_formats::Compression::detect(&f.magic[..f.magic.len().min(MAX_MAGIC)]);
+    c.compression = Some(compression.to_string());
+    c.problem = if f.size == 0 {
+        Some("The file is empty.".to_string())
+    } else if !compression.is_supported() {
+        let e = mgds_formats::Error::UnsupportedCompression { path: PathBuf::from(&name), compression };
+        Some(CmdError::from(e).message)
+    } else if let Some(why) = &f.unreadable {
+        Some(format!("Its start could not be read ({}): is the file whole?", why.trim_end_matches('.')))
+    } else {
+        match first_line(f).and_then(|l| l.chars().next()) {
+            Some('@') => {
+                c.format = Some(mgds_formats::Format::Fastq.to_string());
+                None
+            }
+            Some('>') => {
+                c.format = Some(mgds_formats::Format::Fasta.to_string());
+                None
+            }
+            _ => Some(
+                "It does not start with @ (FASTQ) or > (FASTA): it is not a file of reads MGDS can read.".to_string(),
+            ),
+        }
+    };
+    if c.problem.is_none() {
+        let header = first_line(f).map(|l| &l[1..]).unwrap_or_default();
+        c.pairing = mgds_formats::mate_from_header(header.as_bytes()).map(|m| {
+            pairing_words(match m {
+                mgds_formats::Mate::R1 => ReadPairing::Mate1,
+                mgds_formats::Mate::R2 => ReadPairing::Mate2,
+            })
+            .to_string()
+        });
+    }
+    c
+}
+
 /// One file to upload.
 #[derive(Debug, Clone, Deserialize, TS)]
 // What the shell defaults (`#[serde(default)]`, and any `Option`) the UI may leave out.
@@ -362,6 +495,59 @@ mod tests {
         // Named by the file's name alone (shown beside it), in a whole sentence.
         assert!(why.starts_with("report.fastq is not a FASTA or FASTQ file"), "{why}");
         assert!(!why.contains(&dir.path().display().to_string()) && why.ends_with('.'), "{why}");
+    }
+
+    fn described(path: &str, magic: &[u8], first_line: Option<&str>) -> BrowserFile {
+        BrowserFile {
+            path: path.into(),
+            size: 1000,
+            magic: magic.to_vec(),
+            first_line: first_line.map(String::from),
+            unreadable: None,
+            from_folder: false,
+        }
+    }
+
+    #[test]
+    fn files_a_browser_describes_are_checked_and_paired_as_files_here_are() {
+        let gz = [0x1f, 0x8b, 8, 0];
+        let files = vec![
+            described("run/S1_L001_R2_001.fastq.gz", &gz, Some("@M1:1:FC:1:1101:1:1 2:N:0:ACGT")),
+            described("run/S1_L001_R1_001.fastq.gz", &gz, Some("@M1:1:FC:1:1101:1:1 1:N:0:ACGT")),
+            // Paired by their first reads alone: the names say nothing.
+            described("a.fq", b"@rd", Some("@read7/1\r")),
+            described("b.fq", b"@rd", Some("@read7/2")),
+            described("contigs.fasta", b">c", Some(">contig_1 length=900")),
+            described("reads.fastq.bz2", b"BZh91AY", None),
+            described("report.fastq", b"%PDF", Some("%PDF-1.4")),
+            described("broken.fastq.gz", &gz, None),
+            BrowserFile { size: 0, ..described("empty.fastq", b"", None) },
+        ];
+        let mut files = files;
+        files[7].unreadable = Some("incorrect header check".into());
+        // What a folder holds besides reads is left out, as on the desktop.
+        for extra in ["run/SampleSheet.csv", "run/.hidden/x.fastq", "run/.x.fastq"] {
+            files.push(BrowserFile { from_folder: true, ..described(extra, b"@", Some("@r")) });
+        }
+        let c = check_described(&files).unwrap();
+        assert_eq!(c[0].name, "S1_L001_R2_001.fastq.gz");
+        assert_eq!(c[0].mate.as_deref(), Some("run/S1_L001_R1_001.fastq.gz"));
+        assert_eq!(c[1].mate.as_deref(), Some("run/S1_L001_R2_001.fastq.gz"));
+        assert_eq!((c[1].format.as_deref(), c[1].compression.as_deref()), (Some("FASTQ"), Some("gzip")));
+        assert_eq!(c[1].pairing.as_deref(), Some("read 1 of a pair"));
+        assert_eq!(c[2].mate.as_deref(), Some("b.fq"));
+        assert_eq!(
+            (c[4].format.as_deref(), c[4].mate.as_deref(), c[4].pairing.as_deref()),
+            (Some("FASTA"), None, None)
+        );
+        assert!(c[5].problem.as_deref().unwrap().contains("bzip2 -dc reads.fastq.bz2 | gzip"), "{:?}", c[5].problem);
+        assert!(c[6].problem.as_deref().unwrap().starts_with("It does not start with @ (FASTQ)"), "{:?}", c[6].problem);
+        assert!(c[7].problem.as_deref().unwrap().contains("incorrect header check"), "{:?}", c[7].problem);
+        assert_eq!(c[8].problem.as_deref(), Some("The file is empty."));
+        assert_eq!(c.len(), 9, "{c:?}");
+        assert!(c[..5].iter().all(|c| c.problem.is_none()), "{c:?}");
+        let many = vec![described("x.fq", b"@", Some("@r")); MAX_DROPPED_FILES + 1];
+        assert!(check_described(&many).unwrap_err().message.contains("at most 2000"));
     }
 
     /// The events of one upload up to its end, and the states it went through.

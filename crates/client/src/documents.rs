@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use futures::TryStreamExt;
 use mgds_api::{
     ConfirmUploadResponse, Document, DocumentConfirmUploadRequest, DocumentInitUploadRequest, DocumentUpdate,
-    DownloadUri, InitUploadResponse, UserRequest,
+    DownloadUri, InitMultipartUploadRequest, InitMultipartUploadResponse, InitUploadResponse, UserRequest,
 };
 use reqwest::Method;
 use tokio_util::sync::CancellationToken;
@@ -125,6 +125,14 @@ impl Documents {
     pub async fn init_upload(&self, body: &DocumentInitUploadRequest) -> Result<InitUploadResponse> {
         let url = self.client.api_url(&["documents", "init_upload"]);
         self.client.send_json(Method::POST, url, body, Idempotency::ConnectOnly).await
+    }
+
+    /// Starts an upload through the service's S3-compatible store (`POST
+    /// /documents/init_multipart_upload`), the document named `filename`. Not retried once sent.
+    pub async fn init_multipart_upload(&self, filename: &str) -> Result<InitMultipartUploadResponse> {
+        let url = self.client.api_url(&["documents", "init_multipart_upload"]);
+        let body = InitMultipartUploadRequest { filename: Some(filename.to_string()), ..Default::default() };
+        self.client.send_json(Method::POST, url, &body, Idempotency::ConnectOnly).await
     }
 
     /// Step three of an upload, by hand (`POST /documents/confirm_upload`); safe to repeat.

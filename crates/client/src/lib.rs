@@ -47,7 +47,7 @@ pub use list::{Filter, Links, ListRequest, Page, Sort, parse_link_header};
 pub use misc::{Batches, MetadataRecords, MetadataUpdate, Tags, Users};
 pub use projects::{ProjectCreateRequest, ProjectUpdateRequest, Projects};
 pub use retry::RetryPolicy;
-pub use s3::S3Writer;
+pub use s3::{S3Writer, SignedParts};
 pub use samples::{Preupload, SampleUpdateRequest, SampleUpload, Samples};
 pub use save::{Destination, MAX_FILE_NAME_BYTES, is_safe_file_name, safe_file_name};
 pub use transfer::{Bandwidth, Progress};

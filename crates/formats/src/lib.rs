@@ -36,8 +36,8 @@ pub use error::{Error, ParseError, ParseErrorKind};
 pub use fastx::{Format, MAX_LINE_LEN, Mate, Reader, Record, Records, base_id, mate_from_header};
 pub use output::OutputCompression;
 pub use pairs::{
-    FileGroup, NameMate, PairReason, PairSummary, SingleReason, check_pair, group_paths, interleave, interleave_into,
-    interleave_limited, interleaved_name, mate_from_file_name,
+    FileGroup, NameMate, PairReason, PairSummary, SingleReason, check_pair, group_paths, group_paths_by, interleave,
+    interleave_into, interleave_limited, interleaved_name, mate_from_file_name,
 };
 pub use panel::{SubPanels, parse_panel_results, read_panel_results, sub_panels};
 pub use readlevel::{Columns, ReadLevelReader, ReadLevelRecord, ReadLevelRow};

@@ -144,6 +144,18 @@ pub enum FileGroup {
 /// read 1 and read 2 (Illumina `1:N:0` / `2:N:0` comments or `/1` / `/2` suffixes); only these
 /// files are opened, and one that cannot be read stays single.
 pub fn group_paths<P: AsRef<Path>>(paths: &[P]) -> Vec<FileGroup> {
+    group_paths_by(paths, |path| {
+        let record = first_record(path)?;
+        record.mate().map(|mate| (record.base_id().to_vec(), mate))
+    })
+}
+
+/// [`group_paths`] for files that are not on this machine (a browser's): `first_read` gives
+/// the base id and mate of a file's first read, from what was read of it, or `None`.
+pub fn group_paths_by<P: AsRef<Path>>(
+    paths: &[P],
+    first_read: impl Fn(&Path) -> Option<(Vec<u8>, Mate)>,
+) -> Vec<FileGroup> {
     let paths: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
     let mut partner: Vec<Option<Partner>> = vec![None; paths.len()];
     let mut reason = vec![SingleReason::NotPaired; paths.len()];
@@ -190,10 +202,8 @@ pub fn group_paths<P: AsRef<Path>>(paths: &[P]) -> Vec<FileGroup> {
         if partner[i].is_some() {
             continue;
         }
-        if let Some(record) = first_record(path)
-            && let Some(mate) = record.mate()
-        {
-            by_read.entry((parent(path), record.base_id().to_vec())).or_default().push((i, mate));
+        if let Some((id, mate)) = first_read(path) {
+            by_read.entry((parent(path), id)).or_default().push((i, mate));
         }
     }
     for ((_, id), files) in by_read {

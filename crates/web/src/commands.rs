@@ -9,6 +9,7 @@
 //! refused as `desktop_only`; commands not yet offered to a browser the same way.
 
 use axum::http::StatusCode;
+use mgds_app::browser_uploads::{self, BrowserUpload, StoreAddresses};
 use mgds_app::compare::{self, CompareCache, CompareRequest, Source};
 use mgds_app::error::{CmdError, CmdResult};
 use mgds_app::results::ClassificationView;
@@ -44,6 +45,8 @@ pub struct Cx<'a> {
     pub public_url: &'a str,
     /// Classification results fetched for comparisons, shared by every browser (one ceiling).
     pub compare: &'a CompareCache,
+    /// Where an upload's store is, for an upload whose bucket is the one named.
+    pub store: &'a (dyn Fn(&str) -> CmdResult<StoreAddresses> + Send + Sync),
 }
 
 /// The argument `key` of `args`.
@@ -84,6 +87,54 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             out(samples::bulk(c, &ids, arg(args, "change")?).await?)
         }
         "job_args" => out(samples::job_args(c, &id()?).await?),
+        // The browser reads the start of each file it is given and sends that: the files
+        // themselves go to the store when they are uploaded.
+        "check_browser_files" => {
+            let files: Vec<mgds_app::uploads::BrowserFile> = arg(args, "files")?;
+            out(mgds_app::uploads::check_described(&files)?)
+        }
+        // A batch run: the desktop follows it and sends its changes as events; a browser asks
+        // how it stands now and then, with the run it was given.
+        "run_job_on_samples" => {
+            let ids: Vec<String> = arg(args, "samples")?;
+            if ids.len() > MAX_BULK {
+                return Err(CmdError::new(
+                    "invalid",
+                    format!("Run an analysis on at most {MAX_BULK} samples at once."),
+                ));
+            }
+            let job: String = arg(args, "job")?;
+            let job_args: Map<String, Value> = arg::<Option<_>>(args, "args")?.unwrap_or_default();
+            out(analyses::start_batch(c, id()?, &ids, &job, job_args, arg(args, "description")?).await?)
+        }
+        // Uploads: the browser sends the file's parts to the store itself (see
+        // `mgds_app::browser_uploads`); here each step is asked of the service and the store.
+        "begin_browser_upload" => {
+            let request = arg(args, "request")?;
+            out(browser_uploads::begin(c, |init| (cx.store)(&init.s3_bucket), request).await?)
+        }
+        "sign_upload_parts" => {
+            let upload: BrowserUpload = arg(args, "upload")?;
+            let at = (cx.store)(&upload.init.s3_bucket)?;
+            out(browser_uploads::sign(c, &at, &upload, arg(args, "file")?, &arg::<Vec<u32>>(args, "parts")?).await?)
+        }
+        "finish_browser_upload" => {
+            let upload: BrowserUpload = arg(args, "upload")?;
+            let at = (cx.store)(&upload.init.s3_bucket)?;
+            out(browser_uploads::finish(c, &at, &upload, arg(args, "etags")?).await?)
+        }
+        "cancel_browser_upload" => {
+            let upload: BrowserUpload = arg(args, "upload")?;
+            let at = (cx.store)(&upload.init.s3_bucket)?;
+            out(browser_uploads::cancel(c, &at, &upload).await?)
+        }
+        "batch_progress" => {
+            let run: analyses::BatchRun = arg(args, "run")?;
+            if run.items.len() > MAX_BULK {
+                return Err(CmdError::new("invalid", format!("A run has at most {MAX_BULK} samples.")));
+            }
+            out(analyses::refresh(c, &run).await?)
+        }
         "run_job" => {
             let sample: String = arg(args, "sample")?;
             let job: String = arg(args, "job")?;

@@ -173,17 +173,45 @@ impl WebUi {
         } else {
             None
         };
+        let store = |bucket: &str| store_addresses(&state, &internal, bucket);
         let cx = commands::Cx {
             client: &client,
             user: &user.id,
             email: email.as_deref(),
             public_url: &state.public_url,
             compare: &self.compare,
+            store: &store,
         };
         match commands::run(&name, &args, &cx).await {
             Ok(v) => axum::Json(v).into_response(),
             Err(e) => (commands::status_of(&e), axum::Json(commands::refusal(&e))).into_response(),
         }
+    }
+}
+
+/// Where the store of an upload into `bucket` is: the service's own S3-compatible endpoint
+/// (reached here through the loopback listener, by the browser at the service's address), or
+/// the object store that gives each upload a bucket of its own. From the service's settings:
+/// a browser's word only picks which of the two.
+fn store_addresses(
+    state: &AppState,
+    internal: &str,
+    bucket: &str,
+) -> mgds_app::error::CmdResult<mgds_app::browser_uploads::StoreAddresses> {
+    use mgds_app::browser_uploads::StoreAddresses;
+    if bucket == mgds_server::s3::BUCKET {
+        return Ok(StoreAddresses {
+            control: internal.to_string(),
+            public: mgds_server::s3::endpoint(&state.public_url).to_string(),
+            own_endpoint: true,
+        });
+    }
+    match state.storage.upload_buckets() {
+        Some((store, _)) if bucket.starts_with("mgds-upload-") => {
+            let public = store.public_base_url();
+            Ok(StoreAddresses { control: public.clone(), public, own_endpoint: false })
+        }
+        _ => Err(mgds_app::error::CmdError::new("invalid", "This upload's bucket is not one this service gives.")),
     }
 }
 

@@ -144,23 +144,22 @@ async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
     })
     .await?;
     let old_key = served.user("ana@lab.example.org", PASSWORD)?;
-    // Two samples of reads, uploaded from the command line; the service classifies them.
+    // A sample of reads uploaded from the command line; the service classifies it. The
+    // browser uploads a pair of read files and a document below.
     let reads = tempfile::tempdir()?;
-    for name in ["gut_day1.fastq.gz", "gut_day2.fastq.gz"] {
-        let file = reads.path().join(name);
-        std::fs::copy(root.join("assets/demo/reads.fastq.gz"), &file)?;
-        served.upload(&old_key, &file)?;
-    }
-    // A document of Ana's, and a colleague to share it with.
+    let file = reads.path().join("gut_day1.fastq.gz");
+    std::fs::copy(root.join("assets/demo/reads.fastq.gz"), &file)?;
+    served.upload(&old_key, &file)?;
+    write_pair(&root_reads(), &reads.path().join("gut_day2_R1.fastq.gz"), &reads.path().join("gut_day2_R2.fastq.gz"))?;
     std::fs::write(reads.path().join("sample-sheet.csv"), SHEET)?;
-    served.cli(&old_key, &["documents", "upload"], &reads.path().join("sample-sheet.csv"))?;
+    // A colleague to share the document with.
     served.user("bo@lab.example.org", PASSWORD)?;
     let driver = Driver::chromium(&chromedriver).await?;
     let downloads = tempfile::tempdir()?;
     let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
     let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
     let axe = Axe::new(&root)?;
-    let outcome = scenario(&a, &b, &axe, &served, &old_key, downloads.path()).await;
+    let outcome = scenario(&a, &b, &axe, &served, &old_key, downloads.path(), reads.path()).await;
     if let Err(e) = &outcome {
         let _ = a.screenshot("browser-failure").await;
         let text = a.script("return document.body.innerText;", json!([])).await;
@@ -202,7 +201,56 @@ async fn downloaded(dir: &Path, suffix: &str) -> Result<PathBuf> {
     .await
 }
 
-async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key: &str, downloads: &Path) -> Result<()> {
+/// A pair of read files from the single reads of `from`: read 1 as it is, read 2 its reverse
+/// complement, named as Illumina names mates (` 1:N:0:1`, ` 2:N:0:1`).
+fn write_pair(from: &Path, r1: &Path, r2: &Path) -> Result<()> {
+    use std::io::{BufRead, BufReader};
+    let text = BufReader::new(flate2::read::GzDecoder::new(std::fs::File::open(from)?));
+    let gz = |p: &Path| -> Result<_> {
+        Ok(flate2::write::GzEncoder::new(std::fs::File::create(p)?, flate2::Compression::fast()))
+    };
+    let (mut one, mut two) = (gz(r1)?, gz(r2)?);
+    let lines: Vec<String> = text.lines().collect::<std::io::Result<_>>()?;
+    for rec in lines.chunks(4) {
+        let [head, seq, _, qual] = rec else { break };
+        let id = head.split_whitespace().next().unwrap_or(head);
+        let rc: String = seq
+            .bytes()
+            .rev()
+            .map(|b| match b {
+                b'A' => 'T',
+                b'C' => 'G',
+                b'G' => 'C',
+                b'T' => 'A',
+                _ => 'N',
+            })
+            .collect();
+        let q2: String = qual.chars().rev().collect();
+        write!(one, "{id} 1:N:0:1\n{seq}\n+\n{qual}\n")?;
+        write!(two, "{id} 2:N:0:1\n{rc}\n+\n{q2}\n")?;
+    }
+    one.finish()?;
+    two.finish()?;
+    Ok(())
+}
+
+/// Gives `paths` to the page's file input `kind` (`files` or `documents`), as choosing them
+/// in the browser's file dialog does.
+async fn choose_files(s: &Session, kind: &str, paths: &[PathBuf]) -> Result<()> {
+    let input = s.wait_for(&format!("input[data-testid=browser-pick-{kind}]"), WAIT).await?;
+    let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    s.type_text(&input, &list.join("\n")).await
+}
+
+async fn scenario(
+    a: &Session,
+    b: &Session,
+    axe: &Axe,
+    served: &Served,
+    old_key: &str,
+    downloads: &Path,
+    files: &Path,
+) -> Result<()> {
     let url = &served.url;
     // The sign-in page, and a wrong password refused with the service's words.
     a.navigate(&format!("{url}/")).await?;
@@ -213,13 +261,36 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     a.wait_for_text("[data-testid=sign-in-problem]", "not right", WAIT).await?;
     a.screenshot("browser-02-wrong-password").await?;
 
-    // Signed in: the samples the command line uploaded, in the same table as the desktop's.
+    // Signed in: the sample the command line uploaded, in the same table as the desktop's.
     sign_in(a, "ana@lab.example.org", PASSWORD).await?;
-    a.wait_for_text("[data-testid=samples-table] tbody", "gut_day2.fastq.gz", WAIT).await?;
+    a.wait_for_text("[data-testid=samples-table] tbody", "gut_day1.fastq.gz", WAIT).await?;
     a.wait_for_text("[data-testid=connection]", "ana@lab.example.org", WAIT).await?;
     ensure!(a.find("[data-testid=nav-watch]").await?.is_none(), "watched folders are the desktop's");
     axe.check(a, "browser samples").await?;
     a.screenshot("browser-03a-samples").await?;
+
+    // A pair of read files chosen in the browser: checked from their first bytes, found to be a
+    // pair, joined, sent in parts to the store, and made one sample by the service. A file that
+    // is not reads is refused with the reason, before anything is sent.
+    std::fs::write(files.join("notes_R1.fastq"), "%PDF-1.4 not reads\n")?;
+    choose_files(
+        a,
+        "files",
+        &[files.join("gut_day2_R1.fastq.gz"), files.join("gut_day2_R2.fastq.gz"), files.join("notes_R1.fastq")],
+    )
+    .await?;
+    a.wait_for("[data-testid=upload-panel] [data-testid=join-pair]", WAIT).await.context("the pair was not found")?;
+    a.wait_for_text("[data-testid=upload-panel] [data-testid=problem]", "does not start with @ (FASTQ)", WAIT).await?;
+    a.click(&a.wait_for("[data-testid=join-pair]", WAIT).await?).await?;
+    a.wait_for("[data-testid=pair-joined]", WAIT).await?;
+    axe.check(a, "browser uploads").await?;
+    a.screenshot("browser-03a-upload-checked").await?;
+    a.click(&a.wait_for("[data-testid=upload-start]", WAIT).await?).await?;
+    a.wait_for("[data-testid=upload-item][data-state=done]", Duration::from_secs(60))
+        .await
+        .context("the pair's upload never finished")?;
+    a.screenshot("browser-03a-uploaded").await?;
+    a.wait_for_text("[data-testid=samples-table] tbody", "gut_day2_interleaved.fastq.gz", WAIT).await?;
     // A sample's page, its classification drawn once the service has classified both samples.
     poll("both classifications to finish", Duration::from_secs(120), || async {
         let list: serde_json::Value = reqwest::Client::new()
@@ -235,7 +306,33 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
         Ok(done.then_some(()))
     })
     .await?;
-    let row = a.wait_for("[data-testid=samples-table] tbody tr[data-id] td.name", WAIT).await?;
+    // The pair is one sample of both files' reads, interleaved.
+    let samples: serde_json::Value = reqwest::Client::new()
+        .get(format!("{url}/api/v1/samples"))
+        .basic_auth(old_key, Some(""))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let pair = samples
+        .as_array()
+        .and_then(|l| l.iter().find(|s| s["filename"] == json!("gut_day2_interleaved.fastq.gz")))
+        .context("no sample gut_day2_interleaved.fastq.gz")?;
+    let demo_bytes = std::fs::read(root_reads())?;
+    ensure!(pair["size"].as_u64().unwrap_or(0) > demo_bytes.len() as u64, "the pair's sample holds both files: {pair}");
+    a.navigate(&format!("{url}/")).await?;
+    poll("a row of gut_day1.fastq.gz", WAIT, || async {
+        let marked = a
+            .script(
+                "const td = [...document.querySelectorAll('[data-testid=samples-table] tbody tr[data-id] td.name')]\
+                 .find(td => td.innerText.includes('gut_day1')); if (td) td.setAttribute('data-e2e-row', ''); return !!td;",
+                json!([]),
+            )
+            .await?;
+        Ok((marked == json!(true)).then_some(()))
+    })
+    .await?;
+    let row = a.wait_for("[data-e2e-row]", WAIT).await?;
     a.click(&row).await?;
     a.wait_for("[data-testid=chart] svg rect.bar", WAIT)
         .await
@@ -303,7 +400,7 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     click_button(a, "Save numbers as CSV").await?;
     let numbers = std::fs::read_to_string(downloaded(downloads, "_bars.csv").await?)?;
     ensure!(
-        numbers.contains("gut_day1.fastq.gz") && numbers.contains("gut_day2.fastq.gz"),
+        numbers.contains("gut_day1.fastq.gz") && numbers.contains("gut_day2_interleaved.fastq.gz"),
         "the comparison saved: {numbers}"
     );
 
@@ -311,7 +408,7 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
     for (screen, ready) in [
         ("analyses", "main h1"),
         ("projects", "[data-testid=projects-empty]"),
-        ("documents", "[data-testid=documents-table]"),
+        ("documents", "main h1"),
         ("tags", "main h1"),
     ] {
         a.click(&a.wait_for(&format!("[data-testid=nav-{screen}]"), WAIT).await?).await?;
@@ -320,8 +417,13 @@ async fn scenario(a: &Session, b: &Session, axe: &Axe, served: &Served, old_key:
         a.screenshot(&format!("browser-03d-{screen}")).await?;
     }
 
-    // The document shared with a colleague (who downloads it at the end).
+    // A document uploaded from the browser, and shared with a colleague (who downloads it at
+    // the end).
     a.click(&a.wait_for("[data-testid=nav-documents]", WAIT).await?).await?;
+    choose_files(a, "documents", &[files.join("sample-sheet.csv")]).await?;
+    a.wait_for_text("[data-testid=documents-table]", "sample-sheet.csv", WAIT)
+        .await
+        .context("the document's upload")?;
     a.click(&a.wait_for("[data-testid=document-share]", WAIT).await?).await?;
     a.set_value("[data-testid=share-email]", "bo@lab.example.org").await?;
     a.click(&a.wait_for("[data-testid=share-add]", WAIT).await?).await?;

@@ -157,7 +157,10 @@ export type BatchItem = {
   error: string | null,
 };
 
-/** One job run on many samples, sent in `batch-changed` events as it goes. */
+/**
+ * One job run on many samples, sent in `batch-changed` events as it goes (and sent back by a
+ * browser, which asks how it stands).
+ */
 export type BatchRun = {
   /** The window's id for the run. */
   id: string,
@@ -167,6 +170,65 @@ export type BatchRun = {
   job_name: string,
   /** One per sample. */
   items: Array<BatchItem>,
+};
+
+/**
+ * A file a browser was given, described by what the browser read of it: its first bytes and,
+ * once decompressed where the browser can (gzip), its first line. The browser does not send
+ * the file for checking; the service checks every read once the file is uploaded.
+ */
+export type BrowserFile = {
+  /** Its path as the browser gives it: the file's name, under the folders dropped or picked. */
+  path: string,
+  /** Its size in bytes. */
+  size: number,
+  /** Its first bytes (at most [`MAX_MAGIC`] are looked at): the compression. */
+  magic: Array<number>,
+  /** Its first line, decompressed (at most [`MAX_FIRST_LINE`] characters are looked at). */
+  first_line?: string | null,
+  /** Why the browser could not read its start (a gzip stream that does not open). */
+  unreadable?: string | null,
+  /**
+   * Found in a folder the user gave (not named by them): left out unless its name is a
+   * sequence file's and it is not hidden, as in a folder given to the desktop.
+   */
+  from_folder?: boolean,
+};
+
+/** A started upload as the browser keeps it (and sends it back with each step). */
+export type BrowserUpload = {
+  /** A sample's reads or a document. */
+  kind: UploadKind,
+  /**
+   * The service's answer to `init_multipart_upload` (with the upload's credentials, which
+   * sign its parts' addresses; they write this upload's files and nothing else).
+   */
+  init: unknown,
+  /** One per file: read 1 (or the document), then read 2 of a pair. */
+  files: Array<UploadObject>,
+  /**
+   * Whether parts should be sent one after another: the service's own store writes parts
+   * that arrive in order straight into the file, and others twice.
+   */
+  in_order: boolean,
+};
+
+/** What a browser asks to upload. */
+export type BrowserUploadRequest = {
+  /** A sample's reads or a document. */
+  kind: UploadKind,
+  /** The file's name (read 1's, for a pair). */
+  name: string,
+  /** Its size in bytes. */
+  size: number,
+  /** Read 2's file, for a pair joined into one sample. */
+  mate?: MateFile | null,
+  /** Tag names for a sample. */
+  tags?: Array<string>,
+  /** A project id for a sample. */
+  project?: string | null,
+  /** Metadata for a sample. */
+  metadata?: MetadataInput | null,
 };
 
 /** A change to many samples at once, from the samples table's selection. */
@@ -633,6 +695,14 @@ export type Marker = {
 
 /** Whether a marker was found. */
 export type MarkerStatus = "present" | "probable" | "absent";
+
+/** Read 2 of a pair. */
+export type MateFile = {
+  /** Its name. */
+  name: string,
+  /** Its size in bytes. */
+  size: number,
+};
 
 /** A measure the view may switch to. */
 export type MeasureChoice = {
@@ -1120,6 +1190,33 @@ export type UploadFile = {
   path: string,
   /** Read 2 of a pair to join with `path` into one interleaved sample. */
   mate?: string | null,
+};
+
+/** What an upload makes. */
+export type UploadKind = "sample" | "document";
+
+/** What a finished upload made. */
+export type UploadMade = {
+  /** The new sample. */
+  sample_id?: string | null,
+  /** The new document. */
+  document_id?: string | null,
+};
+
+/** One file of an upload, as a multipart upload on the store. */
+export type UploadObject = {
+  /** The file's name. */
+  name: string,
+  /** Its size. */
+  size: number,
+  /** The object it becomes. */
+  key: string,
+  /** The store's id of its multipart upload. */
+  upload_id: string,
+  /** Bytes per part (the last may be smaller). */
+  part_size: number,
+  /** Parts in all. */
+  parts: number,
 };
 
 /** An upload's progress, as sent to the UI in `upload-progress` events. */

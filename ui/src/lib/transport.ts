@@ -24,9 +24,31 @@ export function onSessionEnded(handler: () => void) {
   sessionEnded = handler;
 }
 
+type LocalCommand = (args: Record<string, unknown>) => Promise<unknown>;
+const local = new Map<string, LocalCommand>();
+const handlers = new Map<string, Set<EventCallback<unknown>>>();
+
+/** In a browser, commands the page runs itself (what needs the files the user gave it, and
+ *  following what the desktop's shell follows): `invoke` calls these instead of the service. */
+export function provideLocally(commands: Record<string, LocalCommand>) {
+  for (const [name, run] of Object.entries(commands)) local.set(name, run);
+}
+
+/** In a browser, sends an event to the screens' listeners, as the desktop's shell does. */
+export function emitLocally<T>(event: string, payload: T) {
+  for (const h of handlers.get(event) ?? []) h({ event, id: 0, payload } as Parameters<EventCallback<unknown>>[0]);
+}
+
 /** Runs a command; rejects with `{code, message}` as the shell's commands do. */
 export async function invoke<T>(command: string, args?: Record<string, unknown>): Promise<T> {
   if (!inBrowser) return shellInvoke<T>(command, args);
+  const mine = local.get(command);
+  if (mine) return (await mine(args ?? {})) as T;
+  return serviceCommand<T>(command, args);
+}
+
+/** Runs a command on the service (in a browser). */
+export async function serviceCommand<T>(command: string, args?: Record<string, unknown>): Promise<T> {
   let r: Response;
   try {
     r = await fetch(`api/web/v1/commands/${command}`, {
@@ -56,8 +78,12 @@ export async function invoke<T>(command: string, args?: Record<string, unknown>)
   return body as T;
 }
 
-/** Listens for a shell event; a browser has none (its screens ask again instead). */
+/** Listens for a shell event; in a browser, for those the page sends itself (`emitLocally`). */
 export function listen<T>(event: string, handler: EventCallback<T>): Promise<UnlistenFn> {
   if (!inBrowser) return shellListen<T>(event, handler);
-  return Promise.resolve(() => {});
+  const set = handlers.get(event) ?? new Set();
+  handlers.set(event, set);
+  const h = handler as EventCallback<unknown>;
+  set.add(h);
+  return Promise.resolve(() => set.delete(h));
 }

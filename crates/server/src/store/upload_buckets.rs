@@ -96,7 +96,45 @@ pub async fn open(
     admin.allow(&bucket_id, &s3.access_key_id, true, true, true).await.map_err(admin_failed)?;
     admin.limit_bucket(&bucket_id, None, files).await.map_err(admin_failed)?;
     admin.allow(&bucket_id, &key, false, true, false).await.map_err(admin_failed)?;
+    allow_browsers(s3, admin.http(), &bucket).await?;
     Ok((bucket, Minted { access_key: key, secret, expires_at: expires }))
+}
+
+/// The CORS rules of an upload's bucket: a browser (MGDS in a browser, served from the
+/// service's address) sends its parts straight to the store, a page of another origin, so the
+/// store must answer its preflight and show it each part's `ETag`, which completing the upload
+/// names. Any origin may: what guards the bucket is the upload's signing key, which only its
+/// uploader holds, not the page it runs in; and the key may only write there.
+async fn allow_browsers(s3: &S3Config, http: &reqwest::Client, bucket: &str) -> ApiResult<()> {
+    const RULES: &str = "<CORSConfiguration><CORSRule><AllowedOrigin>*</AllowedOrigin>\
+        <AllowedMethod>PUT</AllowedMethod><AllowedMethod>POST</AllowedMethod><AllowedMethod>DELETE</AllowedMethod>\
+        <AllowedHeader>*</AllowedHeader><ExposeHeader>ETag</ExposeHeader><MaxAgeSeconds>3600</MaxAgeSeconds>\
+        </CORSRule></CORSConfiguration>";
+    let endpoint = s3.endpoint.as_deref().unwrap_or_default().trim_end_matches('/');
+    let url = format!("{endpoint}/{bucket}?cors");
+    let mut req = HttpRequest::new(HttpRequestBody::from(RULES.as_bytes().to_vec()));
+    *req.method_mut() = axum::http::Method::PUT;
+    *req.uri_mut() = url.parse().map_err(ApiError::internal)?;
+    let credential =
+        AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
+    AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(&mut req, None).map_err(ApiError::internal)?;
+    let res = http
+        .put(&url)
+        .headers(req.headers().clone())
+        .header(reqwest::header::CONTENT_TYPE, "application/xml")
+        .body(RULES)
+        .timeout(std::time::Duration::from_secs(30))
+        .send()
+        .await
+        .map_err(ApiError::internal)?;
+    let status = res.status();
+    if !status.is_success() {
+        let body = res.text().await.unwrap_or_default();
+        return Err(ApiError::internal(std::io::Error::other(format!(
+            "the store refused the CORS rules of bucket {bucket} ({status}): {body}"
+        ))));
+    }
+    Ok(())
 }
 
 async fn set(db: &Pool, upload_id: &str, column: &'static str, value: &str) -> ApiResult<()> {

@@ -124,6 +124,27 @@ async fn an_upload_writes_straight_to_a_bucket_of_its_own_that_the_store_checks(
     assert_eq!(up["s3_region"], json!(store.region));
     assert!(bucket_exists(&bucket).await);
 
+    // A browser's page (MGDS in a browser, another origin than the store) may send its parts
+    // there: the store answers the preflight of a signed part and shows the part's ETag.
+    let preflight = svc
+        .http
+        .request(
+            reqwest::Method::OPTIONS,
+            format!("{}/{bucket}/{key}?partNumber=1&uploadId=x", up["s3_endpoint"].as_str().unwrap()),
+        )
+        .header("Origin", "https://lab.example.org")
+        .header("Access-Control-Request-Method", "PUT")
+        .header("Access-Control-Request-Headers", "authorization,x-amz-date,x-amz-content-sha256")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), 200, "{:?}", preflight.text().await);
+    let allowed =
+        |h: &str| preflight.headers().get(h).and_then(|v| v.to_str().ok()).unwrap_or_default().to_ascii_lowercase();
+    assert!(["*", "https://lab.example.org"].contains(&allowed("access-control-allow-origin").as_str()));
+    assert!(allowed("access-control-allow-methods").contains("put"), "{:?}", preflight.headers());
+    assert!(allowed("access-control-expose-headers").contains("etag"), "{:?}", preflight.headers());
+
     // Not arrived yet: refused, and the key still writes.
     let (s, body) = callback(&svc, &alice, &up).await;
     assert_error(s, &body, 400);

@@ -4,10 +4,19 @@
 # prints the table. Needs the Debian packages ./test.sh installs (run it once on a new machine).
 # MGDS_BENCH_SAMPLES=N measures N samples instead of 10,000. MGDS_BENCH=compare runs the
 # comparison view's benchmark instead (500 classified samples, 50 taxa).
+# MGDS_BENCH=browser runs the web UI's benchmark instead: `mgds serve` (release) with 10,000
+# samples in headless Chromium (Debian's chromium and chromium-driver, which ./test.sh installs),
+# and a 2 GiB FASTQ.gz uploaded from the browser against `mgds upload` (MGDS_BENCH_UPLOAD_MB=N
+# for another size; the file is made once in target/bench-files).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent)
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+if [ "${MGDS_BENCH:-}" = browser ]; then
+    cargo build --release --locked --quiet -p mgds-cli
+    export MGDS_BIN="$target_dir/release/mgds" CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+    exec cargo bench --locked -p mgds-e2e --bench browser
+fi
 if [ ! -x "$target_dir/tools/bin/tauri-driver" ]; then
     cargo install tauri-driver --locked --quiet --root "$target_dir/tools"
 fi

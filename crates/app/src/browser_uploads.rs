@@ -23,9 +23,14 @@ use ts_rs::TS;
 
 use crate::error::{CmdError, CmdResult};
 
-/// The smallest part (S3's minimum is 5 MiB but for the last): large enough that a 20 GB file
-/// is about 1,300 requests, small enough that a dropped part costs seconds.
+/// The smallest part sent to an object store (S3's minimum is 5 MiB but for the last): large
+/// enough that a 20 GB file is about 1,300 requests, small enough that a dropped part costs
+/// seconds, and sent three at a time.
 pub const MIN_PART_SIZE: u64 = 16 * 1024 * 1024;
+/// The smallest part sent to the service's own endpoint, one at a time (it writes parts that
+/// arrive in order straight into the file): fewer, larger requests (the endpoint takes up to
+/// 128 MiB in one).
+pub const MIN_OWN_PART_SIZE: u64 = 64 * 1024 * 1024;
 /// Parts one upload's file may have (S3 allows 10,000; some room is kept).
 pub const MAX_PARTS: u64 = 9_000;
 /// Part addresses signed at once.
@@ -133,15 +138,17 @@ pub struct StoreAddresses {
     pub own_endpoint: bool,
 }
 
-/// The part size of a file of `size` bytes: [`MIN_PART_SIZE`], or larger (by whole MiB) where
-/// the file would need more than [`MAX_PARTS`] parts.
-pub fn part_size(size: u64) -> u64 {
+/// The part size of a file of `size` bytes: [`MIN_PART_SIZE`] ([`MIN_OWN_PART_SIZE`] to the
+/// service's own endpoint), or larger (by whole MiB) where the file would need more than
+/// [`MAX_PARTS`] parts.
+pub fn part_size(size: u64, own_endpoint: bool) -> u64 {
     let mib = 1024 * 1024;
-    MIN_PART_SIZE.max(size.div_ceil(MAX_PARTS).div_ceil(mib) * mib)
+    let least = if own_endpoint { MIN_OWN_PART_SIZE } else { MIN_PART_SIZE };
+    least.max(size.div_ceil(MAX_PARTS).div_ceil(mib) * mib)
 }
 
-fn object(name: &str, size: u64, key: String, upload_id: String) -> UploadObject {
-    let part_size = part_size(size);
+fn object(name: &str, size: u64, key: String, upload_id: String, own_endpoint: bool) -> UploadObject {
+    let part_size = part_size(size, own_endpoint);
     let parts = u32::try_from(size.div_ceil(part_size).max(1)).unwrap_or(u32::MAX);
     UploadObject { name: name.to_string(), size, key, upload_id, part_size, parts }
 }
@@ -181,14 +188,53 @@ pub async fn begin(
         }
         UploadKind::Document => client.documents().init_multipart_upload(&req.name).await?,
     };
-    let at = store(&init)?;
-    let signed = SignedParts::new(client, &init, &at.control, &at.public)?;
-    let mut files = vec![object(&req.name, req.size, init.file_id.clone(), signed.start(&init.file_id).await?)];
-    if let (Some(mate), Some(key)) = (&req.mate, &init.paired_end_file_id) {
-        files.push(object(&mate.name, mate.size, key.clone(), signed.start(key).await?));
+    let started = start_objects(client, store, &init, &req).await;
+    match started {
+        Ok((files, in_order)) => Ok(BrowserUpload { kind: req.kind, init, files, in_order }),
+        Err(e) => {
+            // Nothing is left half-made: the sample the service proposed goes (a document's
+            // record, never confirmed, expires with its upload).
+            if let (UploadKind::Sample, Some(id)) = (req.kind, &init.sample_id) {
+                let _ = client.samples().cancel_upload(id).await;
+            }
+            Err(e)
+        }
     }
-    let in_order = at.own_endpoint;
-    Ok(BrowserUpload { kind: req.kind, init, files, in_order })
+}
+
+async fn start_objects(
+    client: &Client,
+    store: impl FnOnce(&InitMultipartUploadResponse) -> CmdResult<StoreAddresses>,
+    init: &InitMultipartUploadResponse,
+    req: &BrowserUploadRequest,
+) -> CmdResult<(Vec<UploadObject>, bool)> {
+    let at = store(init)?;
+    let signed = SignedParts::new(client, init, &at.control, &at.public)?;
+    let own = at.own_endpoint;
+    let mut files = vec![object(&req.name, req.size, init.file_id.clone(), signed.start(&init.file_id).await?, own)];
+    if let Some(mate) = &req.mate {
+        let key = init.paired_end_file_id.as_ref().ok_or_else(|| {
+            CmdError::new(
+                "service_failed",
+                "The service gave no place for read 2 of the pair; upload each file on its own.",
+            )
+        })?;
+        files.push(object(&mate.name, mate.size, key.clone(), signed.start(key).await?, own));
+    }
+    Ok((files, at.own_endpoint))
+}
+
+/// What a browser sends back must be what [`begin`] gave: one file, or a pair's two, under the
+/// keys the service gave, with the parts their sizes make.
+fn check_upload(upload: &BrowserUpload) -> CmdResult<()> {
+    let keys: Vec<&String> =
+        std::iter::once(&upload.init.file_id).chain(upload.init.paired_end_file_id.as_ref()).collect();
+    let right = upload.files.len() == keys.len()
+        && upload.files.iter().zip(&keys).all(|(f, k)| {
+            let o = object(&f.name, f.size, f.key.clone(), f.upload_id.clone(), upload.in_order);
+            &&f.key == k && f.size > 0 && o.part_size == f.part_size && o.parts == f.parts
+        });
+    if right { Ok(()) } else { Err(CmdError::new("invalid", "This upload is not one the service started for you.")) }
 }
 
 fn file_of(upload: &BrowserUpload, file: usize) -> CmdResult<&UploadObject> {
@@ -203,6 +249,7 @@ pub async fn sign(
     file: usize,
     numbers: &[u32],
 ) -> CmdResult<Vec<String>> {
+    check_upload(upload)?;
     let f = file_of(upload, file)?;
     if numbers.len() > MAX_SIGNED_AT_ONCE {
         return Err(CmdError::new("invalid", format!("Ask for at most {MAX_SIGNED_AT_ONCE} parts at once.")));
@@ -222,11 +269,13 @@ pub async fn finish(
     upload: &BrowserUpload,
     etags: Vec<Vec<String>>,
 ) -> CmdResult<UploadMade> {
+    check_upload(upload)?;
     if etags.len() != upload.files.len() {
         return Err(CmdError::new("invalid", "Give the parts of every file of the upload."));
     }
     check_callback(&upload.init.callback_url)?;
     let signed = SignedParts::new(client, &upload.init, &at.control, &at.public)?;
+    let mut incomplete = None;
     for (f, tags) in upload.files.iter().zip(etags) {
         if tags.len() != f.parts as usize {
             return Err(CmdError::new(
@@ -234,12 +283,20 @@ pub async fn finish(
                 format!("{} has {} parts; {} were sent.", f.name, f.parts, tags.len()),
             ));
         }
-        signed.complete(&f.key, &f.upload_id, tags).await.map_err(|e| {
-            CmdError::new("upload_incomplete", format!("The parts of {} could not be put together: {e}.", f.name))
-        })?;
+        // A file completed by an earlier try (whose answer was lost) has no multipart upload
+        // left: the callback then says whether the files are there.
+        if let Err(e) = signed.complete(&f.key, &f.upload_id, tags).await {
+            incomplete = Some(format!("The parts of {} could not be put together ({e})", f.name));
+        }
     }
-    let made = client.upload_callback(&upload.init, &upload.files[0].name).await?;
-    Ok(UploadMade { sample_id: made.sample_id, document_id: made.document_id })
+    let name = upload.files.first().map(|f| f.name.as_str()).unwrap_or_default();
+    match client.upload_callback(&upload.init, name).await {
+        Ok(made) => Ok(UploadMade { sample_id: made.sample_id, document_id: made.document_id }),
+        Err(e) => Err(match incomplete {
+            Some(why) => CmdError::new("upload_incomplete", format!("{why}; upload the file again.")),
+            None => e.into(),
+        }),
+    }
 }
 
 /// The callback a browser sends back must be one the service gives: a path of its own API.
@@ -256,6 +313,7 @@ fn check_callback(path: &str) -> CmdResult<()> {
 /// Gives up an upload: the store drops the parts sent, and the service the sample it proposed
 /// (a document's record, never confirmed, expires with its upload).
 pub async fn cancel(client: &Client, at: &StoreAddresses, upload: &BrowserUpload) -> CmdResult<()> {
+    check_upload(upload)?;
     let signed = SignedParts::new(client, &upload.init, &at.control, &at.public)?;
     for f in &upload.files {
         // A part sent meanwhile, or an upload already completed, leaves nothing to abort.
@@ -286,15 +344,16 @@ mod tests {
     }
 
     #[test]
-    fn parts_are_16_mib_until_a_file_would_need_more_than_9000() {
+    fn parts_are_16_or_64_mib_until_a_file_would_need_more_than_9000() {
         let mib = 1024 * 1024;
-        assert_eq!(part_size(1), 16 * mib);
-        assert_eq!(part_size(20 * 1024 * mib), 16 * mib);
+        assert_eq!(part_size(1, false), 16 * mib);
+        assert_eq!(part_size(20 * 1024 * mib, false), 16 * mib);
+        assert_eq!(part_size(20 * 1024 * mib, true), 64 * mib);
         // 200 GiB: 22.76 MiB per part at least, so 23 MiB.
         let big = 200 * 1024 * mib;
-        assert_eq!(part_size(big), 23 * mib);
-        assert!(big.div_ceil(part_size(big)) <= MAX_PARTS);
-        let o = object("r.fq", 33 * mib, "k".into(), "u".into());
+        assert_eq!(part_size(big, false), 23 * mib);
+        assert!(big.div_ceil(part_size(big, false)) <= MAX_PARTS);
+        let o = object("r.fq", 33 * mib, "k".into(), "u".into(), false);
         assert_eq!((o.parts, o.part_size), (3, 16 * mib));
     }
 }

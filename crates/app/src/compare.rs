@@ -641,6 +641,42 @@ pub async fn taxon_reads(
     Ok(state)
 }
 
+/// What streaming the reads of one taxon from one sample needs: the sample's name (the file is
+/// named after it), the rules (the taxon and the taxa below it in the sample's
+/// classification), and the signed addresses of its reads and its read-level results.
+#[derive(Debug)]
+pub struct TaxonReadsSource {
+    /// The file's name: `<sample>.filtered.fastq.gz`, made safe.
+    pub file_name: String,
+    /// Which reads.
+    pub options: mgds_formats::SubsetOptions,
+    /// The sample's reads.
+    pub reads_url: String,
+    /// Its classification's read-level results.
+    pub readlevel_url: String,
+}
+
+/// Where the reads of taxon `tax_id` (and the taxa below it) in `sample` come from, for a
+/// stream of them (a browser's download): as [`taxon_reads`] writes them into a folder.
+pub async fn taxon_reads_source(client: &Client, sample: &str, tax_id: &str) -> CmdResult<TaxonReadsSource> {
+    let id = mgds_formats::parse_tax_id(tax_id)
+        .ok_or_else(|| CmdError::new("invalid", format!("{tax_id:?} is not a taxonomy id.")))?;
+    let info = look(client, sample).await?;
+    let analysis = info.ready.as_ref().map_err(|why| CmdError::new("not_ready", sentence(why)))?;
+    let results = client.classifications().results(analysis.as_str()).await?;
+    let tree = mgds_formats::TaxTree::from_results(&results).map_err(CmdError::from)?;
+    let options = mgds_formats::SubsetOptions::new([id]).with_children(&tree);
+    let reads_url = client.samples().download_uri(sample).await?.download_uri;
+    let readlevel_url = client.classifications().readlevel_url(analysis.as_str()).await?.url;
+    let name = mgds_formats::filtered_file_name(
+        Path::new(&info.name),
+        mgds_formats::Format::Fastq,
+        mgds_formats::OutputCompression::GZIP,
+    );
+    let file_name = mgds_client::safe_file_name(&name, "reads.filtered.fastq.gz");
+    Ok(TaxonReadsSource { file_name, options, reads_url, readlevel_url })
+}
+
 async fn one_taxon(
     src: Source<'_>,
     sample: &str,

@@ -173,19 +173,13 @@ pub struct BrowserFile {
 /// The first bytes of a described file looked at.
 pub const MAX_MAGIC: usize = 8;
 /// The characters of a described file's first line looked at.
-pub const MAX_FIRST_LINE: usize = 4096;
+pub const MAX_FIRST_LINE: usize = 1024;
 
 /// Checks files a browser describes ([`BrowserFile`]): the name, the size, the compression from
 /// the first bytes, the format from the first line, and read pairs by the names and by the
 /// first reads, as [`check_all`] does on this machine (the reads themselves are counted by the
 /// service when the upload is confirmed).
 pub fn check_described(files: &[BrowserFile]) -> Result<Vec<FileCheck>, CmdError> {
-    if files.len() > MAX_DROPPED_FILES {
-        return Err(CmdError::new(
-            "invalid",
-            format!("{} files were given; add at most {MAX_DROPPED_FILES} at a time.", files.len()),
-        ));
-    }
     let hidden = |path: &str| path.split(['/', '\\']).any(|part| part.starts_with('.'));
     let files: Vec<&BrowserFile> = files
         .iter()
@@ -194,6 +188,12 @@ pub fn check_described(files: &[BrowserFile]) -> Result<Vec<FileCheck>, CmdError
             !f.from_folder || (mgds_api::sequence_file_stem(name).is_some() && !hidden(&f.path))
         })
         .collect();
+    if files.len() > MAX_DROPPED_FILES {
+        return Err(CmdError::new(
+            "invalid",
+            format!("{} sequence files were given; add at most {MAX_DROPPED_FILES} at a time.", files.len()),
+        ));
+    }
     let mut checks: Vec<FileCheck> = files.iter().map(|f| check_one_described(f)).collect();
     let first_reads: HashMap<&str, (Vec<u8>, mgds_formats::Mate)> = files
         .iter()

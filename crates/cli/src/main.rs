@@ -304,7 +304,8 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     let database = config.database_url.as_deref().map(mgds_server::db::redact);
     let mut state = open_with(config).await?.with_public_url(&url);
     if !args.no_web {
-        state = state.with_web(mgds_web::WebUi::shared());
+        let web = mgds_web::WebUi::for_service(&state);
+        state = state.with_web(web);
         if !mgds_web::WebUi::is_built() {
             eprintln!(
                 "this mgds was built without its web UI: the service's root says how to build it (cd ui && npm ci && npm run build, then build mgds again)"

@@ -41,6 +41,8 @@ pub use pairs::{
 };
 pub use panel::{SubPanels, parse_panel_results, read_panel_results, sub_panels};
 pub use readlevel::{Columns, ReadLevelReader, ReadLevelRecord, ReadLevelRow};
-pub use subset::{PairMode, SubsetInput, SubsetOptions, SubsetOutput, SubsetReport, filtered_file_name, subset_reads};
+pub use subset::{
+    PairMode, SubsetInput, SubsetOptions, SubsetOutput, SubsetReport, filtered_file_name, subset_reads, subset_stream,
+};
 pub use taxonomy::{TaxId, TaxTree, parse_tax_id, species_abundances};
 pub use validate::{QualityEncoding, ReadPairing, Sniffed, Summary, sniff, validate, validate_reader};

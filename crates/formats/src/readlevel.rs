@@ -228,7 +228,7 @@ impl<R: BufRead> ReadLevelReader<R> {
         Self::with_compression(reader, name, Compression::None)
     }
 
-    fn with_compression(inner: R, name: &Path, compression: Compression) -> Result<Self, Error> {
+    pub(crate) fn with_compression(inner: R, name: &Path, compression: Compression) -> Result<Self, Error> {
         let mut reader = ReadLevelReader {
             inner,
             parser: Parser {

@@ -18,6 +18,7 @@
 //!   comparison's classification results) is one cache with one ceiling for all of them.
 
 pub mod commands;
+mod taxon_reads;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -57,12 +58,28 @@ pub struct WebUi {
     /// Classification results fetched for browsers' comparisons (keyed by user), one ceiling
     /// for all.
     compare: CompareCache,
+    /// The page's Content Security Policy: [`CSP`], with the object store's address among those
+    /// the page may send to where browsers upload straight to it.
+    csp: HeaderValue,
 }
 
 impl Default for WebUi {
     fn default() -> Self {
-        WebUi { gzipped: Mutex::default(), internal: Mutex::default(), compare: CompareCache::shared() }
+        WebUi {
+            gzipped: Mutex::default(),
+            internal: Mutex::default(),
+            compare: CompareCache::shared(),
+            csp: HeaderValue::from_static(CSP),
+        }
     }
+}
+
+/// The scheme, host and port of `url`, as a Content Security Policy names a source.
+fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    let ok = !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b));
+    (ok && matches!(scheme, "http" | "https")).then(|| format!("{scheme}://{host}"))
 }
 
 impl std::fmt::Debug for WebUi {
@@ -75,6 +92,19 @@ impl WebUi {
     /// The UI, shared by every request.
     pub fn shared() -> Arc<dyn mgds_server::WebUi> {
         Arc::new(WebUi::default())
+    }
+
+    /// The UI of the service `state`: where uploads go straight to an object store (one that
+    /// gives each upload a bucket of its own), the page may send their parts there.
+    pub fn for_service(state: &AppState) -> Arc<dyn mgds_server::WebUi> {
+        let mut ui = WebUi::default();
+        if let Some((store, _)) = state.storage.upload_buckets()
+            && let Some(o) = origin(&store.public_base_url())
+            && let Ok(v) = HeaderValue::from_str(&CSP.replace("connect-src 'self'", &format!("connect-src 'self' {o}")))
+        {
+            ui.csp = v;
+        }
+        Arc::new(ui)
     }
 
     /// Whether this binary holds a built UI.
@@ -103,7 +133,7 @@ impl WebUi {
         let html = text.replacen("<head>", &base, 1);
         let mut response =
             self.text(headers, &format!("index.html {prefix}"), html.into_bytes(), "text/html; charset=utf-8");
-        page_headers(response.headers_mut());
+        page_headers(response.headers_mut(), &self.csp);
         response
     }
 
@@ -125,6 +155,46 @@ impl WebUi {
 impl WebUi {
     fn internal_url(&self) -> Option<String> {
         self.internal.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// `GET /api/web/v1/taxon_reads?sample=ID&tax_id=N`: the reads of a taxon in a sample, as
+    /// a download (see [`taxon_reads`]). A read, so a link follows it: the service's own API is
+    /// asked with the session's token, as the page's commands are.
+    async fn taxon_reads(
+        &self,
+        state: AppState,
+        caller: Caller,
+        session: Option<Extension<SignedInSession>>,
+        headers: HeaderMap,
+        query: HashMap<String, String>,
+    ) -> Response {
+        let refuse = |status: StatusCode, message: &str| {
+            (status, axum::Json(serde_json::json!({ "code": "taxon_reads", "message": message }))).into_response()
+        };
+        let (Some(_), Some(Extension(SignedInSession(signed_in)))) = (caller.0, session) else {
+            return refuse(StatusCode::UNAUTHORIZED, "Sign in from the browser first.");
+        };
+        let (Some(sample), Some(tax_id)) = (query.get("sample"), query.get("tax_id")) else {
+            return refuse(StatusCode::BAD_REQUEST, "Name the sample and the taxon (sample=…&tax_id=…).");
+        };
+        let Some(internal) = self.internal_url() else {
+            return refuse(StatusCode::SERVICE_UNAVAILABLE, "The service cannot run this for browsers now.");
+        };
+        let (cookie_name, _) = cookie_name_and_path(&state.public_url);
+        let token = session_cookie(&headers, cookie_name).ok().flatten().unwrap_or_default();
+        let client = match mgds_client::Client::builder(&internal)
+            .browser_session(cookie_name, &token, &signed_in.csrf_token)
+            .build()
+        {
+            Ok(c) => c,
+            Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+        };
+        let public = state.public_url.trim_end_matches('/').to_string();
+        let local = |url: &str| match url.strip_prefix(&public) {
+            Some(rest) if rest.starts_with("/storage/") => format!("{internal}{rest}"),
+            _ => url.to_string(),
+        };
+        taxon_reads::download(&client, local, sample, tax_id).await
     }
 
     /// `POST /api/web/v1/commands/{name}`: a screen's command for a browser signed in with a
@@ -206,10 +276,13 @@ fn store_addresses(
             own_endpoint: true,
         });
     }
+    let bucket_name =
+        bucket.len() <= 63 && bucket.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
     match state.storage.upload_buckets() {
-        Some((store, _)) if bucket.starts_with("mgds-upload-") => {
+        Some((store, _)) if bucket.starts_with("mgds-upload-") && bucket_name => {
             let public = store.public_base_url();
-            Ok(StoreAddresses { control: public.clone(), public, own_endpoint: false })
+            let control = store.endpoint.clone().unwrap_or_else(|| public.clone());
+            Ok(StoreAddresses { control, public, own_endpoint: false })
         }
         _ => Err(mgds_app::error::CmdError::new("invalid", "This upload's bucket is not one this service gives.")),
     }
@@ -218,7 +291,20 @@ fn store_addresses(
 impl mgds_server::WebUi for WebUi {
     fn routes(self: Arc<Self>) -> Option<axum::Router<AppState>> {
         let me = self.clone();
+        let reads = self.clone();
         Some(axum::Router::new().route(
+            "/taxon_reads",
+            axum::routing::get(
+                move |State(state): State<AppState>,
+                      caller: Caller,
+                      session: Option<Extension<SignedInSession>>,
+                      headers: HeaderMap,
+                      axum::extract::Query(query): axum::extract::Query<HashMap<String, String>>| {
+                    let reads = reads.clone();
+                    async move { reads.taxon_reads(state, caller, session, headers, query).await }
+                },
+            ),
+        ).route(
             "/commands/{name}",
             axum::routing::post(
                 move |State(state): State<AppState>,
@@ -277,9 +363,9 @@ impl mgds_server::WebUi for WebUi {
 }
 
 /// The headers of the page: never cached, the policy, no framing, no referrer elsewhere.
-fn page_headers(h: &mut HeaderMap) {
+fn page_headers(h: &mut HeaderMap, csp: &HeaderValue) {
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::CONTENT_SECURITY_POLICY, csp.clone());
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
@@ -296,7 +382,7 @@ fn not_built() -> Response {
     let mut response = (StatusCode::OK, html).into_response();
     let h = response.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    page_headers(h);
+    page_headers(h, &HeaderValue::from_static(CSP));
     response
 }
 
@@ -321,6 +407,15 @@ fn escape_attribute(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stores_origin_joins_the_policy_only_as_an_origin() {
+        assert_eq!(origin("https://s3.lab.example.org:3900/x?y").as_deref(), Some("https://s3.lab.example.org:3900"));
+        assert_eq!(origin("http://[::1]:3900").as_deref(), Some("http://[::1]:3900"));
+        for bad in ["https://a b/", "https://x;script-src *", "ftp://x", "https://"] {
+            assert_eq!(origin(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn gzip_is_taken_unless_refused() {

@@ -318,8 +318,34 @@ async fn scenario(
         .as_array()
         .and_then(|l| l.iter().find(|s| s["filename"] == json!("gut_day2_interleaved.fastq.gz")))
         .context("no sample gut_day2_interleaved.fastq.gz")?;
-    let demo_bytes = std::fs::read(root_reads())?;
-    ensure!(pair["size"].as_u64().unwrap_or(0) > demo_bytes.len() as u64, "the pair's sample holds both files: {pair}");
+    // Both files' reads, read 1 then read 2 of each pair.
+    let id = pair["$uri"].as_str().and_then(|u| u.rsplit('/').next()).context("the pair's id")?;
+    let address: serde_json::Value = reqwest::Client::new()
+        .post(format!("{url}/api/v1/samples/{id}/download_uri"))
+        .basic_auth(old_key, Some(""))
+        .json(&json!({}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let gz = reqwest::get(address["download_uri"].as_str().context("no download_uri")?).await?.bytes().await?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(&gz[..]), &mut text)?;
+    let heads: Vec<&str> = text.lines().step_by(4).collect();
+    let demo_reads = {
+        let mut t = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(root_reads())?),
+            &mut t,
+        )?;
+        t.lines().count() / 4
+    };
+    ensure!(heads.len() == 2 * demo_reads, "the pair's sample has {} reads, not {}", heads.len(), 2 * demo_reads);
+    ensure!(
+        heads[0].ends_with(" 1:N:0:1") && heads[1].ends_with(" 2:N:0:1"),
+        "the pair's reads are interleaved read 1 first: {:?}",
+        &heads[..2]
+    );
     a.navigate(&format!("{url}/")).await?;
     poll("a row of gut_day1.fastq.gz", WAIT, || async {
         let marked = a
@@ -402,6 +428,38 @@ async fn scenario(
     ensure!(
         numbers.contains("gut_day1.fastq.gz") && numbers.contains("gut_day2_interleaved.fastq.gz"),
         "the comparison saved: {numbers}"
+    );
+    // A taxon's reads from the command line's sample, made by the service as it sends them.
+    let marked = a
+        .script(
+            "const b = [...document.querySelectorAll('[data-testid=compare-chart] [data-tax-id][data-sample]')]\
+             .find(e => e.getAttribute('data-tax-id') && e.getBoundingClientRect().width > 2); \
+             if (!b) return null; b.setAttribute('data-e2e-bar', ''); return b.getAttribute('data-tax-id');",
+            json!([]),
+        )
+        .await?;
+    ensure!(marked.is_string(), "no bar of a taxon in the comparison");
+    a.click(&a.wait_for("[data-e2e-bar]", WAIT).await?).await?;
+    a.wait_for("[data-testid=compare-taxon]", WAIT).await?;
+    a.screenshot("browser-03c-compare-taxon").await?;
+    a.click(&a.wait_for("[data-testid=taxon-reads-download]", WAIT).await?).await?;
+    let subset = downloaded(downloads, ".filtered.fastq.gz").await?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&subset)?), &mut text)?;
+    let mut all = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(root_reads())?),
+        &mut all,
+    )?;
+    // By read name: the pair's sample holds each read twice (read 1 and read 2).
+    let name = |h: &str| h.split_whitespace().next().unwrap_or_default().to_string();
+    let known: std::collections::HashSet<String> = all.lines().step_by(4).map(name).collect();
+    let got: Vec<String> = text.lines().step_by(4).map(name).collect();
+    ensure!(
+        !got.is_empty() && got.len() < 2 * known.len() && got.iter().all(|h| known.contains(h)),
+        "the taxon's reads ({} of {}) are some of the sample's reads",
+        got.len(),
+        known.len()
     );
 
     // The other screens a browser has.

@@ -66,3 +66,10 @@ export function saveText(name: string, mime: string, text: string): string {
   saveBlob(name, new Blob([text], { type: mime }));
   return `Saved ${name} to your downloads.`;
 }
+
+/** Downloads the reads of a taxon (and the taxa below it) in one sample, as the service makes
+ *  them from the sample's reads while it sends them; answers a note for the screen. */
+export function downloadTaxonReads(sample: string, taxId: string): string {
+  follow(`api/web/v1/taxon_reads?sample=${encodeURIComponent(sample)}&tax_id=${encodeURIComponent(taxId)}`, null);
+  return STARTED;
+}

@@ -112,6 +112,13 @@ describe("read pairs", () => {
     expect(ready(joined).map((i) => i.id)).toEqual([r1.id]);
     expect(uploadFiles(joined, ready(joined))).toEqual([{ id: r1.id, path: "/d/s_R1_001.fq", mate: "/d/s_R2_001.fq" }]);
   });
+  it("puts the file whose reads say read 1 first, whatever the names", () => {
+    const a = { ...check("/d/b.fq"), name: "b.fq", mate: "/d/a.fq", pairing: "read 1 of a pair" };
+    const b = { ...check("/d/a.fq"), name: "a.fq", mate: "/d/b.fq", pairing: "read 2 of a pair" };
+    const items = addChecked([], [a, b], ids);
+    const joined = joinPair(items, items[1].id);
+    expect(uploadFiles(joined, ready(joined))).toEqual([{ id: items[0].id, path: "/d/b.fq", mate: "/d/a.fq" }]);
+  });
   it("splits a joined pair back into two samples", () => {
     const items = pair();
     expect(joinPair(items, "nope")).toBe(items);

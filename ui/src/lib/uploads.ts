@@ -137,13 +137,19 @@ export function mateOf(items: UploadItem[], item: UploadItem): UploadItem | null
   return items.find((m) => m.check.path === item.check.mate && m.state === "checked" && m.check.mate === item.check.path) ?? null;
 }
 
-/** Joins a suggested pair into one sample: read 1 (the first by name: `_R1`/`_1` sort before
- * `_R2`/`_2`) carries the upload, read 2 waits beside it as `joined`. */
+/** Whether a check found read 2 of a pair by the file's reads. */
+const readsSayRead2 = (i: UploadItem) => (i.check.pairing ?? "").startsWith("read 2");
+
+/** Joins a suggested pair into one sample: read 1 carries the upload (the file whose reads say
+ * read 1, else the first by name: `_R1`/`_1` sort before `_R2`/`_2`), read 2 waits beside it as
+ * `joined`. */
 export function joinPair(items: UploadItem[], id: string): UploadItem[] {
   const item = items.find((i) => i.id === id);
   const mate = item && mateOf(items, item);
   if (!item || !mate) return items;
-  const [r1, r2] = item.check.name <= mate.check.name ? [item, mate] : [mate, item];
+  const byReads = readsSayRead2(item) !== readsSayRead2(mate);
+  const itemFirst = byReads ? readsSayRead2(mate) : item.check.name <= mate.check.name;
+  const [r1, r2] = itemFirst ? [item, mate] : [mate, item];
   return items.map((i) =>
     i.id === r1.id ? { ...i, joinWith: r2.id, include: true } : i.id === r2.id ? { ...i, state: "joined" as const, include: false } : i,
   );

@@ -33,30 +33,39 @@ export const MAX_FILES = 2000;
 /** Bytes read from the start of a file to check it. */
 const HEAD = 64 * 1024;
 /** Decompressed bytes looked at for the first line. */
-const FIRST_LINE = 4096;
+const FIRST_LINE = 1024;
 /** Uploads sent at once, as on the desktop. */
 const SLOTS = 2;
-/** Parts sent at once to a store that takes them in any order. */
+/** Parts sent at once to a store that takes them in any order. The service's own endpoint
+ *  takes them one after another: it appends the part that arrives next in order straight to
+ *  the file, and keeps one that arrives while it does apart, to copy in at the end (two at once
+ *  measured no faster, with that copy). */
 const PARTS_AT_ONCE = 3;
+const PARTS_AT_ONCE_IN_ORDER = 1;
 /** Part addresses asked for at once. */
-const SIGN_AHEAD = 8;
+const SIGN_AHEAD = 16;
 /** A kept upload is given up after this long (the service's upload lasts a day). */
 const KEEP_MS = 20 * 3600 * 1000;
 const STORAGE_PREFIX = "mgds-upload:";
 
-const given = new Map<string, File>();
+/** The files the user gave, by the paths the screens name them by; `folder` when found in a
+ *  folder they gave (not named by them). */
+const given = new Map<string, { file: File; folder: boolean }>();
+const fileAt = (path: string) => given.get(path)?.file;
 
 /** Keeps files the user gave under paths the screens name them by (a folder's files under
- *  their folders); answers the paths. The same file given again keeps its path. */
+ *  their folders); answers the paths. The same file given again keeps its path; another file
+ *  of the same path gets a folder of its own in front (`2/…`), so its name stays its name. */
 export function register(list: { file: File; path: string }[]): string[] {
   return list.map(({ file, path }) => {
-    let p = path || file.name;
+    const base = path || file.name;
+    let p = base;
     for (let n = 2; ; n++) {
       const known = given.get(p);
-      if (!known || sameFile(known, file)) break;
-      p = `${path || file.name} (${n})`;
+      if (!known || sameFile(known.file, file)) break;
+      p = `${n}/${base}`;
     }
-    given.set(p, file);
+    given.set(p, { file, folder: base.includes("/") });
     return p;
   });
 }
@@ -123,8 +132,8 @@ async function checkFiles(paths: string[]): Promise<FileCheck[]> {
   const described: BrowserFile[] = [];
   for (let i = 0; i < paths.length; i += 16) {
     const batch = paths.slice(i, i + 16).flatMap((p) => {
-      const f = given.get(p);
-      return f ? [describe(p, f, p.includes("/"))] : [];
+      const g = given.get(p);
+      return g ? [describe(p, g.file, g.folder)] : [];
     });
     described.push(...(await Promise.all(batch)));
   }
@@ -138,6 +147,8 @@ class Stop extends Error {}
 /** One upload under way (a sample's file or pair, or a document). */
 type Running = { cancelled: boolean; requests: Set<XMLHttpRequest>; upload: BrowserUpload | null; key: string };
 const running = new Map<string, Running>();
+/** The kept uploads being sent in this page: one file is sent once at a time. */
+const sending = new Set<string>();
 let free = SLOTS;
 const waiting: (() => void)[] = [];
 
@@ -153,6 +164,22 @@ function release() {
   const next = waiting.shift();
   if (next) next();
   else free += 1;
+}
+
+/** Uploads waiting for a slot, by id: cancelling one ends its wait at once. */
+const waiters = new Map<string, () => void>();
+
+/** A slot, unless the upload is cancelled while it waits (then `Stop`, with no slot held). */
+async function slotFor(id: string, run: Running): Promise<void> {
+  let stopped = false;
+  const got = slot();
+  await Promise.race([got, new Promise<void>((resolve) => waiters.set(id, () => ((stopped = true), resolve())))]);
+  waiters.delete(id);
+  if (stopped || run.cancelled) {
+    // The slot, when it comes, goes straight to the next.
+    void got.then(release);
+    throw new Stop();
+  }
 }
 
 type Kept = { upload: BrowserUpload; etags: string[][]; at: number };
@@ -173,6 +200,7 @@ function load(key: string): Kept | null {
 }
 
 function keep(key: string, k: Kept) {
+  if (!sending.has(key)) return;
   try {
     localStorage.setItem(key, JSON.stringify(k));
   } catch {
@@ -207,6 +235,8 @@ function putPart(run: Running, url: string, body: Blob, progress: (loaded: numbe
     run.requests.add(xhr);
     const done = () => run.requests.delete(xhr);
     xhr.open("PUT", url);
+    // A part that moves nothing for this long is given up, and sent again.
+    xhr.timeout = 10 * 60 * 1000;
     xhr.upload.onprogress = (e) => progress(e.loaded);
     xhr.onload = () => {
       done();
@@ -252,10 +282,28 @@ async function sendFiles(
   progress: (sent: number, total: number) => void,
   retrying: (why: string | null) => void,
 ): Promise<UploadMade> {
+  if (sending.has(run.key)) throw { code: "invalid", message: "This file is being uploaded already." };
+  sending.add(run.key);
+  try {
+    return await sendKept(run, files, request, progress, retrying);
+  } finally {
+    sending.delete(run.key);
+  }
+}
+
+async function sendKept(
+  run: Running,
+  files: File[],
+  request: BrowserUploadRequest,
+  progress: (sent: number, total: number) => void,
+  retrying: (why: string | null) => void,
+): Promise<UploadMade> {
   let kept = load(run.key);
   if (!kept || kept.upload.files.length !== files.length || kept.upload.files.some((f, i) => f.size !== files[i].size)) {
     const upload = await serviceCommand<BrowserUpload>("begin_browser_upload", { request });
     kept = { upload, etags: upload.files.map(() => []), at: Date.now() };
+    run.upload = upload;
+    if (run.cancelled) throw new Stop();
     keep(run.key, kept);
   }
   const k = kept;
@@ -284,11 +332,14 @@ async function sendFiles(
       }
       return addresses.get(n)!;
     };
+    let failed = false;
     const sendOne = async (n: number) => {
       const start = (n - 1) * f.part_size;
       const body = files[i].slice(start, start + sizeOf(i, n));
       const id = `${i}:${n}`;
+      let signedAgain = false;
       for (let attempt = 0; ; attempt++) {
+        if (failed) throw new Stop();
         if (run.cancelled) throw new Stop();
         try {
           const etag = await putPart(run, await address(n), body, (loaded) => {
@@ -296,6 +347,7 @@ async function sendFiles(
             report();
           });
           moving.delete(id);
+          if (run.cancelled) throw new Stop();
           k.etags[i][n - 1] = etag;
           stored += body.size;
           keep(run.key, k);
@@ -304,26 +356,50 @@ async function sendFiles(
           return;
         } catch (e) {
           moving.delete(id);
+          report();
           if (e instanceof Stop || run.cancelled) throw new Stop();
           const failure = e as PartFailure;
-          if (failure.expired) addresses.delete(n);
-          else if (!failure.transient || attempt >= WAITS.length) throw { code: "failed", message: failure.message ?? String(e) };
-          const wait = failure.expired ? 0 : WAITS[attempt];
+          // An address that expired (a computer asleep) is signed again, once.
+          const again = failure.expired && !signedAgain;
+          if (again) {
+            addresses.delete(n);
+            signedAgain = true;
+          } else if (!failure.transient || attempt >= WAITS.length) {
+            throw { code: "failed", message: failure.message ?? String(e) };
+          }
+          const wait = again ? 0 : WAITS[attempt];
           if (wait > 0) retrying(`${failure.message} Trying again in ${Math.round(wait / 1000)} s, from the part it broke in.`);
           await sleep(wait);
         }
       }
     };
     const queue = [...todo];
-    const lanes = Array.from({ length: k.upload.in_order ? 1 : PARTS_AT_ONCE }, async () => {
-      for (let n = queue.shift(); n !== undefined; n = queue.shift()) await sendOne(n);
+    const lanes = Array.from({ length: k.upload.in_order ? PARTS_AT_ONCE_IN_ORDER : PARTS_AT_ONCE }, async () => {
+      try {
+        for (let n = queue.shift(); n !== undefined; n = queue.shift()) await sendOne(n);
+      } catch (e) {
+        // One part failing stops the others: the upload fails (and can be tried again).
+        failed = true;
+        for (const r of run.requests) r.abort();
+        throw e;
+      }
     });
-    await Promise.all(lanes);
+    const ended = await Promise.allSettled(lanes);
+    const why = ended.find((r): r is PromiseRejectedResult => r.status === "rejected" && !(r.reason instanceof Stop));
+    if (why) throw why.reason;
+    if (ended.some((r) => r.status === "rejected")) throw new Stop();
   }
   if (run.cancelled) throw new Stop();
-  const made = await serviceCommand<UploadMade>("finish_browser_upload", { upload: k.upload, etags: k.etags });
-  forget(run.key);
-  return made;
+  try {
+    const made = await serviceCommand<UploadMade>("finish_browser_upload", { upload: k.upload, etags: k.etags });
+    forget(run.key);
+    return made;
+  } catch (e) {
+    // Parts the store no longer has, or an upload the service no longer knows: the next try
+    // starts again from the beginning (a connection lost on the way keeps what is stored).
+    if (!(e && typeof e === "object" && "code" in e && (e as { code: string }).code === "unreachable")) forget(run.key);
+    throw e;
+  }
 }
 
 async function cancelRun(id: string): Promise<boolean> {
@@ -331,7 +407,9 @@ async function cancelRun(id: string): Promise<boolean> {
   if (!run) return false;
   run.cancelled = true;
   for (const r of run.requests) r.abort();
-  forget(run.key);
+  const waited = waiters.get(id);
+  if (waited) waited();
+  if (run.key) forget(run.key);
   if (run.upload) await serviceCommand("cancel_browser_upload", { upload: run.upload }).catch(() => {});
   return true;
 }
@@ -346,15 +424,21 @@ function gone(path: string): never {
 async function uploadSample(id: string, file: { path: string; mate?: string | null }, batch: UploadBatch) {
   const emit = (p: Partial<UploadProgress> & Pick<UploadProgress, "state">) =>
     emitLocally<UploadProgress>("upload-progress", { id, sent: 0, total: 0, sample_id: null, error: null, ...p });
-  const r1 = given.get(file.path);
-  const r2 = file.mate ? given.get(file.mate) : undefined;
+  const r1 = fileAt(file.path);
+  const r2 = file.mate ? fileAt(file.mate) : undefined;
   const files = r2 ? [r1, r2] : [r1];
   const run: Running = { cancelled: false, requests: new Set(), upload: null, key: "" };
   running.set(id, run);
   const total = files.reduce((n, f) => n + (f?.size ?? 0), 0);
   emit({ state: "waiting", total });
-  await slot();
   let sent = 0;
+  try {
+    await slotFor(id, run);
+  } catch {
+    running.delete(id);
+    emit({ state: "cancelled", total });
+    return;
+  }
   try {
     if (!r1) gone(file.path);
     if (file.mate && !r2) gone(file.mate);
@@ -390,7 +474,7 @@ async function uploadSample(id: string, file: { path: string; mate?: string | nu
 }
 
 async function uploadDocument(f: DocumentFile) {
-  const file = given.get(f.path);
+  const file = fileAt(f.path);
   const base: DocumentTransfer = {
     id: f.id,
     direction: "upload",
@@ -406,7 +490,14 @@ async function uploadDocument(f: DocumentFile) {
   const run: Running = { cancelled: false, requests: new Set(), upload: null, key: "" };
   running.set(f.id, run);
   emit({});
-  await slot();
+  try {
+    await slotFor(f.id, run);
+  } catch {
+    running.delete(f.id);
+    emit({ state: "cancelled" });
+    return;
+  }
+  let done = 0;
   try {
     if (!file) gone(f.path);
     run.key = keyOf("document", [file]);
@@ -414,8 +505,11 @@ async function uploadDocument(f: DocumentFile) {
       run,
       [file],
       { kind: "document", name: file.name, size: file.size, mate: null, tags: [], project: null, metadata: null },
-      (done, total) => emit({ state: "moving", done, total }),
-      (why) => emit({ state: "moving", error: why }),
+      (d, total) => {
+        done = d;
+        emit({ state: "moving", done: d, total });
+      },
+      (why) => emit({ state: "moving", done, error: why }),
     );
     emit({ state: "done", done: file.size, document_id: made.document_id });
   } catch (e) {

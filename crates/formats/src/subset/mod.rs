@@ -44,7 +44,7 @@
 // - The gzip level is the caller's choice ([`OutputCompression`]); onecodex defaults to 9.
 
 use std::collections::BTreeSet;
-use std::io::BufRead;
+use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, sync_channel};
 use std::thread::JoinHandle;
@@ -297,6 +297,39 @@ pub fn subset_reads(
         report.outputs.push(SubsetOutput { path, records });
     }
     Ok(report)
+}
+
+/// [`subset_reads`] of a single-end (or interleaved, read as single) file from streams: the
+/// read-level results `read_level` and the reads `reads` (each gzipped or not, told from its
+/// first bytes; `names` name them in messages), the selected records written to `out` as they
+/// are found. Memory stays flat whatever the sizes: for a service that streams the subset of a
+/// sample's reads to a browser as it reads them. Answers the records written.
+pub fn subset_stream<T: Read + Send, R: Read + Send>(
+    read_level: T,
+    reads: R,
+    names: (&Path, &Path),
+    out: &mut dyn Write,
+    options: &SubsetOptions,
+) -> Result<u64, Error> {
+    if options.tax_ids.is_empty() {
+        return Err(Error::NoTaxIds);
+    }
+    let (rows_name, reads_name) = names;
+    let (compression, rows) = decompress(read_level, rows_name)?;
+    let mut rows = ReadLevelReader::with_compression(rows, rows_name, compression)?;
+    let (compression, inner) = decompress(reads, reads_name)?;
+    let mut reads = Reads { path: reads_name.to_owned(), compression, reader: Reader::new(inner) };
+    let mut sink = Written(out);
+    subset_single(options, &mut rows, &mut reads, &mut sink)
+}
+
+/// A stream of selected records.
+struct Written<'a>(&'a mut dyn Write);
+
+impl Sink for Written<'_> {
+    fn put(&mut self, raw: &[u8]) -> Result<(), Error> {
+        self.0.write_all(raw).map_err(|source| Error::Io { path: PathBuf::from("the download"), source })
+    }
 }
 
 /// Where selected records go: an output file, or a buffer in tests.
@@ -717,6 +750,23 @@ mod tests {
         assert_eq!(single(&exclude).unwrap(), b"@c\nG\n+\nI\n@d\nT\n+\nI\n");
         let both = SubsetOptions { exclude: true, include_lowconf: true, ..keep };
         assert_eq!(single(&both).unwrap(), b"@c\nG\n+\nI\n@d\nT\n+\nI\n");
+    }
+
+    #[test]
+    fn a_stream_is_subset_as_files_are_and_a_mismatch_is_named() {
+        let gz = |b: &[u8]| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(b).unwrap();
+            e.finish().unwrap()
+        };
+        let names = (Path::new("results"), Path::new("reads"));
+        let mut out = Vec::new();
+        let n =
+            subset_stream(&gz(SINGLE_TSV)[..], &gz(SINGLE)[..], names, &mut out, &SubsetOptions::new([562])).unwrap();
+        assert_eq!((n, &out[..]), (1, &b"@a\nA\n+\nI\n"[..]));
+        let short = b"Tax ID\tPassed Filter\n562\tT\n";
+        let e = subset_stream(&short[..], SINGLE, names, &mut Vec::new(), &SubsetOptions::new([562])).unwrap_err();
+        assert!(matches!(e, Error::MoreReadsThanRows { .. }), "{e}");
     }
 
     #[test]

@@ -249,6 +249,18 @@ impl Session {
         send(self.http.get(format!("{}{path}", self.base))).await
     }
 
+    /// Limits the browser's uploads to `bytes_per_second` (Chromium's network emulation, through
+    /// `chromedriver`), or lifts the limit with `None`.
+    pub async fn limit_uploads(&self, bytes_per_second: Option<u64>) -> Result<()> {
+        match bytes_per_second {
+            Some(b) => {
+                let conditions = json!({"offline": false, "latency": 0, "download_throughput": 1_000_000_000u64, "upload_throughput": b});
+                self.post("/chromium/network_conditions", json!({"network_conditions": conditions})).await.map(drop)
+            }
+            None => send(self.http.delete(format!("{}/chromium/network_conditions", self.base))).await.map(drop),
+        }
+    }
+
     /// Runs `script` (a function body; `arguments` holds `args`) in the page and answers its value.
     pub async fn script(&self, script: &str, args: Value) -> Result<Value> {
         self.post("/execute/sync", json!({"script": script, "args": args})).await

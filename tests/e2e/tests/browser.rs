@@ -475,6 +475,62 @@ async fn scenario(
         a.screenshot(&format!("browser-03d-{screen}")).await?;
     }
 
+    // An upload that goes on after the page is reloaded: a large document sent slowly, the page
+    // reloaded once its first part is stored, the file chosen again. It finishes as the same
+    // upload (the same document), with every byte.
+    let big = files.join("run-report.bin");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&big)?);
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..(150 * 1024 * 1024 / 8) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            f.write_all(&x.to_le_bytes())?;
+        }
+        f.flush()?;
+    }
+    a.limit_uploads(Some(25 * 1024 * 1024)).await?;
+    a.click(&a.wait_for("[data-testid=nav-documents]", WAIT).await?).await?;
+    choose_files(a, "documents", std::slice::from_ref(&big)).await?;
+    let kept = poll("the first part of the document to be stored", WAIT, || async {
+        let v = a
+            .script(
+                "const k = Object.keys(localStorage).find(k => k.startsWith('mgds-upload:')); if (!k) return null; \
+                 const v = JSON.parse(localStorage.getItem(k)); \
+                 return v.etags[0].filter(Boolean).length > 0 ? v.upload.init.document_id : null;",
+                json!([]),
+            )
+            .await?;
+        Ok(v.as_str().map(String::from))
+    })
+    .await?;
+    a.navigate(&format!("{url}/")).await?;
+    a.click(&a.wait_for("[data-testid=nav-documents]", WAIT).await?).await?;
+    choose_files(a, "documents", std::slice::from_ref(&big)).await?;
+    let size = big.metadata()?.len();
+    let documents = poll("the document's upload to go on and finish", Duration::from_secs(60), || async {
+        let list: serde_json::Value = reqwest::Client::new()
+            .get(format!("{url}/api/v1/documents"))
+            .basic_auth(old_key, Some(""))
+            .send()
+            .await?
+            .json()
+            .await?;
+        let named: Vec<serde_json::Value> = list
+            .as_array()
+            .map(|l| l.iter().filter(|d| d["filename"] == json!("run-report.bin")).cloned().collect())
+            .unwrap_or_default();
+        Ok(named.iter().any(|d| d["size"] == json!(size)).then_some(named))
+    })
+    .await?;
+    a.limit_uploads(None).await?;
+    ensure!(
+        documents.len() == 1 && documents[0]["$uri"].as_str().is_some_and(|u| u.ends_with(&kept)),
+        "the upload went on as the same document {kept}: {documents:?}"
+    );
+    a.screenshot("browser-03e-document-resumed").await?;
+
     // A document uploaded from the browser, and shared with a colleague (who downloads it at
     // the end).
     a.click(&a.wait_for("[data-testid=nav-documents]", WAIT).await?).await?;

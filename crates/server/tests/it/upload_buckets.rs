@@ -190,6 +190,65 @@ async fn an_upload_writes_straight_to_a_bucket_of_its_own_that_the_store_checks(
     assert!(!metrics.contains("/mgds-uploads"), "requests reached the service's S3 endpoint:\n{metrics}");
 }
 
+/// A browser's upload (MGDS in a browser, a page of another origin than the store): each part
+/// is PUT to an address signed with the upload's credentials (no signing in the page), the
+/// store answers the page's origin and shows it the part's ETag, and the parts completed make
+/// the sample's file.
+#[tokio::test]
+async fn a_browser_sends_parts_to_signed_addresses_across_origins() {
+    use object_store::multipart::{MultipartStore, PartId};
+    use object_store::signer::{SignedUrlOptions, Signer};
+    let Some(svc) = service().await else { return };
+    let alice = svc.user("alice@example.org").await;
+    let up = init(&svc, &alice, json!({"filename": "web.fastq"})).await;
+    let key = ObjectPath::from(up["file_id"].as_str().unwrap());
+    let store = AmazonS3Builder::new()
+        .with_endpoint(up["s3_endpoint"].as_str().unwrap())
+        .with_allow_http(true)
+        .with_region(up["s3_region"].as_str().unwrap())
+        .with_bucket_name(up["s3_bucket"].as_str().unwrap())
+        .with_access_key_id(up["upload_aws_access_key_id"].as_str().unwrap())
+        .with_secret_access_key(up["upload_aws_secret_access_key"].as_str().unwrap())
+        .with_virtual_hosted_style_request(false)
+        .build()
+        .unwrap();
+    let upload_id = store.create_multipart(&key).await.unwrap();
+    // Two parts: S3's smallest but the last is 5 MiB.
+    let reads: Vec<u8> = (0..70_000).flat_map(|i| format!("@w{i:06}\nACGTACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n").into_bytes()).collect();
+    let (one, two) = reads.split_at(5 * 1024 * 1024);
+    let mut parts = Vec::new();
+    for (n, body) in [(1, one), (2, two)] {
+        let options =
+            SignedUrlOptions::default().with_query([("partNumber", n.to_string()), ("uploadId", upload_id.clone())]);
+        let url = store
+            .signed_url_opts(reqwest::Method::PUT, &key, std::time::Duration::from_secs(600), &options)
+            .await
+            .unwrap();
+        let r = svc
+            .http
+            .put(url.as_str())
+            .header("Origin", "https://lab.example.org")
+            .body(body.to_vec())
+            .send()
+            .await
+            .unwrap();
+        let h =
+            |name: &str| r.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_ascii_lowercase();
+        assert_eq!(r.status(), 200, "part {n}: {:?}", r.headers());
+        assert!(
+            ["*", "https://lab.example.org"].contains(&h("access-control-allow-origin").as_str()),
+            "{:?}",
+            r.headers()
+        );
+        assert!(h("access-control-expose-headers").contains("etag"), "{:?}", r.headers());
+        parts.push(PartId { content_id: r.headers()["etag"].to_str().unwrap().to_string() });
+    }
+    store.complete_multipart(&key, &upload_id, parts).await.unwrap();
+    let (s, body) = callback(&svc, &alice, &up).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(sample_bytes(&svc, &alice, body["sample_id"].as_str().unwrap()).await, reads);
+}
+
 /// A pair's two files go to the upload's bucket and become one interleaved sample; a
 /// document's file too; a canceled upload's bucket goes at once.
 #[tokio::test]

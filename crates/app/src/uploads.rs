@@ -115,10 +115,19 @@ pub async fn check_all(paths: Vec<PathBuf>) -> Result<Vec<FileCheck>, CmdError> 
 
 /// A file's name and size, before its content is read.
 fn unchecked(path: &Path) -> FileCheck {
+    named(
+        path.display().to_string(),
+        path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string()),
+        std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+    )
+}
+
+/// A file known by its path, name and size alone.
+fn named(path: String, name: String, size: u64) -> FileCheck {
     FileCheck {
-        path: path.display().to_string(),
-        name: path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| path.display().to_string()),
-        size: std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+        path,
+        name,
+        size,
         format: None,
         compression: None,
         reads: 0,
@@ -227,19 +236,7 @@ fn first_line(f: &BrowserFile) -> Option<&str> {
 
 fn check_one_described(f: &BrowserFile) -> FileCheck {
     let name = f.path.rsplit(['/', '\\']).next().unwrap_or(&f.path).to_string();
-    let mut c = FileCheck {
-        path: f.path.clone(),
-        name: name.clone(),
-        size: f.size,
-        format: None,
-        compression: None,
-        reads: 0,
-        bases: 0,
-        mean_length: 0.0,
-        pairing: None,
-        mate: None,
-        problem: None,
-    };
+    let mut c = named(f.path.clone(), name.clone(), f.size);
     let compression = mgds_formats::Compression::detect(&f.magic[..f.magic.len().min(MAX_MAGIC)]);
     c.compression = Some(compression.to_string());
     c.problem = if f.size == 0 {

@@ -8,12 +8,14 @@
 //! Run it with `MGDS_BENCH=browser tests/e2e/bench.sh` (it builds the UI and `mgds` in release).
 
 use std::io::Write;
+#[path = "common/populate.rs"]
+mod populate;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use futures::StreamExt;
 use mgds_e2e::bench::{fmt_count, median};
 use mgds_e2e::{Driver, Session, env_path, free_port, poll, workspace_root};
 use serde_json::json;
@@ -84,25 +86,7 @@ async fn populate(data: &Path, key: &str, n: usize) -> Result<()> {
     config.runner.workers = 0;
     let (url, _state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?).await?;
     let client = mgds_client::Client::builder(&url).api_key(key).build()?;
-    let files = data.join("bench-files");
-    std::fs::create_dir_all(&files)?;
-    let results = futures::stream::iter(0..n)
-        .map(|i| {
-            let (client, files) = (client.clone(), files.clone());
-            async move {
-                let path = files.join(format!("isolate-{i:05}_S{}_L001_R1_001.fastq", i % 96 + 1));
-                let seq: String = (0..60).map(|j| b"ACGT"[(i * 7 + j * 3 + j / 5) % 4] as char).collect();
-                std::fs::write(&path, format!("@read{i}\n{seq}\n+\n{}\n", "I".repeat(seq.len())))?;
-                client.samples().upload(&path).tag(format!("plate-{}", i % 20 + 1)).send().await?;
-                std::fs::remove_file(&path)?;
-                anyhow::Ok(())
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<_>>()
-        .await;
-    results.into_iter().collect::<Result<Vec<_>>>()?;
-    Ok(())
+    populate::samples(&client, &data.join("bench-files"), n).await
 }
 
 /// A FASTQ.gz of about `mb` MiB of pseudo-random 150 bp reads, made once and kept.

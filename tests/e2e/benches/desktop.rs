@@ -8,11 +8,13 @@
 //! Run it with `tests/e2e/bench.sh` (it builds the UI and the app in release, installs
 //! `tauri-driver`, and gives the bench a keyring and a virtual display).
 
+#[path = "common/populate.rs"]
+mod populate;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use futures::StreamExt;
 use mgds_e2e::bench::{Memory, fmt_count, median, memory};
 use mgds_e2e::{Driver, FreshHome, Session};
 use serde_json::json;
@@ -49,26 +51,7 @@ async fn populate(data_dir: &Path, n: usize) -> Result<f64> {
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?).await?;
     let key = mgds_server::admin::create_user(&state.db, mgds_profiles::local::LOCAL_USER, None, true).await?.api_key;
     let client = mgds_client::Client::builder(&url).api_key(&key).build()?;
-    let files = data_dir.join("bench-files");
-    std::fs::create_dir_all(&files)?;
-    let results = futures::stream::iter(0..n)
-        .map(|i| {
-            let (client, files) = (client.clone(), files.clone());
-            async move {
-                let path = files.join(format!("isolate-{i:05}_S{}_L001_R1_001.fastq", i % 96 + 1));
-                let seq: String = (0..60).map(|j| b"ACGT"[(i * 7 + j * 3 + j / 5) % 4] as char).collect();
-                std::fs::write(&path, format!("@read{i}\n{seq}\n+\n{}\n", "I".repeat(seq.len())))?;
-                client.samples().upload(&path).tag(format!("plate-{}", i % 20 + 1)).send().await?;
-                std::fs::remove_file(&path)?;
-                anyhow::Ok(())
-            }
-        })
-        .buffer_unordered(16)
-        .collect::<Vec<_>>()
-        .await;
-    for r in results {
-        r?;
-    }
+    populate::samples(&client, &data_dir.join("bench-files"), n).await?;
     Ok(started.elapsed().as_secs_f64())
 }
 

@@ -103,6 +103,17 @@ pub async fn open(
     Ok((bucket, Minted { access_key: key, secret, expires_at: expires }))
 }
 
+/// Signs `req` (its body and headers set) as a `PUT` to `url` with the service's own key of
+/// the store; answers the headers to send.
+fn signed_put(s3: &S3Config, req: &mut HttpRequest, url: &str) -> ApiResult<axum::http::HeaderMap> {
+    *req.method_mut() = axum::http::Method::PUT;
+    *req.uri_mut() = url.parse().map_err(ApiError::internal)?;
+    let credential =
+        AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
+    AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(req, None).map_err(ApiError::internal)?;
+    Ok(req.headers().clone())
+}
+
 /// The CORS rules of an upload's bucket: a browser (MGDS in a browser, served from the
 /// service's address) sends its parts straight to the store, a page of another origin, so the
 /// store must answer its preflight and show it each part's `ETag`, which completing the upload
@@ -116,14 +127,10 @@ async fn allow_browsers(s3: &S3Config, http: &reqwest::Client, bucket: &str) -> 
     let endpoint = s3.endpoint.as_deref().unwrap_or_default().trim_end_matches('/');
     let url = format!("{endpoint}/{bucket}?cors");
     let mut req = HttpRequest::new(HttpRequestBody::from(RULES.as_bytes().to_vec()));
-    *req.method_mut() = axum::http::Method::PUT;
-    *req.uri_mut() = url.parse().map_err(ApiError::internal)?;
-    let credential =
-        AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
-    AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(&mut req, None).map_err(ApiError::internal)?;
+    let headers = signed_put(s3, &mut req, &url)?;
     let res = http
         .put(&url)
-        .headers(req.headers().clone())
+        .headers(headers)
         .header(reqwest::header::CONTENT_TYPE, "application/xml")
         .body(RULES)
         .timeout(std::time::Duration::from_secs(30))
@@ -305,8 +312,6 @@ async fn copy_object(
         .map_or_else(|| format!("https://s3.{}.amazonaws.com", s3.region), |e| e.trim_end_matches('/').to_string());
     let url = format!("{endpoint}/{}/{}", s3.bucket, encode_key(to_key));
     let mut req = HttpRequest::new(HttpRequestBody::from(Vec::new()));
-    *req.method_mut() = axum::http::Method::PUT;
-    *req.uri_mut() = url.parse().map_err(ApiError::internal)?;
     let source = format!("/{from_bucket}/{}", encode_key(from_key));
     req.headers_mut()
         .insert("x-amz-copy-source", axum::http::HeaderValue::from_str(&source).map_err(ApiError::internal)?);
@@ -314,12 +319,10 @@ async fn copy_object(
         req.headers_mut()
             .insert("x-amz-copy-source-if-match", axum::http::HeaderValue::from_str(tag).map_err(ApiError::internal)?);
     }
-    let credential =
-        AwsCredential { key_id: s3.access_key_id.clone(), secret_key: s3.secret_access_key.clone(), token: None };
-    AwsAuthorizer::new(&credential, "s3", &s3.region).try_authorize(&mut req, None).map_err(ApiError::internal)?;
+    let headers = signed_put(s3, &mut req, &url)?;
     let res = http
         .put(&url)
-        .headers(req.headers().clone())
+        .headers(headers)
         // A copy inside the store may rewrite the object (Garage does, to give a multipart
         // upload a whole-object checksum): it is given the time to.
         .timeout(std::time::Duration::from_secs(3600))

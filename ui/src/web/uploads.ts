@@ -303,7 +303,11 @@ async function sendKept(
     const upload = await serviceCommand<BrowserUpload>("begin_browser_upload", { request });
     kept = { upload, etags: upload.files.map(() => []), at: Date.now() };
     run.upload = upload;
-    if (run.cancelled) throw new Stop();
+    if (run.cancelled) {
+      // Cancelled while the service started it: it goes now.
+      await serviceCommand("cancel_browser_upload", { upload }).catch(() => {});
+      throw new Stop();
+    }
     keep(run.key, kept);
   }
   const k = kept;

@@ -189,14 +189,7 @@ pub const MAX_FIRST_LINE: usize = 1024;
 /// first reads, as [`check_all`] does on this machine (the reads themselves are counted by the
 /// service when the upload is confirmed).
 pub fn check_described(files: &[BrowserFile]) -> Result<Vec<FileCheck>, CmdError> {
-    let hidden = |path: &str| path.split(['/', '\\']).any(|part| part.starts_with('.'));
-    let files: Vec<&BrowserFile> = files
-        .iter()
-        .filter(|f| {
-            let name = f.path.rsplit(['/', '\\']).next().unwrap_or(&f.path);
-            !f.from_folder || (mgds_api::sequence_file_stem(name).is_some() && !hidden(&f.path))
-        })
-        .collect();
+    let files: Vec<&BrowserFile> = files.iter().filter(|f| !f.from_folder || is_sequence_path(&f.path)).collect();
     if files.len() > MAX_DROPPED_FILES {
         return Err(CmdError::new(
             "invalid",
@@ -226,6 +219,14 @@ pub fn check_described(files: &[BrowserFile]) -> Result<Vec<FileCheck>, CmdError
         c.mate = mates.get(&c.path).cloned();
     }
     Ok(checks)
+}
+
+/// Whether a file found in a folder the user gave is one to check: its name is a sequence
+/// file's (`.fastq.gz`, `.fa`, …) and neither it nor a folder on its path is hidden, as for a
+/// folder given to the desktop. `path` is relative to that folder, `/`- or `\\`-separated.
+pub fn is_sequence_path(path: &str) -> bool {
+    let name = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    mgds_api::sequence_file_stem(name).is_some() && !path.split(['/', '\\']).any(|part| part.starts_with('.'))
 }
 
 fn first_line(f: &BrowserFile) -> Option<&str> {

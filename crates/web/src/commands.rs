@@ -25,6 +25,9 @@ static DRAWING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 /// The most samples one bulk change names (the desktop sends a page's selection).
 const MAX_BULK: usize = 1000;
 
+/// The most paths of files found in folders asked about at once.
+const MAX_FOLDER_PATHS: usize = 10_000;
+
 /// The highest resolution a browser saves a comparison's PNG at (a 1,100-pixel-wide chart at
 /// 300 dpi is about 3,400 pixels wide).
 const MAX_BROWSER_DPI: u32 = 300;
@@ -89,6 +92,15 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "job_args" => out(samples::job_args(c, &id()?).await?),
         // The browser reads the start of each file it is given and sends that: the files
         // themselves go to the store when they are uploaded.
+        // Which of the files found in folders a browser was given are sequence files (by
+        // their paths alone), before it reads any of them.
+        "sequence_file_paths" => {
+            let paths: Vec<String> = arg(args, "paths")?;
+            if paths.len() > MAX_FOLDER_PATHS {
+                return Err(CmdError::new("invalid", format!("Ask about at most {MAX_FOLDER_PATHS} paths at once.")));
+            }
+            out(paths.iter().map(|p| mgds_app::uploads::is_sequence_path(p)).collect::<Vec<bool>>())
+        }
         "check_browser_files" => {
             let files: Vec<mgds_app::uploads::BrowserFile> = arg(args, "files")?;
             out(mgds_app::uploads::check_described(&files)?)

@@ -706,5 +706,28 @@ async fn scenario(
     ensure!(sheet == SHEET, "the colleague's download is the document: {sheet:?}");
     axe.check(b, "browser documents shared with a colleague").await?;
     b.screenshot("browser-09-colleague-documents").await?;
+
+    // A sequencer's run folder chosen whole: only its reads are read and listed (its sample
+    // sheet, metrics and hidden files are left out), the pair found.
+    let run = files.join("run-folder");
+    std::fs::create_dir_all(run.join("InterOp"))?;
+    std::fs::create_dir_all(run.join(".cache"))?;
+    std::fs::copy(files.join("gut_day2_R1.fastq.gz"), run.join("colon_R1.fastq.gz"))?;
+    std::fs::copy(files.join("gut_day2_R2.fastq.gz"), run.join("colon_R2.fastq.gz"))?;
+    std::fs::write(run.join("SampleSheet.csv"), SHEET)?;
+    std::fs::write(run.join("InterOp/QMetricsOut.bin"), [0u8; 64])?;
+    std::fs::copy(files.join("gut_day2_R1.fastq.gz"), run.join(".cache/old_R1.fastq.gz"))?;
+    b.click(&b.wait_for("[data-testid=nav-samples]", WAIT).await?).await?;
+    let input = b.wait_for("input[data-testid=browser-pick-folder]", WAIT).await?;
+    b.type_text(&input, &run.display().to_string()).await?;
+    b.wait_for("[data-testid=upload-panel] [data-testid=join-pair]", WAIT).await.context("the folder's pair")?;
+    let listed = b
+        .script(
+            "return [...document.querySelectorAll('[data-testid=upload-item] .fname')].map(e => e.innerText);",
+            json!([]),
+        )
+        .await?;
+    ensure!(listed == json!(["colon_R1.fastq.gz", "colon_R2.fastq.gz"]), "the folder's reads alone: {listed}");
+    b.screenshot("browser-10-folder-chosen").await?;
     Ok(())
 }

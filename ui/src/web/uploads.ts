@@ -548,10 +548,12 @@ function picker(kind: "files" | "folder" | "documents"): HTMLInputElement {
     if (answer) answer(paths);
     else if (paths.length) emitLocally("tauri://drag-drop", { paths });
   };
-  input.addEventListener("change", () => {
-    const files = [...(input!.files ?? [])].slice(0, MAX_FILES + 1);
-    chosen(register(files.map((f) => ({ file: f, path: f.webkitRelativePath || f.name }))));
+  input.addEventListener("change", async () => {
+    const all = [...(input!.files ?? [])].map((f) => ({ file: f, path: f.webkitRelativePath || f.name }));
     input!.value = "";
+    // A folder's files: only its reads are read.
+    const files = kind === "folder" ? await sequenceFiles(all.slice(0, MAX_WALKED), (f) => f.path).catch(() => all) : all;
+    chosen(register(files.slice(0, MAX_FILES + 1)));
   });
   input.addEventListener("cancel", () => chosen([]));
   document.body.append(input);
@@ -568,19 +570,35 @@ function pick(kind: "files" | "folder" | "documents"): Promise<string[]> {
   });
 }
 
-/** Every file under a dropped entry (folders walked, at most `MAX_FILES + 1` in all). */
-async function walk(entry: FileSystemEntry, out: { file: File; path: string }[]): Promise<void> {
-  if (out.length > MAX_FILES) return;
+/** Entries of files found in folders looked at, at most: a sequencer's run folder holds tens
+ *  of thousands of other files (images, metrics) beside its reads. */
+const MAX_WALKED = 200_000;
+
+/** Which of `items`, found in folders the user gave, are sequence files (by their paths, as
+ *  the service tells them: the desktop's rule), so that only those are read. */
+async function sequenceFiles<T>(items: T[], pathOf: (t: T) => string): Promise<T[]> {
+  const kept: T[] = [];
+  for (let i = 0; i < items.length; i += 10_000) {
+    const batch = items.slice(i, i + 10_000);
+    const yes = await serviceCommand<boolean[]>("sequence_file_paths", { paths: batch.map(pathOf) });
+    batch.forEach((t, j) => yes[j] && kept.push(t));
+  }
+  return kept;
+}
+
+/** The file entries under a dropped entry (folders walked, at most `MAX_WALKED`), with their
+ *  paths and whether they were found in a folder. */
+async function walk(entry: FileSystemEntry, out: { entry: FileSystemFileEntry; path: string; inFolder: boolean }[], depth = 0): Promise<void> {
+  if (out.length >= MAX_WALKED) return;
   if (entry.isFile) {
-    const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
-    out.push({ file, path: entry.fullPath.replace(/^\//, "") });
+    out.push({ entry: entry as FileSystemFileEntry, path: entry.fullPath.replace(/^\//, ""), inFolder: depth > 0 });
   } else if (entry.isDirectory) {
     const reader = (entry as FileSystemDirectoryEntry).createReader();
     for (;;) {
       const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
       if (batch.length === 0) break;
-      for (const e of batch) await walk(e, out);
-      if (out.length > MAX_FILES) return;
+      for (const e of batch) await walk(e, out, depth + 1);
+      if (out.length >= MAX_WALKED) return;
     }
   }
 }
@@ -606,11 +624,22 @@ function listenForDrops() {
     e.preventDefault();
     depth = 0;
     const entries = [...(e.dataTransfer?.items ?? [])].map((i) => i.webkitGetAsEntry()).filter((x): x is FileSystemEntry => !!x);
-    const found: { file: File; path: string }[] = [];
+    const walked: { entry: FileSystemFileEntry; path: string; inFolder: boolean }[] = [];
     try {
-      for (const entry of entries) await walk(entry, found);
+      for (const entry of entries) await walk(entry, walked);
     } catch {
-      // A file that cannot be read is left out; the rest are checked.
+      // A folder that cannot be read is left out; the rest are checked.
+    }
+    // Files dropped themselves stay (and are checked); of those found in folders, the reads.
+    const inFolders = await sequenceFiles(walked.filter((w) => w.inFolder), (w) => w.path).catch(() => walked.filter((w) => w.inFolder));
+    const chosen = [...walked.filter((w) => !w.inFolder), ...inFolders].slice(0, MAX_FILES + 1);
+    const found: { file: File; path: string }[] = [];
+    for (const w of chosen) {
+      try {
+        found.push({ file: await new Promise<File>((resolve, reject) => w.entry.file(resolve, reject)), path: w.path });
+      } catch {
+        // A file that cannot be read is left out; the rest are checked.
+      }
     }
     emitLocally("tauri://drag-drop", { paths: register(found) });
   });

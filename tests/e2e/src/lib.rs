@@ -249,6 +249,38 @@ impl Session {
         send(self.http.get(format!("{}{path}", self.base))).await
     }
 
+    /// Chooses the job whose name starts with `prefix` in the run-analysis form; whether one was
+    /// offered.
+    pub async fn choose_job(&self, prefix: &str) -> Result<bool> {
+        let v = self
+            .script(
+                "const sel = document.querySelector('[data-testid=run-job]'); \
+                 const o = [...sel.options].find(o => o.text.startsWith(arguments[0])); \
+                 if (!o) return false; sel.value = o.value; \
+                 sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+                json!([prefix]),
+            )
+            .await?;
+        Ok(v == json!(true))
+    }
+
+    /// Waits (up to `timeout`) until the sample page lists a complete analysis whose name starts
+    /// with `prefix`, and opens it.
+    pub async fn open_when_complete(&self, prefix: &str, timeout: Duration) -> Result<()> {
+        poll(&format!("the {prefix} analysis to complete"), timeout, || async {
+            let done = self
+                .script(
+                    "const b = [...document.querySelectorAll('[data-testid=analyses] button')]\
+                     .find(b => b.innerText.startsWith(arguments[0]) && b.innerText.includes('Complete')); \
+                     if (b) b.click(); return !!b;",
+                    json!([prefix]),
+                )
+                .await?;
+            Ok(done.as_bool().unwrap_or(false).then_some(()))
+        })
+        .await
+    }
+
     /// Limits the browser's uploads to `bytes_per_second` (Chromium's network emulation, through
     /// `chromedriver`), or lifts the limit with `None`.
     pub async fn limit_uploads(&self, bytes_per_second: Option<u64>) -> Result<()> {

@@ -386,30 +386,10 @@ async fn scenario(
     // again while it runs) sees it complete.
     a.click(&a.wait_for("[data-testid=run-analysis]", WAIT).await?).await?;
     a.wait_for("[data-testid=run-form]", WAIT).await?;
-    let chosen = a
-        .script(
-            "const sel = document.querySelector('[data-testid=run-job]'); \
-             const o = [...sel.options].find(o => o.text.startsWith('Panel')); \
-             if (!o) return false; sel.value = o.value; \
-             sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
-            json!([]),
-        )
-        .await?;
-    ensure!(chosen == json!(true), "no panel job offered in the browser");
+    ensure!(a.choose_job("Panel").await?, "no panel job offered in the browser");
     a.wait_for_text("[data-testid=run-form]", "takes no settings", WAIT).await?;
     a.click(&a.wait_for("[data-testid=run-start]", WAIT).await?).await?;
-    poll("the panel analysis to complete", Duration::from_secs(120), || async {
-        let done = a
-            .script(
-                "const b = [...document.querySelectorAll('[data-testid=analyses] button')]\
-                 .find(b => b.innerText.startsWith('Panel') && b.innerText.includes('Complete')); \
-                 if (b) b.click(); return !!b;",
-                json!([]),
-            )
-            .await?;
-        Ok(done.as_bool().unwrap_or(false).then_some(()))
-    })
-    .await?;
+    a.open_when_complete("Panel", Duration::from_secs(120)).await?;
     a.wait_for_text("[data-testid=panel]", "4 of 10 found", WAIT).await.context("the panel's markers")?;
     a.screenshot("browser-03b-panel").await?;
     // Both samples compared side by side.

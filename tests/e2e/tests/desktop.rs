@@ -160,39 +160,18 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
 
     // 3b. Another analysis run from the sample page: a wrong argument is named before anything is
     // sent; the panel then runs, shows up in the list, and its markers open.
-    let choose_job = |kind: &'static str| async move {
-        s.script(
-            "const sel = document.querySelector('[data-testid=run-job]'); \
-             const o = [...sel.options].find(o => o.text.startsWith(arguments[0])); \
-             if (!o) return false; sel.value = o.value; \
-             sel.dispatchEvent(new Event('change', {bubbles: true})); return true;",
-            json!([kind]),
-        )
-        .await
-    };
     s.click(&s.wait_for("[data-testid=run-analysis]", SHORT).await?).await?;
     s.wait_for("[data-testid=run-form]", SHORT).await?;
-    ensure!(choose_job("Alignment").await?.as_bool() == Some(true), "no alignment job offered");
+    ensure!(s.choose_job("Alignment").await?, "no alignment job offered");
     s.type_text(&s.wait_for("[data-testid=run-arg-tax_id]", SHORT).await?, "E. coli").await?;
     s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
     let refused = s.wait_for_text("[data-testid=run-error]", "Tax id", SHORT).await?;
     ensure!(refused.contains("E. coli"), "the refusal should quote what was typed: {refused}");
     s.screenshot("05b-run-analysis-refused").await?;
-    ensure!(choose_job("Panel").await?.as_bool() == Some(true), "no panel job offered");
+    ensure!(s.choose_job("Panel").await?, "no panel job offered");
     s.wait_for_text("[data-testid=run-form]", "takes no settings", SHORT).await?;
     s.click(&s.wait_for("[data-testid=run-start]", SHORT).await?).await?;
-    poll("the panel analysis to complete", LONG, || async {
-        let done = s
-            .script(
-                "const b = [...document.querySelectorAll('[data-testid=analyses] button')]\
-                 .find(b => b.innerText.startsWith('Panel') && b.innerText.includes('Complete')); \
-                 if (b) b.click(); return !!b;",
-                json!([]),
-            )
-            .await?;
-        Ok(done.as_bool().unwrap_or(false).then_some(()))
-    })
-    .await?;
+    s.open_when_complete("Panel", LONG).await?;
     s.wait_for("[data-testid=panel]", LONG).await.context("the panel's markers never opened")?;
     // The demo reads carry four of the demo panel's ten genes (on a Klebsiella plasmid).
     let found = s.wait_for_text("[data-testid=panel]", "4 of 10 found", SHORT).await?;
@@ -209,7 +188,7 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
             .as_u64()
             .unwrap_or(0);
         s.click(&s.wait_for("[data-testid=run-analysis]", SHORT).await?).await?;
-        ensure!(choose_job(kind).await?.as_bool() == Some(true), "no {kind} job offered");
+        ensure!(s.choose_job(kind).await?, "no {kind} job offered");
         if kind == "Alignment" {
             let species = poll("species suggestions from the classification", SHORT, || async {
                 let v = s

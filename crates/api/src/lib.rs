@@ -12,6 +12,7 @@
 
 mod job_args;
 mod multipart;
+mod organization;
 mod requests;
 mod resources;
 mod results;
@@ -19,6 +20,7 @@ mod rules;
 
 pub use job_args::*;
 pub use multipart::*;
+pub use organization::*;
 pub use requests::*;
 pub use resources::*;
 pub use results::*;

@@ -463,7 +463,10 @@ pub struct Account {
     /// The organisation the user belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organization: Option<String>,
-    /// Whether the user administers their organisation.
+    /// Whether the user administers their organisation (an admin or an owner).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organization_admin: Option<bool>,
+    /// The user's role in their organisation (an MGDS addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<crate::Role>,
 }

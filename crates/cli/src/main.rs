@@ -15,6 +15,7 @@ use mgds_server::{AppState, Config, Tls, admin};
 mod account;
 mod compare;
 mod connect;
+mod org;
 mod output;
 mod references;
 mod resources;
@@ -94,6 +95,10 @@ enum Command {
     /// List and show sequencing batches.
     #[command(subcommand)]
     Batches(resources::BatchesCommand),
+    /// Your organisation; for its admins and owners, its users: invite, roles, disable,
+    /// enable, reset passwords, revoke keys.
+    #[command(subcommand)]
+    Org(org::OrgCommand),
     /// Watched folders: sequencer runs and FASTQ files become samples by themselves.
     #[command(subcommand)]
     Watch(watch::WatchCommand),
@@ -192,9 +197,9 @@ enum UserCommand {
         /// Organisation to join (created if needed).
         #[arg(long, default_value = admin::DEFAULT_ORGANIZATION)]
         organization: String,
-        /// Make the user an administrator of the organisation.
-        #[arg(long)]
-        org_admin: bool,
+        /// Their role in the organisation: member, admin or owner.
+        #[arg(long, default_value = "member", value_parser = org::parse_role)]
+        role: mgds_api::Role,
         /// Also give the user a password, for signing in from a browser: typed at a hidden
         /// prompt, twice, or read as one line of standard input when that is not a terminal
         /// (never as an argument, which other users of the machine can see).
@@ -212,8 +217,42 @@ enum UserCommand {
         /// E-mail address of the user.
         email: String,
     },
-    /// List users (tab-separated: id, e-mail, organisation, admin).
+    /// List users (tab-separated: id, e-mail, organisation, role, and when disabled).
     List,
+    /// Give a user another role in their organisation (member, admin or owner).
+    Role {
+        /// E-mail address of the user.
+        email: String,
+        /// member, admin or owner.
+        #[arg(value_parser = org::parse_role)]
+        role: mgds_api::Role,
+    },
+    /// Disable an account: its API key, browser sessions and download links stop at once; its
+    /// records stay.
+    Disable {
+        /// E-mail address of the user.
+        email: String,
+    },
+    /// Enable a disabled account again (its API key works again).
+    Enable {
+        /// E-mail address of the user.
+        email: String,
+    },
+    /// End a user's API key and browser sessions without giving a new key (rotate-key gives
+    /// one).
+    Revoke {
+        /// E-mail address of the user.
+        email: String,
+    },
+    /// Print a one-time link where the user chooses a password: an invitation if they never
+    /// had one, else a reset.
+    Link {
+        /// E-mail address of the user.
+        email: String,
+        /// The service's address as users reach it, e.g. https://mgds.lab.example.org
+        #[arg(long, env = "MGDS_PUBLIC_URL")]
+        public_url: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -345,10 +384,10 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
     let state = open_with(config).await?;
     let db = &state.db;
     match command {
-        AdminCommand::User(UserCommand::Create { email, organization, org_admin, password }) => {
+        AdminCommand::User(UserCommand::Create { email, organization, role, password }) => {
             // Read (and checked) before the user exists, so that a mistyped password makes nobody.
             let password = if password { Some(read_new_password(&email)?) } else { None };
-            let user = admin::create_user(db, &email, Some(&organization), org_admin).await?;
+            let user = admin::create_user(db, &email, Some(&organization), role).await?;
             eprintln!("created user {} ({email}); keep this API key safe, it is not shown again:", user.id);
             println!("{}", user.api_key);
             if let Some(p) = password {
@@ -379,9 +418,38 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
             println!("{}", rotated.api_key);
         }
         AdminCommand::User(UserCommand::List) => {
-            for (id, email, org, is_admin) in admin::list_users(db).await? {
-                println!("{id}\t{email}\t{org}\t{}", if is_admin { "admin" } else { "" });
+            for u in admin::list_users(db).await? {
+                let disabled = u.disabled_at.map(|at| format!("disabled {at}")).unwrap_or_default();
+                println!("{}\t{}\t{}\t{}\t{disabled}", u.id, u.email, u.organization, u.role);
             }
+        }
+        AdminCommand::User(UserCommand::Role { email, role }) => {
+            admin::set_role(db, &email, role).await?;
+            eprintln!("{email} is now an {role} of their organisation");
+        }
+        AdminCommand::User(UserCommand::Disable { email }) => {
+            let stopped = admin::set_disabled(&state, &email, true).await?;
+            eprintln!(
+                "disabled {email}: their API key and download links no longer work; ended {} browser session(s) \
+                 and canceled {} upload(s) not yet confirmed; their records stay",
+                stopped.sessions, stopped.uploads
+            );
+        }
+        AdminCommand::User(UserCommand::Enable { email }) => {
+            admin::set_disabled(&state, &email, false).await?;
+            eprintln!("enabled {email} again");
+        }
+        AdminCommand::User(UserCommand::Revoke { email }) => {
+            let stopped = admin::revoke(&state, &email).await?;
+            eprintln!(
+                "revoked the API key of {email}; ended {} browser session(s) and canceled {} upload(s) not yet confirmed",
+                stopped.sessions, stopped.uploads
+            );
+        }
+        AdminCommand::User(UserCommand::Link { email, public_url }) => {
+            let (url, expires_at) = admin::password_link(db, &email, &public_url).await?;
+            eprintln!("give {email} this link; it works once, until {expires_at}:");
+            println!("{url}");
         }
         AdminCommand::Batch(BatchCommand::Create { batch_number, owner, name }) => {
             let b = admin::create_batch(db, &owner, &batch_number, name.as_deref()).await?;
@@ -489,6 +557,7 @@ fn main() -> ExitCode {
             Command::Readlevel(cmd) => resources::run_readlevel(&connect::connect(&g).await?, cmd).await,
             Command::Compare(args) => compare::run(&connect::connect(&g).await?, args).await,
             Command::Batches(cmd) => resources::run_batches(&connect::connect(&g).await?, cmd).await,
+            Command::Org(cmd) => org::run(&connect::connect(&g).await?, cmd).await,
             Command::Watch(cmd) => watch::run(&g, cmd).await,
             Command::Schema { resource } => resources::run_schema(&connect::connect(&g).await?, resource).await,
         }

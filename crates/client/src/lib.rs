@@ -19,6 +19,7 @@ mod error;
 mod jobs;
 mod list;
 mod misc;
+mod organization;
 mod projects;
 mod retry;
 mod s3;
@@ -45,6 +46,7 @@ pub use error::{Error, Result};
 pub use jobs::{JobRun, Jobs, WaitForAnalysis};
 pub use list::{Filter, Links, ListRequest, Page, Sort, parse_link_header};
 pub use misc::{Batches, MetadataRecords, MetadataUpdate, Tags, Users};
+pub use organization::Organization;
 pub use projects::{ProjectCreateRequest, ProjectUpdateRequest, Projects};
 pub use retry::RetryPolicy;
 pub use s3::{S3Writer, SignedParts};
@@ -120,7 +122,8 @@ resource_id_by_uri!(
     mgds_api::Project,
     mgds_api::Tag,
     mgds_api::SequencingBatch,
-    mgds_api::User
+    mgds_api::User,
+    mgds_api::Member
 );
 
 impl<T: ResourceId + ?Sized> ResourceId for &T {
@@ -484,6 +487,12 @@ impl Client {
     /// Sequencing batches: list, get.
     pub fn batches(&self) -> Batches {
         Batches::new(self.clone())
+    }
+
+    /// The caller's organisation and, for its admins, its users: roles, invitations, disabling,
+    /// password links, revoking keys.
+    pub fn organization(&self) -> Organization {
+        Organization::new(self.clone())
     }
 
     /// The signed-in user's account (`GET /account`).

@@ -78,7 +78,7 @@ pub async fn start(data_dir: PathBuf, config_dir: &Path) -> Result<Local> {
     {
         return Ok(Local { url, key });
     }
-    let key = match admin::create_user(&state.db, LOCAL_USER, None, true).await {
+    let key = match admin::create_user(&state.db, LOCAL_USER, None, admin::Role::Owner).await {
         Ok(user) => user.api_key,
         Err(admin::AdminError::UserExists(_)) => admin::rotate_key(&state, LOCAL_USER).await?.api_key,
         Err(e) => return Err(e.into()),

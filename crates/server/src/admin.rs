@@ -6,8 +6,9 @@ use crate::store::db::Pool;
 
 use crate::auth::{hash_key, new_api_key};
 use crate::store::batches::{self, Moved};
-use crate::store::users;
+use crate::store::{members, users};
 use mgds_api::{BatchStatus, SequencingBatch};
+pub use mgds_api::Role;
 
 /// Why an admin action failed.
 #[derive(Debug, thiserror::Error)]
@@ -59,19 +60,14 @@ pub struct NewUser {
     pub api_key: String,
 }
 
-/// Creates a user in `organization` (created if needed) and returns their API key.
-pub async fn create_user(
-    db: &Pool,
-    email: &str,
-    organization: Option<&str>,
-    org_admin: bool,
-) -> Result<NewUser, AdminError> {
+/// Creates a user with `role` in `organization` (created if needed) and returns their API key.
+pub async fn create_user(db: &Pool, email: &str, organization: Option<&str>, role: Role) -> Result<NewUser, AdminError> {
     let email = email.trim();
     if !email.contains('@') || email.starts_with('@') || email.ends_with('@') || email.contains(char::is_whitespace) {
         return Err(AdminError::BadEmail(email.to_string()));
     }
     let api_key = new_api_key();
-    let id = users::insert(db, email, organization.unwrap_or(DEFAULT_ORGANIZATION), org_admin, &hash_key(&api_key))
+    let id = users::insert(db, email, organization.unwrap_or(DEFAULT_ORGANIZATION), role, &hash_key(&api_key))
         .await?
         .ok_or_else(|| AdminError::UserExists(email.to_string()))?;
     Ok(NewUser { id, api_key })
@@ -108,9 +104,40 @@ pub async fn user_id(db: &Pool, email: &str) -> Result<String, AdminError> {
     users::id_by_email(db, email.trim()).await?.ok_or_else(|| AdminError::NoSuchUser(email.to_string()))
 }
 
-/// Users as (id, e-mail, organisation, admin), by e-mail.
-pub async fn list_users(db: &Pool) -> Result<Vec<(String, String, String, bool)>, AdminError> {
+/// Every user, by organisation and e-mail.
+pub async fn list_users(db: &Pool) -> Result<Vec<users::Listed>, AdminError> {
     Ok(users::all(db).await?)
+}
+
+/// Gives the user `email` the role `role` in their organisation. The operator may give any
+/// role, to anyone (an organisation's first owner is made this way).
+pub async fn set_role(db: &Pool, email: &str, role: Role) -> Result<(), AdminError> {
+    let id = user_id(db, email).await?;
+    members::set_role(db, &id, role).await.map_err(AdminError::Store)
+}
+
+/// Disables (`true`) or enables the account `email`: see [`members`] for what stops. Answers
+/// what disabling stopped.
+pub async fn set_disabled(state: &AppState, email: &str, disabled: bool) -> Result<members::CutOff, AdminError> {
+    let id = user_id(&state.db, email).await?;
+    let stopped = members::set_disabled(&state.db, &id, disabled, None).await.map_err(AdminError::Store)?;
+    crate::store::deletes::purge(state).await.map_err(AdminError::Store)?;
+    Ok(stopped)
+}
+
+/// Revokes the API key and ends the sessions of the account `email`, without giving a new key
+/// (`rotate-key` gives one).
+pub async fn revoke(state: &AppState, email: &str) -> Result<members::CutOff, AdminError> {
+    let id = user_id(&state.db, email).await?;
+    members::revoke_credentials(state, &id).await.map_err(AdminError::Store)
+}
+
+/// A password link (an invitation if the user never had a password, else a reset) for the
+/// account `email`, at the service's address `public_url`: the address to give them and when it
+/// ends.
+pub async fn password_link(db: &Pool, email: &str, public_url: &str) -> Result<(String, String), AdminError> {
+    let id = user_id(db, email).await?;
+    members::operator_link(db, &id, public_url).await.map_err(AdminError::Store)
 }
 
 async fn batch(db: &Pool, number_or_id: &str) -> Result<SequencingBatch, AdminError> {

@@ -61,11 +61,19 @@ pub(crate) fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiEr
 }
 
 /// Looks up the user owning `key`. The lookup is by hash; the stored hash is then compared
-/// with the computed one in constant time.
+/// with the computed one in constant time. The key of a disabled account answers 401 saying so.
 pub async fn user_for_key(db: &crate::store::db::Pool, key: &str) -> Result<Option<User>, ApiError> {
     let hash = hash_key(key);
-    let found = users::by_key_hash(db, &hash).await?;
-    Ok(found.and_then(|(user, stored)| bool::from(stored.ct_eq(&hash)).then_some(user)))
+    let Some(found) = users::by_key_hash(db, &hash).await? else { return Ok(None) };
+    if !bool::from(found.stored.ct_eq(&hash)) {
+        return Ok(None);
+    }
+    if found.disabled {
+        return Err(ApiError::Unauthorized(
+            "this API key's account is disabled; ask an admin of your organisation to enable it again".into(),
+        ));
+    }
+    Ok(Some(found.user))
 }
 
 /// Failures counted in a fixed window per key of type `K`: past `limit` within `window`, the

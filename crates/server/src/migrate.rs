@@ -24,10 +24,11 @@ use crate::store::files::{S3Config, Storage};
 /// `analysis_counts` (the target's triggers count the records as they are written), `leases` (the
 /// janitor's turn, held only while the service runs) and `sign_in_failures` (the delays of
 /// failed sign-ins, which start again).
-const TABLES: [&str; 26] = [
+const TABLES: [&str; 27] = [
     "settings",
     "organizations",
     "users",
+    "password_links",
     "sessions",
     "projects",
     "project_members",

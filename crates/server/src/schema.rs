@@ -339,6 +339,35 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
                 with_target(link("GET", "sequencing/batches/{id}", "self"), this()),
             ],
         ),
+        // MGDS additions: the caller's organisation, and its users as its admins manage them.
+        (
+            "organization",
+            "organization",
+            schema_of::<a::Organization>(),
+            vec![with_target(link("GET", "organization", "self"), this())],
+        ),
+        (
+            "organization_users",
+            "organization/users",
+            schema_of::<a::Member>(),
+            vec![
+                instances("organization/users", "instances", ft::MEMBER),
+                with_target(link("GET", "organization/users/{id}", "self"), this()),
+                with_target(
+                    with_schema(link("POST", "organization/users", "invite"), schema_of::<a::MemberInvite>()),
+                    schema_of::<a::PasswordLink>(),
+                ),
+                with_target(
+                    with_schema(link("PATCH", "organization/users/{id}", "update"), schema_of::<a::MemberUpdate>()),
+                    this(),
+                ),
+                with_target(
+                    link("POST", "organization/users/{id}/reset_password", "reset_password"),
+                    schema_of::<a::PasswordLink>(),
+                ),
+                with_target(link("POST", "organization/users/{id}/revoke", "revoke"), schema_of::<a::Revoked>()),
+            ],
+        ),
     ]
 }
 
@@ -387,6 +416,7 @@ mod field_tables {
     pub(crate) use crate::store::batches::BATCH_FIELDS as BATCH;
     pub(crate) use crate::store::documents::DOCUMENT_FIELDS as DOCUMENT;
     pub(crate) use crate::store::jobs::JOB_FIELDS as JOB;
+    pub(crate) use crate::store::members::MEMBER_FIELDS as MEMBER;
     pub(crate) use crate::store::metadata::METADATA_FIELDS as METADATA;
     pub(crate) use crate::store::projects::PROJECT_FIELDS as PROJECT;
     pub(crate) use crate::store::samples::SAMPLE_FIELDS as SAMPLE;

@@ -541,7 +541,7 @@ fn subset_reads_fetches_a_classification_from_the_service() {
     let (url, state) = rt
         .block_on(mgds_server::spawn(mgds_server::Config::new(dir.path().join("data")), "127.0.0.1:0".parse().unwrap()))
         .unwrap();
-    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, false)).unwrap().api_key;
+    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member)).unwrap().api_key;
     let reads = dir.path().join("s.fastq");
     std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n").unwrap();
     let http = Http::new();
@@ -721,7 +721,7 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let (url, state) = rt
         .block_on(mgds_server::spawn(mgds_server::Config::new(dir.path().join("data")), "127.0.0.1:0".parse().unwrap()))
         .unwrap();
-    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, false)).unwrap().api_key;
+    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member)).unwrap().api_key;
     let cli = || {
         let mut c = Command::new(MGDS);
         c.args(["--base-url", &url])

@@ -62,7 +62,7 @@ impl Service {
 
     /// A user in the default organisation.
     pub async fn user(&self, email: &str) -> TestUser {
-        let u = admin::create_user(&self.state.db, email, None, false).await.expect("create user");
+        let u = admin::create_user(&self.state.db, email, None, admin::Role::Member).await.expect("create user");
         TestUser { id: u.id, key: u.api_key, email: email.to_string() }
     }
 

@@ -8,6 +8,7 @@ mod extract;
 mod jobs;
 mod misc;
 pub mod operations;
+mod organization;
 mod projects;
 mod samples;
 mod session;
@@ -42,11 +43,13 @@ pub fn router(state: AppState) -> Router {
         .merge(projects::router())
         .merge(tags::router())
         .merge(session::router())
+        .merge(organization::router())
         .merge(misc::router());
     let api = api
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
         .route("/health", axum::routing::get(operations::health))
-        .merge(session::open_router());
+        .merge(session::open_router())
+        .merge(organization::open_router());
     // The S3-compatible upload endpoint sees the request as the client signed it: path-style, at
     // the root (see `crate::s3`), with each body capped.
     let s3 = Router::new()

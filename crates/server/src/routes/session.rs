@@ -96,24 +96,37 @@ async fn sign_in(
     if !json {
         return Err(ApiError::BadRequest("send the sign-in as JSON (Content-Type: application/json)".into()));
     }
-    let address = address_of(&state, peer, &headers);
-    let agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
-    let made = sessions::sign_in(&state.db, &body.email, &body.password, address, agent).await.map_err(|e| {
+    let address = address_of(&state, peer.clone(), &headers);
+    let user = sessions::sign_in(&state.db, &body.email, &body.password, address).await.map_err(|e| {
         refused(
             e,
             "the e-mail address or the password is not right (an account without a password signs in with \
              its API key; an organisation admin can set a password)",
         )
     })?;
+    signed_in(&state, user, peer, &headers).await
+}
+
+/// Opens a session of `user` for the browser that sent `headers`: the session's answer, and its
+/// cookie.
+pub(super) async fn signed_in(
+    state: &AppState,
+    user: crate::auth::User,
+    peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
+    headers: &HeaderMap,
+) -> ApiResult<Response> {
+    let address = address_of(state, peer, headers);
+    let agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let made = sessions::open(&state.db, user, address, agent).await?;
     let caller = Caller(Some(made.user.clone()));
     let answer = SessionAnswer {
-        user: users::account(&state, &caller).await?,
+        user: users::account(state, &caller).await?,
         session: made.id,
         csrf_token: made.csrf_token,
         expires_at: made.expires_at,
     };
     let mut response = axum::Json(answer).into_response();
-    response.headers_mut().insert(header::SET_COOKIE, session_cookie(&state, Some(&made.token)));
+    response.headers_mut().insert(header::SET_COOKIE, session_cookie(state, Some(&made.token)));
     response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(response)
 }
@@ -133,6 +146,7 @@ fn refused(e: SignInError, wrong: &str) -> ApiError {
     match e {
         SignInError::Wrong => ApiError::Unauthorized(wrong.into()),
         SignInError::Wait(secs) => ApiError::TooManyRequests(secs.max(1) as u64),
+        SignInError::Disabled => ApiError::Forbidden(SignInError::Disabled.to_string()),
         SignInError::Store(e) => e,
     }
 }
@@ -316,10 +330,10 @@ struct NewPassword {
     new_password: String,
 }
 
-/// `POST /api/v1/users/{id}/password`: an organisation admin sets the password of a member of
-/// their organisation (there is no e-mail to send a reset by); the member's sessions end. Not
-/// their own (that asks for the current one: `/account/password`) nor another admin's (the
-/// operator's `mgds admin user passwd` does that).
+/// `POST /api/v1/users/{id}/password`: an organisation admin sets the password of a user they
+/// manage (see [`crate::store::members::may_manage`]); the user's sessions end. Not their own
+/// (that asks for the current one: `/account/password`). A reset link
+/// (`POST /api/v1/organization/users/{id}/reset_password`) lets the user choose it instead.
 async fn set_members_password(
     State(state): State<AppState>,
     caller: Caller,
@@ -334,17 +348,18 @@ async fn set_members_password(
         ));
     }
     match users::organization_of(&state.db, &id).await? {
-        Some((org, other_admin)) if admin.is_org_admin && org == admin.organization_id => {
-            if other_admin {
-                return Err(ApiError::Forbidden(
-                    "another admin's password is set by that admin, or by the operator (mgds admin user passwd)".into(),
-                ));
+        Some((org, role)) if admin.manages_org() && org == admin.organization_id => {
+            if !crate::store::members::may_manage(admin.role, role) {
+                return Err(ApiError::Forbidden(format!(
+                    "this user is an {role}: only an owner of your organisation, or the operator \
+                     (mgds admin user passwd), sets their password"
+                )));
             }
         }
-        _ if admin.is_org_admin => return Err(ApiError::not_found("user")),
+        _ if admin.manages_org() => return Err(ApiError::not_found("user")),
         _ => {
             return Err(ApiError::Forbidden(
-                "only an admin of the user's organisation sets another user's password".into(),
+                "only an admin or owner of the user's organisation sets another user's password".into(),
             ));
         }
     }

@@ -3,15 +3,17 @@
 //!
 //! The rules (spec "Visibility rules", with the choices this service makes where it is silent):
 //! - a sample is seen by its owner; by anyone if `public`; by the owner's organisation if
-//!   `shared`; by the members of its project (with `can_see_files`) and the project's owner if
+//!   `shared`, and by its admins and owners whatever its visibility (but `importing`); by the members of its project (with `can_see_files`) and the project's owner if
 //!   `shared`, `private` or `awaiting data` (a pre-uploaded sample is private unless placed in a
 //!   project); `importing` samples by the owner only;
 //! - analyses and metadata are seen with their sample; tags by their creator and with any sample
 //!   that carries them;
-//! - a project is seen if public, by its owner and by its members;
+//! - a project is seen if public, by its owner, by its members, and by its organisation's admins
+//!   and owners;
 //! - a job is seen if public and published, by its creator, and by whoever sees an analysis made
 //!   with it;
-//! - a document by its uploader, its downloaders, and its uploader's organisation admins;
+//! - a document by its uploader, its downloaders, and its uploader's organisation's admins and
+//!   owners;
 //! - a user by themselves, their organisation, the people who shared a project or document with
 //!   them (and the project's other members), and the people they looked up by exact e-mail
 //!   address (see [`user`]); a sequencing batch by its owner's organisation.
@@ -91,18 +93,25 @@ fn parts_of(
         None => vec![part(format!("{a}.visibility = 'public'"), vec![], true)],
         Some(u) => {
             let in_org = format!("{a}.owner_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?)");
+            // What the caller sees of the organisation's other samples: the shared ones, or for
+            // an admin every one but those still importing.
+            let of_org = if u.manages_org() {
+                format!("{a}.visibility IN ('shared', 'private', 'awaiting data')")
+            } else {
+                format!("{a}.visibility = 'shared'")
+            };
             vec![
                 part(format!("{a}.owner_id = ?"), vec![t(&u.id)], true),
                 part(format!("{a}.visibility = 'public' AND {a}.owner_id <> ?"), vec![t(&u.id)], true),
                 part(
-                    format!("{a}.visibility = 'shared' AND {a}.owner_id <> ? AND {in_org}"),
+                    format!("{of_org} AND {a}.owner_id <> ? AND {in_org}"),
                     vec![t(&u.id), t(&u.organization_id)],
                     true,
                 ),
                 part(
                     format!(
                         "({a}.visibility || '') IN ('shared', 'private', 'awaiting data') AND {a}.owner_id <> ? \
-                         AND {a}.project_id IN {SEEING_PROJECTS} AND NOT ({a}.visibility = 'shared' AND {in_org})"
+                         AND {a}.project_id IN {SEEING_PROJECTS} AND NOT ({of_org} AND {in_org})"
                     ),
                     vec![t(&u.id), t(&u.id), t(&u.id), t(&u.organization_id)],
                     false,
@@ -123,6 +132,14 @@ pub fn via_sample(caller: &Caller, a: &str, sample_column: &str) -> Compiled {
 pub fn project(caller: &Caller, a: &str) -> Compiled {
     match &caller.0 {
         None => c(format!("{a}.public = 1"), vec![]),
+        Some(u) if u.manages_org() => c(
+            format!(
+                "({a}.public = 1 OR {a}.owner_id = ? \
+                 OR {a}.id IN (SELECT pm.project_id FROM project_members pm WHERE pm.user_id = ?) \
+                 OR {a}.organization_id = ?)"
+            ),
+            vec![t(&u.id), t(&u.id), t(&u.organization_id)],
+        ),
         Some(u) => c(
             format!(
                 "({a}.public = 1 OR {a}.owner_id = ? \
@@ -175,7 +192,7 @@ fn document_parts_of(caller: &Caller, a: &str) -> Parts {
                 part(format!("{a}.uploader_id = ?"), vec![t(&u.id)]),
                 part(format!("{a}.uploader_id <> ? AND {a}.id IN ({shared})"), vec![t(&u.id), t(&u.id)]),
             ];
-            if u.is_org_admin {
+            if u.manages_org() {
                 parts.push(part(
                     format!(
                         "{a}.uploader_id <> ? AND {a}.uploader_id IN (SELECT ou.id FROM users ou WHERE ou.organization_id = ?) \

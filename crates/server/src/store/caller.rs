@@ -1,8 +1,44 @@
 //! Who is calling: the signed-in user of a request, or nobody; every visibility rule and
 //! permission check starts from it.
 
-use super::db::{self, Pool};
+use super::db::Pool;
 use crate::error::{ApiError, ApiResult};
+use mgds_api::Role;
+
+/// The columns of `users` (aliased `u`) that make a [`User`], in [`UserRow`]'s order.
+pub(crate) const USER_COLUMNS: &str = "u.id, u.organization_id, u.role, u.key_epoch, u.disabled_at";
+
+/// A row of [`USER_COLUMNS`].
+#[derive(sqlx::FromRow)]
+pub(crate) struct UserRow {
+    id: String,
+    organization_id: String,
+    role: String,
+    key_epoch: i64,
+    disabled_at: Option<String>,
+}
+
+impl UserRow {
+    /// The user, or `None` if their account is disabled.
+    pub(crate) fn enabled(self) -> Option<User> {
+        self.disabled_at.is_none().then(|| self.user())
+    }
+
+    /// The user, disabled or not.
+    pub(crate) fn user(self) -> User {
+        User {
+            id: self.id,
+            organization_id: self.organization_id,
+            role: Role::parse(&self.role).unwrap_or(Role::Member),
+            key_epoch: self.key_epoch,
+        }
+    }
+
+    /// Whether the account is disabled.
+    pub(crate) fn disabled(&self) -> bool {
+        self.disabled_at.is_some()
+    }
+}
 
 /// The signed-in user of a request.
 #[derive(Debug, Clone)]
@@ -11,14 +47,20 @@ pub struct User {
     pub id: String,
     /// Organisation id.
     pub organization_id: String,
-    /// Whether the user administers their organisation.
-    pub is_org_admin: bool,
+    /// Their role in the organisation.
+    pub role: Role,
     /// How many times the user's API key was rotated: what the user obtained with an earlier
     /// key (download addresses name the epoch they were made in) stops working.
     pub key_epoch: i64,
 }
 
 impl User {
+    /// Whether the user is an admin or owner of their organisation: they see and manage every
+    /// record of its users, and manage its members.
+    pub fn manages_org(&self) -> bool {
+        self.role.manages()
+    }
+
     /// The holder named in a download address made for this user: their id and key epoch.
     pub fn holder(&self) -> String {
         format!("{}.{}", self.id, self.key_epoch)
@@ -47,17 +89,9 @@ impl Caller {
     }
 }
 
-/// The user `id`, as a caller, if they still exist.
+/// The user `id`, as a caller, if they still exist and their account is enabled.
 pub async fn by_id(db: &Pool, id: &str) -> ApiResult<Option<User>> {
-    let row: Option<(String, String, i64, i64)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_epoch FROM users WHERE id = $1")
-            .bind(id)
-            .fetch_optional(db)
-            .await?;
-    Ok(row.map(|(id, organization_id, admin, key_epoch)| User {
-        id,
-        organization_id,
-        is_org_admin: db::flag(admin),
-        key_epoch,
-    }))
+    let sql = format!("SELECT {USER_COLUMNS} FROM users u WHERE u.id = $1");
+    let row: Option<UserRow> = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(id).fetch_optional(db).await?;
+    Ok(row.and_then(UserRow::enabled))
 }

@@ -503,6 +503,54 @@ mod tests {
         assert!(a < b);
     }
 
+    /// The organisation-admin flag becomes a role: every admin an admin, and the earliest admin
+    /// of each organisation its owner.
+    #[tokio::test]
+    async fn organisation_admins_become_admins_and_the_first_of_each_its_owner() {
+        sqlx::any::install_default_drivers();
+        let dir = tempfile::tempdir().unwrap();
+        let url = SqliteConnectOptions::new().filename(dir.path().join(DB_FILE)).create_if_missing(true).to_url_lossy();
+        let pool =
+            AnyPoolOptions::new().max_connections(1).connect_with(AnyConnectOptions::from_url(&url).unwrap()).await.unwrap();
+        let before_roles = sqlx::migrate::Migrator {
+            migrations: SQLITE_MIGRATOR.migrations.iter().filter(|m| m.version < 17).cloned().collect(),
+            ..sqlx::migrate::Migrator::DEFAULT
+        };
+        before_roles.run(&pool).await.unwrap();
+        for org in ["o1", "o2", "o3"] {
+            sqlx::query("INSERT INTO organizations (id, name, created_at) VALUES ($1, $1, '2020')")
+                .bind(org)
+                .execute(&pool)
+                .await
+                .unwrap();
+        }
+        let users = [
+            ("a1", "o1", 1, "2020-01-01"),
+            ("a0", "o1", 1, "2019-01-01"),
+            ("m1", "o1", 0, "2018-01-01"),
+            ("a2", "o2", 1, "2021-01-01"),
+            ("m3", "o3", 0, "2021-01-01"),
+        ];
+        for (id, org, admin, at) in users {
+            sqlx::query(
+                "INSERT INTO users (id, email, organization_id, is_org_admin, key_hash, created_at) \
+                 VALUES ($1, $1 || '@lab.org', $2, $3, CAST($1 AS BLOB), $4)",
+            )
+            .bind(id)
+            .bind(org)
+            .bind(admin)
+            .bind(at)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        SQLITE_MIGRATOR.run(&pool).await.unwrap();
+        let roles: Vec<(String, String)> =
+            sqlx::query_as("SELECT id, role FROM users ORDER BY id").fetch_all(&pool).await.unwrap();
+        let roles: Vec<(&str, &str)> = roles.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(roles, [("a0", "owner"), ("a1", "admin"), ("a2", "owner"), ("m1", "member"), ("m3", "member")]);
+    }
+
     /// Processes that open a new data folder at once take turns at its schema (each open here
     /// has a pool of its own, as separate processes do).
     #[tokio::test(flavor = "multi_thread")]

@@ -4,7 +4,8 @@
 use mgds_api::{Document, DocumentUpdate, Ref, UserRequest};
 
 use super::access;
-use super::caller::{Caller, User};
+use super::caller::Caller;
+use super::members;
 use super::db::{Scope, begin_write, id_list};
 use super::deletes::{queue_delete, remove_queued};
 use super::handle::Store;
@@ -97,35 +98,22 @@ pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Document
     Ok(visible(state, caller, id).await?.into_api())
 }
 
-/// Whether `user` is an admin of `uploader`'s organisation.
-async fn is_org_admin_of(state: &Store, user: &User, uploader: &str) -> ApiResult<bool> {
-    if !user.is_org_admin {
-        return Ok(false);
-    }
-    let org: Option<String> = sqlx::query_scalar("SELECT organization_id FROM users WHERE id = $1")
-        .bind(uploader)
-        .fetch_optional(&state.db)
-        .await?;
-    Ok(org.as_deref() == Some(user.organization_id.as_str()))
-}
-
-/// The visible document `id`, which the caller must have uploaded (or administer): 403 if not.
-async fn modifiable(state: &Store, caller: &Caller, id: &str, admin_allowed: bool) -> ApiResult<DocumentRow> {
+/// The visible document `id`, which the caller must have uploaded or administer (an admin of
+/// the uploader's organisation): 403 if not.
+async fn modifiable(state: &Store, caller: &Caller, id: &str, doing: &str) -> ApiResult<DocumentRow> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?;
-    if row.uploader_id != user.id && !(admin_allowed && is_org_admin_of(state, user, &row.uploader_id).await?) {
-        return Err(ApiError::Forbidden(if admin_allowed {
-            "only the document's uploader or an admin of their organisation may share it".into()
-        } else {
-            "only the document's uploader may change or delete it".into()
-        }));
+    if row.uploader_id != user.id && !members::administers(&state.db, user, &row.uploader_id).await? {
+        return Err(ApiError::Forbidden(format!(
+            "only the document's uploader, or an admin of their organisation, may {doing} it"
+        )));
     }
     Ok(row)
 }
 
-/// Renames or describes a document the caller uploaded.
+/// Renames or describes a document the caller uploaded or administers.
 pub async fn update(state: &Store, caller: &Caller, id: &str, req: &DocumentUpdate) -> ApiResult<Document> {
-    modifiable(state, caller, id, false).await?;
+    modifiable(state, caller, id, "change").await?;
     let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     if let Some(f) = &req.filename {
         let f = mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?;
@@ -138,9 +126,9 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, req: &DocumentUpda
     get(state, caller, id).await
 }
 
-/// Deletes a document the caller uploaded, with its file.
+/// Deletes a document the caller uploaded or administers, with its file.
 pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
-    let row = modifiable(state, caller, id, false).await?;
+    let row = modifiable(state, caller, id, "delete").await?;
     let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     queue_delete(&mut tx, &row.object_key).await?;
     sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(&mut *tx).await?;
@@ -151,7 +139,7 @@ pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
 
 /// Lets a user download a document the caller uploaded or administers.
 pub async fn add_downloader(state: &Store, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
-    let row = modifiable(state, caller, id, true).await?;
+    let row = modifiable(state, caller, id, "share").await?;
     let uid = users::addable(state, caller, &req.user).await?;
     if uid != row.uploader_id {
         sqlx::query("INSERT INTO document_downloaders (document_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
@@ -165,7 +153,7 @@ pub async fn add_downloader(state: &Store, caller: &Caller, id: &str, req: &User
 
 /// Stops sharing a document the caller uploaded or administers with a user.
 pub async fn remove_downloader(state: &Store, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
-    modifiable(state, caller, id, true).await?;
+    modifiable(state, caller, id, "share").await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = records::ref_id("user", &req.user, "users")?;
     sqlx::query("DELETE FROM document_downloaders WHERE document_id = $1 AND user_id = $2")

@@ -23,6 +23,7 @@ pub mod garage_admin;
 mod handle;
 pub mod imports;
 pub mod jobs;
+pub mod members;
 pub mod metadata;
 pub mod projects;
 pub mod queue;

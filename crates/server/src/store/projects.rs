@@ -8,6 +8,7 @@ use super::access;
 use super::caller::{Caller, User};
 use super::db::{self, Scope, Tx, args, begin_write, flag, new_id};
 use super::handle::Store;
+use super::members;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::users;
 use crate::error::{ApiError, ApiResult};
@@ -29,7 +30,7 @@ pub(crate) const PROJECT_FIELDS: &[Field] = &[
 /// project can carry the caller's own permissions.
 const PROJECTS: ListSpec = ListSpec {
     from: "projects p, (SELECT ? AS v) me",
-    columns: "p.id, p.owner_id, p.project_name, p.name, p.description, p.external_id, p.public, \
+    columns: "p.id, p.owner_id, p.organization_id, p.project_name, p.name, p.description, p.external_id, p.public, \
               (SELECT pm.permissions FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = me.v) AS my_permissions",
     fields: PROJECT_FIELDS,
     default_order: "p.created_at ASC",
@@ -40,6 +41,7 @@ const PROJECTS: ListSpec = ListSpec {
 struct ProjectRow {
     id: String,
     owner_id: String,
+    organization_id: String,
     project_name: String,
     name: String,
     description: Option<String>,
@@ -54,8 +56,16 @@ fn all_permissions() -> Vec<String> {
 }
 
 impl ProjectRow {
+    /// Whether `caller` acts on the project as its owner: they own it, or administer its
+    /// organisation.
+    fn run_by(&self, caller: &Caller) -> bool {
+        caller.0.as_ref().is_some_and(|u| {
+            u.id == self.owner_id || (u.manages_org() && u.organization_id == self.organization_id)
+        })
+    }
+
     fn into_api(self, caller: &Caller) -> Project {
-        let permissions = if caller.user_id() == Some(self.owner_id.as_str()) {
+        let permissions = if self.run_by(caller) {
             all_permissions()
         } else {
             self.my_permissions.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_default()
@@ -122,12 +132,14 @@ pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Project>
     Ok(visible(state, caller, id).await?.into_api(caller))
 }
 
-/// The visible project `id`, which the caller must own: 403 if not.
+/// The visible project `id`, which the caller must own or administer: 403 if not.
 async fn owned(state: &Store, caller: &Caller, id: &str) -> ApiResult<ProjectRow> {
-    let user = caller.require()?;
+    caller.require()?;
     let row = visible(state, caller, id).await?;
-    if row.owner_id != user.id {
-        return Err(ApiError::Forbidden("only the project's owner may change it or its members".into()));
+    if !row.run_by(caller) {
+        return Err(ApiError::Forbidden(
+            "only the project's owner, or an admin of their organisation, may change it or its members".into(),
+        ));
     }
     Ok(row)
 }
@@ -223,11 +235,13 @@ pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
 
 /// Who belongs to a project: its owner first, then its members in the order they joined.
 pub async fn members(state: &Store, caller: &Caller, id: &str) -> ApiResult<Vec<ProjectMember>> {
-    let user = caller.require()?;
+    caller.require()?;
     let p = visible(state, caller, id).await?;
     // A public project shows its samples to everyone, but who belongs to it only to its people.
-    if p.owner_id != user.id && p.my_permissions.is_none() {
-        return Err(ApiError::Forbidden("only the project's owner and members can see who belongs to it".into()));
+    if !p.run_by(caller) && p.my_permissions.is_none() {
+        return Err(ApiError::Forbidden(
+            "only the project's owner, its members and its organisation's admins can see who belongs to it".into(),
+        ));
     }
     let rows: Vec<(String, String)> =
         sqlx::query_as("SELECT user_id, permissions FROM project_members WHERE project_id = $1 ORDER BY rowid")
@@ -307,7 +321,9 @@ pub async fn permissions(state: &Store, user: &User, project_id: &str) -> ApiRes
     .await?;
     Ok(match row {
         None => None,
-        Some((owner, _, _)) if owner == user.id => Some(all_permissions()),
+        Some((owner, _, _)) if owner == user.id || members::administers(&state.db, user, &owner).await? => {
+            Some(all_permissions())
+        }
         Some((_, _, Some(perms))) => Some(serde_json::from_str(&perms).unwrap_or_default()),
         Some((_, public, None)) if public != 0 => Some(vec![]),
         Some(_) => None,

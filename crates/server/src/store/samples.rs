@@ -9,6 +9,7 @@ use super::caller::{Caller, User};
 use super::db::{self, Scope, begin_write, id_list};
 use super::deletes::{queue_delete, remove_queued};
 use super::handle::Store;
+use super::members;
 use super::projects;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::tags;
@@ -178,7 +179,7 @@ pub(crate) async fn may_act(
     permission: &str,
     doing: &str,
 ) -> ApiResult<()> {
-    if sample.owner_id == user.id {
+    if sample.owner_id == user.id || members::administers(&state.db, user, &sample.owner_id).await? {
         return Ok(());
     }
     if let Some(p) = &sample.project_id
@@ -186,15 +187,19 @@ pub(crate) async fn may_act(
     {
         return Ok(());
     }
-    Err(ApiError::Forbidden(format!("only the sample's owner, or project members with {permission}, may {doing}")))
+    Err(ApiError::Forbidden(format!(
+        "only the sample's owner, an admin of their organisation, or project members with {permission}, may {doing}"
+    )))
 }
 
 /// The caller must own the visible sample `id`: 404 if hidden, 403 if not theirs.
 async fn owned(state: &Store, caller: &Caller, id: &str) -> ApiResult<SampleRow> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
-    if row.owner_id != user.id {
-        return Err(ApiError::Forbidden("only the sample's owner may change or delete it".into()));
+    if row.owner_id != user.id && !members::administers(&state.db, user, &row.owner_id).await? {
+        return Err(ApiError::Forbidden(
+            "only the sample's owner, or an admin of their organisation, may change or delete it".into(),
+        ));
     }
     Ok(row)
 }
@@ -292,6 +297,7 @@ pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String
     let user = caller.require()?;
     let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     if row.owner_id != user.id
+        && !members::administers(&state.db, user, &row.owner_id).await?
         && let Some(project) = &row.project_id
         && row.visibility != "public"
         && let Some(perms) = projects::permissions(state, user, project).await?

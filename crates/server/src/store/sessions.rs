@@ -31,7 +31,7 @@ use chrono::{DateTime, Duration, Utc};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::caller::User;
+use super::caller::{USER_COLUMNS, User, UserRow};
 use super::db::{self, Pool, new_id, ts};
 use crate::error::{ApiError, ApiResult};
 
@@ -181,6 +181,9 @@ pub enum SignInError {
     /// Too many failures of the account or from the address: try again after this many seconds.
     #[error("too many failed sign-ins; try again in {0} s")]
     Wait(i64),
+    /// The password is right but an admin of the organisation disabled the account.
+    #[error("this account is disabled; ask an admin of your organisation to enable it again")]
+    Disabled,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] ApiError),
@@ -276,7 +279,12 @@ async fn failed(db: &Pool, subjects: &[(String, i64)], now: DateTime<Utc>) -> Ap
 }
 
 /// A user's row as a password check reads it.
-type UserRow = (String, String, i64, i64, Option<String>);
+#[derive(sqlx::FromRow)]
+struct PasswordRow {
+    #[sqlx(flatten)]
+    user: UserRow,
+    password_hash: Option<String>,
+}
 
 /// Checks `password` for the account `email` from `address`, under the waits: the user if it
 /// is theirs. A failure is counted against the account from the address, the account, and the
@@ -294,24 +302,23 @@ async fn check(db: &Pool, email: &str, password: &str, address: Option<IpAddr>) 
     if wait > 0 {
         return Err(SignInError::Wait(wait));
     }
-    let row: Option<UserRow> = if plausible {
-        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_epoch, password_hash FROM users WHERE email = $1")
-            .bind(&email)
-            .fetch_optional(db)
-            .await?
+    let row: Option<PasswordRow> = if plausible {
+        let sql = format!("SELECT {USER_COLUMNS}, u.password_hash FROM users u WHERE u.email = $1");
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(&email).fetch_optional(db).await?
     } else {
         None
     };
-    let stored = row.as_ref().and_then(|r| r.4.clone());
+    let stored = row.as_ref().and_then(|r| r.password_hash.clone());
     let fits = password.len() <= MAX_PASSWORD_BYTES && verify_password(password, stored).await;
-    let Some((id, organization_id, admin, key_epoch, _)) = row.filter(|_| fits) else {
+    let Some(row) = row.filter(|_| fits) else {
         failed(db, &subjects, now).await?;
         return Err(SignInError::Wrong);
     };
     for (subject, _) in subjects.iter().filter(|(s, _)| !s.starts_with("address:")) {
         sqlx::query("DELETE FROM sign_in_failures WHERE subject = $1").bind(subject).execute(db).await?;
     }
-    Ok(User { id, organization_id, is_org_admin: db::flag(admin), key_epoch })
+    // Said only to whoever knows the password.
+    row.user.enabled().ok_or(SignInError::Disabled)
 }
 
 /// Checks the current password of the user `user_id` (before a change that needs it), from
@@ -332,16 +339,20 @@ pub async fn check_current(
     }
 }
 
-/// Signs a user in by e-mail address and password, from `address` with `user_agent`: a new
-/// session, after the oldest past [`MAX_SESSIONS_PER_USER`] is ended.
-pub async fn sign_in(
+/// Checks a sign-in by e-mail address and password from `address`: the user, for [`open`] to
+/// make their session.
+pub async fn sign_in(db: &Pool, email: &str, password: &str, address: Option<IpAddr>) -> Result<User, SignInError> {
+    check(db, email, password, address).await
+}
+
+/// A new session of `user`, from `address` with `user_agent`, after the oldest past
+/// [`MAX_SESSIONS_PER_USER`] is ended.
+pub async fn open(
     db: &Pool,
-    email: &str,
-    password: &str,
+    user: User,
     address: Option<IpAddr>,
     user_agent: Option<&str>,
-) -> Result<NewSession, SignInError> {
-    let user = check(db, email, password, address).await?;
+) -> ApiResult<NewSession> {
     let now = Utc::now();
     let (token, csrf_token, session) = (random_hex(), random_hex(), new_id());
     let expires_at = ts(now + Duration::days(SESSION_IDLE_DAYS));
@@ -398,19 +409,31 @@ pub async fn by_token(db: &Pool, token: &str) -> ApiResult<Option<(User, Session
         return Ok(None);
     }
     let hash = hash_token(token);
-    #[allow(clippy::type_complexity)]
-    let row: Option<(String, String, String, String, Vec<u8>, String, String, i64, i64)> = sqlx::query_as(
-        "SELECT s.id, s.csrf_token, s.expires_at, s.last_seen_at, s.token_hash, u.id, u.organization_id, \
-         u.is_org_admin, u.key_epoch FROM sessions s JOIN users u ON u.id = s.user_id \
-         WHERE s.token_hash = $1 AND s.created_at > $2",
-    )
-    .bind(&hash)
-    .bind(ts(Utc::now() - Duration::days(SESSION_MAX_DAYS)))
-    .fetch_optional(db)
-    .await?;
-    let Some((id, csrf_token, expires_at, last_seen, stored, user_id, organization_id, admin, key_epoch)) = row else {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        session_id: String,
+        csrf_token: String,
+        expires_at: String,
+        last_seen_at: String,
+        token_hash: Vec<u8>,
+        #[sqlx(flatten)]
+        user: UserRow,
+    }
+    let sql = format!(
+        "SELECT s.id AS session_id, s.csrf_token, s.expires_at, s.last_seen_at, s.token_hash, {USER_COLUMNS} \
+         FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1 AND s.created_at > $2"
+    );
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(&hash)
+        .bind(ts(Utc::now() - Duration::days(SESSION_MAX_DAYS)))
+        .fetch_optional(db)
+        .await?;
+    let Some(Row { session_id: id, csrf_token, expires_at, last_seen_at: last_seen, token_hash: stored, user }) = row
+    else {
         return Ok(None);
     };
+    // A disabled user's sessions are ended when the account is disabled; this holds meanwhile.
+    let Some(user) = user.enabled() else { return Ok(None) };
     if !bool::from(stored.ct_eq(&hash)) {
         return Ok(None);
     }
@@ -428,7 +451,6 @@ pub async fn by_token(db: &Pool, token: &str) -> ApiResult<Option<(User, Session
             .execute(db)
             .await?;
     }
-    let user = User { id: user_id, organization_id, is_org_admin: db::flag(admin), key_epoch };
     Ok(Some((user, Session { id, csrf_token, expires_at })))
 }
 

@@ -2,27 +2,37 @@
 //! user records the operator's commands create and change.
 
 use crate::store::db::Pool;
-use mgds_api::{Account, Ref, RefOrId};
+use mgds_api::{Account, Ref, RefOrId, Role};
 
 use super::access;
-use super::caller::{Caller, User};
+use super::caller::{Caller, USER_COLUMNS, User, UserRow as CallerRow};
 use super::db::{self, Scope, begin_write, new_id};
 use super::handle::Store;
 use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
 
-/// The user holding the API key whose hash is `hash`, with the hash as stored (for the caller
-/// to compare in constant time).
-pub async fn by_key_hash(db: &Pool, hash: &[u8]) -> ApiResult<Option<(User, Vec<u8>)>> {
-    let row: Option<(String, String, i64, i64, Vec<u8>)> =
-        sqlx::query_as("SELECT id, organization_id, is_org_admin, key_epoch, key_hash FROM users WHERE key_hash = $1")
-            .bind(hash)
-            .fetch_optional(db)
-            .await?;
-    Ok(row.map(|(id, organization_id, admin, key_epoch, stored)| {
-        (User { id, organization_id, is_org_admin: db::flag(admin), key_epoch }, stored)
-    }))
+/// A key's holder as the key lookup finds them.
+pub struct KeyHolder {
+    /// The user.
+    pub user: User,
+    /// The hash as stored (for the caller to compare in constant time).
+    pub stored: Vec<u8>,
+    /// Whether their account is disabled.
+    pub disabled: bool,
+}
+
+/// The user holding the API key whose hash is `hash`.
+pub async fn by_key_hash(db: &Pool, hash: &[u8]) -> ApiResult<Option<KeyHolder>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        user: CallerRow,
+        key_hash: Vec<u8>,
+    }
+    let sql = format!("SELECT {USER_COLUMNS}, u.key_hash FROM users u WHERE u.key_hash = $1");
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(hash).fetch_optional(db).await?;
+    Ok(row.map(|r| KeyHolder { disabled: r.user.disabled(), user: r.user.user(), stored: r.key_hash }))
 }
 
 /// The fields of `where` and `sort` in lists of users.
@@ -162,8 +172,8 @@ pub fn username_for(email: &str) -> String {
 /// The caller's own account.
 pub async fn account(state: &Store, caller: &Caller) -> ApiResult<Account> {
     let user = caller.require()?;
-    let (email, username, created_at, org, admin): (String, Option<String>, String, String, i64) = sqlx::query_as(
-        "SELECT u.email, u.username, u.created_at, o.name, u.is_org_admin FROM users u \
+    let (email, username, created_at, org): (String, Option<String>, String, String) = sqlx::query_as(
+        "SELECT u.email, u.username, u.created_at, o.name FROM users u \
          JOIN organizations o ON o.id = u.organization_id WHERE u.id = $1",
     )
     .bind(&user.id)
@@ -177,7 +187,8 @@ pub async fn account(state: &Store, caller: &Caller) -> ApiResult<Account> {
         confirmed_at: Some(created_at),
         coupons: vec![],
         organization: Some(org),
-        organization_admin: Some(admin != 0),
+        organization_admin: Some(user.manages_org()),
+        role: Some(user.role),
     })
 }
 
@@ -201,7 +212,7 @@ pub async fn insert(
     db: &Pool,
     email: &str,
     organization: &str,
-    org_admin: bool,
+    role: Role,
     key_hash: &[u8],
 ) -> Result<Option<String>, sqlx::Error> {
     let email = stored_email(email);
@@ -230,12 +241,12 @@ pub async fn insert(
     };
     let id = new_id();
     sqlx::query(
-        "INSERT INTO users (id, email, organization_id, is_org_admin, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO users (id, email, organization_id, role, key_hash, created_at) VALUES ($1, $2, $3, $4, $5, $6)",
     )
     .bind(&id)
     .bind(&email)
     .bind(&org_id)
-    .bind(i64::from(org_admin))
+    .bind(role.as_str())
     .bind(key_hash)
     .bind(db::now())
     .execute(&mut *tx)
@@ -256,26 +267,18 @@ pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> ApiResult<
             .fetch_optional(&mut *tx)
             .await?;
     let Some(id) = id else { return Ok(None) };
-    let open: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, object_key FROM uploads WHERE owner_id = $1 AND confirmed_id IS NULL")
-            .bind(&id)
-            .fetch_all(&mut *tx)
-            .await?;
-    for (upload, key) in &open {
-        super::deletes::forget(&mut tx, upload, key).await?;
-    }
+    let canceled = super::members::cancel_open_uploads(&mut tx, &id).await?;
     tx.commit().await?;
-    Ok(Some(open.len()))
+    Ok(Some(canceled))
 }
 
-/// The organisation of the user `id`, and whether they administer it; `None` if there is no
-/// such user.
-pub async fn organization_of(db: &Pool, id: &str) -> ApiResult<Option<(String, bool)>> {
-    let row: Option<(String, i64)> = sqlx::query_as("SELECT organization_id, is_org_admin FROM users WHERE id = $1")
+/// The organisation of the user `id` and their role in it; `None` if there is no such user.
+pub async fn organization_of(db: &Pool, id: &str) -> ApiResult<Option<(String, Role)>> {
+    let row: Option<(String, String)> = sqlx::query_as("SELECT organization_id, role FROM users WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
         .await?;
-    Ok(row.map(|(org, admin)| (org, db::flag(admin))))
+    Ok(row.map(|(org, role)| (org, Role::parse(&role).unwrap_or(Role::Member))))
 }
 
 /// The id of the user with this e-mail address.
@@ -289,14 +292,29 @@ pub fn stored_email(email: &str) -> String {
     email.to_ascii_lowercase()
 }
 
-/// Every user as (id, e-mail, organisation, admin), by e-mail.
-pub async fn all(db: &Pool) -> Result<Vec<(String, String, String, bool)>, sqlx::Error> {
-    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
-        "SELECT u.id, u.email, o.name, u.is_org_admin FROM users u JOIN organizations o ON o.id = u.organization_id ORDER BY u.email",
+/// A user as the operator's list shows them.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Listed {
+    /// User id.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Organisation name.
+    pub organization: String,
+    /// Role in it.
+    pub role: String,
+    /// When the account was disabled, if it is.
+    pub disabled_at: Option<String>,
+}
+
+/// Every user, by organisation and e-mail.
+pub async fn all(db: &Pool) -> Result<Vec<Listed>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT u.id, u.email, o.name AS organization, u.role, u.disabled_at FROM users u \
+         JOIN organizations o ON o.id = u.organization_id ORDER BY o.name, u.email",
     )
     .fetch_all(db)
-    .await?;
-    Ok(rows.into_iter().map(|(a, b, c, d)| (a, b, c, db::flag(d))).collect())
+    .await
 }
 
 #[cfg(test)]

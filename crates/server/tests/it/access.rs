@@ -1,5 +1,5 @@
-//! The access matrix: {owner, organisation mate, organisation admin, project member, other user,
-//! anonymous, revoked key} × every route.
+//! The access matrix: {owner, organisation mate, organisation admin, organisation owner, project
+//! member, other user, another organisation's admin, anonymous, revoked key} × every route.
 //!
 //! - lists and `X-Total-Count` never include what the caller may not see;
 //! - a single record the caller may not see answers byte for byte like one that does not exist;
@@ -8,6 +8,7 @@
 //! - a replaced key stops working at once and the new one works on the very next request;
 //! - repeated authentication failures from one address end in 429 with `Retry-After`.
 
+use mgds_server::admin::Role;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -118,17 +119,31 @@ enum Who {
     Orgmate,
     /// Admin of the owner's organisation.
     Boss,
+    /// Owner (the role) of the owner's organisation.
+    Head,
     /// Another organisation; member of the owner's private project with default permissions.
     Member,
     /// Another organisation; no relation.
     Other,
+    /// Admin of `Other`'s organisation.
+    Rival,
     /// Another organisation; signs in with a key that replaced their first one.
     Revoked,
     /// No credentials.
     Anon,
 }
 
-const EVERYONE: [Who; 7] = [Who::Owner, Who::Orgmate, Who::Boss, Who::Member, Who::Other, Who::Revoked, Who::Anon];
+const EVERYONE: [Who; 9] = [
+    Who::Owner,
+    Who::Orgmate,
+    Who::Boss,
+    Who::Head,
+    Who::Member,
+    Who::Other,
+    Who::Rival,
+    Who::Revoked,
+    Who::Anon,
+];
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -150,8 +165,10 @@ struct World {
     owner: TestUser,
     orgmate: TestUser,
     boss: TestUser,
+    head: TestUser,
     member: TestUser,
     other: TestUser,
+    rival: TestUser,
     /// The revoked user with their new key.
     revoked: TestUser,
     /// The same user with the key that was replaced.
@@ -254,10 +271,12 @@ async fn owners_job(svc: &Service, owner: &TestUser, name: &str, public: bool, d
 impl World {
     async fn build(svc: &Service) -> World {
         let owner = svc.user("owner@alpha.test").await;
-        let orgmate = svc.user_in("mate@alpha.test", Some("owner@alpha.test"), false).await;
-        let boss = svc.user_in("boss@alpha.test", Some("owner@alpha.test"), true).await;
+        let orgmate = svc.user_in("mate@alpha.test", Some("owner@alpha.test"), Role::Member).await;
+        let boss = svc.user_in("boss@alpha.test", Some("owner@alpha.test"), Role::Admin).await;
+        let head = svc.user_in("head@alpha.test", Some("owner@alpha.test"), Role::Owner).await;
         let member = svc.user("member@beta.test").await;
         let other = svc.user("other@gamma.test").await;
+        let rival = svc.user_in("rival@gamma.test", Some("other@gamma.test"), Role::Admin).await;
         let revoked_old = svc.user("revoked@delta.test").await;
         let new_key = mgds_server::admin::rotate_key(&svc.state, &revoked_old.email).await.unwrap().api_key;
         assert_ne!(new_key, revoked_old.key);
@@ -330,8 +349,10 @@ impl World {
             owner,
             orgmate,
             boss,
+            head,
             member,
             other,
+            rival,
             revoked,
             revoked_old,
             project,
@@ -362,8 +383,10 @@ impl World {
             Who::Owner => Some(&self.owner),
             Who::Orgmate => Some(&self.orgmate),
             Who::Boss => Some(&self.boss),
+            Who::Head => Some(&self.head),
             Who::Member => Some(&self.member),
             Who::Other => Some(&self.other),
+            Who::Rival => Some(&self.rival),
             Who::Revoked => Some(&self.revoked),
             Who::Anon => None,
         }
@@ -385,10 +408,13 @@ impl World {
         }
         Some(match kind {
             Kind::Samples => match who {
-                Owner => v(&[&self.s_proj, &self.s_priv, &self.s_pub, &self.s_shared, &self.pre_proj, &self.pre_none]),
-                Orgmate | Boss => v(&[&self.s_pub, &self.s_shared]),
+                // The organisation's admins and owners see every sample of its users.
+                Owner | Boss | Head => {
+                    v(&[&self.s_proj, &self.s_priv, &self.s_pub, &self.s_shared, &self.pre_proj, &self.pre_none])
+                }
+                Orgmate => v(&[&self.s_pub, &self.s_shared]),
                 Member => v(&[&self.s_proj, &self.s_pub, &self.pre_proj]),
-                Other | Revoked | Anon => v(&[&self.s_pub]),
+                Other | Rival | Revoked | Anon => v(&[&self.s_pub]),
             },
             Kind::PublicSamples => v(&[&self.s_pub]),
             Kind::Metadata => {
@@ -402,40 +428,48 @@ impl World {
             Kind::PublicAnalyses => v(&[&self.a_pub]),
             Kind::Tags => match who {
                 Anon => return None,
-                Owner => v(&[&self.t_priv, &self.t_proj, &self.t_pub]),
+                Owner | Boss | Head => v(&[&self.t_priv, &self.t_proj, &self.t_pub]),
                 Member => v(&[&self.t_proj, &self.t_pub]),
-                Orgmate | Boss | Other | Revoked => v(&[&self.t_pub]),
+                Orgmate | Other | Rival | Revoked => v(&[&self.t_pub]),
             },
             Kind::Projects => match who {
-                Owner | Member => v(&[&self.project, &self.public_project]),
-                Orgmate | Boss | Other | Revoked | Anon => v(&[&self.public_project]),
+                Owner | Member | Boss | Head => v(&[&self.project, &self.public_project]),
+                Orgmate | Other | Rival | Revoked | Anon => v(&[&self.public_project]),
             },
             Kind::PublicProjects => v(&[&self.public_project]),
             Kind::Documents => match who {
                 Anon => return None,
-                Owner | Boss => v(&[&self.doc_none, &self.doc_shared]),
+                Owner | Boss | Head => v(&[&self.doc_none, &self.doc_shared]),
                 Member => v(&[&self.doc_shared]),
-                Orgmate | Other | Revoked => vec![],
+                Orgmate | Other | Rival | Revoked => vec![],
             },
             Kind::Users => match who {
                 Anon => return None,
                 // The member and `other` were looked up by their addresses (World::build).
-                Owner => v(&[&self.owner.id, &self.orgmate.id, &self.boss.id, &self.member.id, &self.other.id]),
-                Orgmate | Boss => v(&[&self.owner.id, &self.orgmate.id, &self.boss.id]),
+                Owner => v(&[
+                    &self.owner.id,
+                    &self.orgmate.id,
+                    &self.boss.id,
+                    &self.head.id,
+                    &self.member.id,
+                    &self.other.id,
+                ]),
+                Orgmate | Boss | Head => v(&[&self.owner.id, &self.orgmate.id, &self.boss.id, &self.head.id]),
                 Member => v(&[&self.member.id, &self.owner.id]),
-                Other => v(&[&self.other.id]),
+                Other | Rival => v(&[&self.other.id, &self.rival.id]),
                 Revoked => v(&[&self.revoked.id]),
             },
             Kind::Jobs => match who {
                 Anon => return None,
                 Owner => v(&[&self.job_pub, &self.job_priv, &self.job_draft]),
-                Member => v(&[&self.job_pub, &self.job_priv]),
-                Orgmate | Boss | Other | Revoked => v(&[&self.job_pub]),
+                // Seen through the analysis made with it on a sample they see.
+                Member | Boss | Head => v(&[&self.job_pub, &self.job_priv]),
+                Orgmate | Other | Rival | Revoked => v(&[&self.job_pub]),
             },
             Kind::Batches => match who {
                 Anon => return None,
-                Owner | Orgmate | Boss => v(&[&self.batch]),
-                Member | Other | Revoked => vec![],
+                Owner | Orgmate | Boss | Head => v(&[&self.batch]),
+                Member | Other | Rival | Revoked => vec![],
             },
         })
     }
@@ -585,7 +619,8 @@ async fn hidden_records_answer_byte_for_byte_like_missing_ones() {
                 } else if seen.contains(id) {
                     // Who belongs to a project is shown to its owner and members only, even when
                     // the project itself is public.
-                    let belongs = who == Who::Owner || (who == Who::Member && *id == w.project);
+                    let belongs = matches!(who, Who::Owner | Who::Boss | Who::Head)
+                        || (who == Who::Member && *id == w.project);
                     let ok = if tmpl.ends_with("/members") && !belongs { 403 } else { ok };
                     assert_eq!(r.status, ok, "{ctx}: {}", r.text());
                     if let Some(coll) = coll {
@@ -926,11 +961,11 @@ async fn writes_answer_403_to_viewers_404_to_strangers_401_to_anonymous_and_succ
         add(Some(Orgmate), m.clone(), path(ss), body.clone(), Is(403));
         add(Some(Orgmate), m.clone(), path(su), body.clone(), Is(403));
         add(Some(Orgmate), m.clone(), path(sp), body.clone(), h(sp));
-        add(Some(Boss), m.clone(), path(ss), body.clone(), Is(403));
-        add(Some(Boss), m.clone(), path(sv), body.clone(), h(sv));
-        add(Some(Other), m.clone(), path(su), body.clone(), Is(403));
-        for id in [sp, sv, ss, pp, pn] {
-            add(Some(Other), m.clone(), path(id), body.clone(), h(id));
+        for who in [Other, Rival] {
+            add(Some(who), m.clone(), path(su), body.clone(), Is(403));
+            for id in [sp, sv, ss, pp, pn] {
+                add(Some(who), m.clone(), path(id), body.clone(), h(id));
+            }
         }
         for id in [sp, su] {
             add(Some(Anon), m.clone(), path(id), body.clone(), Is(401));
@@ -1001,7 +1036,7 @@ async fn writes_answer_403_to_viewers_404_to_strangers_401_to_anonymous_and_succ
     add(Some(Member), Method::POST, run(&w.job_priv), rb(sp), Is(200));
     add(Some(Owner), Method::POST, run(&w.job_pub), rb(sv), Is(200));
 
-    // Documents: only the uploader changes them; the uploader's organisation admins may share.
+    // Documents: only the uploader and their organisation's admins change or share them.
     let doc = |id: &String| format!("/api/v1/documents/{id}");
     let desc = Some(json!({"description": "changed"}));
     let ren = Some(json!({"filename": "renamed.txt"}));
@@ -1020,9 +1055,7 @@ async fn writes_answer_403_to_viewers_404_to_strangers_401_to_anonymous_and_succ
         add(Some(Orgmate), m.clone(), format!("{}{suffix}", doc(dn)), body.clone(), h(dn));
         add(Some(Revoked), m.clone(), format!("{}{suffix}", doc(ds)), body.clone(), h(ds));
         add(Some(Anon), m.clone(), format!("{}{suffix}", doc(ds)), body.clone(), Is(401));
-        if suffix != "/add_user" && suffix != "/remove_user" {
-            add(Some(Boss), m.clone(), format!("{}{suffix}", doc(dn)), body.clone(), Is(403));
-        }
+        add(Some(Rival), m.clone(), format!("{}{suffix}", doc(dn)), body.clone(), h(dn));
     }
     add(Some(Member), Method::POST, format!("{}/download_uri", doc(ds)), None, Is(200));
     add(Some(Member), Method::POST, format!("{}/download_uri", doc(dn)), None, h(dn));
@@ -1084,7 +1117,8 @@ async fn writes_answer_403_to_viewers_404_to_strangers_401_to_anonymous_and_succ
         add(Some(Other), m.clone(), format!("{}{suffix}", proj(p)), body.clone(), h(p));
         add(Some(Other), m.clone(), format!("{}{suffix}", proj(q)), body.clone(), Is(403));
         add(Some(Orgmate), m.clone(), format!("{}{suffix}", proj(p)), body.clone(), h(p));
-        add(Some(Boss), m.clone(), format!("{}{suffix}", proj(q)), body.clone(), Is(403));
+        add(Some(Rival), m.clone(), format!("{}{suffix}", proj(q)), body.clone(), Is(403));
+        add(Some(Rival), m.clone(), format!("{}{suffix}", proj(p)), body.clone(), h(p));
         add(Some(Anon), m.clone(), format!("{}{suffix}", proj(q)), body.clone(), Is(401));
     }
 
@@ -1393,8 +1427,8 @@ async fn keys_are_32_characters_older_48_character_keys_still_work_and_bearer_to
 async fn an_id_reveals_no_e_mail_address_and_no_account() {
     let svc = Service::start_with(|c| c.auth_failure_limit = 3).await;
     let alice = svc.user("alice@alpha.test").await;
-    let bob = svc.user_in("bob@beta.test", Some("beta"), false).await;
-    let carol = svc.user_in("carol@gamma.test", Some("gamma"), false).await;
+    let bob = svc.user_in("bob@beta.test", Some("beta"), Role::Member).await;
+    let carol = svc.user_in("carol@gamma.test", Some("gamma"), Role::Member).await;
     let project = create_project(&svc, &alice, "alice-p", false).await;
     let doc = svc.upload_document(&alice, "notes.txt", b"notes").await;
 
@@ -1431,7 +1465,7 @@ async fn an_id_reveals_no_e_mail_address_and_no_account() {
     let (s, b) = svc.get(Some(&carol), &format!("/api/v1/users/{}", bob.id)).await;
     assert_eq!((s, b["email"].clone()), (200, json!("bob@beta.test")));
     // Bob adding Carol's id to his own project teaches him nothing new, and Carol nothing of a stranger.
-    let dave = svc.user_in("dave@delta.test", Some("delta"), false).await;
+    let dave = svc.user_in("dave@delta.test", Some("delta"), Role::Member).await;
     let bobs = create_project(&svc, &bob, "bob-p", false).await;
     let r = send(
         &svc,

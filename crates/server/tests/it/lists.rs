@@ -1,5 +1,6 @@
 //! Lists: where, sort, page, per_page, X-Total-Count and Link.
 
+use mgds_server::admin::Role;
 use std::collections::HashSet;
 
 use reqwest::Method;
@@ -256,7 +257,7 @@ async fn postgresql_and_sqlite_answer_every_list_alike() {
     for svc in [&sqlite, &postgres] {
         let alice = svc.user("alice@lab.org").await;
         let bob = svc.user("bob@lab.org").await;
-        let carol = svc.user_in("carol@other.org", Some("other"), false).await;
+        let carol = svc.user_in("carol@other.org", Some("other"), Role::Member).await;
         let (_, project) =
             svc.post(Some(&alice), "/api/v1/projects", json!({"name": "Gut", "project_name": "gut"})).await;
         let project = project["$uri"].as_str().unwrap().to_string();

@@ -9,6 +9,7 @@ mod access;
 mod engines;
 mod hardening;
 mod lists;
+mod organization;
 mod resources;
 mod s3_path;
 mod scale;
@@ -19,6 +20,7 @@ mod upload_buckets;
 
 use std::time::Duration;
 
+use mgds_server::admin::Role;
 use mgds_server::{AppState, Config, admin};
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::{Map, Value, json};
@@ -95,14 +97,14 @@ impl Service {
     }
 
     /// Creates a user in `org` (the default organisation if `None`).
-    pub async fn user_in(&self, email: &str, org: Option<&str>, org_admin: bool) -> TestUser {
-        let u = admin::create_user(&self.state.db, email, org, org_admin).await.expect("create user");
+    pub async fn user_in(&self, email: &str, org: Option<&str>, role: Role) -> TestUser {
+        let u = admin::create_user(&self.state.db, email, org, role).await.expect("create user");
         TestUser { id: u.id, key: u.api_key, email: email.to_string() }
     }
 
     /// Creates a user in an organisation of their own.
     pub async fn user(&self, email: &str) -> TestUser {
-        self.user_in(email, Some(email), false).await
+        self.user_in(email, Some(email), Role::Member).await
     }
 
     /// A request to `path` (relative to the base address, e.g. `/api/v1/samples`).

@@ -1,5 +1,6 @@
 //! Each resource's routes: success and error answers.
 
+use mgds_server::admin::Role;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -31,8 +32,8 @@ async fn errors_share_one_shape() {
 #[tokio::test]
 async fn account_and_users() {
     let svc = Service::start().await;
-    let a = svc.user_in("a@lab.org", Some("lab"), true).await;
-    let b = svc.user_in("b@lab.org", Some("lab"), false).await;
+    let a = svc.user_in("a@lab.org", Some("lab"), Role::Admin).await;
+    let b = svc.user_in("b@lab.org", Some("lab"), Role::Member).await;
     let stranger = svc.user("c@elsewhere.org").await;
     let (s, acct) = svc.get(Some(&a), "/api/v1/account").await;
     assert_eq!(s, 200);
@@ -318,8 +319,8 @@ async fn jobs_runs_and_results() {
 async fn sequencing_batches_move_forward_only() {
     use mgds_api::BatchStatus;
     let svc = Service::start().await;
-    let u = svc.user_in("a@lab.org", Some("lab"), false).await;
-    let mate = svc.user_in("b@lab.org", Some("lab"), false).await;
+    let u = svc.user_in("a@lab.org", Some("lab"), Role::Member).await;
+    let mate = svc.user_in("b@lab.org", Some("lab"), Role::Member).await;
     let stranger = svc.user("c@elsewhere.org").await;
     let db = &svc.state.db;
     let b = mgds_server::admin::create_batch(db, "a@lab.org", "B-2026-001", Some("Gut run")).await.unwrap();

@@ -234,7 +234,7 @@ async fn every_list_reads_indexes_not_the_table() {
     }
     // The lists of records a caller sees few enough of to filter them all: they read no table
     // of samples or their records, nor every link of a tag.
-    let admin = Caller(Some(mgds_server::store::caller::User { is_org_admin: true, ..me.0.clone().unwrap() }));
+    let admin = Caller(Some(mgds_server::store::caller::User { role: mgds_api::Role::Admin, ..me.0.clone().unwrap() }));
     for who in [&me, &admin] {
         let first = ListQuery { filter: None, sort: None, page: Some("1"), per_page: Some("50") };
         let by_name = json!({"filename": false}).to_string();
@@ -242,7 +242,7 @@ async fn every_list_reads_indexes_not_the_table() {
             let q = ListQuery { sort, ..first };
             for st in documents::list_statements(who, &q, 2_000).unwrap() {
                 statements
-                    .push((format!("documents sort {sort:?} of admin {}", who.0.as_ref().unwrap().is_org_admin), st));
+                    .push((format!("documents sort {sort:?} of admin {}", who.0.as_ref().unwrap().manages_org()), st));
             }
         }
         for st in tags::list_statements(who, &first).unwrap() {

@@ -27,6 +27,8 @@ async fn every_schema_link_is_a_route() {
         "users",
         "account",
         "sequencing_batches",
+        "organization",
+        "organization_users",
     ] {
         assert!(resources.contains_key(name), "{name} missing from the schema");
     }

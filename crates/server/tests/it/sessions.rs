@@ -1,6 +1,7 @@
 //! Signing in from a browser: passwords, sessions in cookies, CSRF tokens on writes, sessions
 //! listed and ended, failed sign-ins slowed, a new password and a new API key from the account.
 
+use mgds_server::admin::Role;
 use mgds_server::store::sessions;
 use reqwest::header::{CONTENT_TYPE, COOKIE, SET_COOKIE};
 
@@ -241,10 +242,10 @@ async fn a_new_password_needs_the_old_and_ends_every_session() {
 #[tokio::test]
 async fn an_organisation_admin_sets_a_members_password_and_nobody_elses() {
     let svc = Service::start().await;
-    let admin = svc.user_in("admin@a.example.org", Some("Lab A"), true).await;
-    let member = svc.user_in("member@a.example.org", Some("Lab A"), false).await;
-    let peer = svc.user_in("peer@a.example.org", Some("Lab A"), false).await;
-    let outsider = svc.user_in("outsider@b.example.org", Some("Lab B"), false).await;
+    let admin = svc.user_in("admin@a.example.org", Some("Lab A"), Role::Admin).await;
+    let member = svc.user_in("member@a.example.org", Some("Lab A"), Role::Member).await;
+    let peer = svc.user_in("peer@a.example.org", Some("Lab A"), Role::Member).await;
+    let outsider = svc.user_in("outsider@b.example.org", Some("Lab B"), Role::Member).await;
     let set = |by: &TestUser, whom: &TestUser| {
         svc.as_user(Some(by), Method::POST, &format!("/api/v1/users/{}/password", whom.id))
             .json(&json!({ "new_password": "set by the admin, long" }))
@@ -261,7 +262,7 @@ async fn an_organisation_admin_sets_a_members_password_and_nobody_elses() {
     // Not their own (that needs the current password), nor another admin's.
     let (s, body) = json_of(set(&admin, &admin).await.unwrap()).await;
     assert_error(s, &body, 400);
-    let other_admin = svc.user_in("admin2@a.example.org", Some("Lab A"), true).await;
+    let other_admin = svc.user_in("admin2@a.example.org", Some("Lab A"), Role::Admin).await;
     let (s, body) = json_of(set(&admin, &other_admin).await.unwrap()).await;
     assert_error(s, &body, 403);
 }

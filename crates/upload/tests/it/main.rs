@@ -32,7 +32,7 @@ impl Service {
         // No engines: these tests are about files arriving, not their analyses.
         config.runner.workers = 0;
         let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-        let key = admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let key = admin::create_user(&state.db, "lab@example.org", None, admin::Role::Member).await.unwrap().api_key;
         Service { url, state, key, dir }
     }
 

@@ -37,7 +37,7 @@ impl Service {
         // Classification of each new sample is not what these tests are about.
         config.runner.workers = 0;
         let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
-        let key = admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let key = admin::create_user(&state.db, "lab@example.org", None, admin::Role::Member).await.unwrap().api_key;
         Service { url, state, key, _dir: dir }
     }
 
@@ -50,7 +50,7 @@ impl Service {
         config.runner.poll = Duration::from_millis(100);
         mgds_server::references::install_demo(&config.data_dir).expect("the demo references install");
         let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.expect("service starts");
-        let key = admin::create_user(&state.db, "lab@example.org", None, false).await.unwrap().api_key;
+        let key = admin::create_user(&state.db, "lab@example.org", None, admin::Role::Member).await.unwrap().api_key;
         Service { url, state, key, _dir: dir }
     }
 

@@ -143,7 +143,7 @@ async fn raw_get(url: &str, path: &str) -> String {
 
 /// A user with a password, signed in: (API key, session cookie, CSRF token).
 async fn signed_in(svc: &Service, email: &str) -> (String, String, String) {
-    let user = mgds_server::admin::create_user(&svc.state.db, email, Some(email), false).await.unwrap();
+    let user = mgds_server::admin::create_user(&svc.state.db, email, Some(email), mgds_server::admin::Role::Member).await.unwrap();
     mgds_server::store::sessions::set_password(&svc.state.db, &user.id, "long enough password").await.unwrap();
     let r = svc
         .http

@@ -1,0 +1,175 @@
+//! `mgds org`: the caller's organisation and, for its admins and owners, its users: invite,
+//! change roles, disable and enable, reset passwords, revoke keys and sessions. Users are named
+//! by e-mail address (or id).
+
+use anyhow::{Context, Result, bail};
+use mgds_api::{Member, MemberUpdate, PasswordLink, Role};
+use mgds_client::Filter;
+
+use crate::connect::Ctx;
+use crate::output::{Column, OutputArgs, print_list, print_one};
+use crate::resources::{ListArgs, fetch};
+
+/// `mgds org ...`.
+#[derive(clap::Subcommand, Debug)]
+pub enum OrgCommand {
+    /// Show your organisation and your role in it.
+    Show {
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// List the organisation's users with their roles and state (admins and owners).
+    Users {
+        /// Only users with this role.
+        #[arg(long, value_parser = parse_role)]
+        role: Option<Role>,
+        /// Only disabled users.
+        #[arg(long, conflicts_with = "enabled")]
+        disabled: bool,
+        /// Only enabled users.
+        #[arg(long)]
+        enabled: bool,
+        #[command(flatten)]
+        list: ListArgs,
+    },
+    /// Add someone to the organisation and print the invitation link to give them (they choose
+    /// a password there; the link works for 7 days).
+    Invite {
+        /// Their e-mail address.
+        email: String,
+        /// member, admin or owner (admins invite members; owners any role).
+        #[arg(long, default_value = "member", value_parser = parse_role)]
+        role: Role,
+    },
+    /// Give a user another role (owners only, but for an admin making someone a member).
+    Role {
+        /// E-mail address or user id.
+        user: String,
+        /// member, admin or owner.
+        #[arg(value_parser = parse_role)]
+        role: Role,
+    },
+    /// Disable an account: its API key, browser sessions and download links stop at once; its
+    /// samples, documents and projects stay.
+    Disable {
+        /// E-mail address or user id.
+        user: String,
+    },
+    /// Enable a disabled account again (its API key works again).
+    Enable {
+        /// E-mail address or user id.
+        user: String,
+    },
+    /// Print a password reset link for a user (it works for 24 hours; their password stays
+    /// until it is used).
+    ResetPassword {
+        /// E-mail address or user id.
+        user: String,
+    },
+    /// End a user's API key and browser sessions (a lost laptop, a leaked key); they sign in
+    /// with their password and make a new key.
+    Revoke {
+        /// E-mail address or user id.
+        user: String,
+    },
+}
+
+/// Parses a role as typed.
+pub fn parse_role(s: &str) -> Result<Role, String> {
+    Role::parse(&s.trim().to_ascii_lowercase()).ok_or_else(|| format!("{s:?} is not a role; use member, admin or owner"))
+}
+
+const MEMBER_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("email", "email"),
+    ("role", "role"),
+    ("created", "created_at"),
+    ("disabled", "disabled_at"),
+    ("password", "has_password"),
+    ("last_seen", "last_seen_at"),
+];
+
+/// The user a command names: an e-mail address, looked up in the organisation, or an id.
+async fn member(ctx: &Ctx, user: &str) -> Result<Member> {
+    let org = ctx.client.organization();
+    if user.contains('@') {
+        org.find(user)
+            .await?
+            .with_context(|| format!("there is no user {user} in your organisation (see `mgds org users`)"))
+    } else {
+        Ok(org.user(user).await?)
+    }
+}
+
+fn print_link(link: &PasswordLink, what: &str) {
+    eprintln!(
+        "{what} for {} ({}); give them this link, which works until {} and only once:",
+        link.user.email, link.user.role, link.expires_at
+    );
+    println!("{}", link.url);
+}
+
+/// Runs an `org` command.
+pub async fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
+    let org = ctx.client.organization();
+    match cmd {
+        OrgCommand::Show { out } => {
+            let o = org.get().await?;
+            if out.json {
+                print_one(&o)?;
+            } else {
+                println!("{}\nyour role: {}\nusers: {}\ncreated: {}", o.name, o.role, o.users, o.created_at);
+            }
+        }
+        OrgCommand::Users { role, disabled, enabled, list } => {
+            let mut filter = Filter::new();
+            if let Some(r) = role {
+                filter = filter.eq("role", r.as_str());
+            }
+            if disabled || enabled {
+                filter = filter.eq("disabled", disabled);
+            }
+            let users = fetch(org.users().filter(filter), &list, "users").await?;
+            print_list(&list.out, &users, MEMBER_COLUMNS)?;
+        }
+        OrgCommand::Invite { email, role } => {
+            let link = org.invite(&email, role).await.with_context(|| format!("cannot invite {email}"))?;
+            print_link(&link, "invited");
+        }
+        OrgCommand::Role { user, role } => {
+            let m = member(ctx, &user).await?;
+            let m = org.update(&m, &MemberUpdate { role: Some(role), disabled: None }).await?;
+            eprintln!("{} is now an {} of the organisation", m.email, m.role);
+        }
+        OrgCommand::Disable { user } => {
+            let m = member(ctx, &user).await?;
+            let m = org.update(&m, &MemberUpdate { role: None, disabled: Some(true) }).await?;
+            eprintln!(
+                "disabled {}: their API key, browser sessions and download links no longer work; their records stay",
+                m.email
+            );
+        }
+        OrgCommand::Enable { user } => {
+            let m = member(ctx, &user).await?;
+            let m = org.update(&m, &MemberUpdate { role: None, disabled: Some(false) }).await?;
+            eprintln!("enabled {} again", m.email);
+        }
+        OrgCommand::ResetPassword { user } => {
+            let m = member(ctx, &user).await?;
+            if m.disabled_at.is_some() {
+                bail!("{} is disabled; enable the account first (`mgds org enable {}`)", m.email, m.email);
+            }
+            let link = org.reset_password(&m).await?;
+            print_link(&link, "password reset link made");
+        }
+        OrgCommand::Revoke { user } => {
+            let m = member(ctx, &user).await?;
+            let r = org.revoke(&m).await?;
+            eprintln!(
+                "revoked the API key of {}, ended {} browser session(s) and canceled {} upload(s) not yet confirmed",
+                m.email, r.sessions, r.canceled_uploads
+            );
+        }
+    }
+    Ok(())
+}

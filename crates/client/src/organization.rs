@@ -1,0 +1,68 @@
+//! The caller's organisation and, for its admins and owners, its users (`client.organization()`;
+//! MGDS additions to API v1).
+
+use mgds_api::{Member, MemberInvite, MemberUpdate, Organization as Org, PasswordLink, Revoked, Role};
+use reqwest::Method;
+
+use crate::retry::Idempotency;
+use crate::{Client, Filter, ListRequest, ResourceId, Result};
+
+/// The caller's organisation (`client.organization()`).
+#[derive(Debug, Clone)]
+pub struct Organization {
+    client: Client,
+}
+
+impl Organization {
+    pub(crate) fn new(client: Client) -> Self {
+        Organization { client }
+    }
+
+    /// The organisation and the caller's role in it (`GET /organization`).
+    pub async fn get(&self) -> Result<Org> {
+        self.client.get_json(self.client.api_url(&["organization"])).await
+    }
+
+    /// Its users, as its admins see them (`GET /organization/users`; admins and owners).
+    pub fn users(&self) -> ListRequest<Member> {
+        ListRequest::new(self.client.clone(), &["organization", "users"])
+    }
+
+    /// The user of the organisation with this e-mail address, if there is one.
+    pub async fn find(&self, email: &str) -> Result<Option<Member>> {
+        let email = email.trim().to_ascii_lowercase();
+        let found = self.users().filter(Filter::new().eq("email", email)).per_page(2).send().await?;
+        Ok(found.items.into_iter().next())
+    }
+
+    /// One user (`GET /organization/users/{id}`).
+    pub async fn user(&self, id: impl ResourceId) -> Result<Member> {
+        self.client.get_json(self.client.api_url(&["organization", "users", id.resource_id()])).await
+    }
+
+    /// Adds `email` to the organisation with `role` and answers their invitation link
+    /// (`POST /organization/users`; not retried once sent).
+    pub async fn invite(&self, email: &str, role: Role) -> Result<PasswordLink> {
+        let url = self.client.api_url(&["organization", "users"]);
+        let body = MemberInvite { email: email.trim().to_string(), role: Some(role) };
+        self.client.send_json(Method::POST, url, &body, Idempotency::ConnectOnly).await
+    }
+
+    /// Changes a user's role, or disables or enables them (`PATCH /organization/users/{id}`).
+    pub async fn update(&self, id: impl ResourceId, change: &MemberUpdate) -> Result<Member> {
+        let url = self.client.api_url(&["organization", "users", id.resource_id()]);
+        self.client.send_json(Method::PATCH, url, change, Idempotency::Safe).await
+    }
+
+    /// A password reset link for a user (`POST /organization/users/{id}/reset_password`).
+    pub async fn reset_password(&self, id: impl ResourceId) -> Result<PasswordLink> {
+        let url = self.client.api_url(&["organization", "users", id.resource_id(), "reset_password"]);
+        self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::ConnectOnly).await
+    }
+
+    /// Ends a user's API key and sessions (`POST /organization/users/{id}/revoke`).
+    pub async fn revoke(&self, id: impl ResourceId) -> Result<Revoked> {
+        let url = self.client.api_url(&["organization", "users", id.resource_id(), "revoke"]);
+        self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::Safe).await
+    }
+}

@@ -1,0 +1,111 @@
+//! The caller's organisation and its users, as its admins and owners manage them, and the
+//! password links they make (MGDS additions to API v1; see [`crate::store::members`] for who may
+//! do what).
+//!
+//! - `GET /organization`: the organisation and the caller's role in it;
+//! - `GET, POST /organization/users`: its users (admins and owners); inviting one;
+//! - `GET, PATCH /organization/users/{id}`: one user; a new role, disabling or enabling;
+//! - `POST /organization/users/{id}/reset_password`: a password reset link;
+//! - `POST /organization/users/{id}/revoke`: ends the user's API key and sessions;
+//! - `POST /password_link`, `POST /password_link/use` (no caller): what a link is for; using
+//!   it to set a password, which signs the browser in.
+
+use std::net::SocketAddr;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, OriginalUri, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use mgds_api::{Member, MemberInvite, MemberUpdate, Organization, PasswordLink, PasswordLinkInfo, PasswordLinkUse, Revoked};
+
+use super::extract::{Json, ListParams, Listed};
+use crate::auth::Caller;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::store::members;
+
+/// The routes of a signed-in caller.
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/organization", get(organization))
+        .route("/organization/users", get(list).post(invite))
+        .route("/organization/users/{id}", get(one).patch(update))
+        .route("/organization/users/{id}/reset_password", post(reset_password))
+        .route("/organization/users/{id}/revoke", post(revoke))
+}
+
+/// The routes that need no caller: a password link's page.
+pub(super) fn open_router() -> Router<AppState> {
+    Router::new().route("/password_link", post(link_info)).route("/password_link/use", post(use_link))
+}
+
+async fn organization(State(state): State<AppState>, caller: Caller) -> ApiResult<axum::Json<Organization>> {
+    Ok(axum::Json(members::organization(&state, &caller).await?))
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<Member>> {
+    Ok(Listed::new(members::list(&state, &caller, &params.query()).await?, &uri, &params))
+}
+
+async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Member>> {
+    Ok(axum::Json(members::get(&state, &caller, &id).await?))
+}
+
+/// A link is a secret shown once: never cached.
+fn no_store(mut response: Response) -> Response {
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn invite(State(state): State<AppState>, caller: Caller, Json(req): Json<MemberInvite>) -> ApiResult<Response> {
+    let link: PasswordLink = members::invite(&state, &caller, &req, &state.public_url).await?;
+    Ok(no_store((StatusCode::CREATED, axum::Json(link)).into_response()))
+}
+
+async fn update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(req): Json<MemberUpdate>,
+) -> ApiResult<axum::Json<Member>> {
+    Ok(axum::Json(members::update(&state, &caller, &id, &req).await?))
+}
+
+async fn reset_password(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
+    let link = members::reset_link(&state, &caller, &id, &state.public_url).await?;
+    Ok(no_store(axum::Json(link).into_response()))
+}
+
+async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Revoked>> {
+    Ok(axum::Json(members::revoke(&state, &caller, &id).await?))
+}
+
+/// `POST /password_link` `{"token"}`: whom the link is for, before a password is chosen. The
+/// secret travels in the body, never in an address that logs keep.
+async fn link_info(State(state): State<AppState>, Json(req): Json<PasswordLinkUse>) -> ApiResult<Response> {
+    if req.password.is_some() {
+        return Err(ApiError::BadRequest("to set the password, POST to /api/v1/password_link/use".into()));
+    }
+    let info: PasswordLinkInfo = members::link_info(&state.db, &req.token).await?;
+    Ok(no_store(axum::Json(info).into_response()))
+}
+
+/// `POST /password_link/use` `{"token", "password"}`: sets the password and signs the browser
+/// in, as `POST /sign_in` does.
+async fn use_link(
+    State(state): State<AppState>,
+    peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    Json(req): Json<PasswordLinkUse>,
+) -> ApiResult<Response> {
+    let password = req.password.as_deref().ok_or_else(|| ApiError::BadRequest("give the new password".into()))?;
+    let user = members::use_link(&state.db, &req.token, password).await?;
+    tracing::info!(user = %user.id, "password set from a link");
+    super::session::signed_in(&state, user, peer, &headers).await
+}

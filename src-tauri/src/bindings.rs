@@ -19,6 +19,7 @@ use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReads
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
+use crate::organization::{LinkView, OrganizationView, UserChange};
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{AnalysesChanged, ClassificationView, PanelView};
 use crate::samples::{
@@ -56,6 +57,7 @@ const APP_SOURCES: &[(&str, &str)] = &[
     ("error", include_str!("../../crates/app/src/error.rs")),
     ("events", include_str!("../../crates/app/src/events.rs")),
     ("files", include_str!("../../crates/app/src/files.rs")),
+    ("organization", include_str!("../../crates/app/src/organization.rs")),
     ("people", include_str!("../../crates/app/src/people.rs")),
     ("projects", include_str!("../../crates/app/src/projects.rs")),
     ("results", include_str!("../../crates/app/src/results.rs")),
@@ -78,6 +80,7 @@ fn signature_types(t: &mut Types) {
         u64,
         String,
         PathBuf,
+        mgds_api::Role,
         serde_json::Value,
         serde_json::Map<String, serde_json::Value>,
         Access,
@@ -97,11 +100,13 @@ fn signature_types(t: &mut Types) {
         DocumentsView,
         FileCheck,
         JobArgs,
+        LinkView,
         Lookups,
         Named,
         NewFolder,
         NewProfile,
         NewProject,
+        OrganizationView,
         PanelView,
         ProfilesView,
         ProjectChange,
@@ -114,6 +119,7 @@ fn signature_types(t: &mut Types) {
         TagCount,
         TaxonReadsProgress,
         UploadBatch,
+        UserChange,
         LiveRun,
         WatchView,
     ];

@@ -13,6 +13,7 @@ use crate::dialogs::{ask_folder, ask_save_path, write_file};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
+use crate::organization::{LinkView, OrganizationView, UserChange};
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{ClassificationView, PanelView, ResultsCache, Watcher};
 use crate::samples::{
@@ -172,6 +173,37 @@ pub async fn remove_project_member(session: State<'_, Session>, id: String, user
 #[tauri::command]
 pub async fn delete_project(session: State<'_, Session>, id: String) -> CmdResult<()> {
     crate::projects::delete(&session.connected().await?.client, &id).await
+}
+
+/// The Organisation screen: the organisation, the user's role, and for its admins its users
+/// (filtered by part of an e-mail address).
+#[tauri::command]
+pub async fn organization(session: State<'_, Session>, search: Option<String>) -> CmdResult<OrganizationView> {
+    crate::organization::view(&session.connected().await?.client, search).await
+}
+
+/// Adds someone to the organisation: the invitation link to give them.
+#[tauri::command]
+pub async fn invite_user(session: State<'_, Session>, email: String, role: mgds_api::Role) -> CmdResult<LinkView> {
+    crate::organization::invite(&session.connected().await?.client, &email, role).await
+}
+
+/// Changes a user's role, or disables or enables them.
+#[tauri::command]
+pub async fn change_user(session: State<'_, Session>, id: String, change: UserChange) -> CmdResult<()> {
+    crate::organization::change(&session.connected().await?.client, &id, change).await
+}
+
+/// A password reset link for a user.
+#[tauri::command]
+pub async fn reset_user_password(session: State<'_, Session>, id: String) -> CmdResult<LinkView> {
+    crate::organization::reset_password(&session.connected().await?.client, &id).await
+}
+
+/// Ends a user's API key and sessions; what it stopped, in words.
+#[tauri::command]
+pub async fn revoke_user(session: State<'_, Session>, id: String) -> CmdResult<String> {
+    crate::organization::revoke(&session.connected().await?.client, &id).await
 }
 
 /// The tags with the number of samples carrying each.

@@ -19,7 +19,7 @@ pub mod events;
 pub mod session;
 pub mod watching;
 
-pub use mgds_app::{analyses, compare, documents, error, people, projects, results, samples, uploads};
+pub use mgds_app::{analyses, compare, documents, error, organization, people, projects, results, samples, uploads};
 
 #[cfg(test)]
 mod bindings;
@@ -168,6 +168,11 @@ pub fn run() {
             commands::add_project_member,
             commands::remove_project_member,
             commands::delete_project,
+            commands::organization,
+            commands::invite_user,
+            commands::change_user,
+            commands::reset_user_password,
+            commands::revoke_user,
             commands::tag_counts,
             commands::documents,
             commands::pick_documents,

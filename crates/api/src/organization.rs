@@ -11,6 +11,7 @@ use crate::Ref;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(rename = "OrgRole"))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Works on their own records and what others share with them.
@@ -42,6 +43,37 @@ impl Role {
     /// Whether the role manages the organisation's records and people (admin or owner).
     pub fn manages(self) -> bool {
         self >= Role::Admin
+    }
+
+    /// Whether a user with this role may manage (disable, enable, reset the password of, revoke
+    /// the keys of) another user of their organisation whose role is `target`: an owner manages
+    /// everyone, an admin manages members.
+    pub fn may_manage(self, target: Role) -> bool {
+        self == Role::Owner || (self == Role::Admin && target == Role::Member)
+    }
+
+    /// Whether a user with this role may give `role` to someone (inviting, or changing a role):
+    /// an owner gives any role, an admin makes members.
+    pub fn may_give(self, role: Role) -> bool {
+        self == Role::Owner || (self == Role::Admin && role == Role::Member)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Role::{self, *};
+
+    #[test]
+    fn owners_manage_everyone_and_admins_manage_members() {
+        for target in Role::ALL {
+            assert!(Owner.may_manage(target) && Owner.may_give(target));
+            assert!(!Member.may_manage(target) && !Member.may_give(target));
+            assert_eq!(Admin.may_manage(target), target == Member);
+            assert_eq!(Admin.may_give(target), target == Member);
+        }
+        assert!(Member < Admin && Admin < Owner);
+        assert_eq!(Role::parse("owner"), Some(Owner));
+        assert_eq!(Role::parse("Owner"), None);
     }
 }
 

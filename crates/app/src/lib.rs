@@ -1,5 +1,5 @@
 //! The application behind MGDS's screens, whoever shows them: what the samples and analyses
-//! pages, the comparison, documents, projects, batch runs, uploads and taxon reads ask of a
+//! pages, the comparison, documents, projects, the organisation, batch runs, uploads and taxon reads ask of a
 //! service and make of its answers. It is a client of API v1 (`mgds-client`) and knows nothing
 //! of windows: the desktop shell (`src-tauri`) calls it from its commands, and sends the
 //! [`events`] it reports to its window. Errors are [`error::CmdError`] (`{code, message}` in
@@ -15,6 +15,7 @@ pub mod documents;
 pub mod error;
 pub mod events;
 pub mod files;
+pub mod organization;
 pub mod people;
 pub mod projects;
 pub mod results;

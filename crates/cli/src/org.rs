@@ -103,7 +103,7 @@ async fn member(ctx: &Ctx, user: &str) -> Result<Member> {
 
 fn print_link(link: &PasswordLink, what: &str) {
     eprintln!(
-        "{what} for {} ({}); give them this link, which works until {} and only once:",
+        "{what} {} ({}); give them this link, which works once, until {}:",
         link.user.email, link.user.role, link.expires_at
     );
     println!("{}", link.url);
@@ -160,7 +160,7 @@ pub async fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 bail!("{} is disabled; enable the account first (`mgds org enable {}`)", m.email, m.email);
             }
             let link = org.reset_password(&m).await?;
-            print_link(&link, "password reset link made");
+            print_link(&link, "made a password reset link for");
         }
         OrgCommand::Revoke { user } => {
             let m = member(ctx, &user).await?;

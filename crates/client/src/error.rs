@@ -16,7 +16,7 @@ pub enum Error {
         message: String,
     },
     /// 403: the record exists and is visible, but this user may not do this to it.
-    #[error("you are not allowed to do this; ask the record's owner for access (the service said: {message})")]
+    #[error("you are not allowed to do this: {message}")]
     Forbidden {
         /// The service's own words.
         message: String,

@@ -13,7 +13,7 @@ use mgds_app::browser_uploads::{self, BrowserUpload, StoreAddresses};
 use mgds_app::compare::{self, CompareCache, CompareRequest, Source};
 use mgds_app::error::{CmdError, CmdResult};
 use mgds_app::results::ClassificationView;
-use mgds_app::{analyses, documents, projects, results, samples};
+use mgds_app::{analyses, documents, organization, projects, results, samples};
 use mgds_client::Client;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
@@ -175,6 +175,14 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         }
         "remove_project_member" => out(projects::remove_member(c, &id()?, &arg::<String>(args, "user")?).await?),
         "delete_project" => out(projects::delete(c, &id()?).await?),
+        "organization" => out(organization::view(c, arg(args, "search")?).await?),
+        "invite_user" => {
+            let email: String = arg(args, "email")?;
+            out(organization::invite(c, &email, arg(args, "role")?).await?)
+        }
+        "change_user" => out(organization::change(c, &id()?, arg(args, "change")?).await?),
+        "reset_user_password" => out(organization::reset_password(c, &id()?).await?),
+        "revoke_user" => out(organization::revoke(c, &id()?).await?),
         "documents" => out(documents::list(c).await?),
         "share_document" => out(documents::share(c, &id()?, &arg::<String>(args, "email")?).await?),
         "unshare_document" => out(documents::unshare(c, &id()?, &arg::<String>(args, "user")?).await?),

@@ -56,10 +56,15 @@ impl Served {
 
     /// `mgds admin user create EMAIL --password`, the password on standard input; the API key.
     fn user(&self, email: &str, password: &str) -> Result<String> {
+        self.user_as(email, password, "member")
+    }
+
+    /// [`Served::user`] with a role in the organisation.
+    fn user_as(&self, email: &str, password: &str, role: &str) -> Result<String> {
         let mut child = Command::new(&self.bin)
             .args(["--data-dir"])
             .arg(self.data.path())
-            .args(["admin", "user", "create", email, "--password", "--organization", "Microbiology"])
+            .args(["admin", "user", "create", email, "--password", "--organization", "Microbiology", "--role", role])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -709,5 +714,114 @@ async fn scenario(
         .await?;
     ensure!(listed == json!(["colon_R1.fastq.gz", "colon_R2.fastq.gz"]), "the folder's reads alone: {listed}");
     b.screenshot("browser-10-folder-chosen").await?;
+    Ok(())
+}
+
+/// Lab IT in a browser: the organisation's owner sees its users on the Organisation screen,
+/// invites a colleague (who opens the link in another browser, chooses a password and is signed
+/// in), makes a member an admin, and disables a member whose key then stops; a member sees the
+/// organisation without its management.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_owner_runs_the_organisation_from_a_browser() -> Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let bin = env_path("MGDS_BIN")?;
+    let chromedriver = env_path("CHROMEDRIVER")?;
+    let root = workspace_root();
+    let screenshots = std::env::var_os("MGDS_E2E_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target/e2e-screenshots"));
+    let served = Served::start(&bin)?;
+    let url = served.url.clone();
+    poll("mgds serve to answer", Duration::from_secs(120), || async {
+        Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
+    })
+    .await?;
+    served.user_as("head@lab.example.org", PASSWORD, "owner")?;
+    let tech_key = served.user("tech@lab.example.org", PASSWORD)?;
+    served.user("cy@lab.example.org", PASSWORD)?;
+    let driver = Driver::chromium(&chromedriver).await?;
+    let downloads = tempfile::tempdir()?;
+    let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
+    let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
+    let axe = Axe::new(&root)?;
+    let outcome = organisation_scenario(&a, &b, &axe, &url, &tech_key).await;
+    if let Err(e) = &outcome {
+        let _ = a.screenshot("browser-org-failure").await;
+        let _ = b.screenshot("browser-org-failure-b").await;
+        let text = a.script("return document.body.innerText;", json!([])).await;
+        eprintln!("error: {e:#}\nthe page showed:\n{}", text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default());
+    }
+    let _ = b.close().await;
+    let _ = a.close().await;
+    drop(driver);
+    outcome
+}
+
+async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, tech_key: &str) -> Result<()> {
+    a.navigate(&format!("{url}/")).await?;
+    sign_in(a, "head@lab.example.org", PASSWORD).await?;
+    a.click(&a.wait_for("[data-testid=nav-organization]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-role]", "owner of Microbiology", WAIT).await?;
+    a.wait_for_text("[data-testid=org-users]", "tech@lab.example.org", WAIT).await?;
+    axe.check(a, "browser organisation").await?;
+    a.screenshot("browser-org-1-users").await?;
+
+    // An invitation: the link shown once, opened in another browser.
+    a.click(&a.wait_for("[data-testid=org-invite]", WAIT).await?).await?;
+    a.set_value("[data-testid=org-invite-email]", "not an address").await?;
+    a.click(&a.wait_for("[data-testid=org-invite-send]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-invite-error]", "does not look like an e-mail address", WAIT).await?;
+    a.set_value("[data-testid=org-invite-email]", "new.colleague@lab.example.org").await?;
+    axe.check(a, "browser organisation invite").await?;
+    a.click(&a.wait_for("[data-testid=org-invite-send]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-link]", "Invitation for new.colleague@lab.example.org", WAIT).await?;
+    let link = a.script("return document.querySelector('[data-testid=org-link-url]').value;", json!([])).await?;
+    let link = link.as_str().context("the link")?.to_string();
+    ensure!(link.starts_with(&format!("{url}/#link=")), "the link {link}");
+    a.wait_for_text("[data-testid=org-users]", "Invited; the link works until", WAIT).await?;
+    a.screenshot("browser-org-2-invited").await?;
+
+    b.navigate(&link).await?;
+    b.wait_for_text("#set-password-title", "Join Microbiology", WAIT).await?;
+    let address = b.script("return location.href;", json!([])).await?;
+    ensure!(!address.as_str().unwrap_or_default().contains("#link="), "the secret leaves the address bar: {address}");
+    axe.check(b, "browser invitation").await?;
+    b.set_value("[data-testid=link-password]", "a colleague's passphrase").await?;
+    b.set_value("[data-testid=link-password-again]", "a different passphrase").await?;
+    b.click(&b.wait_for("[data-testid=link-submit]", WAIT).await?).await?;
+    b.wait_for_text("[data-testid=link-problem]", "not the same", WAIT).await?;
+    b.screenshot("browser-org-3-invitation").await?;
+    b.set_value("[data-testid=link-password-again]", "a colleague's passphrase").await?;
+    b.click(&b.wait_for("[data-testid=link-submit]", WAIT).await?).await?;
+    b.wait_for_text("[data-testid=connection]", "new.colleague@lab.example.org", WAIT).await?;
+    // A member sees the organisation, not its management.
+    b.click(&b.wait_for("[data-testid=nav-organization]", WAIT).await?).await?;
+    b.wait_for_text("[data-testid=org-role]", "member of Microbiology", WAIT).await?;
+    b.wait_for("[data-testid=org-members-only]", WAIT).await?;
+    ensure!(b.find("[data-testid=org-invite]").await?.is_none(), "a member invites nobody");
+    b.screenshot("browser-org-4-member").await?;
+    // The link is used up.
+    b.navigate(&link).await?;
+    b.wait_for_text("[data-testid=link-gone]", "ended", WAIT).await?;
+
+    // A role given, and a member disabled: their key stops at once.
+    a.click(&a.wait_for("[data-testid=nav-samples]", WAIT).await?).await?;
+    a.click(&a.wait_for("[data-testid=nav-organization]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-users]", "Active", WAIT).await?;
+    a.set_value("tr[data-email='cy@lab.example.org'] [data-testid=org-role-select]", "admin").await?;
+    a.wait_for_text("[data-testid=org-notice]", "cy@lab.example.org is now an admin", WAIT).await?;
+    ensure!(key_works(url, tech_key).await?, "the member's key works before");
+    a.click(&a.wait_for("tr[data-email='tech@lab.example.org'] [data-testid=org-disable]", WAIT).await?).await?;
+    a.wait_for("[data-testid=confirm-yes]", WAIT).await?;
+    a.screenshot("browser-org-5-disable").await?;
+    a.click(&a.wait_for("[data-testid=confirm-yes]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-notice]", "tech@lab.example.org is disabled", WAIT).await?;
+    a.wait_for_text("tr[data-email='tech@lab.example.org']", "Disabled since", WAIT).await?;
+    ensure!(!key_works(url, tech_key).await?, "a disabled member's key stops at once");
+    axe.check(a, "browser organisation after changes").await?;
+    a.screenshot("browser-org-6-disabled").await?;
+    a.click(&a.wait_for("tr[data-email='tech@lab.example.org'] [data-testid=org-enable]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-notice]", "may sign in again", WAIT).await?;
+    ensure!(key_works(url, tech_key).await?, "enabled again, the key works");
     Ok(())
 }

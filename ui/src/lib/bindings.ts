@@ -578,6 +578,16 @@ export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in
 /** How the files of a folder are turned into samples. */
 export type Layout = "auto" | "illumina" | "nanopore" | "files";
 
+/** A one-time link to give a user: an invitation or a password reset. */
+export type LinkView = {
+  /** Whom it is for. */
+  email: string,
+  /** The address. */
+  url: string,
+  /** When it ends. */
+  expires_at: string,
+};
+
 /** Upload progress of one sample, as the watcher reports it. */
 export type Live = {
   /** Bytes sent. */
@@ -859,6 +869,31 @@ export type NewProject = {
   description?: string | null,
   /** Whether anyone may see it. */
   public?: boolean,
+};
+
+/**
+ * What a user may do in their organisation, as One Codex names the roles. Ordered: an owner
+ * may do all an admin may, an admin all a member may.
+ */
+export type OrgRole = "member" | "admin" | "owner";
+
+/** The Organisation screen. */
+export type OrganizationView = {
+  /** Its name. */
+  name: string,
+  /** The signed-in user's role. */
+  role: OrgRole,
+  /** How many users it has. */
+  user_count: number,
+  /**
+   * Its users (admins and owners only; `None` for members), by e-mail; at most
+   * [`MAX_USERS_SHOWN`] of those the filter keeps.
+   */
+  users: Array<UserRow> | null,
+  /** How many users the filter keeps. */
+  shown_of: number,
+  /** The roles the signed-in user may invite with. */
+  invite_roles: Array<OrgRole>,
 };
 
 /** The panels view. */
@@ -1238,6 +1273,43 @@ export type UploadProgress = {
 /** Where an upload stands, in the window. */
 export type UploadState = "waiting" | "joining" | "sending" | "retrying" | "done" | "failed" | "cancelled";
 
+/** A change to a user from the screen. */
+export type UserChange = {
+  /** A new role. */
+  role?: OrgRole | null,
+  /** Disable (`true`) or enable (`false`). */
+  disabled?: boolean | null,
+};
+
+/** One user of the organisation, as its admins see them. */
+export type UserRow = {
+  /** User id. */
+  id: string,
+  /** E-mail address. */
+  email: string,
+  /** Role in the organisation. */
+  role: OrgRole,
+  /** When the account was made. */
+  created_at: string,
+  /** When it was disabled, if it is. */
+  disabled_at: string | null,
+  /**
+   * Whether they have a password (else they have not taken up their invitation, or use an
+   * API key only).
+   */
+  has_password: boolean,
+  /** When their open invitation or reset link ends, if they have one. */
+  link_expires_at: string | null,
+  /** When one of their browser sessions was last used. */
+  last_seen_at: string | null,
+  /** Whether this is the signed-in user. */
+  me: boolean,
+  /** Whether the signed-in user may disable, enable, reset or revoke them. */
+  manageable: boolean,
+  /** The roles the signed-in user may give them (empty if none but their own). */
+  roles: Array<OrgRole>,
+};
+
 /** Who may see a sample (see the spec's visibility rules). */
 export type Visibility = "public" | "shared" | "private" | "importing" | "awaiting data";
 
@@ -1356,6 +1428,11 @@ export const commands = {
   changeSamples: (ids: string[], change: BulkChange): Promise<BulkOutcome> =>
     invoke<BulkOutcome>("change_samples", { ids, change }),
   /**
+   * Changes a user's role, or disables or enables them.
+   */
+  changeUser: (id: string, change: UserChange): Promise<void> =>
+    invoke<void>("change_user", { id, change }),
+  /**
    * Checks dropped or picked files before anything is sent. The drop handler calls this with
    * the paths of Tauri's drag-and-drop event.
    */
@@ -1429,6 +1506,11 @@ export const commands = {
   exportComparison: (request: CompareRequest, format: string, dpi: number): Promise<string | null> =>
     invoke<string | null>("export_comparison", { request, format, dpi }),
   /**
+   * Adds someone to the organisation: the invitation link to give them.
+   */
+  inviteUser: (email: string, role: OrgRole): Promise<LinkView> =>
+    invoke<LinkView>("invite_user", { email, role }),
+  /**
    * A job's arguments form (its `job_args_schema`).
    */
   jobArgs: (id: string): Promise<JobArgs> =>
@@ -1460,6 +1542,12 @@ export const commands = {
    */
   lookups: (): Promise<Lookups> =>
     invoke<Lookups>("lookups"),
+  /**
+   * The Organisation screen: the organisation, the user's role, and for its admins its users
+   * (filtered by part of an e-mail address).
+   */
+  organization: (search: string | null): Promise<OrganizationView> =>
+    invoke<OrganizationView>("organization", { search }),
   /**
    * The results of a panel analysis.
    */
@@ -1526,6 +1614,16 @@ export const commands = {
    */
   renameDocument: (id: string, filename: string): Promise<DocumentsView> =>
     invoke<DocumentsView>("rename_document", { id, filename }),
+  /**
+   * A password reset link for a user.
+   */
+  resetUserPassword: (id: string): Promise<LinkView> =>
+    invoke<LinkView>("reset_user_password", { id }),
+  /**
+   * Ends a user's API key and sessions; what it stopped, in words.
+   */
+  revokeUser: (id: string): Promise<string> =>
+    invoke<string>("revoke_user", { id }),
   /**
    * Runs a job on a sample; the sample page's analyses are then watched again, so the new one
    * shows up and updates live.

@@ -20,3 +20,14 @@ suite("the browser's words", () => {
     );
   });
 });
+
+suite("password links", () => {
+  it("are read from the fragment only when whole", async () => {
+    const { linkToken } = await import("./web");
+    const t = "a".repeat(64);
+    expect(linkToken(`#link=${t}`)).toBe(t);
+    expect(linkToken(`#link=${t}x`)).toBeNull();
+    expect(linkToken("#link=zz")).toBeNull();
+    expect(linkToken("")).toBeNull();
+  });
+});

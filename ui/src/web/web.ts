@@ -10,8 +10,12 @@ export type Account = {
   username?: string | null;
   organization?: string | null;
   organization_admin?: boolean | null;
+  role?: "member" | "admin" | "owner" | null;
   created_at?: string | null;
 };
+
+/** What a password link (an invitation, or a reset an admin made) is for. */
+export type LinkInfo = { email: string; organization: string; kind: "invitation" | "reset"; expires_at: string };
 
 /** The session of this browser. */
 export type SessionInfo = { user: Account; session: string; csrf_token: string; expires_at: string };
@@ -97,7 +101,18 @@ function keep(s: SessionInfo): SessionInfo {
   return s;
 }
 
+/** The secret of a password link in the page's address (`#link=…`), if there is one. */
+export function linkToken(hash: string): string | null {
+  const m = /^#link=([0-9a-f]{64})$/.exec(hash.trim());
+  return m ? m[1] : null;
+}
+
 export const web = {
+  /** What a password link is for (the secret goes in the body, never in an address). */
+  linkInfo: (token: string) => call<LinkInfo>("POST", "api/v1/password_link", { token }),
+  /** Sets the password with a link, which signs this browser in. */
+  useLink: async (token: string, password: string) =>
+    keep(await call<SessionInfo>("POST", "api/v1/password_link/use", { token, password })),
   /** This browser's session; a 401 when it is not signed in. */
   session: async () => keep(await call<SessionInfo>("GET", "api/v1/session")),
   signIn: async (email: string, password: string) =>

@@ -1063,3 +1063,69 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     assert!(said.contains("0000000000000000: it is no longer on the service"), "{said}");
     assert!(said.contains("1 of 2 have one"), "{said}");
 }
+
+/// A lab's IT: the operator makes an organisation's owner; the owner invites and manages its
+/// users over the API with `mgds org`; the operator lists, disables and re-enables accounts.
+#[test]
+fn lab_it_manages_an_organisation_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let admin = |args: &[&str]| Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(args).output().unwrap();
+    let key_of = |out: &std::process::Output| ok(out).trim().to_string();
+    let head = key_of(&admin(&["user", "create", "head@lab.org", "--organization", "Lab", "--role", "owner"]));
+    let member = key_of(&admin(&["user", "create", "tech@lab.org", "--organization", "Lab"]));
+    let wrong = admin(&["user", "create", "x@lab.org", "--role", "boss"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("use member, admin or owner"));
+    let serve = Serve::start(&data, &[]);
+    let org = |key: &str, args: &[&str]| {
+        Command::new(MGDS)
+            .arg("org")
+            .args(args)
+            .args(["--base-url", &serve.url])
+            .env("MGDS_API_KEY", key)
+            .env("MGDS_CONFIG_DIR", dir.path().join("cfg"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let shown = ok(&org(&head, &["show"]));
+    assert!(shown.contains("Lab") && shown.contains("your role: owner") && shown.contains("users: 2"), "{shown}");
+    let invited = org(&head, &["invite", "New.Person@lab.org", "--role", "admin"]);
+    let link = ok(&invited);
+    assert!(link.trim().starts_with(&format!("{}/#link=", serve.url)), "stdout holds only the link: {link}");
+    assert!(String::from_utf8_lossy(&invited.stderr).contains("new.person@lab.org (admin)"));
+    let table = ok(&org(&head, &["users"]));
+    for want in ["head@lab.org", "tech@lab.org", "new.person@lab.org", "owner", "admin", "member"] {
+        assert!(table.contains(want), "{want} in {table}");
+    }
+    let admins = serde_json::from_str::<Value>(&ok(&org(&head, &["users", "--role", "admin", "--json"]))).unwrap();
+    assert_eq!(admins.as_array().unwrap().len(), 1, "{admins}");
+
+    // A member is told they may not; the owner disables them; their key stops.
+    let refused = org(&member, &["users"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("only an admin or owner"), "{refused:?}");
+    let disabled = org(&head, &["disable", "tech@lab.org"]);
+    ok(&disabled);
+    assert!(String::from_utf8_lossy(&disabled.stderr).contains("disabled tech@lab.org"));
+    let stopped = org(&member, &["show"]);
+    assert!(!stopped.status.success());
+    assert!(String::from_utf8_lossy(&stopped.stderr).contains("disabled"), "{stopped:?}");
+    let listed = ok(&admin(&["user", "list"]));
+    let line = listed.lines().find(|l| l.contains("tech@lab.org")).unwrap();
+    assert!(line.contains("\tLab\tmember\tdisabled "), "{line}");
+    let enabled = admin(&["user", "enable", "tech@lab.org"]);
+    ok(&enabled);
+    ok(&org(&member, &["show"]));
+    let missing = org(&head, &["role", "nobody@lab.org", "admin"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("there is no user nobody@lab.org in your organisation"));
+    ok(&org(&head, &["role", "tech@lab.org", "admin"]));
+    let reset = ok(&org(&head, &["reset-password", "tech@lab.org"]));
+    assert!(reset.contains("#link="), "{reset}");
+    let revoked = org(&head, &["revoke", "tech@lab.org"]);
+    ok(&revoked);
+    assert!(!org(&member, &["show"]).status.success(), "the revoked key stops");
+    let link = ok(&admin(&["user", "link", "tech@lab.org", "--public-url", "https://mgds.lab.org"]));
+    assert!(link.starts_with("https://mgds.lab.org/#link="), "{link}");
+}

@@ -1,0 +1,170 @@
+//! The Organisation screen: the user's organisation and role; for its admins and owners, its
+//! users with their roles and state, and what may be done to each: invite, change a role,
+//! disable and enable, make a password reset link, revoke keys and sessions. Who may manage
+//! whom is the service's rule ([`Role::may_manage`], [`Role::may_give`]); the screen offers only
+//! what the rule allows, and the service checks it again.
+
+use mgds_api::{Member, MemberUpdate, PasswordLink, Role};
+use mgds_client::{Client, Filter, Sort};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::{CmdError, CmdResult};
+use crate::people::check_email;
+use crate::samples::id_of;
+
+/// Most users the screen lists at once (a department's lab has far fewer); the count says when
+/// there are more, and the filter finds any of them.
+pub const MAX_USERS_SHOWN: u32 = 1000;
+
+/// One user of the organisation, as its admins see them.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct UserRow {
+    /// User id.
+    pub id: String,
+    /// E-mail address.
+    pub email: String,
+    /// Role in the organisation.
+    pub role: Role,
+    /// When the account was made.
+    pub created_at: String,
+    /// When it was disabled, if it is.
+    pub disabled_at: Option<String>,
+    /// Whether they have a password (else they have not taken up their invitation, or use an
+    /// API key only).
+    pub has_password: bool,
+    /// When their open invitation or reset link ends, if they have one.
+    pub link_expires_at: Option<String>,
+    /// When one of their browser sessions was last used.
+    pub last_seen_at: Option<String>,
+    /// Whether this is the signed-in user.
+    pub me: bool,
+    /// Whether the signed-in user may disable, enable, reset or revoke them.
+    pub manageable: bool,
+    /// The roles the signed-in user may give them (empty if none but their own).
+    pub roles: Vec<Role>,
+}
+
+/// The Organisation screen.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OrganizationView {
+    /// Its name.
+    pub name: String,
+    /// The signed-in user's role.
+    pub role: Role,
+    /// How many users it has.
+    pub user_count: i64,
+    /// Its users (admins and owners only; `None` for members), by e-mail; at most
+    /// [`MAX_USERS_SHOWN`] of those the filter keeps.
+    pub users: Option<Vec<UserRow>>,
+    /// How many users the filter keeps.
+    pub shown_of: u64,
+    /// The roles the signed-in user may invite with.
+    pub invite_roles: Vec<Role>,
+}
+
+/// A one-time link to give a user: an invitation or a password reset.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct LinkView {
+    /// Whom it is for.
+    pub email: String,
+    /// The address.
+    pub url: String,
+    /// When it ends.
+    pub expires_at: String,
+}
+
+impl From<PasswordLink> for LinkView {
+    fn from(l: PasswordLink) -> Self {
+        LinkView { email: l.user.email, url: l.url, expires_at: l.expires_at }
+    }
+}
+
+/// A change to a user from the screen.
+#[derive(Debug, Clone, Default, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
+pub struct UserChange {
+    /// A new role.
+    #[serde(default)]
+    pub role: Option<Role>,
+    /// Disable (`true`) or enable (`false`).
+    #[serde(default)]
+    pub disabled: Option<bool>,
+}
+
+fn row(m: Member, me: &str, my_role: Role) -> UserRow {
+    let id = id_of(&m.uri);
+    let is_me = id == me;
+    let manageable = !is_me && my_role.may_manage(m.role);
+    let roles =
+        if manageable { Role::ALL.into_iter().filter(|r| my_role.may_give(*r)).collect() } else { Vec::new() };
+    UserRow {
+        id,
+        email: m.email,
+        role: m.role,
+        created_at: m.created_at,
+        disabled_at: m.disabled_at,
+        has_password: m.has_password,
+        link_expires_at: m.link_expires_at,
+        last_seen_at: m.last_seen_at,
+        me: is_me,
+        manageable,
+        roles,
+    }
+}
+
+/// The screen, its users filtered by `search` (part of an e-mail address) when given.
+pub async fn view(client: &Client, search: Option<String>) -> CmdResult<OrganizationView> {
+    let org = client.organization();
+    let (o, me) = tokio::join!(org.get(), client.account());
+    let (o, me) = (o?, me?);
+    let me = me.user.id().to_string();
+    let invite_roles: Vec<Role> = Role::ALL.into_iter().filter(|r| o.role.may_give(*r)).collect();
+    let (users, shown_of) = if o.role.manages() {
+        let mut filter = Filter::new();
+        if let Some(s) = search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+            filter = filter.op("email", "$icontains", s.to_ascii_lowercase());
+        }
+        let page = org.users().filter(filter).sort(Sort::asc("email")).per_page(MAX_USERS_SHOWN).send().await?;
+        let total = page.total.unwrap_or(page.items.len() as u64);
+        (Some(page.items.into_iter().map(|m| row(m, &me, o.role)).collect()), total)
+    } else {
+        (None, 0)
+    };
+    Ok(OrganizationView { name: o.name, role: o.role, user_count: o.users, users, shown_of, invite_roles })
+}
+
+/// Invites `email` with `role`: the link to give them.
+pub async fn invite(client: &Client, email: &str, role: Role) -> CmdResult<LinkView> {
+    let email = check_email(email)?;
+    Ok(client.organization().invite(&email, role).await?.into())
+}
+
+/// Changes a user's role, or disables or enables them.
+pub async fn change(client: &Client, id: &str, change: UserChange) -> CmdResult<()> {
+    if change.role.is_none() && change.disabled.is_none() {
+        return Err(CmdError::new("invalid", "Choose a role, or disable or enable the account."));
+    }
+    client.organization().update(id, &MemberUpdate { role: change.role, disabled: change.disabled }).await?;
+    Ok(())
+}
+
+/// A password reset link for a user.
+pub async fn reset_password(client: &Client, id: &str) -> CmdResult<LinkView> {
+    Ok(client.organization().reset_password(id).await?.into())
+}
+
+/// Ends a user's API key and sessions: what it stopped, in words.
+pub async fn revoke(client: &Client, id: &str) -> CmdResult<String> {
+    let r = client.organization().revoke(id).await?;
+    Ok(format!(
+        "Their API key no longer works; {} browser session{} ended{}.",
+        r.sessions,
+        if r.sessions == 1 { "" } else { "s" },
+        match r.canceled_uploads {
+            0 => String::new(),
+            1 => "; 1 upload not yet finished was canceled".into(),
+            n => format!("; {n} uploads not yet finished were canceled"),
+        }
+    ))
+}

@@ -381,12 +381,29 @@ async fn download_once(
     attempt: u32,
 ) -> std::result::Result<u64, Failure> {
     let stall = client.stall_timeout();
-    let send = client.http.get(url.clone()).send();
-    let mut resp = match tokio::time::timeout(stall, send).await {
-        Err(_) => return Err(Failure::Retry(Error::TransferStalled { url: shown(url), waited: stall }, None)),
-        Ok(Err(e)) if e.is_builder() => return Err(Failure::Fail(Error::Setup(e))),
-        Ok(Err(e)) => return Err(Failure::Retry(transport(url, attempt, e), None)),
-        Ok(Ok(r)) => r,
+    // A service may send a download on to its store (MGDS does, once it has checked that the
+    // address is still the holder's): the client follows such a redirect itself when its
+    // policy stops at another origin (a download carries no credentials to leak).
+    let mut at = url.clone();
+    let mut resp = loop {
+        let send = client.http.get(at.clone()).send();
+        let resp = match tokio::time::timeout(stall, send).await {
+            Err(_) => return Err(Failure::Retry(Error::TransferStalled { url: shown(url), waited: stall }, None)),
+            Ok(Err(e)) if e.is_builder() => return Err(Failure::Fail(Error::Setup(e))),
+            Ok(Err(e)) => return Err(Failure::Retry(transport(url, attempt, e), None)),
+            Ok(Ok(r)) => r,
+        };
+        let next = resp
+            .status()
+            .is_redirection()
+            .then(|| resp.headers().get(reqwest::header::LOCATION))
+            .flatten()
+            .and_then(|l| l.to_str().ok())
+            .and_then(|l| at.join(l).ok());
+        match next {
+            Some(next) if at == *url && crate::check_secure(&next).is_ok() => at = next,
+            _ => break resp,
+        }
     };
     let status = resp.status().as_u16();
     if !(200..300).contains(&status) {

@@ -86,8 +86,6 @@ pub struct Rotated {
 /// obtained with it that the service checks: download addresses of the service's own storage
 /// endpoint, upload forms and S3 credentials (their uploads are canceled), and the store's keys
 /// for uploads that go straight to it (removed through its admin API before this answers).
-/// Download addresses that an S3 store signed itself live until they expire
-/// ([`crate::signing::STORE_DOWNLOAD_VALID_MINUTES`]).
 pub async fn rotate_key(state: &AppState, email: &str) -> Result<Rotated, AdminError> {
     let api_key = new_api_key();
     let canceled = users::set_key_hash(&state.db, email.trim(), &hash_key(&api_key))

@@ -19,11 +19,10 @@ pub const BUCKET: &str = "mgds";
 /// How long a download address stays valid. It is also checked when used: it works only while
 /// its holder may still see the record (see `store::access::key_visible`).
 pub const DOWNLOAD_VALID_HOURS: u32 = 1;
-/// How long a download address that an S3 store signs itself stays valid. The service cannot
-/// check such an address when it is used (the store serves it), so it is kept short: it
-/// outlives the record being hidden, deleted or its holder's key being rotated by this much at
-/// most. A download that has started runs to its end.
-pub const STORE_DOWNLOAD_VALID_MINUTES: u64 = 10;
+/// How long the S3 store's own address, to which a checked download address of the service sends
+/// the client on, stays valid: made at the moment of the download, it is followed at once. A
+/// download that has started runs to its end; one resumed later goes through the service again.
+pub const STORE_REDIRECT_VALID_SECONDS: u64 = 60;
 const ACCESS_KEY_ID: &str = "MGDSLOCAL";
 const REGION: &str = "local";
 const ALGORITHM: &str = "AWS4-HMAC-SHA256";

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::error::{ApiError, ApiResult};
-use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, STORE_DOWNLOAD_VALID_MINUTES, post_policy, upload_url};
+use crate::error::ApiResult;
+use crate::signing::{DOWNLOAD_VALID_HOURS, PolicyKey, post_policy, upload_url};
 use crate::state::AppState;
 use crate::store::caller::Caller;
 use crate::store::uploads::Started;
@@ -30,18 +30,14 @@ pub fn upload_target(state: &AppState, started: &Started) -> (String, Map<String
     }
 }
 
-/// An address to GET the object `key` at, named `filename`, for `caller`.
-///
-/// From the service's storage endpoint, valid for [`DOWNLOAD_VALID_HOURS`], it names its holder
-/// (the caller and their key epoch; empty for anonymous) and works only while they may see the
-/// record and hold the same key. From an S3 store, it is the store's own signed address, good
-/// for [`STORE_DOWNLOAD_VALID_MINUTES`] whatever happens to the record meanwhile.
+/// An address to GET the object `key` at, named `filename`, for `caller`: the service's own,
+/// valid for [`DOWNLOAD_VALID_HOURS`], naming its holder (the caller and their key epoch; empty
+/// for anonymous). It works only while they may see the record, hold the same key and their
+/// account is enabled: each use is checked, whatever store holds the file (an S3 store's file
+/// is then sent on to the store's own address, made at that moment and good for
+/// [`STORE_REDIRECT_VALID_SECONDS`]).
 pub async fn download_address(state: &AppState, key: &str, filename: &str, caller: &Caller) -> ApiResult<String> {
-    let valid = std::time::Duration::from_secs(STORE_DOWNLOAD_VALID_MINUTES * 60);
-    match state.storage.presigned_get(key, filename, valid).await {
-        Some(signed) => signed.map_err(ApiError::internal),
-        None => Ok(state.signer.download_url(&state.public_url, key, filename, &caller.holder(), DOWNLOAD_VALID_HOURS)),
-    }
+    Ok(state.signer.download_url(&state.public_url, key, filename, &caller.holder(), DOWNLOAD_VALID_HOURS))
 }
 
 /// The answer to `init_multipart_upload`: the object keys, the minted credentials, the callback

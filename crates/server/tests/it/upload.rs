@@ -1151,13 +1151,18 @@ async fn document_upload_and_signed_downloads() {
     let cd = cd.expect("a Content-Disposition header");
     assert!(cd.contains("attachment") && cd.contains("\"final_report.pdf\""), "Content-Disposition: {cd}");
     if svc.on_s3() {
-        // The store signed the address: it refuses it with one character of the signature
-        // changed. (The service's own addresses, checked below, do not come into play.)
-        let sig = param(&url, "X-Amz-Signature");
+        // The service checks its own address, then sends the client on to the store's, made
+        // at that moment and good for a minute; the store refuses it with one character of its
+        // signature changed.
+        let direct = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        let r = direct.get(&url).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 307);
+        let to = r.headers()[reqwest::header::LOCATION].to_str().unwrap().to_string();
+        assert_eq!(param(&to, "X-Amz-Expires"), "60", "{to}");
+        let sig = param(&to, "X-Amz-Signature");
         let changed = format!("{}{}", if sig.starts_with('0') { '1' } else { '0' }, &sig[1..]);
-        let (status, _, _) = fetch(&svc, &with_param(&url, "X-Amz-Signature", &changed)).await;
+        let (status, _, _) = fetch(&svc, &with_param(&to, "X-Amz-Signature", &changed)).await;
         assert_eq!(status, 403, "a changed signature must not verify at the store");
-        return;
     }
 
     // One character of the signature changed.

@@ -205,3 +205,41 @@ pub struct Revoked {
     /// Uploads not yet confirmed that were canceled.
     pub canceled_uploads: i64,
 }
+
+/// One entry of an organisation's audit trail (an MGDS addition): who changed what, when, from
+/// where, before and after; or who downloaded what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct AuditEntry {
+    /// Address of the entry.
+    #[serde(rename = "$uri")]
+    pub uri: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// Who (`null`: the operator, on the service's machine, or the service itself).
+    #[serde(default)]
+    pub actor: Option<Ref>,
+    /// Their e-mail address then.
+    #[serde(default)]
+    pub actor_email: Option<String>,
+    /// The address the request came from.
+    #[serde(default)]
+    pub address: Option<String>,
+    /// How the client signed in and what it named itself (`key: onecodex/0.17.0`).
+    #[serde(default)]
+    pub client: Option<String>,
+    /// What happened, `kind.verb`: `sample.updated`, `document.shared`, `user.disabled`, ...
+    pub action: String,
+    /// The kind of record.
+    pub target_kind: String,
+    /// The record's id.
+    pub target_id: String,
+    /// What changed, `{"field": [before, after]}`, or facts of the action.
+    pub changes: serde_json::Value,
+    /// Its number in the organisation's chain (`null` for a few seconds, until chained).
+    #[serde(default)]
+    pub seq: Option<i64>,
+    /// Its hash in the chain.
+    #[serde(default)]
+    pub hash: Option<String>,
+}

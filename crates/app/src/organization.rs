@@ -96,8 +96,7 @@ fn row(m: Member, me: &str, my_role: Role) -> UserRow {
     let id = id_of(&m.uri);
     let is_me = id == me;
     let manageable = !is_me && my_role.may_manage(m.role);
-    let roles =
-        if manageable { Role::ALL.into_iter().filter(|r| my_role.may_give(*r)).collect() } else { Vec::new() };
+    let roles = if manageable { Role::ALL.into_iter().filter(|r| my_role.may_give(*r)).collect() } else { Vec::new() };
     UserRow {
         id,
         email: m.email,

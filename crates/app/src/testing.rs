@@ -40,7 +40,11 @@ impl TestService {
 
     /// A new user `email` (in `organization`, if any) and a client signed in as them.
     pub async fn user_in(&self, email: &str, organization: Option<&str>) -> Client {
-        let key = mgds_server::admin::create_user(&self.state.db, email, organization, mgds_server::admin::Role::Member).await.unwrap().api_key;
+        let key =
+            mgds_server::admin::create_user(&self.state.db, email, organization, mgds_server::admin::Role::Member)
+                .await
+                .unwrap()
+                .api_key;
         Client::builder(&self.url).api_key(&key).build().unwrap()
     }
 

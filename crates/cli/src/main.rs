@@ -149,6 +149,10 @@ struct ServeArgs {
     /// uploads and their buckets), run by whichever host of the install looks first.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     janitor_every: u64,
+    /// Days the audit trail is kept; older entries are removed after a checkpoint signed with
+    /// the data folder's audit.key (default: kept for ever).
+    #[arg(long, value_name = "DAYS", env = "MGDS_AUDIT_RETENTION_DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+    audit_retention_days: Option<u32>,
     #[command(flatten)]
     limits: references::LimitArgs,
     /// A reverse proxy (address or network, e.g. 10.0.0.0/8; repeat for several) whose
@@ -174,6 +178,9 @@ enum AdminCommand {
     /// Sequencing batches.
     #[command(subcommand)]
     Batch(BatchCommand),
+    /// The audit trail.
+    #[command(subcommand)]
+    Audit(AuditCommand),
     /// Copy this install (the data folder's database and files) to PostgreSQL and an S3 store,
     /// check the copy, and say what it did; stop the service first. Run it again after an
     /// interruption: nothing is copied twice. The store's address and credentials come from
@@ -252,6 +259,17 @@ enum UserCommand {
         /// The service's address as users reach it, e.g. https://mgds.lab.example.org
         #[arg(long, env = "MGDS_PUBLIC_URL")]
         public_url: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Check every organisation's chain of audit entries (from its last signed checkpoint):
+    /// a line per organisation; exits with 1 if any entry was changed, removed or reordered.
+    Verify {
+        /// Only this organisation (name or id).
+        #[arg(long)]
+        organization: Option<String>,
     },
 }
 
@@ -337,6 +355,7 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
     config.runner.retry_after = std::time::Duration::from_secs(args.retry_after);
     config.janitor_every = std::time::Duration::from_secs(args.janitor_every.max(1));
+    config.audit_retention_days = args.audit_retention_days;
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }
@@ -391,7 +410,7 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
             eprintln!("created user {} ({email}); keep this API key safe, it is not shown again:", user.id);
             println!("{}", user.api_key);
             if let Some(p) = password {
-                mgds_server::store::sessions::set_password(db, &user.id, &p).await.with_context(|| {
+                mgds_server::store::sessions::set_password(db, None, &user.id, &p).await.with_context(|| {
                     format!("{email} was created, but the password was not set; set it with `mgds admin user passwd {email}`")
                 })?;
                 eprintln!("{email} can sign in from a browser with the password given");
@@ -400,7 +419,7 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
         AdminCommand::User(UserCommand::Passwd { email }) => {
             let id = admin::user_id(db, &email).await?;
             let password = read_new_password(&email)?;
-            mgds_server::store::sessions::set_password(db, &id, &password).await?;
+            mgds_server::store::sessions::set_password(db, None, &id, &password).await?;
             eprintln!("new password set for {email}; their browser sessions have ended");
         }
         AdminCommand::User(UserCommand::RotateKey { email }) => {
@@ -450,6 +469,41 @@ async fn run_admin(g: &connect::Global, config: Config, command: AdminCommand) -
             let (url, expires_at) = admin::password_link(db, &email, &public_url).await?;
             eprintln!("give {email} this link; it works once, until {expires_at}:");
             println!("{url}");
+        }
+        AdminCommand::Audit(AuditCommand::Verify { organization }) => {
+            // What the service has written in the last seconds is chained first.
+            mgds_server::store::audit::chain(db).await?;
+            if state.audit.key.is_empty() {
+                bail!("the data folder's audit.key cannot be read (see the warning above); it checks the checkpoints");
+            }
+            let found = mgds_server::store::audit::verify(db, &state.audit.key, organization.as_deref()).await?;
+            if found.is_empty() {
+                bail!("there is no organisation {}", organization.as_deref().unwrap_or("at all"));
+            }
+            let mut broken = 0;
+            for v in &found {
+                let from = if v.from_seq > 0 {
+                    format!(" from the checkpoint at entry {}", v.from_seq)
+                } else {
+                    String::new()
+                };
+                match &v.problem {
+                    None => println!("{}: {} entries checked{from}; the chain is whole", v.organization, v.entries),
+                    Some(p) => {
+                        broken += 1;
+                        println!("{}: BROKEN after {} good entries{from}: {p}", v.organization, v.entries);
+                    }
+                }
+                if v.unchained > 0 {
+                    println!(
+                        "{}: {} entries made in the last seconds are not chained yet",
+                        v.organization, v.unchained
+                    );
+                }
+            }
+            if broken > 0 {
+                bail!("the audit trail of {broken} organisation(s) was changed after it was written");
+            }
         }
         AdminCommand::Batch(BatchCommand::Create { batch_number, owner, name }) => {
             let b = admin::create_batch(db, &owner, &batch_number, name.as_deref()).await?;

@@ -35,6 +35,11 @@ impl Organization {
         Ok(found.items.into_iter().next())
     }
 
+    /// The organisation's audit trail, newest first (`GET /audit`; admins and owners).
+    pub fn audit(&self) -> ListRequest<mgds_api::AuditEntry> {
+        ListRequest::new(self.client.clone(), &["audit"])
+    }
+
     /// One user (`GET /organization/users/{id}`).
     pub async fn user(&self, id: impl ResourceId) -> Result<Member> {
         self.client.get_json(self.client.api_url(&["organization", "users", id.resource_id()])).await

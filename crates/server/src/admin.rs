@@ -7,8 +7,8 @@ use crate::store::db::Pool;
 use crate::auth::{hash_key, new_api_key};
 use crate::store::batches::{self, Moved};
 use crate::store::{members, users};
-use mgds_api::{BatchStatus, SequencingBatch};
 pub use mgds_api::Role;
+use mgds_api::{BatchStatus, SequencingBatch};
 
 /// Why an admin action failed.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +61,12 @@ pub struct NewUser {
 }
 
 /// Creates a user with `role` in `organization` (created if needed) and returns their API key.
-pub async fn create_user(db: &Pool, email: &str, organization: Option<&str>, role: Role) -> Result<NewUser, AdminError> {
+pub async fn create_user(
+    db: &Pool,
+    email: &str,
+    organization: Option<&str>,
+    role: Role,
+) -> Result<NewUser, AdminError> {
     let email = email.trim();
     if !email.contains('@') || email.starts_with('@') || email.ends_with('@') || email.contains(char::is_whitespace) {
         return Err(AdminError::BadEmail(email.to_string()));
@@ -70,6 +75,9 @@ pub async fn create_user(db: &Pool, email: &str, organization: Option<&str>, rol
     let id = users::insert(db, email, organization.unwrap_or(DEFAULT_ORGANIZATION), role, &hash_key(&api_key))
         .await?
         .ok_or_else(|| AdminError::UserExists(email.to_string()))?;
+    let entry = crate::store::audit::Entry::new("user.created", "user", &id, &id)
+        .with(serde_json::json!({"email": email, "role": role.as_str()}));
+    crate::store::audit::record_now(db, None, entry).await.map_err(AdminError::Store)?;
     Ok(NewUser { id, api_key })
 }
 
@@ -87,8 +95,17 @@ pub struct Rotated {
 /// endpoint, upload forms and S3 credentials (their uploads are canceled), and the store's keys
 /// for uploads that go straight to it (removed through its admin API before this answers).
 pub async fn rotate_key(state: &AppState, email: &str) -> Result<Rotated, AdminError> {
+    rotate_key_by(state, None, email).await
+}
+
+/// [`rotate_key`], as the user `by` (`None`: the operator), for the audit trail.
+pub async fn rotate_key_by(
+    state: &AppState,
+    by: Option<&crate::store::caller::User>,
+    email: &str,
+) -> Result<Rotated, AdminError> {
     let api_key = new_api_key();
-    let canceled = users::set_key_hash(&state.db, email.trim(), &hash_key(&api_key))
+    let canceled = users::set_key_hash(&state.db, by, email.trim(), &hash_key(&api_key))
         .await
         .map_err(AdminError::Store)?
         .ok_or_else(|| AdminError::NoSuchUser(email.to_string()))?;
@@ -127,7 +144,7 @@ pub async fn set_disabled(state: &AppState, email: &str, disabled: bool) -> Resu
 /// (`rotate-key` gives one).
 pub async fn revoke(state: &AppState, email: &str) -> Result<members::CutOff, AdminError> {
     let id = user_id(&state.db, email).await?;
-    members::revoke_credentials(state, &id).await.map_err(AdminError::Store)
+    members::revoke_credentials(state, None, &id).await.map_err(AdminError::Store)
 }
 
 /// A password link (an invitation if the user never had a password, else a reset) for the
@@ -152,7 +169,12 @@ pub async fn create_batch(
     let owner = user_id(db, owner_email).await?;
     match batches::insert(db, batch_number, name, &owner).await? {
         None => Err(AdminError::BatchExists(batch_number.to_string())),
-        Some(id) => batch(db, &id).await,
+        Some(id) => {
+            let entry = crate::store::audit::Entry::new("batch.created", "sequencing_batch", &id, &owner)
+                .with(serde_json::json!({"batch_number": batch_number, "name": name}));
+            crate::store::audit::record_now(db, None, entry).await.map_err(AdminError::Store)?;
+            batch(db, &id).await
+        }
     }
 }
 
@@ -167,6 +189,12 @@ pub async fn set_batch_status(
         Moved::Refused { number, from } => {
             Err(AdminError::BadTransition { number, from: from.as_str(), to: status.as_str() })
         }
-        Moved::Done { id } => batch(db, &id).await,
+        Moved::Done { id } => {
+            let b = batch(db, &id).await?;
+            let entry = crate::store::audit::Entry::new("batch.status_changed", "sequencing_batch", &id, b.owner.id())
+                .with(serde_json::json!({"status": status.as_str()}));
+            crate::store::audit::record_now(db, None, entry).await.map_err(AdminError::Store)?;
+            Ok(b)
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The janitor: the install's housekeeping, off the request path. On a schedule it removes the
 //! files of deleted records that their request could not remove, abandoned uploads a day past
 //! their expiry (their files, parts and buckets), files written to `incoming/` for uploads no
-//! longer open, and (SQLite) refreshes the planner's statistics. Requests do only their own
+//! longer open, audit entries past the retention (after a signed checkpoint), and (SQLite)
+//! refreshes the planner's statistics. Requests do only their own
 //! record's work, so their latency does not grow with what is stale.
 //!
 //! Every `mgds serve` runs one, and any number of hosts may: a round is taken as a lease in the
@@ -75,6 +76,19 @@ pub async fn round(state: &Store, holder: &str, every: Duration) -> bool {
     }
     if let Err(e) = crate::store::sessions::sweep(&state.db).await {
         tracing::warn!(error = %e, "the janitor could not remove ended sessions; trying again next round");
+    }
+    if let Some(days) = state.audit.retention_days
+        && !state.audit.key.is_empty()
+    {
+        match crate::store::audit::expire(&state.db, &state.audit.key, days).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::info!(entries = n, days, "removed audit entries past the retention, after a signed checkpoint")
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "could not remove audit entries past the retention; trying again next round")
+            }
+        }
     }
     if let Err(e) = db::refresh_statistics(&state.db).await {
         tracing::warn!(error = %e, "could not refresh the database's statistics");

@@ -24,7 +24,7 @@ use crate::store::files::{S3Config, Storage};
 /// `analysis_counts` (the target's triggers count the records as they are written), `leases` (the
 /// janitor's turn, held only while the service runs) and `sign_in_failures` (the delays of
 /// failed sign-ins, which start again).
-const TABLES: [&str; 27] = [
+const TABLES: [&str; 29] = [
     "settings",
     "organizations",
     "users",
@@ -52,6 +52,8 @@ const TABLES: [&str; 27] = [
     "s3_parts",
     "user_contacts",
     "upload_buckets",
+    "audit_entries",
+    "audit_checkpoints",
 ];
 
 /// Rows read and written together.

@@ -185,7 +185,8 @@ fn running() -> &'static Running {
             config.runner.workers = 0;
             config.auth_failure_limit = u32::MAX;
             let (url, state) = crate::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-            let made = crate::admin::create_user(&state.db, "props@lab.test", None, crate::admin::Role::Member).await.unwrap();
+            let made =
+                crate::admin::create_user(&state.db, "props@lab.test", None, crate::admin::Role::Member).await.unwrap();
             let user = crate::store::caller::by_id(&state.db, &made.id).await.unwrap().unwrap();
             (url, state, user, made.api_key)
         });

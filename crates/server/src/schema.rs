@@ -368,6 +368,7 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
                 with_target(link("POST", "organization/users/{id}/revoke", "revoke"), schema_of::<a::Revoked>()),
             ],
         ),
+        ("audit", "audit", schema_of::<a::AuditEntry>(), vec![instances("audit", "instances", ft::AUDIT)]),
     ]
 }
 
@@ -413,6 +414,7 @@ pub fn resource(name: &str) -> Option<Value> {
 /// The `where`/`sort` field tables of every list, for the schema.
 mod field_tables {
     pub(crate) use crate::store::analyses::ANALYSIS_FIELDS as ANALYSIS;
+    pub(crate) use crate::store::audit::AUDIT_FIELDS as AUDIT;
     pub(crate) use crate::store::batches::BATCH_FIELDS as BATCH;
     pub(crate) use crate::store::documents::DOCUMENT_FIELDS as DOCUMENT;
     pub(crate) use crate::store::jobs::JOB_FIELDS as JOB;

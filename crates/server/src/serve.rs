@@ -89,6 +89,7 @@ pub async fn serve(
     let h = handle.clone();
     // Housekeeping runs beside the requests, not in them.
     let housekeeping = tokio::spawn(janitor::run(state.store.clone(), state.janitor_every));
+    let chainer = tokio::spawn(crate::store::audit::run_chainer(state.db.clone(), crate::store::audit::CHAIN_EVERY));
     let workers = worker::spawn_workers(&state, state.runner.config.workers);
     tokio::spawn(async move {
         shutdown.await;
@@ -110,6 +111,7 @@ pub async fn serve(
         }
     };
     housekeeping.abort();
+    chainer.abort();
     if let Some(internal) = internal {
         internal.abort();
     }

@@ -40,6 +40,8 @@ pub struct Config {
     pub runner: runner::RunnerConfig,
     /// How often the janitor's round is due (on whichever host of the install looks first).
     pub janitor_every: Duration,
+    /// Days the audit trail is kept (`None`: for ever).
+    pub audit_retention_days: Option<u32>,
 }
 
 impl Config {
@@ -55,6 +57,7 @@ impl Config {
             trusted_proxies: Vec::new(),
             runner: runner::RunnerConfig::default(),
             janitor_every: janitor::DEFAULT_EVERY,
+            audit_retention_days: None,
         }
     }
 }
@@ -154,8 +157,17 @@ impl AppState {
             tracing::info!(files = swept, "removed partial uploads left by an interrupted run");
         }
         let secret = store::settings::signing_secret(&db).await.map_err(StartError::Database)?;
+        let mut store = Store::new(db, storage);
+        let key = match store::audit::key(&config.data_dir) {
+            Ok(key) => key,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read or make the audit trail's key (audit.key in the data folder); entries past the retention are kept");
+                Vec::new()
+            }
+        };
+        store.audit = Arc::new(store::AuditPolicy { retention_days: config.audit_retention_days, key });
         let state = AppState {
-            store: Store::new(db, storage),
+            store,
             signer: signing::Signer::new(secret),
             limiter: Arc::new(auth::AuthLimits::new(
                 config.auth_failure_limit,

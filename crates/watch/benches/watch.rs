@@ -89,7 +89,10 @@ async fn main() {
     let mut config = mgds_server::Config::new(tmp.path().join("service"));
     config.runner.workers = 0;
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let key = mgds_server::admin::create_user(&state.db, "bench@example.org", None, mgds_server::admin::Role::Member).await.unwrap().api_key;
+    let key = mgds_server::admin::create_user(&state.db, "bench@example.org", None, mgds_server::admin::Role::Member)
+        .await
+        .unwrap()
+        .api_key;
     let client = Client::new(&url, key).unwrap();
 
     let folder = tmp.path().join("at-rest");

@@ -749,7 +749,10 @@ async fn an_owner_runs_the_organisation_from_a_browser() -> Result<()> {
         let _ = a.screenshot("browser-org-failure").await;
         let _ = b.screenshot("browser-org-failure-b").await;
         let text = a.script("return document.body.innerText;", json!([])).await;
-        eprintln!("error: {e:#}\nthe page showed:\n{}", text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default());
+        eprintln!(
+            "error: {e:#}\nthe page showed:\n{}",
+            text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default()
+        );
     }
     let _ = b.close().await;
     let _ = a.close().await;

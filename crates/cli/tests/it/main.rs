@@ -541,7 +541,10 @@ fn subset_reads_fetches_a_classification_from_the_service() {
     let (url, state) = rt
         .block_on(mgds_server::spawn(mgds_server::Config::new(dir.path().join("data")), "127.0.0.1:0".parse().unwrap()))
         .unwrap();
-    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member)).unwrap().api_key;
+    let key = rt
+        .block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member))
+        .unwrap()
+        .api_key;
     let reads = dir.path().join("s.fastq");
     std::fs::write(&reads, "@r1\nACGT\n+\nIIII\n@r2\nGGCC\n+\nIIII\n").unwrap();
     let http = Http::new();
@@ -721,7 +724,10 @@ fn jobs_run_waits_for_the_analysis_and_results_print_species() {
     let (url, state) = rt
         .block_on(mgds_server::spawn(mgds_server::Config::new(dir.path().join("data")), "127.0.0.1:0".parse().unwrap()))
         .unwrap();
-    let key = rt.block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member)).unwrap().api_key;
+    let key = rt
+        .block_on(mgds_server::admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member))
+        .unwrap()
+        .api_key;
     let cli = || {
         let mut c = Command::new(MGDS);
         c.args(["--base-url", &url])
@@ -1070,7 +1076,8 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
 fn lab_it_manages_an_organisation_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let admin = |args: &[&str]| Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(args).output().unwrap();
+    let admin =
+        |args: &[&str]| Command::new(MGDS).args(["admin", "--data-dir"]).arg(&data).args(args).output().unwrap();
     let key_of = |out: &std::process::Output| ok(out).trim().to_string();
     let head = key_of(&admin(&["user", "create", "head@lab.org", "--organization", "Lab", "--role", "owner"]));
     let member = key_of(&admin(&["user", "create", "tech@lab.org", "--organization", "Lab"]));

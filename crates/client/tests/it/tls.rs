@@ -20,7 +20,8 @@ async fn extra_ca_file_is_trusted() {
     let state = AppState::open(&Config::new(dir.path().join("data"))).await.unwrap().with_public_url(&url);
     let s = state.clone();
     tokio::spawn(async move { mgds_server::serve(bound, s, std::future::pending()).await });
-    let key = admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member).await.unwrap().api_key;
+    let key =
+        admin::create_user(&state.db, "lab@example.org", None, mgds_server::admin::Role::Member).await.unwrap().api_key;
 
     // Not trusted without the CA: a transport error naming the address.
     let plain = Client::builder(&url).api_key(&key).retry(RetryPolicy::none()).build().unwrap();

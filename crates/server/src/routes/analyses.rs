@@ -97,6 +97,7 @@ async fn files(
     let file = analyses::output_file(&state, &caller, &id, kind).await?.ok_or_else(|| {
         ApiError::NotFound("this analysis has no output file (its results are at .../results)".into())
     })?;
+    crate::store::audit::analysis_downloaded(&state.db, &caller, &id, &file.name).await?;
     Ok(axum::Json(transfers::download_address(&state, &file.key, &file.name, &caller).await?))
 }
 
@@ -110,7 +111,10 @@ async fn file_details(
 ) -> ApiResult<axum::Json<FileDetails>> {
     let files = match analyses::output_file(&state, &caller, &id, kind).await? {
         Some(f) => vec![FileDetail {
-            url: transfers::download_address(&state, &f.key, &f.name, &caller).await?,
+            url: {
+                crate::store::audit::analysis_downloaded(&state.db, &caller, &id, &f.name).await?;
+                transfers::download_address(&state, &f.key, &f.name, &caller).await?
+            },
             filepath: f.name.clone(),
             filename: f.name,
             size: f.size,
@@ -127,5 +131,6 @@ async fn readlevel(
 ) -> ApiResult<axum::Json<ReadlevelUrl>> {
     let key = analyses::readlevel(&state, &caller, &id).await?;
     let filename = analyses::file_name(&id, &key);
+    crate::store::audit::analysis_downloaded(&state.db, &caller, &id, &filename).await?;
     Ok(axum::Json(ReadlevelUrl { url: transfers::download_address(&state, &key, &filename, &caller).await? }))
 }

@@ -7,6 +7,7 @@
 //! - `GET, PATCH /organization/users/{id}`: one user; a new role, disabling or enabling;
 //! - `POST /organization/users/{id}/reset_password`: a password reset link;
 //! - `POST /organization/users/{id}/revoke`: ends the user's API key and sessions;
+//! - `GET /audit`: the organisation's audit trail (admins and owners);
 //! - `POST /password_link`, `POST /password_link/use` (no caller): what a link is for; using
 //!   it to set a password, which signs the browser in.
 
@@ -17,7 +18,9 @@ use axum::extract::{ConnectInfo, OriginalUri, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use mgds_api::{Member, MemberInvite, MemberUpdate, Organization, PasswordLink, PasswordLinkInfo, PasswordLinkUse, Revoked};
+use mgds_api::{
+    Member, MemberInvite, MemberUpdate, Organization, PasswordLink, PasswordLinkInfo, PasswordLinkUse, Revoked,
+};
 
 use super::extract::{Json, ListParams, Listed};
 use crate::auth::Caller;
@@ -33,11 +36,22 @@ pub(super) fn router() -> Router<AppState> {
         .route("/organization/users/{id}", get(one).patch(update))
         .route("/organization/users/{id}/reset_password", post(reset_password))
         .route("/organization/users/{id}/revoke", post(revoke))
+        .route("/audit", get(audit_trail))
 }
 
 /// The routes that need no caller: a password link's page.
 pub(super) fn open_router() -> Router<AppState> {
     Router::new().route("/password_link", post(link_info)).route("/password_link/use", post(use_link))
+}
+
+/// `GET /audit`: the caller's organisation's audit trail (admins and owners), newest first.
+async fn audit_trail(
+    State(state): State<AppState>,
+    caller: Caller,
+    uri: OriginalUri,
+    params: ListParams,
+) -> ApiResult<Listed<mgds_api::AuditEntry>> {
+    Ok(Listed::new(crate::store::audit::list(&state, &caller, &params.query()).await?, &uri, &params))
 }
 
 async fn organization(State(state): State<AppState>, caller: Caller) -> ApiResult<axum::Json<Organization>> {
@@ -82,7 +96,11 @@ async fn reset_password(State(state): State<AppState>, caller: Caller, Path(id):
     Ok(no_store(axum::Json(link).into_response()))
 }
 
-async fn revoke(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Revoked>> {
+async fn revoke(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Revoked>> {
     Ok(axum::Json(members::revoke(&state, &caller, &id).await?))
 }
 

@@ -117,6 +117,16 @@ pub(super) async fn signed_in(
 ) -> ApiResult<Response> {
     let address = address_of(state, peer, headers);
     let agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
+    let mut user = user;
+    user.origin = crate::store::caller::Origin {
+        address: address.map(|a| a.to_string()),
+        client: Some(
+            format!("password: {}", agent.unwrap_or("unnamed"))
+                .chars()
+                .take(crate::store::caller::MAX_CLIENT_CHARS)
+                .collect(),
+        ),
+    };
     let made = sessions::open(&state.db, user, address, agent).await?;
     let caller = Caller(Some(made.user.clone()));
     let answer = SessionAnswer {
@@ -185,6 +195,8 @@ async fn sign_out(
     let user = caller.require()?;
     let s = this_session(session)?;
     sessions::end(&state.db, &user.id, &s.id).await?;
+    let entry = crate::store::audit::Entry::new("session.signed_out", "session", &s.id, &user.id);
+    crate::store::audit::record_for(&state.db, &caller, entry).await?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(&state, None));
     Ok(response)
@@ -218,6 +230,8 @@ async fn list(
 async fn end_one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
     let user = caller.require()?;
     if sessions::end(&state.db, &user.id, &id).await? {
+        let entry = crate::store::audit::Entry::new("session.ended", "session", &id, &user.id);
+        crate::store::audit::record_for(&state.db, &caller, entry).await?;
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found("session"))
@@ -228,6 +242,9 @@ async fn end_one(State(state): State<AppState>, caller: Caller, Path(id): Path<S
 async fn end_all(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
     let user = caller.require()?;
     let ended = sessions::end_all(&state.db, &user.id).await?;
+    let entry = crate::store::audit::Entry::new("session.ended_all", "user", &user.id, &user.id)
+        .with(serde_json::json!({"sessions": ended}));
+    crate::store::audit::record_for(&state.db, &caller, entry).await?;
     let mut response = axum::Json(serde_json::json!({ "ended": ended })).into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(&state, None));
     Ok(response)
@@ -261,7 +278,7 @@ async fn change_password(
             other => other,
         }
     })?;
-    sessions::set_password(&state.db, &user.id, &body.new_password).await?;
+    sessions::set_password(&state.db, Some(user), &user.id, &body.new_password).await?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(&state, None));
     Ok(response)
@@ -310,7 +327,7 @@ async fn new_api_key(
     }
     let account = users::account(&state, &caller).await?;
     let email = account.email.ok_or_else(|| ApiError::internal(std::io::Error::other("a user without an e-mail")))?;
-    let rotated = crate::admin::rotate_key(&state, &email).await.map_err(|e| match e {
+    let rotated = crate::admin::rotate_key_by(&state, Some(user), &email).await.map_err(|e| match e {
         crate::admin::AdminError::Store(e) => e,
         other => ApiError::internal(other),
     })?;
@@ -363,6 +380,8 @@ async fn set_members_password(
             ));
         }
     }
-    sessions::set_password(&state.db, &id, &body.new_password).await?.ok_or_else(|| ApiError::not_found("user"))?;
+    sessions::set_password(&state.db, Some(admin), &id, &body.new_password)
+        .await?
+        .ok_or_else(|| ApiError::not_found("user"))?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -14,6 +14,7 @@ use axum::http::{HeaderMap, Method, header};
 use crate::auth::{Caller, presented_key, user_for_key};
 use crate::error::ApiError;
 use crate::state::AppState;
+use crate::store::caller::{MAX_CLIENT_CHARS, Origin};
 use crate::store::sessions::{self, HOST_SESSION_COOKIE, SESSION_COOKIE, Session};
 
 /// The browser session a request was signed in by (in the request's extensions when it was).
@@ -86,10 +87,21 @@ impl FromRequestParts<AppState> for Caller {
         }
         let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
         let ip = peer.map(|p| state.limiter.client_address(p, &parts.headers));
+        let origin = |how: &str| {
+            let agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("unnamed");
+            Origin {
+                address: ip.map(|a| a.to_string()),
+                client: Some(format!("{how}: {agent}").chars().take(MAX_CLIENT_CHARS).collect()),
+            }
+        };
         let key = match presented_key(&parts.headers) {
             Ok(Some(key)) => key,
             Ok(None) => {
-                let caller = by_session(parts, state).await?;
+                let from = origin("session");
+                let mut caller = by_session(parts, state).await?;
+                if let Some(u) = caller.0.as_mut() {
+                    u.origin = from;
+                }
                 parts.extensions.insert(caller.clone());
                 return Ok(caller);
             }
@@ -98,7 +110,8 @@ impl FromRequestParts<AppState> for Caller {
         // A valid key is never refused, whatever failed before from its address: the key is
         // looked up first, and only an unknown key counts (and may be answered 429).
         match user_for_key(&state.db, &key).await? {
-            Some(user) => {
+            Some(mut user) => {
+                user.origin = origin("key");
                 let caller = Caller(Some(user));
                 parts.extensions.insert(caller.clone());
                 Ok(caller)

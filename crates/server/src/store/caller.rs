@@ -31,6 +31,7 @@ impl UserRow {
             organization_id: self.organization_id,
             role: Role::parse(&self.role).unwrap_or(Role::Member),
             key_epoch: self.key_epoch,
+            origin: Origin::default(),
         }
     }
 
@@ -52,7 +53,23 @@ pub struct User {
     /// How many times the user's API key was rotated: what the user obtained with an earlier
     /// key (download addresses name the epoch they were made in) stops working.
     pub key_epoch: i64,
+    /// Where the request came from, for the audit trail.
+    pub origin: Origin,
 }
+
+/// Where a request came from: its address and the client it names itself as, for the audit
+/// trail. Empty for work that is not a request (the operator's commands, the service's own).
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The client's address (see [`crate::auth::AuthLimits::client_address`]).
+    pub address: Option<String>,
+    /// How it signed in and what it says it is: `key: onecodex/0.17`, `session: Mozilla/5.0 ...`
+    /// (at most [`MAX_CLIENT_CHARS`] characters).
+    pub client: Option<String>,
+}
+
+/// Most characters of a client's self-description kept.
+pub const MAX_CLIENT_CHARS: usize = 200;
 
 impl User {
     /// Whether the user is an admin or owner of their organisation: they see and manage every

@@ -510,8 +510,11 @@ mod tests {
         sqlx::any::install_default_drivers();
         let dir = tempfile::tempdir().unwrap();
         let url = SqliteConnectOptions::new().filename(dir.path().join(DB_FILE)).create_if_missing(true).to_url_lossy();
-        let pool =
-            AnyPoolOptions::new().max_connections(1).connect_with(AnyConnectOptions::from_url(&url).unwrap()).await.unwrap();
+        let pool = AnyPoolOptions::new()
+            .max_connections(1)
+            .connect_with(AnyConnectOptions::from_url(&url).unwrap())
+            .await
+            .unwrap();
         let before_roles = sqlx::migrate::Migrator {
             migrations: SQLITE_MIGRATOR.migrations.iter().filter(|m| m.version < 17).cloned().collect(),
             ..sqlx::migrate::Migrator::DEFAULT

@@ -4,15 +4,17 @@
 use mgds_api::{Document, DocumentUpdate, Ref, UserRequest};
 
 use super::access;
+use super::audit;
 use super::caller::Caller;
-use super::members;
 use super::db::{Scope, begin_write, id_list};
 use super::deletes::{queue_delete, remove_queued};
 use super::handle::Store;
+use super::members;
 use super::records::{self, Found, ListQuery, ListSpec};
 use super::users;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Field, FieldKind};
+use serde_json::json;
 
 /// The fields of `where` and `sort` in lists of documents.
 pub(crate) const DOCUMENT_FIELDS: &[Field] = &[
@@ -113,14 +115,25 @@ async fn modifiable(state: &Store, caller: &Caller, id: &str, doing: &str) -> Ap
 
 /// Renames or describes a document the caller uploaded or administers.
 pub async fn update(state: &Store, caller: &Caller, id: &str, req: &DocumentUpdate) -> ApiResult<Document> {
-    modifiable(state, caller, id, "change").await?;
+    let row = modifiable(state, caller, id, "change").await?;
     let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
+    let mut changes = serde_json::Map::new();
     if let Some(f) = &req.filename {
         let f = mgds_api::clean_filename(f).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        if f != row.filename {
+            changes.insert("filename".into(), json!([row.filename, f]));
+        }
         sqlx::query("UPDATE documents SET filename = $1 WHERE id = $2").bind(f).bind(id).execute(&mut *tx).await?;
     }
     if let Some(d) = &req.description {
+        if d.as_ref() != row.description.as_ref() {
+            changes.insert("description".into(), json!([row.description, d]));
+        }
         sqlx::query("UPDATE documents SET description = $1 WHERE id = $2").bind(d).bind(id).execute(&mut *tx).await?;
+    }
+    if !changes.is_empty() {
+        let entry = audit::Entry::new("document.updated", "document", id, &row.uploader_id).with(changes.into());
+        audit::record(&mut tx, caller.0.as_ref(), entry).await?;
     }
     tx.commit().await?;
     get(state, caller, id).await
@@ -132,6 +145,9 @@ pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
     let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
     queue_delete(&mut tx, &row.object_key).await?;
     sqlx::query("DELETE FROM documents WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    let entry = audit::Entry::new("document.deleted", "document", id, &row.uploader_id)
+        .with(json!({"filename": row.filename, "size": row.size}));
+    audit::record(&mut tx, caller.0.as_ref(), entry).await?;
     tx.commit().await?;
     remove_queued(state, std::slice::from_ref(&row.object_key)).await;
     Ok(())
@@ -142,30 +158,51 @@ pub async fn add_downloader(state: &Store, caller: &Caller, id: &str, req: &User
     let row = modifiable(state, caller, id, "share").await?;
     let uid = users::addable(state, caller, &req.user).await?;
     if uid != row.uploader_id {
-        sqlx::query("INSERT INTO document_downloaders (document_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-            .bind(id)
-            .bind(&uid)
-            .execute(&state.db)
-            .await?;
+        let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
+        let added = sqlx::query(
+            "INSERT INTO document_downloaders (document_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+        )
+        .bind(id)
+        .bind(&uid)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        if added > 0 {
+            let entry = audit::Entry::new("document.shared", "document", id, &row.uploader_id)
+                .with(json!({"user": uid, "filename": row.filename}));
+            audit::record(&mut tx, caller.0.as_ref(), entry).await?;
+        }
+        tx.commit().await?;
     }
     get(state, caller, id).await
 }
 
 /// Stops sharing a document the caller uploaded or administers with a user.
 pub async fn remove_downloader(state: &Store, caller: &Caller, id: &str, req: &UserRequest) -> ApiResult<Document> {
-    modifiable(state, caller, id, "share").await?;
+    let row = modifiable(state, caller, id, "share").await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = records::ref_id("user", &req.user, "users")?;
-    sqlx::query("DELETE FROM document_downloaders WHERE document_id = $1 AND user_id = $2")
+    let mut tx = begin_write(&state.db, Scope::Row("documents", id)).await?;
+    let removed = sqlx::query("DELETE FROM document_downloaders WHERE document_id = $1 AND user_id = $2")
         .bind(id)
         .bind(uid)
-        .execute(&state.db)
-        .await?;
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if removed > 0 {
+        let entry = audit::Entry::new("document.unshared", "document", id, &row.uploader_id)
+            .with(json!({"user": uid, "filename": row.filename}));
+        audit::record(&mut tx, caller.0.as_ref(), entry).await?;
+    }
+    tx.commit().await?;
     get(state, caller, id).await
 }
 
 /// The file of the document `id`, for the caller to download: its object key and file name.
 pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
     let row = visible(state, caller, id).await?;
+    let entry = audit::Entry::new("document.downloaded", "document", id, &row.uploader_id)
+        .with(json!({"filename": row.filename, "size": row.size}));
+    audit::record_for(&state.db, caller, entry).await?;
     Ok((row.object_key, row.filename))
 }

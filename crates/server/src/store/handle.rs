@@ -16,12 +16,23 @@ pub struct Store {
     pub storage: files::Storage,
     /// Notified when work is queued.
     pub queued: Arc<Notify>,
+    /// How long the audit trail is kept, and the key its checkpoints are signed with.
+    pub audit: Arc<AuditPolicy>,
+}
+
+/// How long the audit trail is kept (see [`super::audit`]).
+#[derive(Debug, Clone, Default)]
+pub struct AuditPolicy {
+    /// Days an entry is kept (`None`: for ever).
+    pub retention_days: Option<u32>,
+    /// The key that signs checkpoints (empty: none could be read, and nothing expires).
+    pub key: Vec<u8>,
 }
 
 impl Store {
     /// A store over a database and files.
     pub fn new(db: db::Pool, storage: files::Storage) -> Store {
-        Store { db, storage, queued: Arc::new(Notify::new()) }
+        Store { db, storage, queued: Arc::new(Notify::new()), audit: Arc::default() }
     }
 
     /// Tells idle workers that work was queued.

@@ -157,6 +157,15 @@ pub async fn run(state: &Store, caller: &Caller, id: &str, mut req: JobRunReques
         .await?;
     }
     queue::enqueue(&mut tx, &analysis_id, &now).await?;
+    let owner: String =
+        sqlx::query_scalar("SELECT owner_id FROM samples WHERE id = $1").bind(&sample_id).fetch_one(&mut *tx).await?;
+    let entry = super::audit::Entry::new("job.run", "analysis", &analysis_id, &owner).with(serde_json::json!({
+        "sample": sample_id,
+        "job": job.id,
+        "job_name": job.name,
+        "job_args": req.job_args,
+    }));
+    super::audit::record(&mut tx, Some(user), entry).await?;
     tx.commit().await?;
     state.wake_workers();
     Ok(analysis_id)

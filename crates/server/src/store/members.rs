@@ -252,26 +252,41 @@ pub async fn invite(state: &Store, caller: &Caller, req: &MemberInvite, public_u
         .ok_or_else(|| ApiError::Conflict(format!("{email} already has an account on this service")))?;
     let mut tx = begin_write(&state.db, Scope::User(&id)).await?;
     let (token, expires_at) = make_link(&mut tx, &id, "invitation", Some(&user.id)).await?;
+    let entry = super::audit::Entry::new("user.invited", "user", &id, &id)
+        .with(serde_json::json!({"email": email, "role": role.as_str(), "expires_at": expires_at}));
+    super::audit::record(&mut tx, Some(user), entry).await?;
     tx.commit().await?;
     tracing::info!(by = %user.id, user = %id, role = %role, "user invited");
-    Ok(PasswordLink { user: row(&state.db, user, &id).await?.into_api(), url: link_url(public_url, &token), expires_at })
+    Ok(PasswordLink {
+        user: row(&state.db, user, &id).await?.into_api(),
+        url: link_url(public_url, &token),
+        expires_at,
+    })
 }
 
 /// Makes a password reset link for the user `id` of the caller's organisation (a new invitation
 /// if they never chose a password). Their password stays until the link is used; then their
 /// sessions end.
 pub async fn reset_link(state: &Store, caller: &Caller, id: &str, public_url: &str) -> ApiResult<PasswordLink> {
-    let (user, target) = managed(&state.db, caller, id, "reset the password of").await?;
+    let (user, _) = managed(&state.db, caller, id, "reset the password of").await?;
+    let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
+    let (user, target) = managed_now(&state.db, &user, id, "reset the password of").await?;
     if target.disabled_at.is_some() {
         return Err(ApiError::BadRequest(format!("{} is disabled: enable the account first", target.email)));
     }
     // Someone who never chose a password gets a new invitation instead.
     let kind = if target.has_password != 0 { "reset" } else { "invitation" };
-    let mut tx = begin_write(&state.db, Scope::User(id)).await?;
     let (token, expires_at) = make_link(&mut tx, id, kind, Some(&user.id)).await?;
+    let entry = super::audit::Entry::new("user.password_link_made", "user", id, id)
+        .with(serde_json::json!({"kind": kind, "expires_at": expires_at}));
+    super::audit::record(&mut tx, Some(&user), entry).await?;
     tx.commit().await?;
     tracing::info!(by = %user.id, user = %id, "password reset link made");
-    Ok(PasswordLink { user: row(&state.db, &user, id).await?.into_api(), url: link_url(public_url, &token), expires_at })
+    Ok(PasswordLink {
+        user: row(&state.db, &user, id).await?.into_api(),
+        url: link_url(public_url, &token),
+        expires_at,
+    })
 }
 
 /// A password link for the user `id` made by the operator: an invitation if they never had a
@@ -309,7 +324,10 @@ pub(crate) async fn cut_off(tx: &mut Tx, user_id: &str, key_hash: Option<&[u8]>)
                 .await?
         }
         None => {
-            sqlx::query("UPDATE users SET key_epoch = key_epoch + 1 WHERE id = $1").bind(user_id).execute(&mut **tx).await?
+            sqlx::query("UPDATE users SET key_epoch = key_epoch + 1 WHERE id = $1")
+                .bind(user_id)
+                .execute(&mut **tx)
+                .await?
         }
     };
     let sessions =
@@ -334,65 +352,139 @@ pub(crate) async fn cancel_open_uploads(tx: &mut Tx, user_id: &str) -> ApiResult
     Ok(open.len())
 }
 
-/// Disables or enables the user `id`, as `by` (`None`: the operator). Disabling cuts them off
-/// (see [`cut_off`]); enabling clears the mark. Answers what disabling stopped.
-pub(crate) async fn set_disabled(db: &Pool, id: &str, disabled: bool, by: Option<&str>) -> ApiResult<CutOff> {
-    let mut tx = begin_write(db, Scope::User(id)).await?;
-    let stopped = if disabled {
+/// Disables or enables the user `id` in `tx`, as `by` (`None`: the operator). Disabling cuts
+/// them off (see [`cut_off`]); enabling clears the mark. Answers what disabling stopped.
+async fn set_disabled_in(tx: &mut Tx, id: &str, disabled: bool, by: Option<&str>) -> ApiResult<CutOff> {
+    if disabled {
         let already: Option<String> =
-            sqlx::query_scalar("SELECT disabled_at FROM users WHERE id = $1").bind(id).fetch_one(&mut *tx).await?;
+            sqlx::query_scalar("SELECT disabled_at FROM users WHERE id = $1").bind(id).fetch_one(&mut **tx).await?;
         if already.is_none() {
             sqlx::query("UPDATE users SET disabled_at = $1, disabled_by = $2 WHERE id = $3")
                 .bind(db::now())
                 .bind(by)
                 .bind(id)
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
         }
-        cut_off(&mut tx, id, None).await?
+        cut_off(tx, id, None).await
     } else {
-        sqlx::query("UPDATE users SET disabled_at = NULL, disabled_by = NULL WHERE id = $1").bind(id).execute(&mut *tx).await?;
-        CutOff::default()
-    };
+        sqlx::query("UPDATE users SET disabled_at = NULL, disabled_by = NULL WHERE id = $1")
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
+        Ok(CutOff::default())
+    }
+}
+
+/// Sets the role of the user `id` in `tx`. Their open password link ends: it was made by
+/// someone who managed them in their former role.
+async fn set_role_in(tx: &mut Tx, id: &str, role: Role) -> ApiResult<()> {
+    sqlx::query("UPDATE users SET role = $1 WHERE id = $2").bind(role.as_str()).bind(id).execute(&mut **tx).await?;
+    sqlx::query("DELETE FROM password_links WHERE user_id = $1").bind(id).execute(&mut **tx).await?;
+    Ok(())
+}
+
+/// The organisation of the user `id`, locked: changes to an organisation's people take turns,
+/// so that each is checked against what the others did (two owners demoting each other at
+/// once cannot leave it without one).
+async fn lock_organization_of(db: &Pool, id: &str) -> ApiResult<Tx> {
+    let org: String = sqlx::query_scalar("SELECT organization_id FROM users WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?
+        .ok_or_else(|| ApiError::not_found("user"))?;
+    Ok(begin_write(db, Scope::Row("organizations", &org)).await?)
+}
+
+/// The operator disables or enables the user `id`.
+pub(crate) async fn set_disabled(db: &Pool, id: &str, disabled: bool, by: Option<&str>) -> ApiResult<CutOff> {
+    let mut tx = lock_organization_of(db, id).await?;
+    let stopped = set_disabled_in(&mut tx, id, disabled, by).await?;
+    let action = if disabled { "user.disabled" } else { "user.enabled" };
+    super::audit::record(&mut tx, None, super::audit::Entry::new(action, "user", id, id)).await?;
     tx.commit().await?;
     Ok(stopped)
 }
 
-/// Sets the role of the user `id`.
+/// The operator sets the role of the user `id`.
 pub(crate) async fn set_role(db: &Pool, id: &str, role: Role) -> ApiResult<()> {
-    let mut tx = begin_write(db, Scope::User(id)).await?;
-    sqlx::query("UPDATE users SET role = $1 WHERE id = $2").bind(role.as_str()).bind(id).execute(&mut *tx).await?;
+    let mut tx = lock_organization_of(db, id).await?;
+    let before: String =
+        sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(id).fetch_one(&mut *tx).await?;
+    set_role_in(&mut tx, id, role).await?;
+    let entry = super::audit::Entry::new("user.role_changed", "user", id, id)
+        .with(serde_json::json!({"role": [before, role.as_str()]}));
+    super::audit::record(&mut tx, None, entry).await?;
     tx.commit().await?;
     Ok(())
 }
 
 /// Changes the role of the user `id` of the caller's organisation, or disables or enables
-/// them.
+/// them. Checked again once the organisation is locked: the caller's role and the target's as
+/// they are then.
 pub async fn update(state: &Store, caller: &Caller, id: &str, req: &MemberUpdate) -> ApiResult<Member> {
     if req.role.is_none() && req.disabled.is_none() {
         return Err(ApiError::BadRequest("give a role, or disabled (true or false)".into()));
     }
     let doing = if req.role.is_some() { "change the role of" } else { "disable or enable" };
-    let (user, target) = managed(&state.db, caller, id, doing).await?;
+    let (user, _) = managed(&state.db, caller, id, doing).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
+    let (user, target) = managed_now(&state.db, &user, id, doing).await?;
+    let mut disabled_now = false;
     if let Some(role) = req.role
         && role != target.role()
     {
         if !may_give(user.role, role) {
             return Err(ApiError::Forbidden(format!("only an owner of your organisation may make someone an {role}")));
         }
-        set_role(&state.db, id, role).await?;
+        set_role_in(&mut tx, id, role).await?;
+        let entry = super::audit::Entry::new("user.role_changed", "user", id, id)
+            .with(serde_json::json!({"role": [target.role, role.as_str()]}));
+        super::audit::record(&mut tx, Some(&user), entry).await?;
         tracing::info!(by = %user.id, user = %id, role = %role, "role changed");
     }
     if let Some(disabled) = req.disabled
         && disabled != target.disabled_at.is_some()
     {
-        let stopped = set_disabled(&state.db, id, disabled, Some(&user.id)).await?;
-        if disabled {
-            super::deletes::purge(state).await?;
+        if !disabled && let Some(by) = &target.disabled_by {
+            let by_role: Option<String> =
+                sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(by).fetch_optional(&state.db).await?;
+            if let Some(by_role) = by_role.as_deref().and_then(Role::parse)
+                && !may_manage(user.role, by_role)
+                && by != &user.id
+            {
+                return Err(ApiError::Forbidden(format!(
+                    "{} was disabled by an {by_role} of your organisation; only an owner may enable them again",
+                    target.email
+                )));
+            }
         }
+        let stopped = set_disabled_in(&mut tx, id, disabled, Some(&user.id)).await?;
+        let action = if disabled { "user.disabled" } else { "user.enabled" };
+        let entry = super::audit::Entry::new(action, "user", id, id)
+            .with(serde_json::json!({"sessions_ended": stopped.sessions, "uploads_canceled": stopped.uploads}));
+        super::audit::record(&mut tx, Some(&user), entry).await?;
+        disabled_now = disabled;
         tracing::info!(by = %user.id, user = %id, disabled, sessions = stopped.sessions, uploads = stopped.uploads, "account disabled or enabled");
     }
+    tx.commit().await?;
+    if disabled_now {
+        super::deletes::purge(state).await?;
+    }
     Ok(row(&state.db, &user, id).await?.into_api())
+}
+
+/// [`managed`] again once the organisation is locked: the caller as they are now (still
+/// enabled, their role now), and the target as they are now.
+async fn managed_now(db: &Pool, user: &User, id: &str, doing: &str) -> ApiResult<(User, MemberRow)> {
+    let sql = format!("SELECT {} FROM users u WHERE u.id = $1", super::caller::USER_COLUMNS);
+    let now: Option<super::caller::UserRow> =
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(&user.id).fetch_optional(db).await?;
+    let Some(mut now) = now.and_then(super::caller::UserRow::enabled) else {
+        return Err(ApiError::Unauthorized("your account was disabled meanwhile".into()));
+    };
+    now.origin = user.origin.clone();
+    managed(db, &Caller(Some(now)), id, doing).await
 }
 
 /// Revokes the API key and ends the sessions of the user `id` of the caller's organisation
@@ -400,16 +492,24 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, req: &MemberUpdate
 /// reset link, and make a new key on their account page.
 pub async fn revoke(state: &Store, caller: &Caller, id: &str) -> ApiResult<Revoked> {
     let (user, _) = managed(&state.db, caller, id, "revoke the keys of").await?;
-    let stopped = revoke_credentials(state, id).await?;
+    let stopped = revoke_credentials(state, Some(&user), id).await?;
     tracing::info!(by = %user.id, user = %id, "API key and sessions revoked");
     Ok(Revoked { sessions: stopped.sessions as i64, canceled_uploads: stopped.uploads as i64 })
 }
 
-/// Replaces the API key of the user `id` with one nobody holds and cuts them off.
-pub(crate) async fn revoke_credentials(state: &Store, id: &str) -> ApiResult<CutOff> {
+/// Replaces the API key of the user `id` with one nobody holds and cuts them off, as `by`
+/// (`None`: the operator), who is checked again once the organisation is locked.
+pub(crate) async fn revoke_credentials(state: &Store, by: Option<&User>, id: &str) -> ApiResult<CutOff> {
     let unheld = crate::auth::hash_key(&crate::auth::new_api_key());
-    let mut tx = begin_write(&state.db, Scope::User(id)).await?;
+    let mut tx = lock_organization_of(&state.db, id).await?;
+    let by = match by {
+        Some(user) => Some(managed_now(&state.db, user, id, "revoke the keys of").await?.0),
+        None => None,
+    };
     let stopped = cut_off(&mut tx, id, Some(&unheld)).await?;
+    let entry = super::audit::Entry::new("user.keys_revoked", "user", id, id)
+        .with(serde_json::json!({"sessions_ended": stopped.sessions, "uploads_canceled": stopped.uploads}));
+    super::audit::record(&mut tx, by.as_ref(), entry).await?;
     tx.commit().await?;
     super::deletes::purge(state).await?;
     Ok(stopped)
@@ -456,6 +556,25 @@ pub async fn link_info(db: &Pool, token: &str) -> ApiResult<PasswordLinkInfo> {
 pub async fn use_link(db: &Pool, token: &str, password: &str) -> ApiResult<User> {
     super::sessions::check_new_password(password)?;
     let (user_id, _, _) = open_link(db, token).await?.ok_or_else(link_gone)?;
+    // The link's maker must still manage the user as they are now (a member's link made by an
+    // admin ends if the member became an admin; set_role also removes it).
+    let made_by: Option<(Option<String>, String)> = sqlx::query_as(
+        "SELECT pl.created_by, u.role FROM password_links pl JOIN users u ON u.id = pl.user_id WHERE pl.user_id = $1",
+    )
+    .bind(&user_id)
+    .fetch_optional(db)
+    .await?;
+    if let Some((Some(maker), role)) = made_by {
+        let maker_role: Option<(String, Option<String>)> =
+            sqlx::query_as("SELECT role, disabled_at FROM users WHERE id = $1").bind(&maker).fetch_optional(db).await?;
+        let still = maker_role.is_some_and(|(r, disabled)| {
+            disabled.is_none()
+                && Role::parse(&r).zip(Role::parse(&role)).is_some_and(|(maker, target)| maker.may_manage(target))
+        });
+        if !still {
+            return Err(link_gone());
+        }
+    }
     let hash = super::sessions::hash_password(password).await?;
     let mut tx = begin_write(db, Scope::User(&user_id)).await?;
     // The link is taken in the same transaction: of two requests using it at once, one wins.
@@ -468,8 +587,14 @@ pub async fn use_link(db: &Pool, token: &str, password: &str) -> ApiResult<User>
     if used.rows_affected() == 0 {
         return Err(link_gone());
     }
-    sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2").bind(&hash).bind(&user_id).execute(&mut *tx).await?;
+    sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
+        .bind(&hash)
+        .bind(&user_id)
+        .execute(&mut *tx)
+        .await?;
     sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(&user_id).execute(&mut *tx).await?;
+    let entry = super::audit::Entry::new("user.password_set_by_link", "user", &user_id, &user_id);
+    super::audit::record(&mut tx, None, entry).await?;
     tx.commit().await?;
     super::caller::by_id(db, &user_id).await?.ok_or_else(link_gone)
 }

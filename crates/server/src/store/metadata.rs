@@ -8,6 +8,7 @@ use mgds_api::{
 use serde_json::Value;
 
 use super::access;
+use super::audit;
 use super::caller::Caller;
 use super::db::{Scope, Tx, args, begin_write, flag};
 use super::handle::Store;
@@ -129,6 +130,16 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, mut req: MetadataI
         return Err(duplicate_external_id(ext));
     }
     apply(&mut tx, id, &req).await?;
+    let mut asked = serde_json::to_value(&req).map_err(ApiError::internal)?;
+    if let Some(o) = asked.as_object_mut() {
+        o.remove("sample");
+    }
+    let before = serde_json::to_value(row.into_api()).map_err(ApiError::internal)?;
+    let changes = audit::changed(&before, &asked);
+    if changes.as_object().is_some_and(|c| !c.is_empty()) {
+        let entry = audit::Entry::new("metadata.updated", "metadata", id, &sample.owner_id).with(changes);
+        audit::record(&mut tx, Some(user), entry).await?;
+    }
     tx.commit().await?;
     get(state, caller, id).await
 }

@@ -13,6 +13,7 @@
 
 pub mod access;
 pub mod analyses;
+pub mod audit;
 pub mod batches;
 pub mod caller;
 pub mod db;
@@ -37,4 +38,4 @@ pub mod upload_buckets;
 pub mod uploads;
 pub mod users;
 
-pub use handle::Store;
+pub use handle::{AuditPolicy, Store};

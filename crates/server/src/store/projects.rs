@@ -5,6 +5,7 @@ use mgds_api::{
 };
 
 use super::access;
+use super::audit;
 use super::caller::{Caller, User};
 use super::db::{self, Scope, Tx, args, begin_write, flag, new_id};
 use super::handle::Store;
@@ -13,6 +14,7 @@ use super::records::{self, Found, ListQuery, ListSpec, ref_id};
 use super::users;
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
+use serde_json::{Value, json};
 
 /// The fields of `where` and `sort` in lists of projects.
 pub(crate) const PROJECT_FIELDS: &[Field] = &[
@@ -59,9 +61,10 @@ impl ProjectRow {
     /// Whether `caller` acts on the project as its owner: they own it, or administer its
     /// organisation.
     fn run_by(&self, caller: &Caller) -> bool {
-        caller.0.as_ref().is_some_and(|u| {
-            u.id == self.owner_id || (u.manages_org() && u.organization_id == self.organization_id)
-        })
+        caller
+            .0
+            .as_ref()
+            .is_some_and(|u| u.id == self.owner_id || (u.manages_org() && u.organization_id == self.organization_id))
     }
 
     fn into_api(self, caller: &Caller) -> Project {
@@ -190,6 +193,9 @@ pub async fn create(state: &Store, caller: &Caller, req: &ProjectCreate) -> ApiR
     .bind(db::now())
     .execute(&mut *tx)
     .await?;
+    let entry = audit::Entry::new("project.created", "project", &id, &user.id)
+        .with(json!({"project_name": req.project_name, "name": name.trim(), "public": req.public.unwrap_or(false)}));
+    audit::record(&mut tx, Some(user), entry).await?;
     tx.commit().await?;
     get(state, caller, &id).await
 }
@@ -197,8 +203,26 @@ pub async fn create(state: &Store, caller: &Caller, req: &ProjectCreate) -> ApiR
 /// Changes the given fields of a project the caller owns.
 pub async fn update(state: &Store, caller: &Caller, id: &str, req: &ProjectUpdate) -> ApiResult<Project> {
     let user = caller.require()?;
-    owned(state, caller, id).await?;
+    let before = owned(state, caller, id).await?;
     let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
+    let asked = json!({"project_name": req.project_name, "name": req.name.as_deref().map(str::trim), "description": req.description});
+    let mut asked_fields = serde_json::Map::new();
+    for (k, v) in asked.as_object().into_iter().flatten() {
+        let given = match k.as_str() {
+            "project_name" => req.project_name.is_some(),
+            "name" => req.name.is_some(),
+            _ => req.description.is_some(),
+        };
+        if given {
+            asked_fields.insert(k.clone(), v.clone());
+        }
+    }
+    let was = json!({"project_name": before.project_name, "name": before.name, "description": before.description});
+    let changes = audit::changed(&was, &asked_fields.into());
+    if changes.as_object().is_some_and(|c| !c.is_empty()) {
+        let entry = audit::Entry::new("project.updated", "project", id, &before.owner_id).with(changes);
+        audit::record(&mut tx, Some(user), entry).await?;
+    }
     if let Some(pn) = &req.project_name {
         mgds_api::check_project_name(pn).map_err(ApiError::BadRequest)?;
         let taken: i64 = sqlx::query_scalar(
@@ -227,9 +251,14 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, req: &ProjectUpdat
 
 /// Deletes a project the caller owns; its samples stay with their owners.
 pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
-    owned(state, caller, id).await?;
+    let p = owned(state, caller, id).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("projects", id)).await?;
     // Samples leave the project (ON DELETE SET NULL).
-    sqlx::query("DELETE FROM projects WHERE id = $1").bind(id).execute(&state.db).await?;
+    sqlx::query("DELETE FROM projects WHERE id = $1").bind(id).execute(&mut *tx).await?;
+    let entry = audit::Entry::new("project.deleted", "project", id, &p.owner_id)
+        .with(json!({"project_name": p.project_name, "name": p.name}));
+    audit::record(&mut tx, caller.0.as_ref(), entry).await?;
+    tx.commit().await?;
     Ok(())
 }
 
@@ -273,6 +302,13 @@ pub async fn add_user(state: &Store, caller: &Caller, id: &str, req: ProjectAddU
     let mut perms = perms;
     perms.sort();
     perms.dedup();
+    let mut tx = begin_write(&state.db, Scope::Row("projects", id)).await?;
+    let before: Option<String> =
+        sqlx::query_scalar("SELECT permissions FROM project_members WHERE project_id = $1 AND user_id = $2")
+            .bind(id)
+            .bind(&uid)
+            .fetch_optional(&mut *tx)
+            .await?;
     sqlx::query(
         "INSERT INTO project_members (project_id, user_id, permissions) VALUES ($1, $2, $3) \
          ON CONFLICT (project_id, user_id) DO UPDATE SET permissions = excluded.permissions",
@@ -280,32 +316,51 @@ pub async fn add_user(state: &Store, caller: &Caller, id: &str, req: ProjectAddU
     .bind(id)
     .bind(&uid)
     .bind(serde_json::to_string(&perms)?)
-    .execute(&state.db)
+    .execute(&mut *tx)
     .await?;
+    let before: Option<Value> = before.and_then(|b| serde_json::from_str(&b).ok());
+    let entry = audit::Entry::new("project.member_added", "project", id, &p.owner_id)
+        .with(json!({"user": uid, "permissions": [before, perms]}));
+    audit::record(&mut tx, caller.0.as_ref(), entry).await?;
+    tx.commit().await?;
     get(state, caller, id).await
 }
 
 /// Removes a member from a project the caller owns.
 pub async fn remove_user(state: &Store, caller: &Caller, id: &str, user: &RefOrId) -> ApiResult<Project> {
-    owned(state, caller, id).await?;
+    let p = owned(state, caller, id).await?;
     // Whoever the id names (or nobody): the answer is the same either way.
     let uid = ref_id("user", user, "users")?;
-    sqlx::query("DELETE FROM project_members WHERE project_id = $1 AND user_id = $2")
+    let mut tx = begin_write(&state.db, Scope::Row("projects", id)).await?;
+    let removed = sqlx::query("DELETE FROM project_members WHERE project_id = $1 AND user_id = $2")
         .bind(id)
         .bind(uid)
-        .execute(&state.db)
-        .await?;
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if removed > 0 {
+        let entry = audit::Entry::new("project.member_removed", "project", id, &p.owner_id).with(json!({"user": uid}));
+        audit::record(&mut tx, caller.0.as_ref(), entry).await?;
+    }
+    tx.commit().await?;
     get(state, caller, id).await
 }
 
 /// Makes a project the caller owns public or not.
 pub async fn set_public(state: &Store, caller: &Caller, id: &str, public: bool) -> ApiResult<Project> {
-    owned(state, caller, id).await?;
+    let p = owned(state, caller, id).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("projects", id)).await?;
     sqlx::query("UPDATE projects SET public = $1 WHERE id = $2")
         .bind(i64::from(public))
         .bind(id)
-        .execute(&state.db)
+        .execute(&mut *tx)
         .await?;
+    if flag(p.public) != public {
+        let entry = audit::Entry::new("project.sharing_changed", "project", id, &p.owner_id)
+            .with(json!({"public": [flag(p.public), public]}));
+        audit::record(&mut tx, caller.0.as_ref(), entry).await?;
+    }
+    tx.commit().await?;
     get(state, caller, id).await
 }
 

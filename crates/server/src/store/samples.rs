@@ -3,8 +3,10 @@
 //! them by name.
 
 use mgds_api::{MAX_TAG_NAME_CHARS, Ref, Sample, SampleUpdate, Tag, TagCreate, Visibility};
+use serde_json::json;
 
 use super::access;
+use super::audit;
 use super::caller::{Caller, User};
 use super::db::{self, Scope, begin_write, id_list};
 use super::deletes::{queue_delete, remove_queued};
@@ -241,6 +243,34 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, req: &SampleUpdate
         tag_ids = Some(ids);
     }
     let mut tx = begin_write(&state.db, Scope::Row("samples", id)).await?;
+    let mut changes = serde_json::Map::new();
+    if let Some(v) = req.visibility
+        && v.as_str() != row.visibility
+    {
+        changes.insert("visibility".into(), json!([row.visibility, v.as_str()]));
+    }
+    if let Some(p) = &project
+        && *p != row.project_id
+    {
+        changes.insert("project".into(), json!([row.project_id, p]));
+    }
+    if let Some(ids) = &tag_ids {
+        let before: Vec<String> =
+            sqlx::query_scalar("SELECT tag_id FROM sample_tags WHERE sample_id = $1 ORDER BY tag_id")
+                .bind(id)
+                .fetch_all(&mut *tx)
+                .await?;
+        let mut after = ids.clone();
+        after.sort();
+        after.dedup();
+        if before != after {
+            changes.insert("tags".into(), json!([before, after]));
+        }
+    }
+    if !changes.is_empty() {
+        let entry = audit::Entry::new("sample.updated", "sample", id, &row.owner_id).with(changes.into());
+        audit::record(&mut tx, Some(user), entry).await?;
+    }
     if let Some(v) = req.visibility {
         sqlx::query("UPDATE samples SET visibility = $1 WHERE id = $2")
             .bind(v.as_str())
@@ -264,8 +294,11 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, req: &SampleUpdate
 /// Deletes a sample the caller owns, with its metadata, tag links, analyses, uploads and every
 /// file they hold.
 pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
-    owned(state, caller, id).await?;
+    let row = owned(state, caller, id).await?;
     let mut tx = begin_write(&state.db, Scope::Row("samples", id)).await?;
+    let entry = audit::Entry::new("sample.deleted", "sample", id, &row.owner_id)
+        .with(json!({"filename": row.filename, "visibility": row.visibility, "project": row.project_id}));
+    audit::record(&mut tx, caller.0.as_ref(), entry).await?;
     // Each analysis's folder goes whole (every run's outputs, and those of a run whose worker
     // stopped before its outcome was stored).
     let keys: Vec<Option<String>> = sqlx::query_scalar(
@@ -310,6 +343,9 @@ pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String
     let key: Option<String> =
         sqlx::query_scalar("SELECT object_key FROM samples WHERE id = $1").bind(id).fetch_one(&state.db).await?;
     let key = key.ok_or_else(|| ApiError::BadRequest("the sample has no file yet: it is awaiting data".into()))?;
+    let entry = audit::Entry::new("sample.downloaded", "sample", id, &row.owner_id)
+        .with(json!({"filename": row.filename, "visibility": row.visibility}));
+    audit::record_for(&state.db, caller, entry).await?;
     Ok((key, row.filename.unwrap_or_else(|| "sample".into())))
 }
 
@@ -324,9 +360,13 @@ pub async fn add_tag(state: &Store, caller: &Caller, req: &TagCreate) -> ApiResu
     }
     let sample_id = ref_id("sample", &req.sample, "samples")?;
     may_act_on(state, caller, sample_id, "can_edit_metadata", "tag it").await?;
+    let owner: String =
+        sqlx::query_scalar("SELECT owner_id FROM samples WHERE id = $1").bind(sample_id).fetch_one(&state.db).await?;
     let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
     let tag_id = tags::by_name(&mut tx, &user.id, name).await?;
     tags::link(&mut tx, sample_id, std::slice::from_ref(&tag_id)).await?;
+    let entry = audit::Entry::new("sample.tagged", "sample", sample_id, &owner).with(json!({"tag": [tag_id, name]}));
+    audit::record(&mut tx, Some(user), entry).await?;
     tx.commit().await?;
     Ok(Tag { uri: Ref::new("tags", &tag_id).uri, name: Some(name.to_string()) })
 }

@@ -140,9 +140,10 @@ async fn verify_password(password: &str, stored: Option<String>) -> bool {
     .unwrap_or(false)
 }
 
-/// Sets the password of the user `user_id` and ends all their sessions. `None` if there is no
+/// Sets the password of the user `user_id`, as `by` (`None`: the operator), and ends all their
+/// sessions and their password link. `None` if there is no
 /// such user.
-pub async fn set_password(db: &Pool, user_id: &str, password: &str) -> ApiResult<Option<()>> {
+pub async fn set_password(db: &Pool, by: Option<&User>, user_id: &str, password: &str) -> ApiResult<Option<()>> {
     check_new_password(password)?;
     let hash = hash_password(password).await?;
     let mut tx = db::begin_write(db, db::Scope::User(user_id)).await?;
@@ -153,6 +154,12 @@ pub async fn set_password(db: &Pool, user_id: &str, password: &str) -> ApiResult
         .await?
         .rows_affected();
     sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(user_id).execute(&mut *tx).await?;
+    // A reset link made before stops too: the password it would replace is this new one.
+    sqlx::query("DELETE FROM password_links WHERE user_id = $1").bind(user_id).execute(&mut *tx).await?;
+    if changed > 0 {
+        super::audit::record(&mut tx, by, super::audit::Entry::new("user.password_changed", "user", user_id, user_id))
+            .await?;
+    }
     tx.commit().await?;
     Ok((changed > 0).then_some(()))
 }
@@ -347,12 +354,7 @@ pub async fn sign_in(db: &Pool, email: &str, password: &str, address: Option<IpA
 
 /// A new session of `user`, from `address` with `user_agent`, after the oldest past
 /// [`MAX_SESSIONS_PER_USER`] is ended.
-pub async fn open(
-    db: &Pool,
-    user: User,
-    address: Option<IpAddr>,
-    user_agent: Option<&str>,
-) -> ApiResult<NewSession> {
+pub async fn open(db: &Pool, user: User, address: Option<IpAddr>, user_agent: Option<&str>) -> ApiResult<NewSession> {
     let now = Utc::now();
     let (token, csrf_token, session) = (random_hex(), random_hex(), new_id());
     let expires_at = ts(now + Duration::days(SESSION_IDLE_DAYS));
@@ -380,6 +382,8 @@ pub async fn open(
     .bind(MAX_SESSIONS_PER_USER)
     .execute(&mut *tx)
     .await?;
+    let entry = super::audit::Entry::new("session.signed_in", "session", &session, &user.id);
+    super::audit::record(&mut tx, Some(&user), entry).await?;
     tx.commit().await?;
     Ok(NewSession { id: session, token, csrf_token, expires_at, user })
 }

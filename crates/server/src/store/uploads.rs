@@ -7,9 +7,10 @@ use mgds_api::{
     CancelUploadRequest, ConfirmUploadRequest, DocumentInitUploadRequest, ErrorCode, InitMultipartUploadRequest,
     InitUploadRequest, MAX_UPLOAD_BYTES, MetadataInput, PreuploadRequest, TagInput, Visibility,
 };
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
-use super::caller::Caller;
+use super::audit;
+use super::caller::{Caller, User};
 use super::db::{self, Scope, Tx, begin_write, new_id};
 use super::deletes::{forget, queue_delete, remove_queued};
 use super::files::{incoming_key, key_name};
@@ -70,6 +71,9 @@ pub async fn preupload(state: &Store, caller: &Caller, mut req: PreuploadRequest
             .await?;
     metadata::apply(&mut tx, &metadata_id, &metadata).await?;
     tags::attach(&mut tx, &user.id, &id, &req.tags).await?;
+    let entry = audit::Entry::new("sample.preuploaded", "sample", &id, &user.id)
+        .with(json!({"external_sample_id": metadata.external_sample_id, "project": project}));
+    audit::record(&mut tx, Some(user), entry).await?;
     tx.commit().await?;
     Ok(id)
 }
@@ -555,7 +559,7 @@ async fn take_and_confirm(
             r1_etag: e_tags.first().cloned().flatten(),
             r2_etag: e_tags.get(1).cloned().flatten(),
         };
-        let sample = settle_sample(&mut tx, &user.id, upload_id, Settle::Importing(import)).await?;
+        let sample = settle_sample(&mut tx, user, &user.id, upload_id, Settle::Importing(import)).await?;
         tx.commit().await?;
         state.wake_workers();
         // The parts go (the upload's bucket goes with the work on its files).
@@ -727,7 +731,7 @@ pub async fn confirm_sample(state: &Store, caller: &Caller, req: &ConfirmUploadR
     }
     check_arrived(state, &up, req.sha256.as_deref()).await?;
     let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
-    let (sample_id, queued) = settle_sample(&mut tx, &user.id, &up.id, Settle::Arrived).await?;
+    let (sample_id, queued) = settle_sample(&mut tx, user, &user.id, &up.id, Settle::Arrived).await?;
     tx.commit().await?;
     if queued {
         state.wake_workers();
@@ -751,7 +755,7 @@ enum Settle {
 /// marks the upload confirmed; then queues the default classification ([`Settle::Arrived`]) or
 /// the work on its files ([`Settle::Importing`]). Answers the sample's id and whether an analysis was
 /// queued; an upload confirmed already answers its sample.
-async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -> ApiResult<(String, bool)> {
+async fn settle_sample(tx: &mut Tx, by: &User, owner: &str, upload_id: &str, how: Settle) -> ApiResult<(String, bool)> {
     // Read under the write lock: a concurrent confirm may have finished first.
     let up: UploadRow = sqlx::query_as(
         "SELECT id, filename, size, object_key, target_sample, request, confirmed_id, transport, sha256 FROM uploads WHERE id = $1",
@@ -827,6 +831,13 @@ async fn settle_sample(tx: &mut Tx, owner: &str, upload_id: &str, how: Settle) -
         .bind(&up.id)
         .execute(&mut **tx)
         .await?;
+    let entry = audit::Entry::new("sample.uploaded", "sample", &sample_id, owner).with(json!({
+        "filename": filename,
+        "size": size,
+        "preuploaded": up.target_sample.is_some(),
+        "transport": up.transport,
+    }));
+    audit::record(tx, Some(by), entry).await?;
     let queued = match how {
         // The default classification runs by itself on every new file, in the same
         // transaction: a confirmed sample never misses it.
@@ -907,6 +918,9 @@ pub async fn confirm_document(
         .bind(db::now())
         .execute(&mut *tx)
         .await?;
+        let entry = audit::Entry::new("document.uploaded", "document", &up.id, &user.id)
+            .with(json!({"filename": up.filename, "size": up.size}));
+        audit::record(&mut tx, Some(user), entry).await?;
     }
     tx.commit().await?;
     Ok(up.id)

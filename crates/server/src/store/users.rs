@@ -258,7 +258,7 @@ pub async fn insert(
 /// Replaces the key hash of the user with this e-mail address and moves their key epoch on;
 /// their uploads not yet confirmed are canceled (their forms and S3 credentials were obtained
 /// with the old key). Answers how many uploads were canceled; `None` if there is no such user.
-pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> ApiResult<Option<usize>> {
+pub async fn set_key_hash(db: &Pool, by: Option<&User>, email: &str, key_hash: &[u8]) -> ApiResult<Option<usize>> {
     let mut tx = begin_write(db, Scope::Named("users")).await?;
     let id: Option<String> =
         sqlx::query_scalar("UPDATE users SET key_hash = $1, key_epoch = key_epoch + 1 WHERE email = $2 RETURNING id")
@@ -268,16 +268,17 @@ pub async fn set_key_hash(db: &Pool, email: &str, key_hash: &[u8]) -> ApiResult<
             .await?;
     let Some(id) = id else { return Ok(None) };
     let canceled = super::members::cancel_open_uploads(&mut tx, &id).await?;
+    let entry = super::audit::Entry::new("user.key_replaced", "user", &id, &id)
+        .with(serde_json::json!({"uploads_canceled": canceled}));
+    super::audit::record(&mut tx, by, entry).await?;
     tx.commit().await?;
     Ok(Some(canceled))
 }
 
 /// The organisation of the user `id` and their role in it; `None` if there is no such user.
 pub async fn organization_of(db: &Pool, id: &str) -> ApiResult<Option<(String, Role)>> {
-    let row: Option<(String, String)> = sqlx::query_as("SELECT organization_id, role FROM users WHERE id = $1")
-        .bind(id)
-        .fetch_optional(db)
-        .await?;
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT organization_id, role FROM users WHERE id = $1").bind(id).fetch_optional(db).await?;
     Ok(row.map(|(org, role)| (org, Role::parse(&role).unwrap_or(Role::Member))))
 }
 

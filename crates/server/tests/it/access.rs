@@ -133,17 +133,8 @@ enum Who {
     Anon,
 }
 
-const EVERYONE: [Who; 9] = [
-    Who::Owner,
-    Who::Orgmate,
-    Who::Boss,
-    Who::Head,
-    Who::Member,
-    Who::Other,
-    Who::Rival,
-    Who::Revoked,
-    Who::Anon,
-];
+const EVERYONE: [Who; 9] =
+    [Who::Owner, Who::Orgmate, Who::Boss, Who::Head, Who::Member, Who::Other, Who::Rival, Who::Revoked, Who::Anon];
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -619,8 +610,8 @@ async fn hidden_records_answer_byte_for_byte_like_missing_ones() {
                 } else if seen.contains(id) {
                     // Who belongs to a project is shown to its owner and members only, even when
                     // the project itself is public.
-                    let belongs = matches!(who, Who::Owner | Who::Boss | Who::Head)
-                        || (who == Who::Member && *id == w.project);
+                    let belongs =
+                        matches!(who, Who::Owner | Who::Boss | Who::Head) || (who == Who::Member && *id == w.project);
                     let ok = if tmpl.ends_with("/members") && !belongs { 403 } else { ok };
                     assert_eq!(r.status, ok, "{ctx}: {}", r.text());
                     if let Some(coll) = coll {

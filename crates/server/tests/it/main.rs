@@ -6,6 +6,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
+mod audit;
 mod engines;
 mod hardening;
 mod lists;

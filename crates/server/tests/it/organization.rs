@@ -63,7 +63,9 @@ async fn everyone_sees_their_organisation_and_admins_list_its_users() {
         assert_eq!(got, want);
     }
     let filter = urlencoding(&json!({"role": {"$in": ["owner", "admin"]}}).to_string());
-    let (s, l) = svc.get(Some(&lab.admin), &format!("/api/v1/organization/users?where={filter}&sort=%7B%22email%22%3Atrue%7D")).await;
+    let (s, l) = svc
+        .get(Some(&lab.admin), &format!("/api/v1/organization/users?where={filter}&sort=%7B%22email%22%3Atrue%7D"))
+        .await;
     assert_eq!(s, 200, "{l}");
     let emails: Vec<&str> = l.as_array().unwrap().iter().map(|m| m["email"].as_str().unwrap()).collect();
     assert_eq!(emails, ["head@a.lab", "admin@a.lab"], "filtered by role, sorted by e-mail descending");
@@ -111,7 +113,8 @@ async fn owners_manage_everyone_admins_manage_members_and_nobody_manages_themsel
         ("password", Method::POST, "PASSWORD", json!({"new_password": "chosen by an admin, long"})),
     ];
     for (label, method, suffix, body) in actions {
-        for (caller, caller_role) in [(&lab.head, Role::Owner), (&lab.admin, Role::Admin), (&lab.member, Role::Member)] {
+        for (caller, caller_role) in [(&lab.head, Role::Owner), (&lab.admin, Role::Admin), (&lab.member, Role::Member)]
+        {
             for target_role in Role::ALL {
                 let t = target(target_role).await;
                 let path = if suffix == "PASSWORD" {
@@ -144,7 +147,8 @@ async fn owners_manage_everyone_admins_manage_members_and_nobody_manages_themsel
         } else {
             format!("{}{suffix}", users_path(&lab.head.id))
         };
-        let (s, b) = json_of(svc.as_user(Some(&lab.head), method.clone(), &own).json(&body).send().await.unwrap()).await;
+        let (s, b) =
+            json_of(svc.as_user(Some(&lab.head), method.clone(), &own).json(&body).send().await.unwrap()).await;
         assert!(matches!(s, 400 | 403), "{label} of oneself: {s} {b}");
         let theirs = if suffix == "PASSWORD" {
             format!("/api/v1/users/{}/password", lab.b_member.id)
@@ -207,7 +211,11 @@ async fn use_link(svc: &Service, token: &str, password: &str) -> (u16, Value, Op
 
 async fn sign_in(svc: &Service, email: &str, password: &str) -> (u16, Value) {
     json_of(
-        svc.req(Method::POST, "/api/v1/sign_in").json(&json!({"email": email, "password": password})).send().await.unwrap(),
+        svc.req(Method::POST, "/api/v1/sign_in")
+            .json(&json!({"email": email, "password": password}))
+            .send()
+            .await
+            .unwrap(),
     )
     .await
 }
@@ -270,7 +278,7 @@ async fn a_disabled_account_stops_at_once_keeps_its_records_and_comes_back() {
     let svc = Service::start().await;
     let lab = Lab::build(&svc).await;
     let m = &lab.member;
-    mgds_server::store::sessions::set_password(&svc.state.db, &m.id, "the member's passphrase").await.unwrap();
+    mgds_server::store::sessions::set_password(&svc.state.db, None, &m.id, "the member's passphrase").await.unwrap();
     let (s, _) = sign_in(&svc, &m.email, "the member's passphrase").await;
     assert_eq!(s, 200);
     let r = svc
@@ -288,14 +296,15 @@ async fn a_disabled_account_stops_at_once_keeps_its_records_and_comes_back() {
     assert_eq!(s, 200, "{dl}");
     let address = dl["download_uri"].as_str().unwrap().to_string();
     assert_eq!(svc.http.get(&address).send().await.unwrap().status().as_u16(), 200);
-    let (s, open) = svc
-        .post(Some(m), "/api/v1/samples/init_upload", json!({"filename": "later.fastq", "size": 1000}))
-        .await;
+    let (s, open) =
+        svc.post(Some(m), "/api/v1/samples/init_upload", json!({"filename": "later.fastq", "size": 1000})).await;
     assert_eq!(s, 200, "{open}");
 
     let (s, after) = svc.patch(Some(&lab.admin), &users_path(&m.id), json!({"disabled": true})).await;
     assert_eq!(s, 200, "{after}");
-    assert!(after["disabled_at"].is_string() && after["disabled_by"]["$ref"].as_str().unwrap().ends_with(&lab.admin.id));
+    assert!(
+        after["disabled_at"].is_string() && after["disabled_by"]["$ref"].as_str().unwrap().ends_with(&lab.admin.id)
+    );
     // Key, session, download address, open upload: all stop on the very next request.
     let (s, b) = svc.get(Some(m), "/api/v1/account").await;
     assert_error(s, &b, 401);
@@ -339,7 +348,7 @@ async fn revoking_ends_the_key_and_sessions_but_not_the_password() {
     let svc = Service::start().await;
     let lab = Lab::build(&svc).await;
     let m = &lab.member;
-    mgds_server::store::sessions::set_password(&svc.state.db, &m.id, "the member's passphrase").await.unwrap();
+    mgds_server::store::sessions::set_password(&svc.state.db, None, &m.id, "the member's passphrase").await.unwrap();
     let (s, _) = sign_in(&svc, &m.email, "the member's passphrase").await;
     assert_eq!(s, 200);
     let (s, r) = svc.post(Some(&lab.admin), &format!("{}/revoke", users_path(&m.id)), json!({})).await;
@@ -376,11 +385,20 @@ async fn admins_and_owners_act_on_every_record_of_their_organisation_and_no_othe
         assert_eq!(s, 200, "{b}");
         let (s, b) = svc.patch(Some(boss), &metadata, json!({"description": format!("checked {n}")})).await;
         assert_eq!(s, 200, "{b}");
-        let (s, b) =
-            svc.post(Some(boss), "/api/v1/tags", json!({"name": format!("qc-{n}"), "sample": {"$ref": format!("/api/v1/samples/{private}")}})).await;
+        let (s, b) = svc
+            .post(
+                Some(boss),
+                "/api/v1/tags",
+                json!({"name": format!("qc-{n}"), "sample": {"$ref": format!("/api/v1/samples/{private}")}}),
+            )
+            .await;
         assert_eq!(s, 200, "{b}");
         let (s, b) = svc
-            .post(Some(boss), &format!("/api/v1/jobs/{job}/run"), json!({"sample": {"$ref": format!("/api/v1/samples/{private}")}, "job_args": {}}))
+            .post(
+                Some(boss),
+                &format!("/api/v1/jobs/{job}/run"),
+                json!({"sample": {"$ref": format!("/api/v1/samples/{private}")}, "job_args": {}}),
+            )
             .await;
         assert_eq!(s, 200, "{b}");
         let (s, b) = svc.post(Some(boss), &format!("/api/v1/samples/{private}/download_uri"), json!({})).await;
@@ -390,14 +408,21 @@ async fn admins_and_owners_act_on_every_record_of_their_organisation_and_no_othe
         assert_eq!(b["permissions"].as_array().unwrap().len(), 4, "an admin holds every permission: {b}");
         let (s, b) = svc.get(Some(boss), &format!("{project}/members")).await;
         assert_eq!(s, 200, "{b}");
-        let (s, b) = svc.patch(Some(boss), &format!("/api/v1/documents/{document}"), json!({"description": format!("filed {n}")})).await;
+        let (s, b) = svc
+            .patch(Some(boss), &format!("/api/v1/documents/{document}"), json!({"description": format!("filed {n}")}))
+            .await;
         assert_eq!(s, 200, "{b}");
         let (s, b) = svc
-            .post(Some(boss), &format!("/api/v1/documents/{document}/add_user"), json!({"user": {"$ref": format!("/api/v1/users/{}", lab.mate.id)}}))
+            .post(
+                Some(boss),
+                &format!("/api/v1/documents/{document}/add_user"),
+                json!({"user": {"$ref": format!("/api/v1/users/{}", lab.mate.id)}}),
+            )
             .await;
         assert_eq!(s, 200, "{b}");
     }
-    let (s, b) = svc.patch(Some(&lab.admin), &format!("/api/v1/samples/{private}"), json!({"visibility": "shared"})).await;
+    let (s, b) =
+        svc.patch(Some(&lab.admin), &format!("/api/v1/samples/{private}"), json!({"visibility": "shared"})).await;
     assert_eq!((s, b["visibility"].as_str()), (200, Some("shared")), "{b}");
     let (s, _) = svc.get(Some(&lab.mate), &format!("/api/v1/samples/{private}")).await;
     assert_eq!(s, 200, "shared with the organisation by its admin");
@@ -437,5 +462,8 @@ async fn the_operator_gives_roles_disables_revokes_and_makes_links() {
     let token = url.strip_prefix("https://mgds.lab.example.org/#link=").expect(&url).to_string();
     let (s, info) = svc.post(None, "/api/v1/password_link", json!({"token": token})).await;
     assert_eq!((s, info["kind"].as_str()), (200, Some("invitation")), "{info}");
-    assert!(matches!(admin::set_role(&state.db, "nobody@a.lab", Role::Admin).await, Err(admin::AdminError::NoSuchUser(_))));
+    assert!(matches!(
+        admin::set_role(&state.db, "nobody@a.lab", Role::Admin).await,
+        Err(admin::AdminError::NoSuchUser(_))
+    ));
 }

@@ -29,6 +29,7 @@ async fn every_schema_link_is_a_route() {
         "sequencing_batches",
         "organization",
         "organization_users",
+        "audit",
     ] {
         assert!(resources.contains_key(name), "{name} missing from the schema");
     }

@@ -29,7 +29,7 @@ impl Browser {
 
 async fn with_password(svc: &Service, email: &str) -> TestUser {
     let user = svc.user(email).await;
-    sessions::set_password(&svc.state.db, &user.id, PASSWORD).await.unwrap().unwrap();
+    sessions::set_password(&svc.state.db, None, &user.id, PASSWORD).await.unwrap().unwrap();
     user
 }
 

@@ -143,8 +143,10 @@ async fn raw_get(url: &str, path: &str) -> String {
 
 /// A user with a password, signed in: (API key, session cookie, CSRF token).
 async fn signed_in(svc: &Service, email: &str) -> (String, String, String) {
-    let user = mgds_server::admin::create_user(&svc.state.db, email, Some(email), mgds_server::admin::Role::Member).await.unwrap();
-    mgds_server::store::sessions::set_password(&svc.state.db, &user.id, "long enough password").await.unwrap();
+    let user = mgds_server::admin::create_user(&svc.state.db, email, Some(email), mgds_server::admin::Role::Member)
+        .await
+        .unwrap();
+    mgds_server::store::sessions::set_password(&svc.state.db, None, &user.id, "long enough password").await.unwrap();
     let r = svc
         .http
         .post(format!("{}/api/v1/sign_in", svc.url))

@@ -1135,4 +1135,23 @@ fn lab_it_manages_an_organisation_from_the_command_line() {
     assert!(!org(&member, &["show"]).status.success(), "the revoked key stops");
     let link = ok(&admin(&["user", "link", "tech@lab.org", "--public-url", "https://mgds.lab.org"]));
     assert!(link.starts_with("https://mgds.lab.org/#link="), "{link}");
+
+    // The audit trail of all that, as CSV for a spreadsheet, and its chain checked.
+    let csv = ok(&org(&head, &["audit", "--csv", "--per-page", "1000"]));
+    let header = csv.lines().next().unwrap();
+    assert_eq!(header, "at,seq,by,address,client,action,kind,record,changes", "{csv}");
+    for action in ["user.invited", "user.disabled", "user.enabled", "user.role_changed", "user.keys_revoked"] {
+        assert!(csv.contains(action), "{action} in {csv}");
+    }
+    let disabled = ok(&org(&head, &["audit", "--action", "user.disabled", "--json"]));
+    let disabled: Value = serde_json::from_str(&disabled).unwrap();
+    assert_eq!(disabled.as_array().unwrap().len(), 1, "{disabled}");
+    assert_eq!(disabled[0]["actor_email"], json!("head@lab.org"));
+    let users = ok(&org(&head, &["audit", "--action", "user.", "--by", "head@lab.org", "--json"]));
+    let users: Value = serde_json::from_str(&users).unwrap();
+    assert!(users.as_array().unwrap().iter().all(|e| e["actor_email"] == json!("head@lab.org")), "{users}");
+    let wrong = org(&head, &["audit", "--since", "last tuesday"]);
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("is not a time"), "{wrong:?}");
+    let verified = ok(&admin(&["audit", "verify"]));
+    assert!(verified.contains("Lab: ") && verified.contains("the chain is whole"), "{verified}");
 }

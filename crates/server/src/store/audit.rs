@@ -212,10 +212,18 @@ const LEASE: &str = "audit-chain";
 pub async fn chain(db: &Pool) -> ApiResult<u64> {
     let mut chained = 0;
     loop {
+        // A look without the lock first: most of the time there is nothing to chain.
+        let waiting: Option<String> =
+            sqlx::query_scalar("SELECT id FROM audit_entries WHERE seq IS NULL LIMIT 1").fetch_optional(db).await?;
+        if waiting.is_none() {
+            break;
+        }
         let mut tx = db::begin_write(db, db::Scope::Named("audit_chain")).await?;
         let sql = format!("SELECT {COLUMNS} FROM audit_entries WHERE seq IS NULL ORDER BY at, id LIMIT $1");
         let batch: Vec<Stored> = sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(CHAIN_BATCH).fetch_all(&mut *tx).await?;
         if batch.is_empty() {
+            // Another chainer took them meanwhile; the lock is let go at once.
+            tx.rollback().await?;
             break;
         }
         let mut heads: std::collections::HashMap<String, (i64, String)> = std::collections::HashMap::new();

@@ -275,6 +275,24 @@ pub enum Scope<'a> {
     Rows,
 }
 
+/// Ends a write transaction by its work's `result`: committed if it succeeded, rolled back at
+/// once if it failed (a transaction merely dropped is rolled back only when its connection is
+/// next used, and on SQLite it holds the write lock until then).
+pub async fn finish<T>(tx: Tx, result: crate::error::ApiResult<T>) -> crate::error::ApiResult<T> {
+    match result {
+        Ok(v) => {
+            tx.commit().await?;
+            Ok(v)
+        }
+        Err(e) => {
+            if let Err(rollback) = tx.rollback().await {
+                tracing::warn!(error = %rollback, "a failed write could not be rolled back at once");
+            }
+            Err(e)
+        }
+    }
+}
+
 /// Starts a write transaction holding what `scope` names (see [`Scope`]).
 pub async fn begin_write(pool: &Pool, scope: Scope<'_>) -> Result<Tx, sqlx::Error> {
     match Backend::of(pool) {

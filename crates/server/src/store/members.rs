@@ -252,8 +252,9 @@ pub async fn invite(state: &Store, caller: &Caller, req: &MemberInvite, public_u
         .ok_or_else(|| ApiError::Conflict(format!("{email} already has an account on this service")))?;
     let mut tx = begin_write(&state.db, Scope::User(&id)).await?;
     let (token, expires_at) = make_link(&mut tx, &id, "invitation", Some(&user.id)).await?;
-    let entry = super::audit::Entry::new("user.invited", "user", &id, &id)
-        .with(serde_json::json!({"email": email, "role": role.as_str(), "expires_at": expires_at}));
+    let entry = super::audit::Entry::new("user.invited", "user", &id, &id).with(
+        serde_json::json!({"email": users::stored_email(&email), "role": role.as_str(), "expires_at": expires_at}),
+    );
     super::audit::record(&mut tx, Some(user), entry).await?;
     tx.commit().await?;
     tracing::info!(by = %user.id, user = %id, role = %role, "user invited");
@@ -269,18 +270,24 @@ pub async fn invite(state: &Store, caller: &Caller, req: &MemberInvite, public_u
 /// sessions end.
 pub async fn reset_link(state: &Store, caller: &Caller, id: &str, public_url: &str) -> ApiResult<PasswordLink> {
     let (user, _) = managed(&state.db, caller, id, "reset the password of").await?;
-    let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
-    let (user, target) = managed_now(&state.db, &user, id, "reset the password of").await?;
-    if target.disabled_at.is_some() {
-        return Err(ApiError::BadRequest(format!("{} is disabled: enable the account first", target.email)));
+    let lock = Scope::Row("organizations", &user.organization_id);
+    let mut tx = begin_write(&state.db, lock).await?;
+    let result = async {
+        let tx = &mut tx;
+        let (user, target) = managed_now(tx, &user, id, "reset the password of").await?;
+        if target.disabled_at.is_some() {
+            return Err(ApiError::BadRequest(format!("{} is disabled: enable the account first", target.email)));
+        }
+        // Someone who never chose a password gets a new invitation instead.
+        let kind = if target.has_password != 0 { "reset" } else { "invitation" };
+        let (token, expires_at) = make_link(tx, id, kind, Some(&user.id)).await?;
+        let entry = super::audit::Entry::new("user.password_link_made", "user", id, id)
+            .with(serde_json::json!({"kind": kind, "expires_at": expires_at}));
+        super::audit::record(tx, Some(&user), entry).await?;
+        Ok((user, token, expires_at))
     }
-    // Someone who never chose a password gets a new invitation instead.
-    let kind = if target.has_password != 0 { "reset" } else { "invitation" };
-    let (token, expires_at) = make_link(&mut tx, id, kind, Some(&user.id)).await?;
-    let entry = super::audit::Entry::new("user.password_link_made", "user", id, id)
-        .with(serde_json::json!({"kind": kind, "expires_at": expires_at}));
-    super::audit::record(&mut tx, Some(&user), entry).await?;
-    tx.commit().await?;
+    .await;
+    let (user, token, expires_at) = db::finish(tx, result).await?;
     tracing::info!(by = %user.id, user = %id, "password reset link made");
     Ok(PasswordLink {
         user: row(&state.db, &user, id).await?.into_api(),
@@ -384,39 +391,47 @@ async fn set_role_in(tx: &mut Tx, id: &str, role: Role) -> ApiResult<()> {
     Ok(())
 }
 
-/// The organisation of the user `id`, locked: changes to an organisation's people take turns,
-/// so that each is checked against what the others did (two owners demoting each other at
-/// once cannot leave it without one).
-async fn lock_organization_of(db: &Pool, id: &str) -> ApiResult<Tx> {
-    let org: String = sqlx::query_scalar("SELECT organization_id FROM users WHERE id = $1")
+/// The organisation of the user `id`. Changes to an organisation's people lock it and take
+/// turns, so that each is checked against what the others did (two owners demoting each other
+/// at once cannot leave it without one).
+async fn organization_id_of(db: &Pool, id: &str) -> ApiResult<String> {
+    sqlx::query_scalar("SELECT organization_id FROM users WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
         .await?
-        .ok_or_else(|| ApiError::not_found("user"))?;
-    Ok(begin_write(db, Scope::Row("organizations", &org)).await?)
+        .ok_or_else(|| ApiError::not_found("user"))
 }
 
 /// The operator disables or enables the user `id`.
 pub(crate) async fn set_disabled(db: &Pool, id: &str, disabled: bool, by: Option<&str>) -> ApiResult<CutOff> {
-    let mut tx = lock_organization_of(db, id).await?;
-    let stopped = set_disabled_in(&mut tx, id, disabled, by).await?;
-    let action = if disabled { "user.disabled" } else { "user.enabled" };
-    super::audit::record(&mut tx, None, super::audit::Entry::new(action, "user", id, id)).await?;
-    tx.commit().await?;
-    Ok(stopped)
+    let org = organization_id_of(db, id).await?;
+    let mut tx = begin_write(db, Scope::Row("organizations", &org)).await?;
+    let result = async {
+        let tx = &mut tx;
+        let stopped = set_disabled_in(tx, id, disabled, by).await?;
+        let action = if disabled { "user.disabled" } else { "user.enabled" };
+        super::audit::record(tx, None, super::audit::Entry::new(action, "user", id, id)).await?;
+        Ok(stopped)
+    }
+    .await;
+    db::finish(tx, result).await
 }
 
 /// The operator sets the role of the user `id`.
 pub(crate) async fn set_role(db: &Pool, id: &str, role: Role) -> ApiResult<()> {
-    let mut tx = lock_organization_of(db, id).await?;
-    let before: String =
-        sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(id).fetch_one(&mut *tx).await?;
-    set_role_in(&mut tx, id, role).await?;
-    let entry = super::audit::Entry::new("user.role_changed", "user", id, id)
-        .with(serde_json::json!({"role": [before, role.as_str()]}));
-    super::audit::record(&mut tx, None, entry).await?;
-    tx.commit().await?;
-    Ok(())
+    let org = organization_id_of(db, id).await?;
+    let mut tx = begin_write(db, Scope::Row("organizations", &org)).await?;
+    let result = async {
+        let tx = &mut tx;
+        let before: String =
+            sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(id).fetch_one(&mut **tx).await?;
+        set_role_in(tx, id, role).await?;
+        let entry = super::audit::Entry::new("user.role_changed", "user", id, id)
+            .with(serde_json::json!({"role": [before, role.as_str()]}));
+        super::audit::record(tx, None, entry).await
+    }
+    .await;
+    db::finish(tx, result).await
 }
 
 /// Changes the role of the user `id` of the caller's organisation, or disables or enables
@@ -428,63 +443,89 @@ pub async fn update(state: &Store, caller: &Caller, id: &str, req: &MemberUpdate
     }
     let doing = if req.role.is_some() { "change the role of" } else { "disable or enable" };
     let (user, _) = managed(&state.db, caller, id, doing).await?;
-    let mut tx = begin_write(&state.db, Scope::Row("organizations", &user.organization_id)).await?;
-    let (user, target) = managed_now(&state.db, &user, id, doing).await?;
-    let mut disabled_now = false;
-    if let Some(role) = req.role
-        && role != target.role()
-    {
-        if !may_give(user.role, role) {
-            return Err(ApiError::Forbidden(format!("only an owner of your organisation may make someone an {role}")));
-        }
-        set_role_in(&mut tx, id, role).await?;
-        let entry = super::audit::Entry::new("user.role_changed", "user", id, id)
-            .with(serde_json::json!({"role": [target.role, role.as_str()]}));
-        super::audit::record(&mut tx, Some(&user), entry).await?;
-        tracing::info!(by = %user.id, user = %id, role = %role, "role changed");
-    }
-    if let Some(disabled) = req.disabled
-        && disabled != target.disabled_at.is_some()
-    {
-        if !disabled && let Some(by) = &target.disabled_by {
-            let by_role: Option<String> =
-                sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(by).fetch_optional(&state.db).await?;
-            if let Some(by_role) = by_role.as_deref().and_then(Role::parse)
-                && !may_manage(user.role, by_role)
-                && by != &user.id
-            {
+    let lock = Scope::Row("organizations", &user.organization_id);
+    let mut tx = begin_write(&state.db, lock).await?;
+    let result = async {
+        let tx = &mut tx;
+        let (user, target) = managed_now(tx, &user, id, doing).await?;
+        let mut disabled_now = false;
+        if let Some(role) = req.role
+            && role != target.role()
+        {
+            if !may_give(user.role, role) {
                 return Err(ApiError::Forbidden(format!(
-                    "{} was disabled by an {by_role} of your organisation; only an owner may enable them again",
-                    target.email
+                    "only an owner of your organisation may make someone an {role}"
                 )));
             }
+            set_role_in(tx, id, role).await?;
+            let entry = super::audit::Entry::new("user.role_changed", "user", id, id)
+                .with(serde_json::json!({"role": [target.role, role.as_str()]}));
+            super::audit::record(tx, Some(&user), entry).await?;
+            tracing::info!(by = %user.id, user = %id, role = %role, "role changed");
         }
-        let stopped = set_disabled_in(&mut tx, id, disabled, Some(&user.id)).await?;
-        let action = if disabled { "user.disabled" } else { "user.enabled" };
-        let entry = super::audit::Entry::new(action, "user", id, id)
-            .with(serde_json::json!({"sessions_ended": stopped.sessions, "uploads_canceled": stopped.uploads}));
-        super::audit::record(&mut tx, Some(&user), entry).await?;
-        disabled_now = disabled;
-        tracing::info!(by = %user.id, user = %id, disabled, sessions = stopped.sessions, uploads = stopped.uploads, "account disabled or enabled");
+        if let Some(disabled) = req.disabled
+            && disabled != target.disabled_at.is_some()
+        {
+            if !disabled && let Some(by) = &target.disabled_by {
+                let by_role: Option<String> =
+                    sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(by).fetch_optional(&mut **tx).await?;
+                if let Some(by_role) = by_role.as_deref().and_then(Role::parse)
+                    && !may_manage(user.role, by_role)
+                    && by != &user.id
+                {
+                    return Err(ApiError::Forbidden(format!(
+                        "{} was disabled by an {by_role} of your organisation; only an owner may enable them again",
+                        target.email
+                    )));
+                }
+            }
+            let stopped = set_disabled_in(tx, id, disabled, Some(&user.id)).await?;
+            let action = if disabled { "user.disabled" } else { "user.enabled" };
+            let entry = super::audit::Entry::new(action, "user", id, id)
+                .with(serde_json::json!({"sessions_ended": stopped.sessions, "uploads_canceled": stopped.uploads}));
+            super::audit::record(tx, Some(&user), entry).await?;
+            disabled_now = disabled;
+            tracing::info!(by = %user.id, user = %id, disabled, sessions = stopped.sessions, uploads = stopped.uploads, "account disabled or enabled");
+        }
+        Ok((user, disabled_now))
     }
-    tx.commit().await?;
+    .await;
+    let (user, disabled_now) = db::finish(tx, result).await?;
     if disabled_now {
         super::deletes::purge(state).await?;
     }
     Ok(row(&state.db, &user, id).await?.into_api())
 }
 
-/// [`managed`] again once the organisation is locked: the caller as they are now (still
-/// enabled, their role now), and the target as they are now.
-async fn managed_now(db: &Pool, user: &User, id: &str, doing: &str) -> ApiResult<(User, MemberRow)> {
+/// [`managed`] again once the organisation is locked, read in `tx` (on SQLite, a read on
+/// another connection while the write lock is held could wait for a new connection that
+/// itself waits for the lock): the caller as they are now (still enabled, their role now),
+/// and the target as they are now.
+async fn managed_now(tx: &mut Tx, user: &User, id: &str, doing: &str) -> ApiResult<(User, MemberRow)> {
     let sql = format!("SELECT {} FROM users u WHERE u.id = $1", super::caller::USER_COLUMNS);
     let now: Option<super::caller::UserRow> =
-        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(&user.id).fetch_optional(db).await?;
+        sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(&user.id).fetch_optional(&mut **tx).await?;
     let Some(mut now) = now.and_then(super::caller::UserRow::enabled) else {
         return Err(ApiError::Unauthorized("your account was disabled meanwhile".into()));
     };
     now.origin = user.origin.clone();
-    managed(db, &Caller(Some(now)), id, doing).await
+    if !now.manages_org() {
+        return Err(ApiError::Forbidden("your role in the organisation changed meanwhile".into()));
+    }
+    let sql = format!("SELECT {} FROM {} WHERE u.id = $1 AND u.organization_id = $2", MEMBERS.columns, MEMBERS.from);
+    let target: MemberRow = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .bind(&now.organization_id)
+        .fetch_optional(&mut **tx)
+        .await?
+        .ok_or_else(|| ApiError::not_found("user"))?;
+    if target.id == now.id || !may_manage(now.role, target.role()) {
+        return Err(ApiError::Forbidden(format!(
+            "you may no longer {doing} {}: their role or yours changed meanwhile",
+            target.email
+        )));
+    }
+    Ok((now, target))
 }
 
 /// Revokes the API key and ends the sessions of the user `id` of the caller's organisation
@@ -501,16 +542,22 @@ pub async fn revoke(state: &Store, caller: &Caller, id: &str) -> ApiResult<Revok
 /// (`None`: the operator), who is checked again once the organisation is locked.
 pub(crate) async fn revoke_credentials(state: &Store, by: Option<&User>, id: &str) -> ApiResult<CutOff> {
     let unheld = crate::auth::hash_key(&crate::auth::new_api_key());
-    let mut tx = lock_organization_of(&state.db, id).await?;
-    let by = match by {
-        Some(user) => Some(managed_now(&state.db, user, id, "revoke the keys of").await?.0),
-        None => None,
-    };
-    let stopped = cut_off(&mut tx, id, Some(&unheld)).await?;
-    let entry = super::audit::Entry::new("user.keys_revoked", "user", id, id)
-        .with(serde_json::json!({"sessions_ended": stopped.sessions, "uploads_canceled": stopped.uploads}));
-    super::audit::record(&mut tx, by.as_ref(), entry).await?;
-    tx.commit().await?;
+    let org = organization_id_of(&state.db, id).await?;
+    let mut tx = begin_write(&state.db, Scope::Row("organizations", &org)).await?;
+    let result = async {
+        let tx = &mut tx;
+        let by = match by {
+            Some(user) => Some(managed_now(tx, user, id, "revoke the keys of").await?.0),
+            None => None,
+        };
+        let stopped = cut_off(tx, id, Some(&unheld)).await?;
+        let entry = super::audit::Entry::new("user.keys_revoked", "user", id, id)
+            .with(serde_json::json!({"sessions_ended": stopped.sessions, "uploads_canceled": stopped.uploads}));
+        super::audit::record(tx, by.as_ref(), entry).await?;
+        Ok(stopped)
+    }
+    .await;
+    let stopped = db::finish(tx, result).await?;
     super::deletes::purge(state).await?;
     Ok(stopped)
 }
@@ -577,25 +624,29 @@ pub async fn use_link(db: &Pool, token: &str, password: &str) -> ApiResult<User>
     }
     let hash = super::sessions::hash_password(password).await?;
     let mut tx = begin_write(db, Scope::User(&user_id)).await?;
-    // The link is taken in the same transaction: of two requests using it at once, one wins.
-    let used = sqlx::query("DELETE FROM password_links WHERE token_hash = $1 AND user_id = $2 AND expires_at > $3")
-        .bind(Sha256::digest(token.as_bytes()).to_vec())
-        .bind(&user_id)
-        .bind(db::now())
-        .execute(&mut *tx)
-        .await?;
-    if used.rows_affected() == 0 {
-        return Err(link_gone());
+    let result = async {
+        let tx = &mut tx;
+        // The link is taken in the same transaction: of two requests using it at once, one wins.
+        let used = sqlx::query("DELETE FROM password_links WHERE token_hash = $1 AND user_id = $2 AND expires_at > $3")
+            .bind(Sha256::digest(token.as_bytes()).to_vec())
+            .bind(&user_id)
+            .bind(db::now())
+            .execute(&mut **tx)
+            .await?;
+        if used.rows_affected() == 0 {
+            return Err(link_gone());
+        }
+        sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
+            .bind(&hash)
+            .bind(&user_id)
+            .execute(&mut **tx)
+            .await?;
+        sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(&user_id).execute(&mut **tx).await?;
+        let entry = super::audit::Entry::new("user.password_set_by_link", "user", &user_id, &user_id);
+        super::audit::record(tx, None, entry).await
     }
-    sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
-        .bind(&hash)
-        .bind(&user_id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(&user_id).execute(&mut *tx).await?;
-    let entry = super::audit::Entry::new("user.password_set_by_link", "user", &user_id, &user_id);
-    super::audit::record(&mut tx, None, entry).await?;
-    tx.commit().await?;
+    .await;
+    db::finish(tx, result).await?;
     super::caller::by_id(db, &user_id).await?.ok_or_else(link_gone)
 }
 

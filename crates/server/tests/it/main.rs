@@ -52,6 +52,7 @@ impl Service {
 
     /// A service with adjusted configuration.
     pub async fn start_with(adjust: impl FnOnce(&mut Config)) -> Service {
+        let _ = tracing_subscriber::fmt().with_env_filter("warn").with_test_writer().try_init();
         let dir = tempfile::tempdir().expect("temp dir");
         let mut config = Config::new(dir.path().join("data"));
         config.database_url = mgds_server::db::test_database().await;

@@ -19,7 +19,7 @@ use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReads
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
-use crate::organization::{LinkView, OrganizationView, UserChange};
+use crate::organization::{AuditPage, AuditQuery, LinkView, OrganizationView, UserChange};
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{AnalysesChanged, ClassificationView, PanelView};
 use crate::samples::{
@@ -87,6 +87,8 @@ fn signature_types(t: &mut Types) {
         AlertsView,
         AnalysesPage,
         AnalysisQuery,
+        AuditPage,
+        AuditQuery,
         BatchRun,
         BulkChange,
         BulkOutcome,

@@ -13,7 +13,7 @@ use crate::dialogs::{ask_folder, ask_save_path, write_file};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
-use crate::organization::{LinkView, OrganizationView, UserChange};
+use crate::organization::{AuditPage, AuditQuery, LinkView, OrganizationView, UserChange};
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{ClassificationView, PanelView, ResultsCache, Watcher};
 use crate::samples::{
@@ -198,6 +198,12 @@ pub async fn change_user(session: State<'_, Session>, id: String, change: UserCh
 #[tauri::command]
 pub async fn reset_user_password(session: State<'_, Session>, id: String) -> CmdResult<LinkView> {
     crate::organization::reset_password(&session.connected().await?.client, &id).await
+}
+
+/// A page of the organisation's audit trail (admins and owners).
+#[tauri::command]
+pub async fn audit_trail(session: State<'_, Session>, query: AuditQuery) -> CmdResult<AuditPage> {
+    crate::organization::audit(&session.connected().await?.client, query).await
 }
 
 /// Ends a user's API key and sessions; what it stopped, in words.

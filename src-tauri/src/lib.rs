@@ -173,6 +173,7 @@ pub fn run() {
             commands::change_user,
             commands::reset_user_password,
             commands::revoke_user,
+            commands::audit_trail,
             commands::tag_counts,
             commands::documents,
             commands::pick_documents,

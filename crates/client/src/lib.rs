@@ -153,6 +153,8 @@ impl fmt::Debug for ApiKey {
 struct BrowserSession {
     cookie: String,
     csrf: String,
+    /// The browser's own address, for the service's records (see [`ClientBuilder::for_browser_at`]).
+    address: Option<String>,
 }
 
 impl fmt::Debug for BrowserSession {
@@ -206,7 +208,19 @@ impl ClientBuilder {
     /// the session's CSRF token on every request, as the browser's page sends them (the service
     /// acting for a signed-in browser calls its own API this way).
     pub fn browser_session(mut self, cookie_name: &str, token: &str, csrf: &str) -> Self {
-        self.session = Some(BrowserSession { cookie: format!("{cookie_name}={token}"), csrf: csrf.to_string() });
+        self.session =
+            Some(BrowserSession { cookie: format!("{cookie_name}={token}"), csrf: csrf.to_string(), address: None });
+        self
+    }
+
+    /// With [`ClientBuilder::browser_session`], on the service's own loopback listener for its
+    /// web UI: the browser's address, sent in `X-MGDS-Browser-Address` so that the service's
+    /// audit trail names the browser rather than loopback (the service reads it only on that
+    /// listener).
+    pub fn for_browser_at(mut self, address: Option<String>) -> Self {
+        if let Some(s) = self.session.as_mut() {
+            s.address = address;
+        }
         self
     }
 
@@ -561,6 +575,10 @@ impl Client {
                     h.set_sensitive(true);
                     h
                 })
+            };
+            let req = match s.address.as_deref().map(HeaderValue::from_str) {
+                Some(Ok(a)) => req.header("x-mgds-browser-address", a),
+                _ => req,
             };
             return match (sensitive(&s.cookie), sensitive(&s.csrf)) {
                 (Ok(cookie), Ok(csrf)) => req

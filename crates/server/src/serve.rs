@@ -75,7 +75,9 @@ pub async fn serve(
         Some(web) => match tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await {
             Ok(listener) => {
                 web.internal_api(&format!("http://{}", listener.local_addr()?));
-                let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+                let service = app(state.clone())
+                    .layer(axum::Extension(crate::routes::InternalHop))
+                    .into_make_service_with_connect_info::<SocketAddr>();
                 Some(tokio::spawn(async move { axum::serve(listener, service).await }))
             }
             Err(e) => {

@@ -183,6 +183,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "change_user" => out(organization::change(c, &id()?, arg(args, "change")?).await?),
         "reset_user_password" => out(organization::reset_password(c, &id()?).await?),
         "revoke_user" => out(organization::revoke(c, &id()?).await?),
+        "audit_trail" => out(organization::audit(c, arg(args, "query")?).await?),
         "documents" => out(documents::list(c).await?),
         "share_document" => out(documents::share(c, &id()?, &arg::<String>(args, "email")?).await?),
         "unshare_document" => out(documents::unshare(c, &id()?, &arg::<String>(args, "user")?).await?),

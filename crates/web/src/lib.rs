@@ -171,7 +171,7 @@ impl WebUi {
         let refuse = |status: StatusCode, message: &str| {
             (status, axum::Json(serde_json::json!({ "code": "taxon_reads", "message": message }))).into_response()
         };
-        let (Some(_), Some(Extension(SignedInSession(signed_in)))) = (caller.0, session) else {
+        let (Some(user), Some(Extension(SignedInSession(signed_in)))) = (caller.0, session) else {
             return refuse(StatusCode::UNAUTHORIZED, "Sign in from the browser first.");
         };
         let (Some(sample), Some(tax_id)) = (query.get("sample"), query.get("tax_id")) else {
@@ -182,8 +182,11 @@ impl WebUi {
         };
         let (cookie_name, _) = cookie_name_and_path(&state.public_url);
         let token = session_cookie(&headers, cookie_name).ok().flatten().unwrap_or_default();
+        let agent = headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("a browser");
         let client = match mgds_client::Client::builder(&internal)
             .browser_session(cookie_name, &token, &signed_in.csrf_token)
+            .for_browser_at(user.origin.address.clone())
+            .user_agent(format!("{agent} (MGDS web)"))
             .build()
         {
             Ok(c) => c,
@@ -222,7 +225,13 @@ impl WebUi {
                 "The service cannot run the screens for browsers (it could not listen on 127.0.0.1; its log says why).";
             return refuse(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why);
         };
-        let client = match mgds_client::Client::builder(&internal).browser_session(cookie_name, &token, csrf).build() {
+        let agent = headers.get(axum::http::header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("a browser");
+        let client = match mgds_client::Client::builder(&internal)
+            .browser_session(cookie_name, &token, csrf)
+            .for_browser_at(user.origin.address.clone())
+            .user_agent(format!("{agent} (MGDS web)"))
+            .build()
+        {
             Ok(c) => c,
             Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, "failed", &e.to_string()),
         };

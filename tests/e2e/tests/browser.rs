@@ -826,5 +826,22 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     a.click(&a.wait_for("tr[data-email='tech@lab.example.org'] [data-testid=org-enable]", WAIT).await?).await?;
     a.wait_for_text("[data-testid=org-notice]", "may sign in again", WAIT).await?;
     ensure!(key_works(url, tech_key).await?, "enabled again, the key works");
+
+    // The audit trail of all that, newest first, filtered to people's changes.
+    a.click(&a.wait_for("[data-testid=nav-samples]", WAIT).await?).await?;
+    a.click(&a.wait_for("[data-testid=nav-organization]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=audit-table]", "user.enabled", WAIT).await?;
+    a.set_value("[data-testid=audit-kind]", "user.").await?;
+    let text = poll("the audit trail filtered to people's changes", WAIT, || async {
+        let t =
+            a.script("return document.querySelector('[data-testid=audit-table]')?.innerText ?? '';", json!([])).await?;
+        let t = t.as_str().unwrap_or_default().to_string();
+        Ok((!t.contains("session.signed_in") && t.contains("user.disabled")).then_some(t))
+    })
+    .await?;
+    ensure!(text.contains("role: \"member\" → \"admin\""), "the role's change, before and after: {text}");
+    ensure!(text.contains("(MGDS web)") && text.contains("127.0.0.1"), "the browser's own client and address: {text}");
+    axe.check(a, "browser audit trail").await?;
+    a.screenshot("browser-org-7-audit").await?;
     Ok(())
 }

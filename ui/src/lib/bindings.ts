@@ -133,6 +133,50 @@ export type AnalysisRow = {
 /** Where an analysis stands. */
 export type AnalysisState = "running" | "complete" | "failed";
 
+/** A page of the audit trail. */
+export type AuditPage = {
+  /** The entries, newest first. */
+  rows: Array<AuditRow>,
+  /** How many entries the filters keep. */
+  total: number,
+  /** The page shown. */
+  page: number,
+  /** Entries per page. */
+  per_page: number,
+};
+
+/** What the audit screen asks for: a page, and filters. */
+export type AuditQuery = {
+  /** Page, from 1. */
+  page?: number | null,
+  /** Actions starting with this (`sample.`, `user.disabled`). */
+  action?: string | null,
+  /** Done by this e-mail address. */
+  by?: string | null,
+  /** On or after this day (`YYYY-MM-DD`). */
+  since?: string | null,
+};
+
+/** One entry as the screen shows it. */
+export type AuditRow = {
+  /** When. */
+  at: string,
+  /** Its number in the chain (`None` for the few seconds before it is chained). */
+  seq: number | null,
+  /** Who (`None`: the operator, on the service's machine). */
+  by: string | null,
+  /** From which address. */
+  address: string | null,
+  /** With which client. */
+  client: string | null,
+  /** What happened. */
+  action: string,
+  /** The kind of record and its id. */
+  target: string,
+  /** What changed, in words: `description: "ward 3" → "ward 4"`. */
+  changes: Array<string>,
+};
+
 /** One bar, for the UI. */
 export type BarView = {
   /** Taxon name, or "Other (N taxa)". */
@@ -1407,6 +1451,11 @@ export const commands = {
    */
   analysisResults: (id: string, kind: string): Promise<JsonValue> =>
     invoke<JsonValue>("analysis_results", { id, kind }),
+  /**
+   * A page of the organisation's audit trail (admins and owners).
+   */
+  auditTrail: (query: AuditQuery): Promise<AuditPage> =>
+    invoke<AuditPage>("audit_trail", { query }),
   /**
    * Cancels a document upload or download.
    */

@@ -14,7 +14,7 @@ mod samples;
 mod session;
 mod signed_in;
 
-pub use signed_in::{CSRF_HEADER, SignedInSession, cookie_name_and_path, session_cookie};
+pub use signed_in::{CSRF_HEADER, InternalHop, SignedInSession, cookie_name_and_path, session_cookie};
 mod storage_endpoint;
 mod tags;
 mod transfers;

@@ -21,6 +21,11 @@ use crate::store::sessions::{self, HOST_SESSION_COOKIE, SESSION_COOKIE, Session}
 #[derive(Debug, Clone)]
 pub struct SignedInSession(pub Session);
 
+/// Marks a request that came in on the service's own loopback listener for its web UI (the
+/// service calling its API for a browser): only there is `X-MGDS-Browser-Address` believed.
+#[derive(Debug, Clone, Copy)]
+pub struct InternalHop;
+
 /// The header that carries a session's CSRF token.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
@@ -87,10 +92,17 @@ impl FromRequestParts<AppState> for Caller {
         }
         let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(a)| a.ip());
         let ip = peer.map(|p| state.limiter.client_address(p, &parts.headers));
+        // On the web UI's own listener, the browser's address as the service saw it.
+        let for_browser = parts
+            .extensions
+            .get::<InternalHop>()
+            .and_then(|_| parts.headers.get("x-mgds-browser-address"))
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<std::net::IpAddr>().ok());
         let origin = |how: &str| {
             let agent = parts.headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("unnamed");
             Origin {
-                address: ip.map(|a| a.to_string()),
+                address: for_browser.or(ip).map(|a| a.to_string()),
                 client: Some(format!("{how}: {agent}").chars().take(MAX_CLIENT_CHARS).collect()),
             }
         };

@@ -123,3 +123,18 @@ pub async fn forget(tx: &mut Tx, upload_id: &str, object_key: &str) -> ApiResult
     sqlx::query("DELETE FROM uploads WHERE id = $1").bind(upload_id).execute(&mut **tx).await?;
     Ok(queued)
 }
+
+/// Cancels the uploads of `user_id` not yet confirmed, in `tx` (their forms and S3 credentials
+/// stop; their files and store keys go with [`purge`] after the commit).
+/// Answers how many there were.
+pub(crate) async fn cancel_open_uploads(tx: &mut Tx, user_id: &str) -> ApiResult<usize> {
+    let open: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, object_key FROM uploads WHERE owner_id = $1 AND confirmed_id IS NULL")
+            .bind(user_id)
+            .fetch_all(&mut **tx)
+            .await?;
+    for (upload, key) in &open {
+        forget(tx, upload, key).await?;
+    }
+    Ok(open.len())
+}

@@ -184,6 +184,12 @@ async fn managed(db: &Pool, caller: &Caller, id: &str, doing: &str) -> ApiResult
     Ok((user, target))
 }
 
+/// A key hash that no key has: the SHA-256 of random bytes nobody holds (an API key is looked
+/// up by its hash, so no key opens the account until a new one is made).
+fn unheld_key_hash() -> Vec<u8> {
+    Sha256::digest(rand::random::<[u8; 32]>()).to_vec()
+}
+
 /// A new password link's secret and the hash kept of it.
 fn new_link_secret() -> (String, Vec<u8>) {
     let token = hex::encode(rand::random::<[u8; 32]>());
@@ -246,7 +252,7 @@ pub async fn invite(state: &Store, caller: &Caller, req: &MemberInvite, public_u
         .fetch_one(&state.db)
         .await?;
     // A key nobody holds: the invited user signs in with the password they choose.
-    let unheld = crate::auth::hash_key(&crate::auth::new_api_key());
+    let unheld = unheld_key_hash();
     let id = users::insert(&state.db, &email, &org, role, &unheld)
         .await?
         .ok_or_else(|| ApiError::Conflict(format!("{email} already has an account on this service")))?;
@@ -340,23 +346,8 @@ pub(crate) async fn cut_off(tx: &mut Tx, user_id: &str, key_hash: Option<&[u8]>)
     let sessions =
         sqlx::query("DELETE FROM sessions WHERE user_id = $1").bind(user_id).execute(&mut **tx).await?.rows_affected();
     sqlx::query("DELETE FROM password_links WHERE user_id = $1").bind(user_id).execute(&mut **tx).await?;
-    let uploads = cancel_open_uploads(tx, user_id).await?;
+    let uploads = super::deletes::cancel_open_uploads(tx, user_id).await?;
     Ok(CutOff { sessions, uploads })
-}
-
-/// Cancels the uploads of `user_id` not yet confirmed, in `tx` (their forms and S3 credentials
-/// stop; their files and store keys go with [`super::deletes::purge`] after the commit).
-/// Answers how many there were.
-pub(crate) async fn cancel_open_uploads(tx: &mut Tx, user_id: &str) -> ApiResult<usize> {
-    let open: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, object_key FROM uploads WHERE owner_id = $1 AND confirmed_id IS NULL")
-            .bind(user_id)
-            .fetch_all(&mut **tx)
-            .await?;
-    for (upload, key) in &open {
-        super::deletes::forget(tx, upload, key).await?;
-    }
-    Ok(open.len())
 }
 
 /// Disables or enables the user `id` in `tx`, as `by` (`None`: the operator). Disabling cuts
@@ -541,7 +532,7 @@ pub async fn revoke(state: &Store, caller: &Caller, id: &str) -> ApiResult<Revok
 /// Replaces the API key of the user `id` with one nobody holds and cuts them off, as `by`
 /// (`None`: the operator), who is checked again once the organisation is locked.
 pub(crate) async fn revoke_credentials(state: &Store, by: Option<&User>, id: &str) -> ApiResult<CutOff> {
-    let unheld = crate::auth::hash_key(&crate::auth::new_api_key());
+    let unheld = unheld_key_hash();
     let org = organization_id_of(&state.db, id).await?;
     let mut tx = begin_write(&state.db, Scope::Row("organizations", &org)).await?;
     let result = async {

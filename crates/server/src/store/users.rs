@@ -267,7 +267,7 @@ pub async fn set_key_hash(db: &Pool, by: Option<&User>, email: &str, key_hash: &
             .fetch_optional(&mut *tx)
             .await?;
     let Some(id) = id else { return Ok(None) };
-    let canceled = super::members::cancel_open_uploads(&mut tx, &id).await?;
+    let canceled = super::deletes::cancel_open_uploads(&mut tx, &id).await?;
     let entry = super::audit::Entry::new("user.key_replaced", "user", &id, &id)
         .with(serde_json::json!({"uploads_canceled": canceled}));
     super::audit::record(&mut tx, by, entry).await?;

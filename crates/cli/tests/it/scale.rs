@@ -168,15 +168,14 @@ fn an_api_host_and_two_workers_share_only_postgresql_and_an_s3_store() {
     let status = c.rt.block_on(async { c.client.get(&other).send().await.unwrap().status().as_u16() });
     assert_eq!(status, 404, "a worker serves no API");
 
-    // Downloads are the store's own signed addresses.
+    // Downloads are the service's addresses, checked at each use, which send the client on to
+    // the store's own signed address: the bytes come from the store.
     let id = &samples[0];
     let (s, d) = c.json("POST", &format!("{url}/api/v1/samples/{id}/download_uri"), &key, Some(json!({})));
     assert_eq!(s, 200, "{d}");
     let download = d["download_uri"].as_str().unwrap();
-    assert!(
-        download.starts_with(b.s3.endpoint.as_deref().unwrap()) && download.contains("X-Amz-Signature"),
-        "{download}"
-    );
+    let to = sent_on_to(&c, download);
+    assert!(to.starts_with(b.s3.endpoint.as_deref().unwrap()) && to.contains("X-Amz-Signature"), "{to}");
     let got = c.rt.block_on(async { c.client.get(download).send().await.unwrap().bytes().await.unwrap() });
     assert!(got == reads, "the sample's file comes back from the store");
 
@@ -371,7 +370,8 @@ fn the_onecodex_client_uploads_straight_to_the_store() {
     assert_eq!(s["size"], json!(reads.len()), "{s}");
     let (_, d) = c.json("POST", &format!("{url}/api/v1/samples/{single}/download_uri"), &key, Some(json!({})));
     let link = d["download_uri"].as_str().unwrap();
-    assert!(link.starts_with(&store), "downloads come from the store: {link}");
+    let to = sent_on_to(&c, link);
+    assert!(to.starts_with(&store), "downloads come from the store: {link} sends the client on to {to}");
     let got = c.rt.block_on(async { c.client.get(link).send().await.unwrap().bytes().await.unwrap() });
     assert!(got == reads, "the file came through whole");
     let (_, p) = c.json("GET", &format!("{url}/api/v1/samples/{pair}"), &key, None);
@@ -503,4 +503,14 @@ fn a_worker_whose_clock_is_ahead_leaves_a_held_lease_alone() {
     assert_eq!(done["success"], json!(true), "{done}\n{}", worker.log());
     worker.kill();
     drop(serve);
+}
+
+/// Where the service's download address `link` sends the client on to (its 307's `Location`).
+fn sent_on_to(c: &Http, link: &str) -> String {
+    let direct = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    c.rt.block_on(async {
+        let r = direct.get(link).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 307, "{link}");
+        r.headers()[reqwest::header::LOCATION].to_str().unwrap().to_string()
+    })
 }

@@ -120,9 +120,13 @@ pub async fn record_now(db: &Pool, actor: Option<&User>, entry: Entry<'_>) -> Ap
     Ok(())
 }
 
-/// [`record_now`] for the caller of a request.
+/// [`record_now`] for the caller of a request. Anonymous callers reach only public records
+/// (a public analysis's output): what they read is not recorded.
 pub async fn record_for(db: &Pool, caller: &Caller, entry: Entry<'_>) -> ApiResult<()> {
-    record_now(db, caller.0.as_ref(), entry).await
+    match caller.0.as_ref() {
+        Some(user) => record_now(db, Some(user), entry).await,
+        None => Ok(()),
+    }
 }
 
 /// Records that the caller was given a download address of analysis `id`'s output `file`.

@@ -477,9 +477,21 @@ async fn whole_job(s: &Session, axe: &Axe, app: &Path, tmp: &Path, data_dir: &Pa
     s.wait_for("[data-testid=document-download]", SHORT).await?;
     axe.check(s, "documents shared with me").await?;
     s.screenshot("16-documents-as-the-colleague").await?;
+    // A profile of a lab's service has its organisation; the colleague is a member of it.
+    nav("organization").await?;
+    s.wait_for_text("[data-testid=org-role]", "member of", LONG).await?;
+    s.wait_for("[data-testid=org-members-only]", SHORT).await?;
+    ensure!(s.find("[data-testid=org-invite]").await?.is_none(), "a member invites nobody");
+    axe.check(s, "organisation as a member").await?;
+    s.screenshot("16a-organisation-as-a-member").await?;
     nav("profiles").await?;
     s.click(&s.wait_for("[data-testid=use-local]", SHORT).await?).await?;
     s.wait_for("[data-testid=use-colleague]", LONG).await?;
+    // The local service on this computer has one user: no organisation to manage.
+    poll("the local service's screens without the organisation", LONG, || async {
+        Ok(s.find("[data-testid=nav-organization]").await?.is_none().then_some(()))
+    })
+    .await?;
 
     // E. Deleted after a confirmation that names it.
     nav("documents").await?;

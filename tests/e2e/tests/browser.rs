@@ -30,6 +30,11 @@ fn root_reads() -> PathBuf {
     workspace_root().join("assets/demo/reads.fastq.gz")
 }
 
+/// Where the screenshots go: `MGDS_E2E_SCREENSHOTS`, or `target/e2e-screenshots`.
+fn screenshots_dir(root: &Path) -> PathBuf {
+    std::env::var_os("MGDS_E2E_SCREENSHOTS").map(PathBuf::from).unwrap_or_else(|| root.join("target/e2e-screenshots"))
+}
+
 /// `mgds serve` on a data folder of its own, stopped on drop.
 struct Served {
     child: Child,
@@ -52,6 +57,17 @@ impl Served {
             .spawn()
             .context("cannot start mgds serve")?;
         Ok(Served { child, url: format!("http://127.0.0.1:{port}"), bin: bin.to_path_buf(), data })
+    }
+
+    /// [`Served::start`], once it answers (a first start installs the demo references).
+    async fn ready(bin: &Path) -> Result<Served> {
+        let served = Served::start(bin)?;
+        let url = served.url.clone();
+        poll("mgds serve to answer", Duration::from_secs(120), || async {
+            Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
+        })
+        .await?;
+        Ok(served)
     }
 
     /// `mgds admin user create EMAIL --password`, the password on standard input; the API key.
@@ -138,16 +154,9 @@ async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
     let bin = env_path("MGDS_BIN")?;
     let chromedriver = env_path("CHROMEDRIVER")?;
     let root = workspace_root();
-    let screenshots = std::env::var_os("MGDS_E2E_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/e2e-screenshots"));
-    let served = Served::start(&bin)?;
-    let url = served.url.clone();
+    let screenshots = screenshots_dir(&root);
     // The first start installs the demo references (for the classifications below).
-    poll("mgds serve to answer", Duration::from_secs(120), || async {
-        Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
-    })
-    .await?;
+    let served = Served::ready(&bin).await?;
     let old_key = served.user("ana@lab.example.org", PASSWORD)?;
     // A sample of reads uploaded from the command line; the service classifies it. The
     // browser uploads a pair of read files and a document below.
@@ -727,15 +736,9 @@ async fn an_owner_runs_the_organisation_from_a_browser() -> Result<()> {
     let bin = env_path("MGDS_BIN")?;
     let chromedriver = env_path("CHROMEDRIVER")?;
     let root = workspace_root();
-    let screenshots = std::env::var_os("MGDS_E2E_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target/e2e-screenshots"));
-    let served = Served::start(&bin)?;
+    let screenshots = screenshots_dir(&root);
+    let served = Served::ready(&bin).await?;
     let url = served.url.clone();
-    poll("mgds serve to answer", Duration::from_secs(120), || async {
-        Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
-    })
-    .await?;
     served.user_as("head@lab.example.org", PASSWORD, "owner")?;
     let tech_key = served.user("tech@lab.example.org", PASSWORD)?;
     served.user("cy@lab.example.org", PASSWORD)?;

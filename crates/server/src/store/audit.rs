@@ -284,26 +284,6 @@ async fn head(tx: &mut Tx, org: &str) -> ApiResult<(i64, String)> {
     })
 }
 
-/// Takes or keeps the chainer's lease for `holder` for a minute: another host takes it over
-/// only once it lapses.
-async fn hold_lease(db: &Pool, holder: &str) -> ApiResult<bool> {
-    let now = db::clock(db).await?;
-    let until = now + chrono::Duration::seconds(60);
-    let taken = sqlx::query(
-        "INSERT INTO leases (name, holder, until) VALUES ($1, $2, $3) \
-         ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
-         WHERE leases.until < $4 OR leases.holder = $2",
-    )
-    .bind(LEASE)
-    .bind(holder)
-    .bind(db::ts(until))
-    .bind(db::ts(now))
-    .execute(db)
-    .await?
-    .rows_affected();
-    Ok(taken == 1)
-}
-
 /// Chains every few seconds until dropped.
 pub async fn run_chainer(db: Pool, every: std::time::Duration) {
     let holder = format!("{}-{}", std::process::id(), new_id());
@@ -312,7 +292,7 @@ pub async fn run_chainer(db: Pool, every: std::time::Duration) {
     loop {
         tick.tick().await;
         // One host at a time looks (the others would find nothing left).
-        match hold_lease(&db, &holder).await {
+        match crate::janitor::lease(&db, LEASE, &holder, std::time::Duration::from_secs(60), true).await {
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {

@@ -10,6 +10,7 @@
 //! client built on them reads any compatible service, including the real one whose responses are
 //! kept as test fixtures.
 
+mod events;
 mod job_args;
 mod multipart;
 mod organization;
@@ -18,6 +19,7 @@ mod resources;
 mod results;
 mod rules;
 
+pub use events::*;
 pub use job_args::*;
 pub use multipart::*;
 pub use organization::*;

@@ -160,6 +160,11 @@ struct ServeArgs {
     /// coming from the proxy when failed sign-ins are limited.
     #[arg(long = "trusted-proxy", value_name = "ADDRESS/BITS", value_parser = parse_network, env = "MGDS_TRUSTED_PROXIES", value_delimiter = ',')]
     trusted_proxies: Vec<ipnet::IpNet>,
+    /// An internal network webhooks may reach (e.g. the LIMS's 10.1.0.0/16; repeat for
+    /// several). Without one, webhooks reach only public addresses: never this machine, its
+    /// network, link-local or other private addresses.
+    #[arg(long = "webhook-allow-network", value_name = "ADDRESS/BITS", value_parser = parse_network, env = "MGDS_WEBHOOK_ALLOWED_NETWORKS", value_delimiter = ',')]
+    webhook_allowed_networks: Vec<ipnet::IpNet>,
 }
 
 /// An address (a network of one) or a network in CIDR form.
@@ -356,6 +361,7 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     config.runner.retry_after = std::time::Duration::from_secs(args.retry_after);
     config.janitor_every = std::time::Duration::from_secs(args.janitor_every.max(1));
     config.audit_retention_days = args.audit_retention_days;
+    config.webhook_allowed_networks = args.webhook_allowed_networks;
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }

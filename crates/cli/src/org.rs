@@ -1,9 +1,9 @@
-//! `mgds org`: the caller's organisation and, for its admins and owners, its users: invite,
-//! change roles, disable and enable, reset passwords, revoke keys and sessions. Users are named
-//! by e-mail address (or id).
+//! `mgds org`: the caller's organisation and, for its admins and owners, its users (invite,
+//! change roles, disable and enable, reset passwords, revoke keys and sessions; named by e-mail
+//! address or id), its audit trail, and its webhooks and their events.
 
 use anyhow::{Context, Result, bail};
-use mgds_api::{Member, MemberUpdate, PasswordLink, Role};
+use mgds_api::{Member, MemberUpdate, PasswordLink, Role, WebhookCreate, WebhookUpdate, WebhookWithSecret};
 use mgds_client::Filter;
 
 use crate::connect::Ctx;
@@ -94,7 +94,131 @@ pub enum OrgCommand {
         #[command(flatten)]
         list: ListArgs,
     },
+    /// List the organisation's webhooks (admins and owners), with how many events wait.
+    Webhooks {
+        #[command(flatten)]
+        list: ListArgs,
+    },
+    /// Register, change, check or remove a webhook.
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
+    /// The organisation's webhook events, newest first, with where each delivery stands.
+    Events {
+        /// Only the events of this webhook (its id).
+        #[arg(long)]
+        webhook: Option<String>,
+        /// Only events with this status: pending, retryable, success or failed.
+        #[arg(long, value_parser = ["pending", "retryable", "success", "failed"])]
+        status: Option<String>,
+        /// Only events of this type (e.g. analysis.completed).
+        #[arg(long = "type", value_name = "TYPE")]
+        event_type: Option<String>,
+        #[command(flatten)]
+        list: ListArgs,
+    },
+    /// Deliver an event again now (and retry it for a day if its receiver is away).
+    Redeliver {
+        /// The event's id.
+        event: String,
+    },
 }
+
+/// `mgds org webhook ...`.
+#[derive(clap::Subcommand, Debug)]
+pub enum WebhookCommand {
+    /// Register a webhook and print its signing secret (shown only now).
+    Add {
+        /// Where to POST events: an http:// or https:// address. Internal addresses are refused
+        /// unless the service allows their network (mgds serve --webhook-allow-network).
+        url: String,
+        /// The event type to send (sample.confirmed, analysis.completed, ...), or * for every
+        /// type; `mgds org webhook types` lists them.
+        #[arg(long = "event", value_name = "TYPE", default_value = "*")]
+        event_type: String,
+        /// Register it disabled (no events are made until it is enabled).
+        #[arg(long)]
+        disabled: bool,
+    },
+    /// The event types the service sends.
+    Types,
+    /// Change a webhook's address or event type.
+    Set {
+        /// The webhook's id.
+        id: String,
+        /// A new address.
+        #[arg(long)]
+        url: Option<String>,
+        /// A new event type.
+        #[arg(long = "event", value_name = "TYPE")]
+        event_type: Option<String>,
+    },
+    /// Enable a webhook (its waiting events are delivered).
+    Enable {
+        /// The webhook's id.
+        id: String,
+    },
+    /// Disable a webhook: no new events are made for it; those waiting wait (for up to a day).
+    Disable {
+        /// The webhook's id.
+        id: String,
+    },
+    /// Remove a webhook with its events and delivery log.
+    Remove {
+        /// The webhook's id.
+        id: String,
+    },
+    /// Give a webhook a new signing secret and print it (shown only now).
+    Secret {
+        /// The webhook's id.
+        id: String,
+    },
+    /// Send a `ping` event to a webhook to check it.
+    Ping {
+        /// The webhook's id.
+        id: String,
+    },
+    /// A webhook's delivery log, newest first: each try, its answer and how long it took.
+    Deliveries {
+        /// The webhook's id.
+        id: String,
+        /// Only the tries that failed.
+        #[arg(long)]
+        failed: bool,
+        #[command(flatten)]
+        list: ListArgs,
+    },
+}
+
+const WEBHOOK_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("event_type", "event_type"),
+    ("post_url", "post_url"),
+    ("enabled", "enabled"),
+    ("waiting", "waiting"),
+    ("created", "created_at"),
+];
+
+const EVENT_COLUMNS: &[Column] = &[
+    ("id", "id"),
+    ("created", "created_at"),
+    ("type", "event_type"),
+    ("subject", "subject"),
+    ("status", "status"),
+    ("attempts", "attempts"),
+    ("next_try", "next_attempt_at"),
+    ("last_error", "last_error"),
+];
+
+const DELIVERY_COLUMNS: &[Column] = &[
+    ("at", "at"),
+    ("event", "event"),
+    ("type", "event_type"),
+    ("delivered", "delivered"),
+    ("status", "status_code"),
+    ("ms", "duration_ms"),
+    ("by_hand", "by_hand"),
+    ("error", "error"),
+];
 
 /// Parses a role as typed.
 pub fn parse_role(s: &str) -> Result<Role, String> {
@@ -231,6 +355,29 @@ pub async fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
             let entries = fetch(org.audit().filter(filter), &list, "entries").await?;
             print_list(&list.out, &entries, AUDIT_COLUMNS)?;
         }
+        OrgCommand::Webhooks { list } => {
+            let hooks = fetch(org.webhooks(), &list, "webhooks").await?;
+            print_list(&list.out, &hooks, WEBHOOK_COLUMNS)?;
+        }
+        OrgCommand::Webhook(cmd) => webhook(ctx, cmd).await?,
+        OrgCommand::Events { webhook, status, event_type, list } => {
+            let mut filter = Filter::new();
+            if let Some(w) = webhook {
+                filter = filter.eq("webhook", format!("/api/v1/webhooks/{}", w.trim()));
+            }
+            if let Some(s) = status {
+                filter = filter.eq("status", s);
+            }
+            if let Some(t) = event_type {
+                filter = filter.eq("event_type", t.trim());
+            }
+            let events = fetch(org.events().filter(filter), &list, "events").await?;
+            print_list(&list.out, &events, EVENT_COLUMNS)?;
+        }
+        OrgCommand::Redeliver { event } => {
+            let e = org.redeliver(event.trim()).await?;
+            eprintln!("event {} ({}) is being delivered again", event.trim(), e.event_type);
+        }
         OrgCommand::Revoke { user } => {
             let m = member(ctx, &user).await?;
             let r = org.revoke(&m).await?;
@@ -238,6 +385,75 @@ pub async fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 "revoked the API key of {}, ended {} browser session(s) and canceled {} upload(s) not yet confirmed",
                 m.email, r.sessions, r.canceled_uploads
             );
+        }
+    }
+    Ok(())
+}
+
+fn print_secret(w: &WebhookWithSecret, what: &str) {
+    let id = w.webhook.uri.rsplit('/').next().unwrap_or_default();
+    eprintln!(
+        "{what} webhook {id}: {} events to {}; deliveries are signed with this secret (X-MGDS-Signature), shown only now:",
+        w.webhook.event_type, w.webhook.post_url
+    );
+    println!("{}", w.secret);
+}
+
+/// Runs an `org webhook` command.
+async fn webhook(ctx: &Ctx, cmd: WebhookCommand) -> Result<()> {
+    let org = ctx.client.organization();
+    match cmd {
+        WebhookCommand::Add { url, event_type, disabled } => {
+            let req = WebhookCreate { post_url: url.clone(), event_type, enabled: Some(!disabled) };
+            let w = org.add_webhook(&req).await.with_context(|| format!("cannot register a webhook for {url}"))?;
+            print_secret(&w, "registered");
+        }
+        WebhookCommand::Types => {
+            println!("*\tevery type below");
+            for (t, what) in mgds_api::EVENT_TYPES {
+                println!("{t}\t{what}");
+            }
+        }
+        WebhookCommand::Set { id, url, event_type } => {
+            if url.is_none() && event_type.is_none() {
+                bail!("give --url or --event (or both)");
+            }
+            let w = org.update_webhook(id.trim(), &WebhookUpdate { post_url: url, event_type, enabled: None }).await?;
+            eprintln!("webhook {}: {} events to {}", id.trim(), w.event_type, w.post_url);
+        }
+        WebhookCommand::Enable { id } => {
+            org.update_webhook(id.trim(), &WebhookUpdate { enabled: Some(true), ..Default::default() }).await?;
+            eprintln!("enabled webhook {}; its waiting events are delivered", id.trim());
+        }
+        WebhookCommand::Disable { id } => {
+            let w =
+                org.update_webhook(id.trim(), &WebhookUpdate { enabled: Some(false), ..Default::default() }).await?;
+            eprintln!(
+                "disabled webhook {}; no new events are made for it, and {} waiting event(s) wait (for up to a day from their making)",
+                id.trim(),
+                w.waiting
+            );
+        }
+        WebhookCommand::Remove { id } => {
+            org.delete_webhook(id.trim()).await?;
+            eprintln!("removed webhook {} with its events and delivery log", id.trim());
+        }
+        WebhookCommand::Secret { id } => {
+            let w = org.replace_webhook_secret(id.trim()).await?;
+            print_secret(&w, "replaced the secret of");
+        }
+        WebhookCommand::Ping { id } => {
+            let e = org.ping_webhook(id.trim()).await?;
+            let event = e.uri.rsplit('/').next().unwrap_or_default();
+            eprintln!("sent ping event {event}; `mgds org webhook deliveries {}` shows how it went", id.trim());
+        }
+        WebhookCommand::Deliveries { id, failed, list } => {
+            let mut filter = Filter::new();
+            if failed {
+                filter = filter.eq("delivered", false);
+            }
+            let log = fetch(org.deliveries(id.trim()).filter(filter), &list, "deliveries").await?;
+            print_list(&list.out, &log, DELIVERY_COLUMNS)?;
         }
     }
     Ok(())

@@ -182,6 +182,16 @@ pub struct RunArgs {
     /// Slack- and Teams-style incoming webhooks show).
     #[arg(long, value_name = "URL", env = "MGDS_ALERT_WEBHOOK", value_parser = parse_webhook)]
     alert_webhook: Option<reqwest::Url>,
+    /// Sign each alert POSTed with this secret (the X-MGDS-Signature header, as the service's
+    /// webhooks sign theirs; the README shows the check).
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "MGDS_ALERT_WEBHOOK_SECRET",
+        hide_env_values = true,
+        requires = "alert_webhook"
+    )]
+    alert_webhook_secret: Option<String>,
     /// Where the queue lives [default: the data folder].
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -455,7 +465,20 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
         ..Options::default()
     };
     let ctx = connect::connect(g).await?;
-    let webhook = a.alert_webhook.clone().map(|url| Webhook { url, http: reqwest::Client::new() });
+    let webhook = match a.alert_webhook.clone() {
+        // The watcher runs on the lab's own machine, whose user sets the address: it may be on
+        // the lab's network.
+        Some(url) => Some(Webhook {
+            url,
+            secret: a.alert_webhook_secret.clone(),
+            sender: mgds_webhook::Sender::new(
+                mgds_webhook::Networks::anywhere(),
+                &format!("MGDS-Watch/{}", env!("CARGO_PKG_VERSION")),
+            )
+            .context("cannot make the alert webhook's HTTP client")?,
+        }),
+        None => None,
+    };
     let shown: Vec<String> = folders.iter().map(|f| f.path.display().to_string()).collect();
     let (watcher, mut events) = Watcher::start(folders, options, ctx.client, &dir).await?;
     eprintln!("watching {} (queue in {}); Ctrl-C stops", shown.join(", "), dir.display());
@@ -530,42 +553,57 @@ fn log(e: &Event) {
     }
 }
 
-/// Where `mgds watch run --alert-webhook` posts alerts.
+/// Where `mgds watch run --alert-webhook` posts alerts (through the delivery code the
+/// service's webhooks use).
 #[derive(Clone)]
 struct Webhook {
     url: reqwest::Url,
-    http: reqwest::Client,
+    secret: Option<String>,
+    sender: mgds_webhook::Sender,
 }
 
 impl Webhook {
     /// Posts one alert, trying up to three times over about half a minute; a webhook that
-    /// stays away is logged, and the watcher goes on (the alert is in `mgds watch alert log`).
+    /// stays away or refuses it is logged, and the watcher goes on (the alert is in `mgds watch
+    /// alert log`).
     async fn post(&self, alert: &Alert) {
         let mut body = serde_json::to_value(alert).unwrap_or_default();
         if let Some(map) = body.as_object_mut() {
             map.insert("text".into(), serde_json::Value::String(format!("MGDS alert: {}", alert.message())));
         }
-        let mut wait = Duration::from_secs(2);
+        let body = body.to_string();
+        let id = format!("alert-{}-{:08x}", mgds_webhook::unix_now(), rand_tag());
+        let delivery = mgds_webhook::Delivery {
+            url: &self.url,
+            event_type: "alert",
+            id: &id,
+            body: body.as_bytes(),
+            secret: self.secret.as_deref().map(str::as_bytes),
+        };
+        let backoff = mgds_webhook::Backoff { first: Duration::from_secs(2), most: Duration::from_secs(32) };
         for attempt in 1..=3 {
-            let sent = self.http.post(self.url.clone()).json(&body).timeout(Duration::from_secs(20)).send().await;
-            match sent {
-                Ok(r) if r.status().is_success() => return,
-                Ok(r) if r.status().is_client_error() && r.status().as_u16() != 429 => {
-                    eprintln!("webhook {} refused the alert: {}", self.url, r.status());
-                    return;
-                }
-                Ok(r) if attempt == 3 => {
-                    eprintln!("webhook {} answered {}; the alert was not posted", self.url, r.status())
-                }
-                Err(e) if attempt == 3 => {
-                    eprintln!("webhook {} could not be reached: {e}; the alert was not posted", self.url)
-                }
-                _ => {}
+            let a = self.sender.send(&delivery).await;
+            let why = a.error.clone().unwrap_or_default();
+            if a.delivered {
+                return;
             }
-            tokio::time::sleep(wait).await;
-            wait *= 4;
+            if a.refused() {
+                eprintln!("webhook {} refused the alert: {why}", self.url);
+                return;
+            }
+            if attempt == 3 {
+                eprintln!("webhook {}: {why}; the alert was not posted", self.url);
+                return;
+            }
+            tokio::time::sleep(backoff.after(attempt)).await;
         }
     }
+}
+
+/// A tag that tells one alert's delivery from another's posted in the same second.
+fn rand_tag() -> u32 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    nanos ^ std::process::id().rotate_left(16)
 }
 
 /// `mgds watch live`.

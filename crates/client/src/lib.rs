@@ -123,7 +123,9 @@ resource_id_by_uri!(
     mgds_api::Tag,
     mgds_api::SequencingBatch,
     mgds_api::User,
-    mgds_api::Member
+    mgds_api::Member,
+    mgds_api::Webhook,
+    mgds_api::Event
 );
 
 impl<T: ResourceId + ?Sized> ResourceId for &T {

@@ -1,7 +1,10 @@
-//! The caller's organisation and, for its admins and owners, its users (`client.organization()`;
-//! MGDS additions to API v1).
+//! The caller's organisation and, for its admins and owners, its users, webhooks and events
+//! (`client.organization()`; MGDS additions to API v1, but for reading webhooks and events).
 
-use mgds_api::{Member, MemberInvite, MemberUpdate, Organization as Org, PasswordLink, Revoked, Role};
+use mgds_api::{
+    Event, Member, MemberInvite, MemberUpdate, Organization as Org, PasswordLink, Revoked, Role, Webhook,
+    WebhookCreate, WebhookDelivery, WebhookUpdate, WebhookWithSecret,
+};
 use reqwest::Method;
 
 use crate::retry::Idempotency;
@@ -68,6 +71,62 @@ impl Organization {
     /// Ends a user's API key and sessions (`POST /organization/users/{id}/revoke`).
     pub async fn revoke(&self, id: impl ResourceId) -> Result<Revoked> {
         let url = self.client.api_url(&["organization", "users", id.resource_id(), "revoke"]);
+        self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::Safe).await
+    }
+
+    /// The organisation's webhooks (`GET /webhooks`; admins and owners).
+    pub fn webhooks(&self) -> ListRequest<Webhook> {
+        ListRequest::new(self.client.clone(), &["webhooks"])
+    }
+
+    /// Registers a webhook; answers it with its signing secret, shown only now (`POST /webhooks`;
+    /// not retried once sent).
+    pub async fn add_webhook(&self, req: &WebhookCreate) -> Result<WebhookWithSecret> {
+        let url = self.client.api_url(&["webhooks"]);
+        self.client.send_json(Method::POST, url, req, Idempotency::ConnectOnly).await
+    }
+
+    /// One webhook (`GET /webhooks/{id}`).
+    pub async fn webhook(&self, id: impl ResourceId) -> Result<Webhook> {
+        self.client.get_json(self.client.api_url(&["webhooks", id.resource_id()])).await
+    }
+
+    /// Changes a webhook's address, event type or state (`PATCH /webhooks/{id}`).
+    pub async fn update_webhook(&self, id: impl ResourceId, change: &WebhookUpdate) -> Result<Webhook> {
+        let url = self.client.api_url(&["webhooks", id.resource_id()]);
+        self.client.send_json(Method::PATCH, url, change, Idempotency::Safe).await
+    }
+
+    /// Deletes a webhook with its events (`DELETE /webhooks/{id}`).
+    pub async fn delete_webhook(&self, id: impl ResourceId) -> Result<()> {
+        self.client.delete(self.client.api_url(&["webhooks", id.resource_id()])).await
+    }
+
+    /// Gives a webhook a new secret, answered only now (`POST /webhooks/{id}/secret`).
+    pub async fn replace_webhook_secret(&self, id: impl ResourceId) -> Result<WebhookWithSecret> {
+        let url = self.client.api_url(&["webhooks", id.resource_id(), "secret"]);
+        self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::ConnectOnly).await
+    }
+
+    /// Sends a `ping` event to a webhook (`POST /webhooks/{id}/ping`).
+    pub async fn ping_webhook(&self, id: impl ResourceId) -> Result<Event> {
+        let url = self.client.api_url(&["webhooks", id.resource_id(), "ping"]);
+        self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::ConnectOnly).await
+    }
+
+    /// A webhook's delivery log, newest first (`GET /webhooks/{id}/deliveries`).
+    pub fn deliveries(&self, id: impl ResourceId) -> ListRequest<WebhookDelivery> {
+        ListRequest::new(self.client.clone(), &["webhooks", id.resource_id(), "deliveries"])
+    }
+
+    /// The organisation's events, newest first (`GET /events`).
+    pub fn events(&self) -> ListRequest<Event> {
+        ListRequest::new(self.client.clone(), &["events"])
+    }
+
+    /// Delivers an event again now (`POST /events/{id}/redeliver`).
+    pub async fn redeliver(&self, id: impl ResourceId) -> Result<Event> {
+        let url = self.client.api_url(&["events", id.resource_id(), "redeliver"]);
         self.client.send_json(Method::POST, url, &serde_json::json!({}), Idempotency::Safe).await
     }
 }

@@ -1,7 +1,8 @@
 //! The janitor: the install's housekeeping, off the request path. On a schedule it removes the
 //! files of deleted records that their request could not remove, abandoned uploads a day past
 //! their expiry (their files, parts and buckets), files written to `incoming/` for uploads no
-//! longer open, audit entries past the retention (after a signed checkpoint), and (SQLite)
+//! longer open, audit entries past the retention (after a signed checkpoint), webhook events
+//! delivered or given up 30 days ago, and (SQLite)
 //! refreshes the planner's statistics. Requests do only their own
 //! record's work, so their latency does not grow with what is stale.
 //!
@@ -97,6 +98,11 @@ pub async fn round(state: &Store, holder: &str, every: Duration) -> bool {
                 tracing::warn!(error = %e, "could not remove audit entries past the retention; trying again next round")
             }
         }
+    }
+    match crate::store::events::expire(&state.db).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(events = n, "removed delivered and given-up webhook events past their 30 days"),
+        Err(e) => tracing::warn!(error = %e, "could not remove old webhook events; trying again next round"),
     }
     if let Err(e) = db::refresh_statistics(&state.db).await {
         tracing::warn!(error = %e, "could not refresh the database's statistics");

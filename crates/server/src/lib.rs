@@ -29,6 +29,7 @@ pub mod shared_references;
 pub mod signing;
 pub mod state;
 pub mod store;
+pub mod webhooks;
 pub mod worker;
 
 #[cfg(test)]

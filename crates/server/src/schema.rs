@@ -369,6 +369,42 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             ],
         ),
         ("audit", "audit", schema_of::<a::AuditEntry>(), vec![instances("audit", "instances", ft::AUDIT)]),
+        // The reference schema's webhooks and events (read-only there); changing them, redelivery
+        // and the delivery log are MGDS additions.
+        (
+            "webhooks",
+            "webhooks",
+            schema_of::<a::Webhook>(),
+            vec![
+                instances("webhooks", "instances", ft::WEBHOOK),
+                with_target(link("GET", "webhooks/{id}", "self"), this()),
+                with_target(
+                    with_schema(link("POST", "webhooks", "create"), schema_of::<a::WebhookCreate>()),
+                    schema_of::<a::WebhookWithSecret>(),
+                ),
+                with_target(
+                    with_schema(link("PATCH", "webhooks/{id}", "update"), schema_of::<a::WebhookUpdate>()),
+                    this(),
+                ),
+                link("DELETE", "webhooks/{id}", "destroy"),
+                with_target(link("POST", "webhooks/{id}/secret", "secret"), schema_of::<a::WebhookWithSecret>()),
+                with_target(link("POST", "webhooks/{id}/ping", "ping"), schema_of::<a::Event>()),
+                with_target(
+                    instances("webhooks/{id}/deliveries", "deliveries", ft::DELIVERY),
+                    array_of(schema_of::<a::WebhookDelivery>()),
+                ),
+            ],
+        ),
+        (
+            "events",
+            "events",
+            schema_of::<a::Event>(),
+            vec![
+                instances("events", "instances", ft::EVENT),
+                with_target(link("GET", "events/{id}", "self"), this()),
+                with_target(link("POST", "events/{id}/redeliver", "redeliver"), this()),
+            ],
+        ),
     ]
 }
 
@@ -417,6 +453,9 @@ mod field_tables {
     pub(crate) use crate::store::audit::AUDIT_FIELDS as AUDIT;
     pub(crate) use crate::store::batches::BATCH_FIELDS as BATCH;
     pub(crate) use crate::store::documents::DOCUMENT_FIELDS as DOCUMENT;
+    pub(crate) use crate::store::events::DELIVERY_FIELDS as DELIVERY;
+    pub(crate) use crate::store::events::EVENT_FIELDS as EVENT;
+    pub(crate) use crate::store::events::WEBHOOK_FIELDS as WEBHOOK;
     pub(crate) use crate::store::jobs::JOB_FIELDS as JOB;
     pub(crate) use crate::store::members::MEMBER_FIELDS as MEMBER;
     pub(crate) use crate::store::metadata::METADATA_FIELDS as METADATA;

@@ -92,6 +92,7 @@ pub async fn serve(
     // Housekeeping runs beside the requests, not in them.
     let housekeeping = tokio::spawn(janitor::run(state.store.clone(), state.janitor_every));
     let chainer = tokio::spawn(crate::store::audit::run_chainer(state.db.clone(), crate::store::audit::CHAIN_EVERY));
+    let deliverer = tokio::spawn(crate::webhooks::run(state.store.clone()));
     let workers = worker::spawn_workers(&state, state.runner.config.workers);
     tokio::spawn(async move {
         shutdown.await;
@@ -114,6 +115,7 @@ pub async fn serve(
     };
     housekeeping.abort();
     chainer.abort();
+    deliverer.abort();
     if let Some(internal) = internal {
         internal.abort();
     }

@@ -42,6 +42,12 @@ pub struct Config {
     pub janitor_every: Duration,
     /// Days the audit trail is kept (`None`: for ever).
     pub audit_retention_days: Option<u32>,
+    /// Internal networks webhooks may reach (a lab's LIMS); public addresses are always allowed.
+    pub webhook_allowed_networks: Vec<ipnet::IpNet>,
+    /// The wait between a webhook delivery's tries.
+    pub webhook_backoff: mgds_webhook::Backoff,
+    /// How long a webhook event is tried.
+    pub webhook_deliver_for: Duration,
 }
 
 impl Config {
@@ -58,6 +64,9 @@ impl Config {
             runner: runner::RunnerConfig::default(),
             janitor_every: janitor::DEFAULT_EVERY,
             audit_retention_days: None,
+            webhook_allowed_networks: Vec::new(),
+            webhook_backoff: mgds_webhook::Backoff::SERVICE,
+            webhook_deliver_for: store::events::DELIVER_FOR,
         }
     }
 }
@@ -166,6 +175,17 @@ impl AppState {
             }
         };
         store.audit = Arc::new(store::AuditPolicy { retention_days: config.audit_retention_days, key });
+        let networks = mgds_webhook::Networks::public_and(config.webhook_allowed_networks.clone());
+        let sender = mgds_webhook::Sender::new(networks, &format!("MGDS-Webhook/{}", env!("CARGO_PKG_VERSION")))
+            .inspect_err(
+                |e| tracing::warn!(error = %e, "cannot make the webhooks' HTTP client; webhooks are not delivered"),
+            )
+            .ok();
+        store.webhooks = Arc::new(store::events::DeliveryPolicy {
+            sender,
+            backoff: config.webhook_backoff,
+            deliver_for: config.webhook_deliver_for,
+        });
         let state = AppState {
             store,
             signer: signing::Signer::new(secret),

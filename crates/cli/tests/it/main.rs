@@ -1155,3 +1155,149 @@ fn lab_it_manages_an_organisation_from_the_command_line() {
     let verified = ok(&admin(&["audit", "verify"]));
     assert!(verified.contains("Lab: ") && verified.contains("the chain is whole"), "{verified}");
 }
+
+/// A webhook receiver on `listener` (loopback): answers 200 to each POST and sends on its
+/// `X-MGDS-Event`, `X-MGDS-Signature` and body.
+fn receiver_on(listener: std::net::TcpListener) -> std::sync::mpsc::Receiver<(String, String, Vec<u8>)> {
+    use std::io::Read;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let (mut length, mut event, mut signature) = (0usize, String::new(), String::new());
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let (name, value) = line.split_once(':').unwrap_or_default();
+                match name.to_ascii_lowercase().as_str() {
+                    "content-length" => length = value.trim().parse().unwrap_or(0),
+                    "x-mgds-event" => event = value.trim().to_string(),
+                    "x-mgds-signature" => signature = value.trim().to_string(),
+                    _ => {}
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            let _ = tx.send((event, signature, body));
+        }
+    });
+    rx
+}
+
+/// Lab IT registers a webhook from the command line; events made while its receiver is away
+/// are kept across a service that is killed and started again, and arrive afterwards, signed
+/// and in order; the command line shows the events and the delivery log.
+#[test]
+fn webhook_events_outlive_a_killed_service_and_arrive_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out = Command::new(MGDS)
+        .args(["admin", "--data-dir"])
+        .arg(&data)
+        .args(["user", "create", "head@lab.org", "--organization", "Lab", "--role", "owner"])
+        .output()
+        .unwrap();
+    let head = ok(&out).trim().to_string();
+    let allow = ["--webhook-allow-network", "127.0.0.0/8"];
+    let serve = Serve::start(&data, &allow);
+    let org = |url: &str, args: &[&str]| {
+        Command::new(MGDS)
+            .arg("org")
+            .args(args)
+            .args(["--base-url", url])
+            .env("MGDS_API_KEY", &head)
+            .env("MGDS_CONFIG_DIR", dir.path().join("cfg"))
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    // The receiver's port, with nothing listening on it yet.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let hook_url = format!("http://127.0.0.1:{port}/lims");
+    let added = org(&serve.url, &["webhook", "add", &hook_url]);
+    let secret = ok(&added).trim().to_string();
+    assert!(secret.starts_with("whsec_"), "stdout holds only the secret: {secret}");
+    assert!(String::from_utf8_lossy(&added.stderr).contains("registered webhook"), "{added:?}");
+    let inward = org(&serve.url, &["webhook", "add", "http://10.9.9.9/lims"]);
+    assert!(!inward.status.success());
+    assert!(String::from_utf8_lossy(&inward.stderr).contains("--webhook-allow-network"), "{inward:?}");
+    assert!(ok(&org(&serve.url, &["webhook", "types"])).contains("analysis.completed\t"));
+    let hooks: Value = serde_json::from_str(&ok(&org(&serve.url, &["webhooks", "--json"]))).unwrap();
+    let hook = hooks[0]["$uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+
+    // An upload (classified by itself) while the receiver is away: its first event is tried
+    // and fails; the others wait behind it.
+    let reads = dir.path().join("isolate_7.fastq.gz");
+    std::fs::write(&reads, engines::demo_reads()).unwrap();
+    let uploaded = Command::new(MGDS)
+        .args(["upload", "--base-url", &serve.url])
+        .arg(&reads)
+        .env("MGDS_API_KEY", &head)
+        .env("MGDS_CONFIG_DIR", dir.path().join("cfg"))
+        .output()
+        .unwrap();
+    ok(&uploaded);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let events: Value = serde_json::from_str(&ok(&org(&serve.url, &["events", "--json"]))).unwrap();
+        let events = events.as_array().unwrap();
+        let tried = events.iter().any(|e| e["status"] == json!("retryable"));
+        if tried && events.iter().any(|e| e["event_type"] == json!("analysis.completed")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{events:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(serve);
+
+    // The receiver comes up; the service is started again and delivers what it kept.
+    let got = receiver_on(std::net::TcpListener::bind(("127.0.0.1", port)).unwrap());
+    let serve = Serve::start(&data, &allow);
+    let mut types = Vec::new();
+    while types.len() < 3 {
+        let (event, signature, body) = got.recv_timeout(Duration::from_secs(60)).expect("the kept events arrive");
+        mgds_webhook::verify(secret.as_bytes(), &signature, &body, mgds_webhook::unix_now(), 300).unwrap();
+        types.push(event);
+    }
+    assert_eq!(types, ["sample.created", "sample.confirmed", "analysis.completed"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let done: Value =
+            serde_json::from_str(&ok(&org(&serve.url, &["events", "--status", "success", "--json"]))).unwrap();
+        if done.as_array().unwrap().len() == 3 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{done}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let log = ok(&org(&serve.url, &["webhook", "deliveries", &hook]));
+    assert!(
+        log.lines().next().unwrap().split_whitespace().eq([
+            "at",
+            "event",
+            "type",
+            "delivered",
+            "status",
+            "ms",
+            "by_hand",
+            "error"
+        ]),
+        "{log}"
+    );
+    assert!(log.contains("Connection refused") || log.contains("connect"), "the failed try is in the log: {log}");
+    let failed = ok(&org(&serve.url, &["webhook", "deliveries", &hook, "--failed", "--json"]));
+    assert!(
+        serde_json::from_str::<Value>(&failed)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|d| d["delivered"] == json!(false))
+    );
+}

@@ -205,7 +205,7 @@ fn saved_folders_and_the_pause_switch() {
 }
 
 /// A listener on loopback that answers every request 200 and hands over each request's body.
-fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<String>) {
+fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<(String, Option<String>)>) {
     use std::io::{BufRead, BufReader, Read};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hooks/lab", listener.local_addr().unwrap());
@@ -215,6 +215,7 @@ fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<String>) {
             let Ok(mut stream) = stream else { return };
             let mut reader = BufReader::new(stream.try_clone().unwrap());
             let mut length = 0usize;
+            let mut signature = None;
             loop {
                 let mut line = String::new();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
@@ -223,11 +224,14 @@ fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<String>) {
                 if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
                     length = v.trim().parse().unwrap_or(0);
                 }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("x-mgds-signature:") {
+                    signature = Some(v.trim().to_string());
+                }
             }
             let mut body = vec![0; length];
             reader.read_exact(&mut body).unwrap();
             stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").unwrap();
-            let _ = tx.send(String::from_utf8_lossy(&body).into_owned());
+            let _ = tx.send((String::from_utf8_lossy(&body).into_owned(), signature));
         }
     });
     (url, rx)
@@ -270,6 +274,7 @@ fn alerts_are_printed_posted_to_a_webhook_and_logged_once() {
         .arg(&state)
         .args(["--poll-interval", "0.1", "--min-age", "0.1", "--layout", "files"])
         .args(["--alert", "Vibrio cholerae >= 1000000 reads", "--alert-webhook", &url])
+        .env("MGDS_ALERT_WEBHOOK_SECRET", "lab-secret")
         .env("MGDS_CONFIG_DIR", &config)
         .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
@@ -277,7 +282,11 @@ fn alerts_are_printed_posted_to_a_webhook_and_logged_once() {
         .spawn()
         .expect("mgds watch starts");
     std::fs::write(folder.join("isolate_7.fastq.gz"), crate::engines::demo_reads()).unwrap();
-    let body = posted.recv_timeout(Duration::from_secs(120)).expect("the alert is posted to the webhook");
+    let (body, signature) = posted.recv_timeout(Duration::from_secs(120)).expect("the alert is posted to the webhook");
+    // Signed as the service's webhooks are.
+    let signature = signature.expect("the alert is signed");
+    mgds_webhook::verify(b"lab-secret", &signature, body.as_bytes(), mgds_webhook::unix_now(), 300).unwrap();
+    assert!(mgds_webhook::verify(b"other", &signature, body.as_bytes(), mgds_webhook::unix_now(), 300).is_err());
     let alert: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
         (&alert["taxon"], &alert["rule"], &alert["label"]),

@@ -13,6 +13,7 @@ mod projects;
 mod samples;
 mod session;
 mod signed_in;
+mod webhooks;
 
 pub use signed_in::{CSRF_HEADER, InternalHop, SignedInSession, cookie_name_and_path, session_cookie};
 mod storage_endpoint;
@@ -44,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .merge(tags::router())
         .merge(session::router())
         .merge(organization::router())
+        .merge(webhooks::router())
         .merge(misc::router());
     let api = api
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))

@@ -468,6 +468,8 @@ pub async fn store_outcome(
     };
     match analysis_type {
         Some(t) => {
+            // The webhooks' `analysis.completed` or `analysis.failed`, with the outcome.
+            super::events::analysis_finished(&mut tx, id).await?;
             tx.commit().await?;
             Ok(Stored::Complete(t))
         }

@@ -94,6 +94,8 @@ const INSERT: &str = "INSERT INTO audit_entries (id, organization_id, at, actor_
 
 /// Appends `entry`, made by `actor` (`None`: the operator or the service itself), in `tx`.
 pub async fn record(tx: &mut Tx, actor: Option<&User>, entry: Entry<'_>) -> ApiResult<()> {
+    // The webhooks' events of the change, in the same transaction.
+    super::events::from_audit(tx, actor, &entry).await?;
     sqlx::query(INSERT)
         .bind(new_id())
         .bind(entry.owner)

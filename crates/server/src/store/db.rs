@@ -353,6 +353,12 @@ pub async fn notify_queued(tx: &mut Tx) -> Result<(), sqlx::Error> {
 /// long as it runs, listening again after a lost connection; returns at once on SQLite, where
 /// there is no other machine to hear from.
 pub async fn relay_queued(pool: &Pool, heard: impl Fn()) {
+    relay(pool, QUEUED_CHANNEL, heard).await
+}
+
+/// Calls `heard` whenever a `NOTIFY` on PostgreSQL's `channel` arrives, for as long as it runs,
+/// listening again after a lost connection; returns at once on SQLite.
+pub async fn relay(pool: &Pool, channel: &str, heard: impl Fn()) {
     if Backend::of(pool) != Backend::Postgres {
         return;
     }
@@ -360,7 +366,7 @@ pub async fn relay_queued(pool: &Pool, heard: impl Fn()) {
     loop {
         let listened: Result<std::convert::Infallible, sqlx::Error> = async {
             let mut listener = sqlx::postgres::PgListener::connect(&url).await?;
-            listener.listen(QUEUED_CHANNEL).await?;
+            listener.listen(channel).await?;
             loop {
                 listener.recv().await?;
                 heard();
@@ -368,7 +374,7 @@ pub async fn relay_queued(pool: &Pool, heard: impl Fn()) {
         }
         .await;
         let Err(e) = listened;
-        tracing::warn!(error = %e, "lost the queue's notifications; listening again in a moment");
+        tracing::warn!(error = %e, channel, "lost PostgreSQL's notifications; listening again in a moment");
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
 }

@@ -18,6 +18,8 @@ pub struct Store {
     pub queued: Arc<Notify>,
     /// How long the audit trail is kept, and the key its checkpoints are signed with.
     pub audit: Arc<AuditPolicy>,
+    /// How webhooks are delivered.
+    pub webhooks: Arc<super::events::DeliveryPolicy>,
 }
 
 /// How long the audit trail is kept (see [`super::audit`]).
@@ -32,7 +34,7 @@ pub struct AuditPolicy {
 impl Store {
     /// A store over a database and files.
     pub fn new(db: db::Pool, storage: files::Storage) -> Store {
-        Store { db, storage, queued: Arc::new(Notify::new()), audit: Arc::default() }
+        Store { db, storage, queued: Arc::new(Notify::new()), audit: Arc::default(), webhooks: Arc::default() }
     }
 
     /// Tells idle workers that work was queued.

@@ -19,6 +19,7 @@ pub mod caller;
 pub mod db;
 pub mod deletes;
 pub mod documents;
+pub mod events;
 pub mod files;
 pub mod garage_admin;
 mod handle;

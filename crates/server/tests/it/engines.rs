@@ -34,7 +34,7 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-async fn start_with_demo(adjust: impl FnOnce(&mut Config)) -> Service {
+pub(crate) async fn start_with_demo(adjust: impl FnOnce(&mut Config)) -> Service {
     let src = tokio::task::spawn_blocking(demo_databases).await.unwrap();
     Service::start_with(move |c| {
         copy_dir(src, &c.data_dir.join(references::DATABASES_DIR));
@@ -44,12 +44,12 @@ async fn start_with_demo(adjust: impl FnOnce(&mut Config)) -> Service {
     .await
 }
 
-fn demo_reads() -> Vec<u8> {
+pub(crate) fn demo_reads() -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz")).expect("demo reads")
 }
 
 /// Waits for analysis `id` to complete; returns it.
-async fn finished(svc: &Service, user: &TestUser, id: &str) -> Value {
+pub(crate) async fn finished(svc: &Service, user: &TestUser, id: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let (s, a) = svc.get(Some(user), &format!("/api/v1/analyses/{id}")).await;

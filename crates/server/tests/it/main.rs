@@ -18,6 +18,7 @@ mod schema;
 mod sessions;
 mod upload;
 mod upload_buckets;
+mod webhooks;
 
 use std::time::Duration;
 

@@ -30,6 +30,8 @@ async fn every_schema_link_is_a_route() {
         "organization",
         "organization_users",
         "audit",
+        "webhooks",
+        "events",
     ] {
         assert!(resources.contains_key(name), "{name} missing from the schema");
     }

@@ -1,0 +1,848 @@
+//! Webhooks and events (the reference schema's `webhooks` and `events`; registering, changing,
+//! redelivering and the delivery log are MGDS additions).
+//!
+//! - **Making events.** A change that an event type names ([`from_audit`], for every change the
+//!   audit trail records; [`analysis_finished`] for the service's own) makes one event per
+//!   enabled webhook of the record's organisation that asks for the type, in the change's own
+//!   transaction: an event exists exactly when its change does, and survives a restart.
+//! - **Delivering.** [`crate::webhooks`] (one host at a time) POSTs them through
+//!   `mgds-webhook`, in order per webhook and subject (the record an event is about): an
+//!   event waits while an earlier one of its webhook and subject is open ([`heads`]). A failed
+//!   try is tried again after a growing wait ([`record_attempt`]) for a day from the event's
+//!   making or from a redelivery asked by hand, then given up (`failed`).
+//! - **Bounds.** At most [`MAX_WEBHOOKS`] webhooks per organisation; the last
+//!   [`DELIVERIES_KEPT`] tries of an event in the log; finished events kept
+//!   [`EVENTS_KEPT_DAYS`] days ([`expire`]).
+//! - **Who.** An organisation's admins and owners manage its webhooks and read its events; the
+//!   secret a delivery is signed with is answered once, when made.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use mgds_api::{Event, EventStatus, Ref, Webhook, WebhookCreate, WebhookDelivery, WebhookUpdate, WebhookWithSecret};
+use serde_json::{Value, json};
+use tokio::sync::Notify;
+
+use super::audit::{self, Entry};
+use super::caller::{Caller, User};
+use super::db::{self, Pool, Scope, Tx, begin_write, new_id};
+use super::handle::Store;
+use super::records::{self, Found, ListQuery, ListSpec};
+use crate::error::{ApiError, ApiResult};
+use crate::listing::{Bind, Compiled, Field, FieldKind};
+
+/// Most webhooks an organisation may have.
+pub const MAX_WEBHOOKS: i64 = 50;
+/// Tries of one event kept in the delivery log (the newest).
+pub const DELIVERIES_KEPT: i64 = 50;
+/// Days a delivered or given-up event is kept.
+pub const EVENTS_KEPT_DAYS: i64 = 30;
+/// How long an event is tried, from its making or a redelivery.
+pub const DELIVER_FOR: Duration = Duration::from_secs(24 * 3600);
+
+/// The channel on which PostgreSQL tells the deliverer, whichever host runs it, that events
+/// were made.
+pub const CHANNEL: &str = "mgds_events";
+
+/// Told (in this process) that events were made; the deliverer looks at once.
+pub static MADE: LazyLock<Notify> = LazyLock::new(Notify::new);
+
+/// How the service's deliveries are made.
+#[derive(Debug, Clone)]
+pub struct DeliveryPolicy {
+    /// Sends them, to public addresses and the networks the configuration allows (`None`:
+    /// this process does not deliver, as `mgds admin`; registering a webhook then fails).
+    pub sender: Option<mgds_webhook::Sender>,
+    /// The wait between tries.
+    pub backoff: mgds_webhook::Backoff,
+    /// How long an event is tried.
+    pub deliver_for: Duration,
+}
+
+impl Default for DeliveryPolicy {
+    fn default() -> Self {
+        DeliveryPolicy { sender: None, backoff: mgds_webhook::Backoff::SERVICE, deliver_for: DELIVER_FOR }
+    }
+}
+
+const OPEN: &str = "('pending', 'retryable')";
+
+// ---- Making events ----
+
+/// The events an audited change makes: their types, and the record they are about.
+fn events_of(e: &Entry<'_>) -> (&'static [&'static str], &'static str) {
+    let preuploaded = e.changes.get("preuploaded").and_then(Value::as_bool).unwrap_or(false);
+    match e.action {
+        "sample.preuploaded" => (&["sample.created"], "samples"),
+        "sample.uploaded" if preuploaded => (&["sample.confirmed"], "samples"),
+        "sample.uploaded" => (&["sample.created", "sample.confirmed"], "samples"),
+        "sample.updated" | "sample.tagged" | "metadata.updated" => (&["sample.updated"], "samples"),
+        "sample.deleted" => (&["sample.deleted"], "samples"),
+        "document.uploaded" => (&["document.created"], "documents"),
+        "document.shared" => (&["document.shared"], "documents"),
+        "document.deleted" => (&["document.deleted"], "documents"),
+        "project.created" => (&["project.created"], "projects"),
+        "project.updated" | "project.member_added" | "project.member_removed" | "project.sharing_changed" => {
+            (&["project.updated"], "projects")
+        }
+        "project.deleted" => (&["project.deleted"], "projects"),
+        "batch.created" => (&["batch.created"], "sequencing/batches"),
+        "batch.status_changed" => (&["batch.updated"], "sequencing/batches"),
+        _ => (&[], ""),
+    }
+}
+
+/// Makes the events of an audited change, in its transaction (called by [`audit::record`]).
+pub(crate) async fn from_audit(tx: &mut Tx, actor: Option<&User>, e: &Entry<'_>) -> ApiResult<()> {
+    let (types, collection) = events_of(e);
+    if types.is_empty() {
+        return Ok(());
+    }
+    let mut data = serde_json::Map::new();
+    // Metadata changes are about their sample.
+    let subject_id = if e.kind == "metadata" {
+        data.insert("metadata".into(), json!(Ref::new("metadata", e.target)));
+        let sample: Option<String> = sqlx::query_scalar("SELECT sample_id FROM metadata WHERE id = $1")
+            .bind(e.target)
+            .fetch_optional(&mut **tx)
+            .await?;
+        match sample {
+            Some(s) => s,
+            None => return Ok(()),
+        }
+    } else {
+        e.target.to_string()
+    };
+    let singular = match collection {
+        "samples" => "sample",
+        "documents" => "document",
+        "projects" => "project",
+        _ => "sequencing_batch",
+    };
+    data.insert(singular.into(), json!(Ref::new(collection, &subject_id)));
+    data.insert("action".into(), json!(e.action));
+    data.insert("changes".into(), e.changes.clone());
+    let data = Value::Object(data);
+    let subject = Ref::new(collection, &subject_id).uri;
+    for t in types {
+        emit(tx, e.owner, actor, t, &subject, &data).await?;
+    }
+    Ok(())
+}
+
+/// Makes the `analysis.completed` or `analysis.failed` event of analysis `id`, in the
+/// transaction that stores its outcome.
+pub(crate) async fn analysis_finished(tx: &mut Tx, id: &str) -> ApiResult<()> {
+    let row: Option<(String, String, String, i64, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT a.sample_id, s.owner_id, a.analysis_type, a.success, a.error_msg, a.job_id \
+         FROM analyses a JOIN samples s ON s.id = a.sample_id WHERE a.id = $1",
+    )
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some((sample, owner, analysis_type, success, error, job)) = row else { return Ok(()) };
+    let success = db::flag(success);
+    let t = if success { "analysis.completed" } else { "analysis.failed" };
+    let collection = match analysis_type.as_str() {
+        "classification" => "classifications",
+        "panel" => "panels",
+        "alignment" => "alignments",
+        "functional" => "functional_profiles",
+        _ => "analyses",
+    };
+    let data = json!({
+        "analysis": Ref::new(collection, id),
+        "sample": Ref::new("samples", &sample),
+        "analysis_type": analysis_type,
+        "job": job.map(|j| Ref::new("jobs", &j)),
+        "success": success,
+        "error_msg": if success { None } else { error },
+    });
+    emit(tx, &owner, None, t, &Ref::new("samples", &sample).uri, &data).await
+}
+
+/// Makes one event of type `t` about `subject` for each enabled webhook of `owner`'s
+/// organisation that asks for it.
+async fn emit(tx: &mut Tx, owner: &str, actor: Option<&User>, t: &str, subject: &str, data: &Value) -> ApiResult<()> {
+    let hooks: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT id, organization_id, api_version FROM webhooks \
+         WHERE organization_id = (SELECT organization_id FROM users WHERE id = $1) \
+           AND enabled = 1 AND event_type IN ($2, '*')",
+    )
+    .bind(owner)
+    .bind(t)
+    .fetch_all(&mut **tx)
+    .await?;
+    if hooks.is_empty() {
+        return Ok(());
+    }
+    let now = db::now();
+    for (hook, org, version) in &hooks {
+        insert(tx, org, hook, version, t, subject, actor.map(|a| a.id.as_str()), data, &now).await?;
+    }
+    told(tx).await
+}
+
+/// Inserts one event.
+#[allow(clippy::too_many_arguments)]
+async fn insert(
+    tx: &mut Tx,
+    org: &str,
+    hook: &str,
+    version: &str,
+    t: &str,
+    subject: &str,
+    actor: Option<&str>,
+    data: &Value,
+    now: &str,
+) -> ApiResult<String> {
+    let id = new_id();
+    let payload = json!({
+        "id": id,
+        "type": t,
+        "created_at": now,
+        "api_version": version,
+        "webhook": Ref::new("webhooks", hook),
+        "actor": actor.map(|a| Ref::new("users", a)),
+        "data": data,
+    });
+    sqlx::query(
+        "INSERT INTO events (id, organization_id, webhook_id, event_type, subject, payload, status, \
+         next_attempt_at, tries_from, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7, $7)",
+    )
+    .bind(&id)
+    .bind(org)
+    .bind(hook)
+    .bind(t)
+    .bind(subject)
+    .bind(payload.to_string())
+    .bind(now)
+    .execute(&mut **tx)
+    .await?;
+    Ok(id)
+}
+
+/// Tells the deliverer, once `tx` commits, that events were made: every host by PostgreSQL's
+/// `NOTIFY`, this one at once (it looks again within a second if it looked too early).
+async fn told(tx: &mut Tx) -> ApiResult<()> {
+    if tx.backend_name() == "PostgreSQL" {
+        sqlx::query(sqlx::AssertSqlSafe(format!("NOTIFY {CHANNEL}"))).execute(&mut **tx).await?;
+    }
+    MADE.notify_one();
+    Ok(())
+}
+
+// ---- Webhooks ----
+
+fn manager(caller: &Caller) -> ApiResult<&User> {
+    let user = caller.require()?;
+    if !user.manages_org() {
+        return Err(ApiError::Forbidden(
+            "only an admin or owner of your organisation manages its webhooks and reads its events".into(),
+        ));
+    }
+    Ok(user)
+}
+
+fn of_org(alias: &str, user: &User) -> Compiled {
+    Compiled { sql: format!("{alias}.organization_id = ?"), binds: vec![Bind::Text(user.organization_id.clone())] }
+}
+
+/// The fields of `where` and `sort` in the list of webhooks.
+pub(crate) const WEBHOOK_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "w.id", kind: FieldKind::Uri { collection: "webhooks" }, sortable: true },
+    Field { name: "post_url", column: "w.post_url", kind: FieldKind::Text, sortable: true },
+    Field { name: "event_type", column: "w.event_type", kind: FieldKind::Text, sortable: true },
+    Field { name: "enabled", column: "w.enabled", kind: FieldKind::Bool, sortable: true },
+    Field { name: "api_version", column: "w.api_version", kind: FieldKind::Text, sortable: true },
+    Field { name: "created_at", column: "w.created_at", kind: FieldKind::DateTime, sortable: true },
+];
+
+const WEBHOOKS: ListSpec = ListSpec {
+    from: "webhooks w",
+    columns: "w.id, w.post_url, w.event_type, w.enabled, w.api_version, w.created_at, w.created_by, \
+              (SELECT COUNT(*) FROM events e WHERE e.webhook_id = w.id AND e.status IN ('pending', 'retryable')) AS waiting",
+    fields: WEBHOOK_FIELDS,
+    default_order: "w.created_at ASC",
+    tiebreak: "w.id ASC",
+};
+
+#[derive(sqlx::FromRow)]
+struct WebhookRow {
+    id: String,
+    post_url: String,
+    event_type: String,
+    enabled: i64,
+    api_version: String,
+    created_at: String,
+    created_by: Option<String>,
+    waiting: i64,
+}
+
+impl WebhookRow {
+    fn into_api(self) -> Webhook {
+        Webhook {
+            uri: Ref::new("webhooks", &self.id).uri,
+            post_url: self.post_url,
+            event_type: self.event_type,
+            enabled: db::flag(self.enabled),
+            api_version: self.api_version,
+            created_at: self.created_at,
+            created_by: self.created_by.map(|u| Ref::new("users", &u)),
+            waiting: self.waiting,
+        }
+    }
+
+    fn described(&self) -> Value {
+        json!({"post_url": self.post_url, "event_type": self.event_type, "enabled": db::flag(self.enabled)})
+    }
+}
+
+/// One page of the caller's organisation's webhooks.
+pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Webhook>> {
+    let user = manager(caller)?;
+    let rows: Found<WebhookRow> = records::list(&state.db, &WEBHOOKS, q, of_org("w", user), None).await?;
+    Ok(rows.map(WebhookRow::into_api))
+}
+
+async fn row(db: &Pool, user: &User, id: &str) -> ApiResult<WebhookRow> {
+    records::fetch_one(db, &WEBHOOKS, "w.id", id, of_org("w", user))
+        .await?
+        .ok_or_else(|| ApiError::not_found("webhook"))
+}
+
+/// Webhook `id` of the caller's organisation.
+pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Webhook> {
+    Ok(row(&state.db, manager(caller)?, id).await?.into_api())
+}
+
+fn new_secret() -> String {
+    format!("whsec_{}", hex::encode(rand::random::<[u8; 32]>()))
+}
+
+fn sender(state: &Store) -> ApiResult<&mgds_webhook::Sender> {
+    state.webhooks.sender.as_ref().ok_or_else(|| ApiError::internal("this process does not deliver webhooks"))
+}
+
+/// Checks an address and event type for a webhook.
+async fn checked(state: &Store, post_url: &str, event_type: &str) -> ApiResult<String> {
+    if !mgds_api::is_event_type(event_type) {
+        let known: Vec<&str> = mgds_api::EVENT_TYPES.iter().map(|(t, _)| *t).collect();
+        return Err(ApiError::BadRequest(format!(
+            "event_type {event_type:?} is not one the service sends; use one of {} or * for every type",
+            known.join(", ")
+        )));
+    }
+    let url = mgds_webhook::check_url(post_url).map_err(ApiError::BadRequest)?;
+    sender(state)?.check_reachable(&url).await.map_err(|e| ApiError::BadRequest(format!("post_url: {e}")))?;
+    Ok(url.to_string())
+}
+
+/// Registers a webhook for the caller's organisation; answers it with its secret (shown once).
+pub async fn create(state: &Store, caller: &Caller, req: &WebhookCreate) -> ApiResult<WebhookWithSecret> {
+    let user = manager(caller)?.clone();
+    let url = checked(state, &req.post_url, &req.event_type).await?;
+    let id = new_id();
+    let secret = new_secret();
+    let now = db::now();
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
+    let made = async {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE organization_id = $1")
+            .bind(&user.organization_id)
+            .fetch_one(&mut *tx)
+            .await?;
+        if count >= MAX_WEBHOOKS {
+            return Err(ApiError::Conflict(format!(
+                "your organisation has {MAX_WEBHOOKS} webhooks, the most it may have; delete one first"
+            )));
+        }
+        sqlx::query(
+            "INSERT INTO webhooks (id, organization_id, created_by, post_url, event_type, enabled, api_version, \
+             secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'v1', $7, $8, $8)",
+        )
+        .bind(&id)
+        .bind(&user.organization_id)
+        .bind(&user.id)
+        .bind(&url)
+        .bind(&req.event_type)
+        .bind(i64::from(req.enabled.unwrap_or(true)))
+        .bind(&secret)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        let entry = Entry::new("webhook.created", "webhook", &id, &user.id)
+            .with(json!({"post_url": url, "event_type": req.event_type, "enabled": req.enabled.unwrap_or(true)}));
+        audit::record(&mut tx, Some(&user), entry).await
+    }
+    .await;
+    db::finish(tx, made).await?;
+    Ok(WebhookWithSecret { webhook: row(&state.db, &user, &id).await?.into_api(), secret })
+}
+
+/// Changes webhook `id`'s address, event type or state.
+pub async fn update(state: &Store, caller: &Caller, id: &str, req: &WebhookUpdate) -> ApiResult<Webhook> {
+    let user = manager(caller)?.clone();
+    let before = row(&state.db, &user, id).await?;
+    let url = match &req.post_url {
+        Some(u) => Some(checked(state, u, req.event_type.as_deref().unwrap_or(&before.event_type)).await?),
+        None => {
+            if let Some(t) = &req.event_type
+                && !mgds_api::is_event_type(t)
+            {
+                checked(state, &before.post_url, t).await?;
+            }
+            None
+        }
+    };
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
+    let changed = async {
+        sqlx::query(
+            "UPDATE webhooks SET post_url = COALESCE($1, post_url), event_type = COALESCE($2, event_type), \
+             enabled = COALESCE($3, enabled), updated_at = $4 WHERE id = $5 AND organization_id = $6",
+        )
+        .bind(&url)
+        .bind(&req.event_type)
+        .bind(req.enabled.map(i64::from))
+        .bind(db::now())
+        .bind(id)
+        .bind(&user.organization_id)
+        .execute(&mut *tx)
+        .await?;
+        let mut asked = serde_json::Map::new();
+        if let Some(u) = &url {
+            asked.insert("post_url".into(), json!(u));
+        }
+        if let Some(t) = &req.event_type {
+            asked.insert("event_type".into(), json!(t));
+        }
+        if let Some(e) = req.enabled {
+            asked.insert("enabled".into(), json!(e));
+        }
+        let changes = audit::changed(&before.described(), &Value::Object(asked));
+        if changes.as_object().is_some_and(|c| !c.is_empty()) {
+            audit::record(&mut tx, Some(&user), Entry::new("webhook.updated", "webhook", id, &user.id).with(changes))
+                .await?;
+        }
+        Ok(())
+    }
+    .await;
+    db::finish(tx, changed).await?;
+    if req.enabled == Some(true) {
+        MADE.notify_one();
+    }
+    get(state, caller, id).await
+}
+
+/// Deletes webhook `id`, with its events and their delivery log.
+pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
+    let user = manager(caller)?.clone();
+    let before = row(&state.db, &user, id).await?;
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
+    let deleted = async {
+        sqlx::query("DELETE FROM webhook_deliveries WHERE webhook_id = $1").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM events WHERE webhook_id = $1").bind(id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM webhooks WHERE id = $1").bind(id).execute(&mut *tx).await?;
+        let entry = Entry::new("webhook.deleted", "webhook", id, &user.id).with(before.described());
+        audit::record(&mut tx, Some(&user), entry).await
+    }
+    .await;
+    db::finish(tx, deleted).await
+}
+
+/// Gives webhook `id` a new secret; answers it (shown once). Deliveries made from now on are
+/// signed with it.
+pub async fn replace_secret(state: &Store, caller: &Caller, id: &str) -> ApiResult<WebhookWithSecret> {
+    let user = manager(caller)?.clone();
+    row(&state.db, &user, id).await?;
+    let secret = new_secret();
+    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
+    let replaced = async {
+        sqlx::query("UPDATE webhooks SET secret = $1, updated_at = $2 WHERE id = $3")
+            .bind(&secret)
+            .bind(db::now())
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        audit::record(&mut tx, Some(&user), Entry::new("webhook.secret_replaced", "webhook", id, &user.id)).await
+    }
+    .await;
+    db::finish(tx, replaced).await?;
+    Ok(WebhookWithSecret { webhook: row(&state.db, &user, id).await?.into_api(), secret })
+}
+
+/// Makes a `ping` event for webhook `id` alone (to check it by hand); answers the event.
+pub async fn ping(state: &Store, caller: &Caller, id: &str) -> ApiResult<Event> {
+    let user = manager(caller)?.clone();
+    let hook = row(&state.db, &user, id).await?;
+    let mut tx = begin_write(&state.db, Scope::Rows).await?;
+    let made = async {
+        let data = json!({"webhook": Ref::new("webhooks", id), "post_url": hook.post_url});
+        let subject = Ref::new("webhooks", id).uri;
+        let event = insert(
+            &mut tx,
+            &user.organization_id,
+            id,
+            &hook.api_version,
+            "ping",
+            &subject,
+            Some(&user.id),
+            &data,
+            &db::now(),
+        )
+        .await?;
+        told(&mut tx).await?;
+        Ok(event)
+    }
+    .await;
+    let event = db::finish(tx, made).await?;
+    get_event(state, caller, &event).await
+}
+
+// ---- Events ----
+
+const STATUSES: [&str; 4] = ["pending", "retryable", "success", "failed"];
+
+/// The fields of `where` and `sort` in the list of events.
+pub(crate) const EVENT_FIELDS: &[Field] = &[
+    Field { name: "$uri", column: "e.id", kind: FieldKind::Uri { collection: "events" }, sortable: true },
+    Field { name: "payload", column: "e.payload", kind: FieldKind::Text, sortable: true },
+    Field { name: "status", column: "e.status", kind: FieldKind::Enum(&STATUSES), sortable: true },
+    Field { name: "event_type", column: "e.event_type", kind: FieldKind::Text, sortable: true },
+    Field { name: "webhook", column: "e.webhook_id", kind: FieldKind::Ref { collection: "webhooks" }, sortable: true },
+    Field { name: "subject", column: "e.subject", kind: FieldKind::Text, sortable: true },
+    Field { name: "created_at", column: "e.created_at", kind: FieldKind::DateTime, sortable: true },
+    Field { name: "attempts", column: "e.attempts", kind: FieldKind::Integer, sortable: true },
+];
+
+const EVENTS: ListSpec = ListSpec {
+    from: "events e",
+    columns: "e.id, e.payload, e.status, e.event_type, e.webhook_id, e.subject, e.created_at, e.attempts, \
+              e.next_attempt_at, e.delivered_at, e.last_error",
+    fields: EVENT_FIELDS,
+    default_order: "e.created_at DESC",
+    tiebreak: "e.id DESC",
+};
+
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    id: String,
+    payload: String,
+    status: String,
+    event_type: String,
+    webhook_id: String,
+    subject: String,
+    created_at: String,
+    attempts: i64,
+    next_attempt_at: String,
+    delivered_at: Option<String>,
+    last_error: Option<String>,
+}
+
+impl EventRow {
+    fn into_api(self) -> Event {
+        let status = EventStatus::parse(&self.status).unwrap_or(EventStatus::Failed);
+        let open = matches!(status, EventStatus::Pending | EventStatus::Retryable);
+        Event {
+            uri: Ref::new("events", &self.id).uri,
+            payload: self.payload,
+            status,
+            event_type: self.event_type,
+            webhook: Ref::new("webhooks", &self.webhook_id),
+            subject: self.subject,
+            created_at: self.created_at,
+            attempts: self.attempts,
+            next_attempt_at: open.then_some(self.next_attempt_at),
+            delivered_at: self.delivered_at,
+            last_error: self.last_error,
+        }
+    }
+}
+
+/// One page of the caller's organisation's events, newest first.
+pub async fn list_events(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Event>> {
+    let user = manager(caller)?;
+    let rows: Found<EventRow> = records::list(&state.db, &EVENTS, q, of_org("e", user), None).await?;
+    Ok(rows.map(EventRow::into_api))
+}
+
+/// Event `id` of the caller's organisation.
+pub async fn get_event(state: &Store, caller: &Caller, id: &str) -> ApiResult<Event> {
+    let user = manager(caller)?;
+    let row: Option<EventRow> = records::fetch_one(&state.db, &EVENTS, "e.id", id, of_org("e", user)).await?;
+    Ok(row.ok_or_else(|| ApiError::not_found("event"))?.into_api())
+}
+
+/// Asks for event `id` to be delivered again now, whatever became of it, and tried for a day
+/// from now.
+pub async fn redeliver(state: &Store, caller: &Caller, id: &str) -> ApiResult<Event> {
+    let user = manager(caller)?.clone();
+    let before = get_event(state, caller, id).await?;
+    let mut tx = begin_write(&state.db, Scope::Rows).await?;
+    let asked = async {
+        let now = db::now();
+        sqlx::query(
+            "UPDATE events SET status = 'pending', next_attempt_at = $1, tries_from = $1, by_hand = 1 \
+             WHERE id = $2 AND organization_id = $3",
+        )
+        .bind(&now)
+        .bind(id)
+        .bind(&user.organization_id)
+        .execute(&mut *tx)
+        .await?;
+        let entry = Entry::new("event.redelivered", "event", id, &user.id)
+            .with(json!({"event_type": before.event_type, "status": before.status.as_str()}));
+        audit::record(&mut tx, Some(&user), entry).await?;
+        told(&mut tx).await
+    }
+    .await;
+    db::finish(tx, asked).await?;
+    get_event(state, caller, id).await
+}
+
+// ---- The delivery log ----
+
+/// The fields of `where` and `sort` in a webhook's delivery log.
+pub(crate) const DELIVERY_FIELDS: &[Field] = &[
+    Field { name: "at", column: "d.at", kind: FieldKind::DateTime, sortable: true },
+    Field { name: "event", column: "d.event_id", kind: FieldKind::Ref { collection: "events" }, sortable: true },
+    Field { name: "event_type", column: "d.event_type", kind: FieldKind::Text, sortable: true },
+    Field { name: "delivered", column: "d.delivered", kind: FieldKind::Bool, sortable: true },
+    Field { name: "status_code", column: "d.status_code", kind: FieldKind::Integer, sortable: true },
+    Field { name: "by_hand", column: "d.by_hand", kind: FieldKind::Bool, sortable: true },
+];
+
+const DELIVERIES: ListSpec = ListSpec {
+    from: "webhook_deliveries d",
+    columns: "d.id, d.event_id, d.event_type, d.at, d.delivered, d.status_code, d.error, d.response, \
+              d.duration_ms, d.by_hand",
+    fields: DELIVERY_FIELDS,
+    default_order: "d.at DESC",
+    tiebreak: "d.id DESC",
+};
+
+#[derive(sqlx::FromRow)]
+struct DeliveryRow {
+    #[allow(dead_code)]
+    id: String,
+    event_id: String,
+    event_type: String,
+    at: String,
+    delivered: i64,
+    status_code: Option<i64>,
+    error: Option<String>,
+    response: String,
+    duration_ms: i64,
+    by_hand: i64,
+}
+
+/// One page of webhook `id`'s delivery log, newest first.
+pub async fn deliveries(
+    state: &Store,
+    caller: &Caller,
+    id: &str,
+    q: &ListQuery<'_>,
+) -> ApiResult<Found<WebhookDelivery>> {
+    let user = manager(caller)?;
+    row(&state.db, user, id).await?;
+    let of_hook = Compiled { sql: "d.webhook_id = ?".into(), binds: vec![Bind::Text(id.to_string())] };
+    let rows: Found<DeliveryRow> = records::list(&state.db, &DELIVERIES, q, of_hook, None).await?;
+    Ok(rows.map(|d| WebhookDelivery {
+        event: Ref::new("events", &d.event_id),
+        event_type: d.event_type,
+        at: d.at,
+        delivered: db::flag(d.delivered),
+        status_code: d.status_code,
+        error: d.error,
+        response: d.response,
+        duration_ms: d.duration_ms,
+        by_hand: db::flag(d.by_hand),
+    }))
+}
+
+// ---- What the deliverer uses ----
+
+/// A webhook as the deliverer needs it.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Target {
+    /// Where to POST.
+    pub post_url: String,
+    /// What to sign with.
+    pub secret: String,
+    /// Whether it is enabled.
+    pub enabled: i64,
+}
+
+/// Webhook `id` as the deliverer needs it (`None`: deleted).
+pub async fn target(db: &Pool, id: &str) -> ApiResult<Option<Target>> {
+    Ok(sqlx::query_as("SELECT post_url, secret, enabled FROM webhooks WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?)
+}
+
+/// An event due for delivery.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Due {
+    /// Its id.
+    pub id: String,
+    /// Its type.
+    pub event_type: String,
+    /// The body.
+    pub payload: String,
+    /// Tries so far.
+    pub attempts: i64,
+    /// When tries began (RFC 3339).
+    pub tries_from: String,
+    /// Whether this try was asked for by hand.
+    pub by_hand: i64,
+}
+
+/// The enabled webhooks with an event due now (at most `limit`).
+pub async fn due_webhooks(db: &Pool, limit: i64) -> ApiResult<Vec<String>> {
+    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT w.id FROM webhooks w WHERE w.enabled = 1 AND EXISTS (SELECT 1 FROM events e \
+         WHERE e.webhook_id = w.id AND e.status IN {OPEN} AND e.next_attempt_at <= $1) LIMIT $2"
+    )))
+    .bind(db::now())
+    .bind(limit)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Webhook `hook`'s events due now that are first in their subject's queue (no earlier event of
+/// the same webhook and subject still open), oldest first, at most `limit`.
+pub async fn heads(db: &Pool, hook: &str, limit: i64) -> ApiResult<Vec<Due>> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT e.id, e.event_type, e.payload, e.attempts, e.tries_from, e.by_hand FROM events e \
+         WHERE e.webhook_id = $1 AND e.status IN {OPEN} AND e.next_attempt_at <= $2 \
+           AND NOT EXISTS (SELECT 1 FROM events p WHERE p.webhook_id = e.webhook_id AND p.subject = e.subject \
+                           AND p.status IN {OPEN} AND p.seq < e.seq) \
+         ORDER BY e.next_attempt_at, e.seq LIMIT $3"
+    )))
+    .bind(hook)
+    .bind(db::now())
+    .bind(limit)
+    .fetch_all(db)
+    .await?)
+}
+
+/// Records one try of event `e` for webhook `hook`: in the delivery log, and in the event's
+/// state (delivered; tried again after the policy's wait; or given up once past its day).
+pub async fn record_attempt(
+    db: &Pool,
+    policy: &DeliveryPolicy,
+    hook: &str,
+    e: &Due,
+    a: &mgds_webhook::Attempt,
+) -> ApiResult<()> {
+    let now = chrono::Utc::now();
+    let at = db::ts(now);
+    let attempts = e.attempts + 1;
+    let mut tx = begin_write(db, Scope::Rows).await?;
+    let recorded = async {
+        sqlx::query(
+            "INSERT INTO webhook_deliveries (id, event_id, webhook_id, event_type, at, delivered, status_code, \
+             error, response, duration_ms, by_hand) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(new_id())
+        .bind(&e.id)
+        .bind(hook)
+        .bind(&e.event_type)
+        .bind(&at)
+        .bind(i64::from(a.delivered))
+        .bind(a.status.map(i64::from))
+        .bind(&a.error)
+        .bind(&a.response)
+        .bind(i64::try_from(a.took.as_millis()).unwrap_or(i64::MAX))
+        .bind(e.by_hand)
+        .execute(&mut *tx)
+        .await?;
+        if a.delivered {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE events SET status = 'success', attempts = $1, delivered_at = $2, last_error = NULL, \
+                 by_hand = 0 WHERE id = $3 AND status IN {OPEN}"
+            )))
+            .bind(attempts)
+            .bind(&at)
+            .bind(&e.id)
+            .execute(&mut *tx)
+            .await?;
+        } else {
+            let wait = policy.backoff.after(u32::try_from(attempts).unwrap_or(u32::MAX));
+            let next = now + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1));
+            let deadline = chrono::DateTime::parse_from_rfc3339(&e.tries_from)
+                .map(|t| t.with_timezone(&chrono::Utc))
+                .unwrap_or(now)
+                + chrono::Duration::from_std(policy.deliver_for).unwrap_or(chrono::Duration::days(1));
+            let error = a.error.clone().unwrap_or_else(|| "not delivered".into());
+            let (status, error) = if next > deadline {
+                ("failed", format!("{error}; given up after {attempts} tries"))
+            } else {
+                ("retryable", error)
+            };
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "UPDATE events SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4, by_hand = 0 \
+                 WHERE id = $5 AND status IN {OPEN}"
+            )))
+            .bind(status)
+            .bind(attempts)
+            .bind(db::ts(next))
+            .bind(&error)
+            .bind(&e.id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        if attempts > DELIVERIES_KEPT {
+            sqlx::query(
+                "DELETE FROM webhook_deliveries WHERE event_id = $1 AND id NOT IN \
+                 (SELECT id FROM webhook_deliveries WHERE event_id = $1 ORDER BY at DESC LIMIT $2)",
+            )
+            .bind(&e.id)
+            .bind(DELIVERIES_KEPT)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(())
+    }
+    .await;
+    db::finish(tx, recorded).await
+}
+
+/// Gives up the open events whose day has passed without a try that could end it (their
+/// webhook was disabled meanwhile); answers how many.
+pub async fn give_up_overdue(db: &Pool, policy: &DeliveryPolicy) -> ApiResult<u64> {
+    let before =
+        chrono::Utc::now() - chrono::Duration::from_std(policy.deliver_for).unwrap_or(chrono::Duration::days(1));
+    Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE events SET status = 'failed', last_error = COALESCE(last_error || '; ', '') || \
+         'given up after ' || attempts || ' tries: not delivered within its time' \
+         WHERE status IN {OPEN} AND tries_from < $1"
+    )))
+    .bind(db::ts(before))
+    .execute(db)
+    .await?
+    .rows_affected())
+}
+
+/// Removes delivered and given-up events older than [`EVENTS_KEPT_DAYS`], with their delivery
+/// log (the janitor's).
+pub async fn expire(db: &Pool) -> ApiResult<u64> {
+    let before = db::ts(chrono::Utc::now() - chrono::Duration::days(EVENTS_KEPT_DAYS));
+    let mut tx = begin_write(db, Scope::Rows).await?;
+    let removed = async {
+        sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE event_id IN (SELECT id FROM events \
+             WHERE status IN ('success', 'failed') AND created_at < $1)",
+        )
+        .bind(&before)
+        .execute(&mut *tx)
+        .await?;
+        Ok(sqlx::query("DELETE FROM events WHERE status IN ('success', 'failed') AND created_at < $1")
+            .bind(&before)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected())
+    }
+    .await;
+    db::finish(tx, removed).await
+}

@@ -141,10 +141,10 @@ async fn drain(store: Store, running: Arc<Running>, hook: String) {
         let url = &url;
         let secret = target.secret.as_bytes();
         let sender = &sender;
-        let store = &store;
         let hook = hook.as_str();
-        futures::stream::iter(heads)
-            .for_each_concurrent(PER_WEBHOOK, |e: Due| async move {
+        // Sent `PER_WEBHOOK` at a time; recorded together (one write for the lot).
+        let tries: Vec<(Due, mgds_webhook::Attempt)> = futures::stream::iter(heads)
+            .map(|e: Due| async move {
                 let attempt = sender
                     .send(&mgds_webhook::Delivery {
                         url,
@@ -154,10 +154,14 @@ async fn drain(store: Store, running: Arc<Running>, hook: String) {
                         secret: Some(secret),
                     })
                     .await;
-                if let Err(err) = events::record_attempt(&store.db, &store.webhooks, hook, &e, &attempt).await {
-                    tracing::warn!(error = %err, event = %e.id, "could not record a webhook delivery; it is sent again");
-                }
+                (e, attempt)
             })
+            .buffer_unordered(PER_WEBHOOK)
+            .collect()
             .await;
+        if let Err(err) = events::record_attempts(&store.db, &store.webhooks, hook, &tries).await {
+            tracing::warn!(error = %err, webhook = %hook, "could not record webhook deliveries; they are sent again");
+            return;
+        }
     }
 }

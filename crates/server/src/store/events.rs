@@ -8,7 +8,7 @@
 //! - **Delivering.** [`crate::webhooks`] (one host at a time) POSTs them through
 //!   `mgds-webhook`, in order per webhook and subject (the record an event is about): an
 //!   event waits while an earlier one of its webhook and subject is open ([`heads`]). A failed
-//!   try is tried again after a growing wait ([`record_attempt`]) for a day from the event's
+//!   try is tried again after a growing wait ([`record_attempts`]) for a day from the event's
 //!   making or from a redelivery asked by hand, then given up (`failed`).
 //! - **Bounds.** At most [`MAX_WEBHOOKS`] webhooks per organisation; the last
 //!   [`DELIVERIES_KEPT`] tries of an event in the log; finished events kept
@@ -726,86 +726,103 @@ pub async fn heads(db: &Pool, hook: &str, limit: i64) -> ApiResult<Vec<Due>> {
     .await?)
 }
 
-/// Records one try of event `e` for webhook `hook`: in the delivery log, and in the event's
-/// state (delivered; tried again after the policy's wait; or given up once past its day).
-pub async fn record_attempt(
+/// Records tries of events for webhook `hook`, in one transaction: each in the delivery log,
+/// and in its event's state (delivered; tried again after the policy's wait; or given up once
+/// past its day).
+pub async fn record_attempts(
     db: &Pool,
     policy: &DeliveryPolicy,
     hook: &str,
-    e: &Due,
-    a: &mgds_webhook::Attempt,
+    tries: &[(Due, mgds_webhook::Attempt)],
 ) -> ApiResult<()> {
+    if tries.is_empty() {
+        return Ok(());
+    }
     let now = chrono::Utc::now();
     let at = db::ts(now);
-    let attempts = e.attempts + 1;
     let mut tx = begin_write(db, Scope::Rows).await?;
     let recorded = async {
-        sqlx::query(
-            "INSERT INTO webhook_deliveries (id, event_id, webhook_id, event_type, at, delivered, status_code, \
-             error, response, duration_ms, by_hand) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-        )
-        .bind(new_id())
-        .bind(&e.id)
-        .bind(hook)
-        .bind(&e.event_type)
-        .bind(&at)
-        .bind(i64::from(a.delivered))
-        .bind(a.status.map(i64::from))
-        .bind(&a.error)
-        .bind(&a.response)
-        .bind(i64::try_from(a.took.as_millis()).unwrap_or(i64::MAX))
-        .bind(e.by_hand)
-        .execute(&mut *tx)
-        .await?;
-        if a.delivered {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "UPDATE events SET status = 'success', attempts = $1, delivered_at = $2, last_error = NULL, \
-                 by_hand = 0 WHERE id = $3 AND status IN {OPEN}"
-            )))
-            .bind(attempts)
-            .bind(&at)
-            .bind(&e.id)
-            .execute(&mut *tx)
-            .await?;
-        } else {
-            let wait = policy.backoff.after(u32::try_from(attempts).unwrap_or(u32::MAX));
-            let next = now + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1));
-            let deadline = chrono::DateTime::parse_from_rfc3339(&e.tries_from)
-                .map(|t| t.with_timezone(&chrono::Utc))
-                .unwrap_or(now)
-                + chrono::Duration::from_std(policy.deliver_for).unwrap_or(chrono::Duration::days(1));
-            let error = a.error.clone().unwrap_or_else(|| "not delivered".into());
-            let (status, error) = if next > deadline {
-                ("failed", format!("{error}; given up after {attempts} tries"))
-            } else {
-                ("retryable", error)
-            };
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "UPDATE events SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4, by_hand = 0 \
-                 WHERE id = $5 AND status IN {OPEN}"
-            )))
-            .bind(status)
-            .bind(attempts)
-            .bind(db::ts(next))
-            .bind(&error)
-            .bind(&e.id)
-            .execute(&mut *tx)
-            .await?;
-        }
-        if attempts > DELIVERIES_KEPT {
-            sqlx::query(
-                "DELETE FROM webhook_deliveries WHERE event_id = $1 AND id NOT IN \
-                 (SELECT id FROM webhook_deliveries WHERE event_id = $1 ORDER BY at DESC LIMIT $2)",
-            )
-            .bind(&e.id)
-            .bind(DELIVERIES_KEPT)
-            .execute(&mut *tx)
-            .await?;
+        for (e, a) in tries {
+            record_one(&mut tx, policy, hook, e, a, now, &at).await?;
         }
         Ok(())
     }
     .await;
     db::finish(tx, recorded).await
+}
+
+async fn record_one(
+    tx: &mut Tx,
+    policy: &DeliveryPolicy,
+    hook: &str,
+    e: &Due,
+    a: &mgds_webhook::Attempt,
+    now: chrono::DateTime<chrono::Utc>,
+    at: &str,
+) -> ApiResult<()> {
+    let attempts = e.attempts + 1;
+    sqlx::query(
+        "INSERT INTO webhook_deliveries (id, event_id, webhook_id, event_type, at, delivered, status_code, \
+         error, response, duration_ms, by_hand) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+    )
+    .bind(new_id())
+    .bind(&e.id)
+    .bind(hook)
+    .bind(&e.event_type)
+    .bind(at)
+    .bind(i64::from(a.delivered))
+    .bind(a.status.map(i64::from))
+    .bind(&a.error)
+    .bind(&a.response)
+    .bind(i64::try_from(a.took.as_millis()).unwrap_or(i64::MAX))
+    .bind(e.by_hand)
+    .execute(&mut **tx)
+    .await?;
+    if a.delivered {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE events SET status = 'success', attempts = $1, delivered_at = $2, last_error = NULL, \
+             by_hand = 0 WHERE id = $3 AND status IN {OPEN}"
+        )))
+        .bind(attempts)
+        .bind(at)
+        .bind(&e.id)
+        .execute(&mut **tx)
+        .await?;
+    } else {
+        let wait = policy.backoff.after(u32::try_from(attempts).unwrap_or(u32::MAX));
+        let next = now + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::hours(1));
+        let deadline =
+            chrono::DateTime::parse_from_rfc3339(&e.tries_from).map(|t| t.with_timezone(&chrono::Utc)).unwrap_or(now)
+                + chrono::Duration::from_std(policy.deliver_for).unwrap_or(chrono::Duration::days(1));
+        let error = a.error.clone().unwrap_or_else(|| "not delivered".into());
+        let (status, error) = if next > deadline {
+            ("failed", format!("{error}; given up after {attempts} tries"))
+        } else {
+            ("retryable", error)
+        };
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "UPDATE events SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4, by_hand = 0 \
+             WHERE id = $5 AND status IN {OPEN}"
+        )))
+        .bind(status)
+        .bind(attempts)
+        .bind(db::ts(next))
+        .bind(&error)
+        .bind(&e.id)
+        .execute(&mut **tx)
+        .await?;
+    }
+    if attempts > DELIVERIES_KEPT {
+        sqlx::query(
+            "DELETE FROM webhook_deliveries WHERE event_id = $1 AND id NOT IN \
+             (SELECT id FROM webhook_deliveries WHERE event_id = $1 ORDER BY at DESC LIMIT $2)",
+        )
+        .bind(&e.id)
+        .bind(DELIVERIES_KEPT)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Gives up the open events whose day has passed without a try that could end it (their

@@ -24,7 +24,7 @@ use crate::store::files::{S3Config, Storage};
 /// `analysis_counts` (the target's triggers count the records as they are written), `leases` (the
 /// janitor's turn, held only while the service runs) and `sign_in_failures` (the delays of
 /// failed sign-ins, which start again).
-const TABLES: [&str; 29] = [
+const TABLES: [&str; 32] = [
     "settings",
     "organizations",
     "users",
@@ -54,6 +54,9 @@ const TABLES: [&str; 29] = [
     "upload_buckets",
     "audit_entries",
     "audit_checkpoints",
+    "webhooks",
+    "events",
+    "webhook_deliveries",
 ];
 
 /// Rows read and written together.
@@ -249,6 +252,21 @@ async fn copy_table(source: &Pool, target: &Pool, table: &'static str) -> Result
             added += q.execute(&mut *tx).await?.rows_affected();
         }
         tx.commit().await?;
+    }
+    // A column PostgreSQL numbers itself (`events.seq`) goes on from the highest copied value.
+    let numbered: Vec<String> = sqlx::query_scalar(
+        "SELECT column_name::text FROM information_schema.columns \
+         WHERE table_schema = current_schema() AND table_name = $1 AND is_identity = 'YES'",
+    )
+    .bind(table)
+    .fetch_all(target)
+    .await?;
+    for column in numbered {
+        let next = format!(
+            "SELECT setval(pg_get_serial_sequence('{table}', '{column}'), \
+             GREATEST((SELECT COALESCE(MAX({column}), 0) FROM {table}), 1))"
+        );
+        sqlx::query(sqlx::AssertSqlSafe(next)).execute(target).await?;
     }
     let count = format!("SELECT COUNT(*) FROM {table}");
     let source_rows: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count.clone())).fetch_one(source).await?;

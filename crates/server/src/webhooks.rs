@@ -30,6 +30,10 @@ const WEBHOOKS_AT_ONCE: i64 = 1000;
 /// The lease's name, and how long a holder keeps it without renewing.
 const LEASE: &str = "webhooks";
 const HOLD: Duration = Duration::from_secs(30);
+/// How soon after being told of new events the deliverer looks a second time.
+const LOOK_AGAIN: Duration = Duration::from_millis(100);
+/// How often the lease is taken or renewed.
+const RENEW: Duration = Duration::from_secs(5);
 
 /// The webhooks being drained, and whether this host holds the lease.
 #[derive(Default)]
@@ -54,13 +58,18 @@ pub async fn run(store: Store) {
     let mut last_renewed = None::<tokio::time::Instant>;
     // The drains end with the deliverer.
     let mut drains = tokio::task::JoinSet::new();
+    // Told of new events, the deliverer looks at once and again a moment later: the telling
+    // comes from inside the transaction that makes them, which may not have committed yet.
+    let mut again: Option<tokio::time::Instant> = None;
     loop {
+        let later = again.unwrap_or_else(|| tokio::time::Instant::now() + EVERY);
         tokio::select! {
             _ = tick.tick() => {}
-            () = events::MADE.notified() => {}
+            () = events::MADE.notified() => again = Some(tokio::time::Instant::now() + LOOK_AGAIN),
+            () = tokio::time::sleep_until(later), if again.is_some() => again = None,
         }
-        // Renewing the lease takes a write: at most once a second.
-        if last_renewed.is_none_or(|t| t.elapsed() >= EVERY) || !running.holding.load(Ordering::Relaxed) {
+        // Taking or renewing the lease is a write: every few seconds, well within its hold.
+        if last_renewed.is_none_or(|t| t.elapsed() >= RENEW) {
             let held = crate::janitor::lease(&store.db, LEASE, &holder, HOLD, true).await;
             last_renewed = Some(tokio::time::Instant::now());
             match held {

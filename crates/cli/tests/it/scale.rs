@@ -208,8 +208,9 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
         c.args(args).arg("--data-dir").arg(&old).env("NO_COLOR", "1");
         c
     };
-    let (serve, url) = Proc::serve(local(&["serve", "--listen", "127.0.0.1:0"]));
-    let made = local(&["admin", "user", "create", "lab@example.org"]).output().unwrap();
+    let (serve, url) =
+        Proc::serve(local(&["serve", "--listen", "127.0.0.1:0", "--webhook-allow-network", "127.0.0.0/8"]));
+    let made = local(&["admin", "user", "create", "lab@example.org", "--role", "owner"]).output().unwrap();
     let key = String::from_utf8(made.stdout).unwrap().trim().to_string();
     let c = Http::new();
     let reads = demo_reads();
@@ -230,6 +231,20 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
         Some(json!({"name": "moved", "sample": {"$ref": format!("/api/v1/samples/{}", samples[0])}})),
     );
     assert_eq!(st, 200, "{tag}");
+    // A webhook whose receiver is away: its events wait, and move with the rest.
+    let (st, hook) = c.json(
+        "POST",
+        &format!("{url}/api/v1/webhooks"),
+        &key,
+        Some(json!({"post_url": "http://127.0.0.1:9/lims", "event_type": "sample.updated"})),
+    );
+    assert_eq!(st, 201, "{hook}");
+    let tag_second = |url: &str, name: &str| {
+        let body = json!({"name": name, "sample": {"$ref": format!("/api/v1/samples/{}", samples[1])}});
+        let (st, tag) = c.json("POST", &format!("{url}/api/v1/tags"), &key, Some(body));
+        assert_eq!(st, 200, "{tag}");
+    };
+    tag_second(&url, "before");
     drop(serve);
 
     let migrate = || {
@@ -272,7 +287,7 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
     let metadata: i64 = rt.block_on(sqlx::query_scalar("SELECT COUNT(*) FROM metadata").fetch_one(&pg)).unwrap();
     assert_eq!(metadata, 2, "the lost row is back, and only it");
     let tagged: i64 = rt.block_on(sqlx::query_scalar("SELECT COUNT(*) FROM sample_tags").fetch_one(&pg)).unwrap();
-    assert_eq!(tagged, 1, "the lost tag link is back");
+    assert_eq!(tagged, 2, "the lost tag links are back");
     rt.block_on(pg.close());
 
     // The service on the new backends, on another machine: the same account, samples,
@@ -281,6 +296,11 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
     let (s, list) = c.json("GET", &format!("{url}/api/v1/samples"), &key, None);
     assert_eq!(s, 200, "the old key signs in: {list}");
     assert_eq!(list.as_array().unwrap().len(), 2);
+    // The webhook and its events came along, and new events are numbered after them.
+    let events = |url: &str| c.json("GET", &format!("{url}/api/v1/events"), &key, None).1.as_array().unwrap().len();
+    assert_eq!(events(&url), 1);
+    tag_second(&url, "after");
+    assert_eq!(events(&url), 2);
     for (id, before) in samples.iter().zip(&results) {
         let (_, s) = c.json("GET", &format!("{url}/api/v1/samples/{id}"), &key, None);
         let a = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();

@@ -830,6 +830,16 @@ async fn record_one(
 pub async fn give_up_overdue(db: &Pool, policy: &DeliveryPolicy) -> ApiResult<u64> {
     let before =
         chrono::Utc::now() - chrono::Duration::from_std(policy.deliver_for).unwrap_or(chrono::Duration::days(1));
+    // A read first: most of the time there is nothing to give up, and no write is needed.
+    let overdue: Option<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT 1 FROM events WHERE status IN {OPEN} AND tries_from < $1 LIMIT 1"
+    )))
+    .bind(db::ts(before))
+    .fetch_optional(db)
+    .await?;
+    if overdue.is_none() {
+        return Ok(0);
+    }
     Ok(sqlx::query(sqlx::AssertSqlSafe(format!(
         "UPDATE events SET status = 'failed', last_error = COALESCE(last_error || '; ', '') || \
          'given up after ' || attempts || ' tries: not delivered within its time' \

@@ -19,7 +19,9 @@ use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReads
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
-use crate::organization::{AuditPage, AuditQuery, LinkView, OrganizationView, UserChange};
+use crate::organization::{
+    AuditPage, AuditQuery, LinkView, OrganizationView, UserChange, WebhookSecretView, WebhooksView,
+};
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{AnalysesChanged, ClassificationView, PanelView};
 use crate::samples::{
@@ -122,6 +124,8 @@ fn signature_types(t: &mut Types) {
         TaxonReadsProgress,
         UploadBatch,
         UserChange,
+        WebhookSecretView,
+        WebhooksView,
         LiveRun,
         WatchView,
     ];

@@ -13,7 +13,9 @@ use crate::dialogs::{ask_folder, ask_save_path, write_file};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
-use crate::organization::{AuditPage, AuditQuery, LinkView, OrganizationView, UserChange};
+use crate::organization::{
+    AuditPage, AuditQuery, LinkView, OrganizationView, UserChange, WebhookSecretView, WebhooksView,
+};
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::results::{ClassificationView, PanelView, ResultsCache, Watcher};
 use crate::samples::{
@@ -204,6 +206,53 @@ pub async fn reset_user_password(session: State<'_, Session>, id: String) -> Cmd
 #[tauri::command]
 pub async fn audit_trail(session: State<'_, Session>, query: AuditQuery) -> CmdResult<AuditPage> {
     crate::organization::audit(&session.connected().await?.client, query).await
+}
+
+/// The organisation's webhooks and newest events (admins and owners); with `problems`, only the
+/// events not delivered.
+#[tauri::command]
+pub async fn webhooks(session: State<'_, Session>, problems: bool) -> CmdResult<WebhooksView> {
+    crate::organization::webhooks(&session.connected().await?.client, problems).await
+}
+
+/// Registers a webhook; its secret, shown once.
+#[tauri::command]
+pub async fn add_webhook(
+    session: State<'_, Session>,
+    post_url: String,
+    event_type: String,
+) -> CmdResult<WebhookSecretView> {
+    crate::organization::add_webhook(&session.connected().await?.client, &post_url, &event_type).await
+}
+
+/// Enables or disables a webhook.
+#[tauri::command]
+pub async fn set_webhook(session: State<'_, Session>, id: String, enabled: bool) -> CmdResult<()> {
+    crate::organization::set_webhook(&session.connected().await?.client, &id, enabled).await
+}
+
+/// Gives a webhook a new secret, shown once.
+#[tauri::command]
+pub async fn replace_webhook_secret(session: State<'_, Session>, id: String) -> CmdResult<WebhookSecretView> {
+    crate::organization::replace_webhook_secret(&session.connected().await?.client, &id).await
+}
+
+/// Removes a webhook with its events.
+#[tauri::command]
+pub async fn remove_webhook(session: State<'_, Session>, id: String) -> CmdResult<()> {
+    crate::organization::remove_webhook(&session.connected().await?.client, &id).await
+}
+
+/// Sends a `ping` event to a webhook.
+#[tauri::command]
+pub async fn ping_webhook(session: State<'_, Session>, id: String) -> CmdResult<()> {
+    crate::organization::ping_webhook(&session.connected().await?.client, &id).await
+}
+
+/// Delivers an event again now.
+#[tauri::command]
+pub async fn redeliver_event(session: State<'_, Session>, id: String) -> CmdResult<()> {
+    crate::organization::redeliver_event(&session.connected().await?.client, &id).await
 }
 
 /// Ends a user's API key and sessions; what it stopped, in words.

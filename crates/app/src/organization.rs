@@ -1,6 +1,7 @@
 //! The Organisation screen: the user's organisation and role; for its admins and owners, its
 //! users with their roles and state, and what may be done to each: invite, change a role,
-//! disable and enable, make a password reset link, revoke keys and sessions. Who may manage
+//! disable and enable, make a password reset link, revoke keys and sessions; its audit trail;
+//! its webhooks and their events. Who may manage
 //! whom is the service's rule ([`Role::may_manage`], [`Role::may_give`]); the screen offers only
 //! what the rule allows, and the service checks it again.
 
@@ -285,6 +286,174 @@ fn chrono_free_date(d: &str) -> bool {
     let [y, m, day] = parts.as_slice() else { return false };
     let num = |s: &str| s.bytes().all(|b| b.is_ascii_digit()).then(|| s.parse::<u32>().ok()).flatten();
     matches!((y.len(), num(y), num(m), num(day)), (4, Some(_), Some(1..=12), Some(1..=31)))
+}
+
+/// Events the Webhooks panel lists at once, newest first.
+pub const EVENTS_SHOWN: u32 = 50;
+
+/// A webhook as the screen shows it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WebhookRow {
+    /// Its id.
+    pub id: String,
+    /// Where events go.
+    pub post_url: String,
+    /// The event type sent (`*`: every type).
+    pub event_type: String,
+    /// Whether events are made and sent.
+    pub enabled: bool,
+    /// Events not yet delivered or given up.
+    #[ts(type = "number")]
+    pub waiting: i64,
+    /// When it was registered.
+    pub created_at: String,
+}
+
+/// An event as the screen shows it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct EventRow {
+    /// Its id.
+    pub id: String,
+    /// Its webhook's id.
+    pub webhook: String,
+    /// Its type.
+    pub event_type: String,
+    /// The record it is about (`samples/…`).
+    pub subject: String,
+    /// `pending`, `retryable`, `success` or `failed`.
+    pub status: String,
+    /// Tries so far.
+    #[ts(type = "number")]
+    pub attempts: i64,
+    /// When it happened.
+    pub created_at: String,
+    /// When it is tried next, if it will be.
+    pub next_attempt_at: Option<String>,
+    /// Why the last try failed.
+    pub last_error: Option<String>,
+}
+
+/// An event type a webhook may ask for, and when it is sent.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct EventTypeInfo {
+    /// Its name (`analysis.completed`; `*` for every type).
+    pub name: String,
+    /// When it is sent, in words.
+    pub means: String,
+}
+
+/// The Webhooks panel of the Organisation screen (admins and owners).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WebhooksView {
+    /// The organisation's webhooks, oldest first.
+    pub hooks: Vec<WebhookRow>,
+    /// The newest events (of those the filter keeps), at most [`EVENTS_SHOWN`].
+    pub events: Vec<EventRow>,
+    /// How many events the filter keeps.
+    pub event_total: u64,
+    /// The event types to choose from.
+    pub types: Vec<EventTypeInfo>,
+}
+
+/// A webhook just registered, or given a new secret: the secret is shown this once.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct WebhookSecretView {
+    /// The webhook's id.
+    pub id: String,
+    /// Where events go.
+    pub post_url: String,
+    /// The secret its deliveries are signed with.
+    pub secret: String,
+}
+
+/// The Webhooks panel; with `problems`, only the events not delivered (waiting to be tried
+/// again, or given up).
+pub async fn webhooks(client: &Client, problems: bool) -> CmdResult<WebhooksView> {
+    let org = client.organization();
+    let mut filter = Filter::new();
+    if problems {
+        filter = filter.op("status", "$in", serde_json::json!(["retryable", "failed"]));
+    }
+    let (hooks, events) = tokio::join!(
+        org.webhooks().sort(Sort::asc("created_at")).per_page(mgds_api::MAX_PER_PAGE).send(),
+        org.events().filter(filter).per_page(EVENTS_SHOWN).send()
+    );
+    let (hooks, events) = (hooks?, events?);
+    let event_total = events.total.unwrap_or(events.items.len() as u64);
+    let mut types = vec![EventTypeInfo { name: mgds_api::EVERY_EVENT.into(), means: "every type below".into() }];
+    types.extend(mgds_api::EVENT_TYPES.iter().map(|(n, m)| EventTypeInfo { name: (*n).into(), means: (*m).into() }));
+    Ok(WebhooksView {
+        hooks: hooks
+            .items
+            .into_iter()
+            .map(|w| WebhookRow {
+                id: id_of(&w.uri),
+                post_url: w.post_url,
+                event_type: w.event_type,
+                enabled: w.enabled,
+                waiting: w.waiting,
+                created_at: w.created_at,
+            })
+            .collect(),
+        events: events
+            .items
+            .into_iter()
+            .map(|e| EventRow {
+                id: id_of(&e.uri),
+                webhook: id_of(&e.webhook.uri),
+                event_type: e.event_type,
+                subject: e.subject.trim_start_matches(mgds_api::API_PREFIX).trim_start_matches('/').to_string(),
+                status: e.status.as_str().into(),
+                attempts: e.attempts,
+                created_at: e.created_at,
+                next_attempt_at: e.next_attempt_at,
+                last_error: e.last_error,
+            })
+            .collect(),
+        event_total,
+        types,
+    })
+}
+
+/// Registers a webhook; its secret, shown once.
+pub async fn add_webhook(client: &Client, post_url: &str, event_type: &str) -> CmdResult<WebhookSecretView> {
+    let post_url = post_url.trim();
+    if post_url.is_empty() {
+        return Err(CmdError::new("invalid", "Type the address events are to be sent to (https://…)."));
+    }
+    let req = mgds_api::WebhookCreate { post_url: post_url.into(), event_type: event_type.into(), enabled: Some(true) };
+    let w = client.organization().add_webhook(&req).await?;
+    Ok(WebhookSecretView { id: id_of(&w.webhook.uri), post_url: w.webhook.post_url, secret: w.secret })
+}
+
+/// Enables or disables a webhook.
+pub async fn set_webhook(client: &Client, id: &str, enabled: bool) -> CmdResult<()> {
+    let change = mgds_api::WebhookUpdate { enabled: Some(enabled), ..Default::default() };
+    client.organization().update_webhook(id, &change).await?;
+    Ok(())
+}
+
+/// Gives a webhook a new secret, shown once.
+pub async fn replace_webhook_secret(client: &Client, id: &str) -> CmdResult<WebhookSecretView> {
+    let w = client.organization().replace_webhook_secret(id).await?;
+    Ok(WebhookSecretView { id: id_of(&w.webhook.uri), post_url: w.webhook.post_url, secret: w.secret })
+}
+
+/// Removes a webhook with its events.
+pub async fn remove_webhook(client: &Client, id: &str) -> CmdResult<()> {
+    Ok(client.organization().delete_webhook(id).await?)
+}
+
+/// Sends a `ping` event to a webhook.
+pub async fn ping_webhook(client: &Client, id: &str) -> CmdResult<()> {
+    client.organization().ping_webhook(id).await?;
+    Ok(())
+}
+
+/// Delivers an event again now.
+pub async fn redeliver_event(client: &Client, id: &str) -> CmdResult<()> {
+    client.organization().redeliver(id).await?;
+    Ok(())
 }
 
 #[cfg(test)]

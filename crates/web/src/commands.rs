@@ -184,6 +184,16 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "reset_user_password" => out(organization::reset_password(c, &id()?).await?),
         "revoke_user" => out(organization::revoke(c, &id()?).await?),
         "audit_trail" => out(organization::audit(c, arg(args, "query")?).await?),
+        "webhooks" => out(organization::webhooks(c, arg(args, "problems")?).await?),
+        "add_webhook" => {
+            let (url, event_type): (String, String) = (arg(args, "postUrl")?, arg(args, "eventType")?);
+            out(organization::add_webhook(c, &url, &event_type).await?)
+        }
+        "set_webhook" => out(organization::set_webhook(c, &id()?, arg(args, "enabled")?).await?),
+        "replace_webhook_secret" => out(organization::replace_webhook_secret(c, &id()?).await?),
+        "remove_webhook" => out(organization::remove_webhook(c, &id()?).await?),
+        "ping_webhook" => out(organization::ping_webhook(c, &id()?).await?),
+        "redeliver_event" => out(organization::redeliver_event(c, &id()?).await?),
         "documents" => out(documents::list(c).await?),
         "share_document" => out(documents::share(c, &id()?, &arg::<String>(args, "email")?).await?),
         "unshare_document" => out(documents::unshare(c, &id()?, &arg::<String>(args, "user")?).await?),

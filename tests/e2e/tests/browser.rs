@@ -51,6 +51,8 @@ impl Served {
             .args(["--data-dir"])
             .arg(data.path())
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--workers", "1"])
+            // The webhooks of the tests go to receivers on this machine.
+            .args(["--webhook-allow-network", "127.0.0.0/8"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -846,5 +848,78 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     ensure!(text.contains("(MGDS web)") && text.contains("127.0.0.1"), "the browser's own client and address: {text}");
     axe.check(a, "browser audit trail").await?;
     a.screenshot("browser-org-7-audit").await?;
+
+    // A webhook: the wrong address refused, the secret shown once, a ping delivered signed.
+    let (receiver, got) = webhook_receiver()?;
+    a.click(&a.wait_for("[data-testid=webhook-add]", WAIT).await?).await?;
+    a.set_value("[data-testid=webhook-url]", "lims.lab.org/hooks").await?;
+    a.click(&a.wait_for("[data-testid=webhook-save]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=webhook-error]", "starts with https://", WAIT).await?;
+    a.set_value("[data-testid=webhook-url]", &receiver).await?;
+    a.set_value("[data-testid=webhook-type]", "sample.confirmed").await?;
+    axe.check(a, "browser webhook form").await?;
+    a.click(&a.wait_for("[data-testid=webhook-save]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=webhook-secret]", "Signing secret for", WAIT).await?;
+    let secret =
+        a.script("return document.querySelector('[data-testid=webhook-secret-value]').value;", json!([])).await?;
+    let secret = secret.as_str().context("the secret")?.to_string();
+    ensure!(secret.starts_with("whsec_"), "the secret {secret}");
+    a.wait_for_text("[data-testid=webhook-table]", "sample.confirmed", WAIT).await?;
+    a.screenshot("browser-org-8-webhook-secret").await?;
+    a.click(&a.wait_for("[data-testid=webhook-ping]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=webhook-notice]", "ping event is on its way", WAIT).await?;
+    let (event, signature, body) = tokio::task::spawn_blocking(move || got.recv_timeout(WAIT)).await??;
+    ensure!(event == "ping", "the receiver got {event}");
+    mgds_webhook::verify(secret.as_bytes(), &signature, &body, mgds_webhook::unix_now(), 300)
+        .map_err(|e| anyhow::anyhow!("the ping's signature: {e}"))?;
+    poll("the ping shown as delivered", WAIT, || async {
+        a.click(&a.wait_for("[data-testid=webhooks-refresh]", WAIT).await?).await?;
+        let t =
+            a.script("return document.querySelector('[data-testid=event-table]')?.innerText ?? '';", json!([])).await?;
+        Ok(t.as_str().unwrap_or_default().contains("Delivered").then_some(()))
+    })
+    .await?;
+    a.click(&a.wait_for("[data-testid=webhook-toggle]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=webhook-notice]", "Disabled", WAIT).await?;
+    a.wait_for_text("[data-testid=webhook-table]", "Disabled", WAIT).await?;
+    axe.check(a, "browser webhooks").await?;
+    a.screenshot("browser-org-9-webhooks").await?;
     Ok(())
+}
+
+/// A webhook receiver on loopback: answers 200 to each POST and sends on its `X-MGDS-Event`,
+/// `X-MGDS-Signature` and body.
+fn webhook_receiver() -> Result<(String, std::sync::mpsc::Receiver<(String, String, Vec<u8>)>)> {
+    use std::io::{BufRead, BufReader, Read};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/hooks/lims", listener.local_addr()?);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let Ok(clone) = stream.try_clone() else { continue };
+            let mut reader = BufReader::new(clone);
+            let (mut length, mut event, mut signature) = (0usize, String::new(), String::new());
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                let (name, value) = line.split_once(':').unwrap_or_default();
+                match name.to_ascii_lowercase().as_str() {
+                    "content-length" => length = value.trim().parse().unwrap_or(0),
+                    "x-mgds-event" => event = value.trim().to_string(),
+                    "x-mgds-signature" => signature = value.trim().to_string(),
+                    _ => {}
+                }
+            }
+            let mut body = vec![0; length];
+            if reader.read_exact(&mut body).is_err() {
+                continue;
+            }
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+            let _ = tx.send((event, signature, body));
+        }
+    });
+    Ok((url, rx))
 }

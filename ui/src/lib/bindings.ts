@@ -511,6 +511,36 @@ export type DocumentsView = {
   email: string | null,
 };
 
+/** An event as the screen shows it. */
+export type EventRow = {
+  /** Its id. */
+  id: string,
+  /** Its webhook's id. */
+  webhook: string,
+  /** Its type. */
+  event_type: string,
+  /** The record it is about (`samples/…`). */
+  subject: string,
+  /** `pending`, `retryable`, `success` or `failed`. */
+  status: string,
+  /** Tries so far. */
+  attempts: number,
+  /** When it happened. */
+  created_at: string,
+  /** When it is tried next, if it will be. */
+  next_attempt_at: string | null,
+  /** Why the last try failed. */
+  last_error: string | null,
+};
+
+/** An event type a webhook may ask for, and when it is sent. */
+export type EventTypeInfo = {
+  /** Its name (`analysis.completed`; `*` for every type). */
+  name: string,
+  /** When it is sent, in words. */
+  means: string,
+};
+
 /** What checking one file found. */
 export type FileCheck = {
   /** The file. */
@@ -1422,6 +1452,44 @@ export type WatchedSample = {
   jobs_pending: boolean,
 };
 
+/** A webhook as the screen shows it. */
+export type WebhookRow = {
+  /** Its id. */
+  id: string,
+  /** Where events go. */
+  post_url: string,
+  /** The event type sent (`*`: every type). */
+  event_type: string,
+  /** Whether events are made and sent. */
+  enabled: boolean,
+  /** Events not yet delivered or given up. */
+  waiting: number,
+  /** When it was registered. */
+  created_at: string,
+};
+
+/** A webhook just registered, or given a new secret: the secret is shown this once. */
+export type WebhookSecretView = {
+  /** The webhook's id. */
+  id: string,
+  /** Where events go. */
+  post_url: string,
+  /** The secret its deliveries are signed with. */
+  secret: string,
+};
+
+/** The Webhooks panel of the Organisation screen (admins and owners). */
+export type WebhooksView = {
+  /** The organisation's webhooks, oldest first. */
+  hooks: Array<WebhookRow>,
+  /** The newest events (of those the filter keeps), at most [`EVENTS_SHOWN`]. */
+  events: Array<EventRow>,
+  /** How many events the filter keeps. */
+  event_total: number,
+  /** The event types to choose from. */
+  types: Array<EventTypeInfo>,
+};
+
 /** The shell's commands: each resolves to its result, or rejects with a `CmdError`. */
 export const commands = {
   /**
@@ -1444,6 +1512,11 @@ export const commands = {
    */
   addWatchFolder: (folder: NewFolder): Promise<void> =>
     invoke<void>("add_watch_folder", { folder }),
+  /**
+   * Registers a webhook; its secret, shown once.
+   */
+  addWebhook: (postUrl: string, eventType: string): Promise<WebhookSecretView> =>
+    invoke<WebhookSecretView>("add_webhook", { postUrl, eventType }),
   /**
    * The results of a finished alignment or functional profile, as the service sends them at
    * `/analyses/{id}/results` (everything the engine reported; `kind` is kept for the window's
@@ -1623,6 +1696,11 @@ export const commands = {
   pickWatchFolder: (): Promise<string | null> =>
     invoke<string | null>("pick_watch_folder"),
   /**
+   * Sends a `ping` event to a webhook.
+   */
+  pingWebhook: (id: string): Promise<void> =>
+    invoke<void>("ping_webhook", { id }),
+  /**
    * The profiles screen.
    */
   profiles: (): Promise<ProfilesView> =>
@@ -1637,6 +1715,11 @@ export const commands = {
    */
   projects: (): Promise<ProjectRow[]> =>
     invoke<ProjectRow[]>("projects"),
+  /**
+   * Delivers an event again now.
+   */
+  redeliverEvent: (id: string): Promise<void> =>
+    invoke<void>("redeliver_event", { id }),
   /**
    * Forgets the samples and results the comparison view fetched, so the next comparison asks the
    * service again.
@@ -1659,10 +1742,20 @@ export const commands = {
   removeWatchFolder: (path: string): Promise<void> =>
     invoke<void>("remove_watch_folder", { path }),
   /**
+   * Removes a webhook with its events.
+   */
+  removeWebhook: (id: string): Promise<void> =>
+    invoke<void>("remove_webhook", { id }),
+  /**
    * Renames a document.
    */
   renameDocument: (id: string, filename: string): Promise<DocumentsView> =>
     invoke<DocumentsView>("rename_document", { id, filename }),
+  /**
+   * Gives a webhook a new secret, shown once.
+   */
+  replaceWebhookSecret: (id: string): Promise<WebhookSecretView> =>
+    invoke<WebhookSecretView>("replace_webhook_secret", { id }),
   /**
    * A password reset link for a user.
    */
@@ -1713,6 +1806,11 @@ export const commands = {
   setWatchAlerts: (rules: string[]): Promise<AlertsView> =>
     invoke<AlertsView>("set_watch_alerts", { rules }),
   /**
+   * Enables or disables a webhook.
+   */
+  setWebhook: (id: string, enabled: boolean): Promise<void> =>
+    invoke<void>("set_webhook", { id, enabled }),
+  /**
    * Lets the colleague with this e-mail address download a document.
    */
   shareDocument: (id: string, email: string): Promise<DocumentsView> =>
@@ -1762,6 +1860,12 @@ export const commands = {
    */
   watchView: (): Promise<WatchView> =>
     invoke<WatchView>("watch_view"),
+  /**
+   * The organisation's webhooks and newest events (admins and owners); with `problems`, only the
+   * events not delivered.
+   */
+  webhooks: (problems: boolean): Promise<WebhooksView> =>
+    invoke<WebhooksView>("webhooks", { problems }),
 };
 
 /** The events the shell sends to the window, by name, with their payloads. */

@@ -550,3 +550,74 @@ mod tests {
         assert!(!a.delivered && a.status.is_none() && a.error.is_some(), "{a:?}");
     }
 }
+
+/// A receiver for tests and for trying a webhook out on one's own machine: it answers `200` to
+/// every request on a listener and passes on what each one carried.
+pub mod testing {
+    use std::io::{BufRead, BufReader, Read, Write};
+
+    /// One request the receiver got.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Received {
+        /// The request line's path.
+        pub path: String,
+        /// Its `X-MGDS-Event`.
+        pub event: String,
+        /// Its `X-MGDS-Delivery`.
+        pub delivery: String,
+        /// Its `X-MGDS-Signature` (empty when unsigned).
+        pub signature: String,
+        /// The body.
+        pub body: Vec<u8>,
+    }
+
+    /// Answers every request on `listener` with `200`, on a thread of its own, and passes each
+    /// on; stops when the other end of the channel is dropped.
+    pub fn receive_on(listener: std::net::TcpListener) -> std::sync::mpsc::Receiver<Received> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let Ok(clone) = stream.try_clone() else { continue };
+                let mut reader = BufReader::new(clone);
+                let mut got = Received {
+                    path: String::new(),
+                    event: String::new(),
+                    delivery: String::new(),
+                    signature: String::new(),
+                    body: Vec::new(),
+                };
+                let mut request_line = String::new();
+                if reader.read_line(&mut request_line).is_err() {
+                    continue;
+                }
+                got.path = request_line.split_whitespace().nth(1).unwrap_or_default().to_string();
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    let (name, value) = line.split_once(':').unwrap_or_default();
+                    let value = value.trim().to_string();
+                    match name.to_ascii_lowercase().as_str() {
+                        "content-length" => length = value.parse().unwrap_or(0),
+                        "x-mgds-event" => got.event = value,
+                        "x-mgds-delivery" => got.delivery = value,
+                        "x-mgds-signature" => got.signature = value,
+                        _ => {}
+                    }
+                }
+                got.body = vec![0; length.min(16 << 20)];
+                if reader.read_exact(&mut got.body).is_err() {
+                    continue;
+                }
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+                if tx.send(got).is_err() {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+}

@@ -783,7 +783,7 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     axe.check(a, "browser organisation invite").await?;
     a.click(&a.wait_for("[data-testid=org-invite-send]", WAIT).await?).await?;
     a.wait_for_text("[data-testid=org-link]", "Invitation for new.colleague@lab.example.org", WAIT).await?;
-    let link = a.script("return document.querySelector('[data-testid=org-link-url]').value;", json!([])).await?;
+    let link = a.script("return document.querySelector('[data-testid=org-link-value]').value;", json!([])).await?;
     let link = link.as_str().context("the link")?.to_string();
     ensure!(link.starts_with(&format!("{url}/#link=")), "the link {link}");
     a.wait_for_text("[data-testid=org-users]", "Invited; the link works until", WAIT).await?;
@@ -850,7 +850,9 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     a.screenshot("browser-org-7-audit").await?;
 
     // A webhook: the wrong address refused, the secret shown once, a ping delivered signed.
-    let (receiver, got) = webhook_receiver()?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let receiver = format!("http://{}/hooks/lims", listener.local_addr()?);
+    let got = mgds_webhook::testing::receive_on(listener);
     a.click(&a.wait_for("[data-testid=webhook-add]", WAIT).await?).await?;
     a.set_value("[data-testid=webhook-url]", "lims.lab.org/hooks").await?;
     a.click(&a.wait_for("[data-testid=webhook-save]", WAIT).await?).await?;
@@ -868,9 +870,9 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     a.screenshot("browser-org-8-webhook-secret").await?;
     a.click(&a.wait_for("[data-testid=webhook-ping]", WAIT).await?).await?;
     a.wait_for_text("[data-testid=webhook-notice]", "ping event is on its way", WAIT).await?;
-    let (event, signature, body) = tokio::task::spawn_blocking(move || got.recv_timeout(WAIT)).await??;
-    ensure!(event == "ping", "the receiver got {event}");
-    mgds_webhook::verify(secret.as_bytes(), &signature, &body, mgds_webhook::unix_now(), 300)
+    let r = tokio::task::spawn_blocking(move || got.recv_timeout(WAIT)).await??;
+    ensure!(r.event == "ping", "the receiver got {}", r.event);
+    mgds_webhook::verify(secret.as_bytes(), &r.signature, &r.body, mgds_webhook::unix_now(), 300)
         .map_err(|e| anyhow::anyhow!("the ping's signature: {e}"))?;
     poll("the ping shown as delivered", WAIT, || async {
         a.click(&a.wait_for("[data-testid=webhooks-refresh]", WAIT).await?).await?;
@@ -885,41 +887,4 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     axe.check(a, "browser webhooks").await?;
     a.screenshot("browser-org-9-webhooks").await?;
     Ok(())
-}
-
-/// A webhook receiver on loopback: answers 200 to each POST and sends on its `X-MGDS-Event`,
-/// `X-MGDS-Signature` and body.
-fn webhook_receiver() -> Result<(String, std::sync::mpsc::Receiver<(String, String, Vec<u8>)>)> {
-    use std::io::{BufRead, BufReader, Read};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    let url = format!("http://{}/hooks/lims", listener.local_addr()?);
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let Ok(clone) = stream.try_clone() else { continue };
-            let mut reader = BufReader::new(clone);
-            let (mut length, mut event, mut signature) = (0usize, String::new(), String::new());
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let (name, value) = line.split_once(':').unwrap_or_default();
-                match name.to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.trim().parse().unwrap_or(0),
-                    "x-mgds-event" => event = value.trim().to_string(),
-                    "x-mgds-signature" => signature = value.trim().to_string(),
-                    _ => {}
-                }
-            }
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_err() {
-                continue;
-            }
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            let _ = tx.send((event, signature, body));
-        }
-    });
-    Ok((url, rx))
 }

@@ -1156,40 +1156,6 @@ fn lab_it_manages_an_organisation_from_the_command_line() {
     assert!(verified.contains("Lab: ") && verified.contains("the chain is whole"), "{verified}");
 }
 
-/// A webhook receiver on `listener` (loopback): answers 200 to each POST and sends on its
-/// `X-MGDS-Event`, `X-MGDS-Signature` and body.
-fn receiver_on(listener: std::net::TcpListener) -> std::sync::mpsc::Receiver<(String, String, Vec<u8>)> {
-    use std::io::Read;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut length, mut event, mut signature) = (0usize, String::new(), String::new());
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                let (name, value) = line.split_once(':').unwrap_or_default();
-                match name.to_ascii_lowercase().as_str() {
-                    "content-length" => length = value.trim().parse().unwrap_or(0),
-                    "x-mgds-event" => event = value.trim().to_string(),
-                    "x-mgds-signature" => signature = value.trim().to_string(),
-                    _ => {}
-                }
-            }
-            let mut body = vec![0; length];
-            if reader.read_exact(&mut body).is_err() {
-                continue;
-            }
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-            let _ = tx.send((event, signature, body));
-        }
-    });
-    rx
-}
-
 /// Lab IT registers a webhook from the command line; events made while its receiver is away
 /// are kept across a service that is killed and started again, and arrive afterwards, signed
 /// and in order; the command line shows the events and the delivery log.
@@ -1257,13 +1223,13 @@ fn webhook_events_outlive_a_killed_service_and_arrive_in_order() {
     drop(serve);
 
     // The receiver comes up; the service is started again and delivers what it kept.
-    let got = receiver_on(std::net::TcpListener::bind(("127.0.0.1", port)).unwrap());
+    let got = mgds_webhook::testing::receive_on(std::net::TcpListener::bind(("127.0.0.1", port)).unwrap());
     let serve = Serve::start(&data, &allow);
     let mut types = Vec::new();
     while types.len() < 3 {
-        let (event, signature, body) = got.recv_timeout(Duration::from_secs(60)).expect("the kept events arrive");
-        mgds_webhook::verify(secret.as_bytes(), &signature, &body, mgds_webhook::unix_now(), 300).unwrap();
-        types.push(event);
+        let r = got.recv_timeout(Duration::from_secs(60)).expect("the kept events arrive");
+        mgds_webhook::verify(secret.as_bytes(), &r.signature, &r.body, mgds_webhook::unix_now(), 300).unwrap();
+        types.push(r.event);
     }
     assert_eq!(types, ["sample.created", "sample.confirmed", "analysis.completed"]);
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -204,39 +204,6 @@ fn saved_folders_and_the_pause_switch() {
     assert_eq!(code, Some(2));
 }
 
-/// A listener on loopback that answers every request 200 and hands over each request's body.
-fn webhook_receiver() -> (String, std::sync::mpsc::Receiver<(String, Option<String>)>) {
-    use std::io::{BufRead, BufReader, Read};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hooks/lab", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0usize;
-            let mut signature = None;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("x-mgds-signature:") {
-                    signature = Some(v.trim().to_string());
-                }
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").unwrap();
-            let _ = tx.send((String::from_utf8_lossy(&body).into_owned(), signature));
-        }
-    });
-    (url, rx)
-}
-
 /// Headless alerts: rules saved with `mgds watch alert` and given to `mgds watch run`; a
 /// classified sample that crosses one is printed on stdout, posted to the webhook and logged in
 /// the queue, once; `mgds watch live` and `mgds watch alert log` read them back.
@@ -263,7 +230,9 @@ fn alerts_are_printed_posted_to_a_webhook_and_logged_once() {
     let (_, listed, _) = mgds(&["watch", "alert", "list"]);
     assert_eq!(listed.trim(), "every folder\tEscherichia coli >= 5%");
 
-    let (url, posted) = webhook_receiver();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hooks/lab", listener.local_addr().unwrap());
+    let posted = mgds_webhook::testing::receive_on(listener);
     let folder = dir.path().join("incoming");
     let state = dir.path().join("watch-state");
     std::fs::create_dir_all(&folder).unwrap();
@@ -282,11 +251,12 @@ fn alerts_are_printed_posted_to_a_webhook_and_logged_once() {
         .spawn()
         .expect("mgds watch starts");
     std::fs::write(folder.join("isolate_7.fastq.gz"), crate::engines::demo_reads()).unwrap();
-    let (body, signature) = posted.recv_timeout(Duration::from_secs(120)).expect("the alert is posted to the webhook");
+    let got = posted.recv_timeout(Duration::from_secs(120)).expect("the alert is posted to the webhook");
+    assert_eq!((got.path.as_str(), got.event.as_str()), ("/hooks/lab", "alert"));
     // Signed as the service's webhooks are.
-    let signature = signature.expect("the alert is signed");
-    mgds_webhook::verify(b"lab-secret", &signature, body.as_bytes(), mgds_webhook::unix_now(), 300).unwrap();
-    assert!(mgds_webhook::verify(b"other", &signature, body.as_bytes(), mgds_webhook::unix_now(), 300).is_err());
+    mgds_webhook::verify(b"lab-secret", &got.signature, &got.body, mgds_webhook::unix_now(), 300).unwrap();
+    assert!(mgds_webhook::verify(b"other", &got.signature, &got.body, mgds_webhook::unix_now(), 300).is_err());
+    let body = String::from_utf8(got.body).unwrap();
     let alert: Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
         (&alert["taxon"], &alert["rule"], &alert["label"]),

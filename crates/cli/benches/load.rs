@@ -3,6 +3,9 @@
 //! it. Prints a table: requests per second, p50/p99 latency per kind of request, 5xx answers
 //! (the target is none) and the service's peak memory.
 //!
+//! The audit trail's share of the writes: the time its entries took to append (the service's
+//! `mgds_audit_write_seconds`) against the p99 of the uploads, whose confirmation appends one.
+//!
 //! Then one owner queues a burst of classifications and another owner uploads one: a table says
 //! how many of the burst finished first (owners take turns in the queue, so about one) and how
 //! long each side waited.
@@ -128,6 +131,10 @@ fn main() {
         }
     });
     let elapsed = started.elapsed();
+    let audit = rt.block_on(async {
+        let text = reqwest::get(format!("{url}/metrics")).await.unwrap().text().await.unwrap();
+        AuditWrites::parse(&text)
+    });
     let turns = rt.block_on(take_turns(&data, &url, &key, &reads));
     let peak = peak_mb(serve.id());
     let _ = serve.kill();
@@ -172,6 +179,24 @@ fn main() {
     println!("| 4xx | {} | - | - |", tally.client_errors);
     println!("| service peak memory (VmHWM) | {peak} MB | < 200 MB | {} |", verdict(peak < 200));
     println!("| wall time | {:.1} s | - | - |", elapsed.as_secs_f64());
+    // The audit trail's share of a write: its entries' append time (the service's histogram)
+    // against the p99 of the uploads, whose confirmation appends one.
+    let mut uploads: Vec<Duration> =
+        tally.latencies.iter().filter(|(k, _)| k.starts_with("upload")).map(|(_, d)| *d).collect();
+    uploads.sort_unstable();
+    let upload_p99 = uploads.get(((uploads.len() as f64 - 1.0) * 0.99).round() as usize).copied().unwrap_or_default();
+    let share = audit.p99_at_most / upload_p99.as_secs_f64().max(1e-9) * 100.0;
+    println!(
+        "| audit entries appended | {} (mean {:.2} ms, p99 at most {:.2} ms) | - | - |",
+        audit.count,
+        audit.mean() * 1e3,
+        audit.p99_at_most * 1e3
+    );
+    println!(
+        "| audit append p99 against the uploads' p99 ({:.1} ms) | {share:.2}% | <= 5% | {} |",
+        upload_p99.as_secs_f64() * 1e3,
+        verdict(share <= 5.0)
+    );
     for e in tally.server_errors.iter().take(5) {
         println!("server error: {e}");
     }
@@ -319,4 +344,40 @@ fn peak_mb(pid: u32) -> u64 {
         .and_then(|v| v.trim().parse::<u64>().ok())
         .unwrap_or(0)
         / 1024
+}
+
+/// The service's `mgds_audit_write_seconds` histogram, as `/metrics` gives it.
+#[derive(Debug, Default)]
+struct AuditWrites {
+    count: u64,
+    sum: f64,
+    /// The upper bound of the bucket that holds the 99th percentile (the histogram's buckets
+    /// double, so the true p99 is between half this and this).
+    p99_at_most: f64,
+}
+
+impl AuditWrites {
+    fn parse(text: &str) -> AuditWrites {
+        let mut buckets: Vec<(f64, u64)> = Vec::new();
+        let mut w = AuditWrites::default();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("mgds_audit_write_seconds") else { continue };
+            let value = rest.rsplit(' ').next().unwrap_or_default();
+            if let Some(le) = rest.strip_prefix("_bucket{le=\"").and_then(|r| r.split('"').next()) {
+                let le = if le == "+Inf" { f64::INFINITY } else { le.parse().unwrap_or(f64::INFINITY) };
+                buckets.push((le, value.parse().unwrap_or(0)));
+            } else if rest.starts_with("_sum") {
+                w.sum = value.parse().unwrap_or(0.0);
+            } else if rest.starts_with("_count") {
+                w.count = value.parse().unwrap_or(0);
+            }
+        }
+        let wanted = (w.count as f64 * 0.99).ceil() as u64;
+        w.p99_at_most = buckets.iter().find(|(_, n)| *n >= wanted.max(1)).map_or(0.0, |(le, _)| *le);
+        w
+    }
+
+    fn mean(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.sum / self.count as f64 }
+    }
 }

@@ -1,6 +1,7 @@
 //! What the service tells its operators: `GET /api/v1/health` for load balancers, and
 //! `GET /metrics` in the Prometheus text format (OpenMetrics): requests and their latencies by
-//! route, the job queue's depth, and analyses finished with their run times.
+//! route, the job queue's depth, analyses finished with their run times, and the time audit
+//! entries take to append.
 //!
 //! Request counts and latencies, and the analyses this process's workers ran, are counted in
 //! the process that served or ran them (scrape every `mgds serve`, and every `mgds worker`
@@ -84,6 +85,11 @@ impl Default for Metrics {
             analyses.clone(),
         );
         registry.register("job_queue_analyses", "Analyses in the job queue, waiting or running", queue.clone());
+        registry.register(
+            "audit_write_seconds",
+            "Time to append an audit entry (with its webhook events) inside its change's transaction",
+            crate::store::audit::WRITE_SECONDS.clone(),
+        );
         Metrics { registry, requests, latency, analyses, queue }
     }
 }

@@ -5,7 +5,7 @@
 //! are made (in this process, or on any host through PostgreSQL's `NOTIFY`) and every second.
 //! Each webhook with events due is drained by a task of its own, [`PER_WEBHOOK`] deliveries at
 //! a time and one per subject at a time, so a slow or failing receiver holds up only its own
-//! queue. A try that was sent but not recorded (the host stopped) is sent again: delivery is at
+//! queue; at most [`IN_FLIGHT`] deliveries are in flight from one host. A try that was sent but not recorded (the host stopped) is sent again: delivery is at
 //! least once, and receivers drop what they saw by the `X-MGDS-Delivery` header.
 
 use std::collections::HashSet;
@@ -21,6 +21,8 @@ use crate::store::events::{self, Due};
 
 /// Deliveries to one webhook at once.
 pub const PER_WEBHOOK: usize = 8;
+/// Deliveries in flight from this host at once, over every webhook.
+pub const IN_FLIGHT: usize = 256;
 /// How often the deliverer looks without being told.
 pub const EVERY: Duration = Duration::from_secs(1);
 /// Events read at a time for one webhook.
@@ -36,10 +38,11 @@ const LOOK_AGAIN: Duration = Duration::from_millis(100);
 const RENEW: Duration = Duration::from_secs(5);
 
 /// The webhooks being drained, and whether this host holds the lease.
-#[derive(Default)]
 struct Running {
     draining: Mutex<HashSet<String>>,
     holding: AtomicBool,
+    /// Permits for [`IN_FLIGHT`] deliveries.
+    in_flight: tokio::sync::Semaphore,
 }
 
 /// Delivers until dropped (the task is aborted when the service stops).
@@ -48,7 +51,11 @@ pub async fn run(store: Store) {
         return;
     }
     let holder = format!("{}-{}", std::process::id(), new_id());
-    let running = Arc::new(Running::default());
+    let running = Arc::new(Running {
+        draining: Mutex::default(),
+        holding: AtomicBool::new(false),
+        in_flight: tokio::sync::Semaphore::new(IN_FLIGHT),
+    });
     let db = store.db.clone();
     let relay =
         tokio::spawn(async move { crate::store::db::relay(&db, events::CHANNEL, || events::MADE.notify_one()).await });
@@ -151,9 +158,12 @@ async fn drain(store: Store, running: Arc<Running>, hook: String) {
         let secret = target.secret.as_bytes();
         let sender = &sender;
         let hook = hook.as_str();
+        let in_flight = &running.in_flight;
         // Sent `PER_WEBHOOK` at a time; recorded together (one write for the lot).
         let tries: Vec<(Due, mgds_webhook::Attempt)> = futures::stream::iter(heads)
             .map(|e: Due| async move {
+                // The semaphore is never closed.
+                let _permit = in_flight.acquire().await.ok();
                 let attempt = sender
                     .send(&mgds_webhook::Delivery {
                         url,

@@ -521,6 +521,9 @@ async fn health_and_metrics_answer_for_load_balancers_and_prometheus() {
     assert_eq!(value(r#"mgds_job_queue_analyses{state="waiting"}"#), 0.0);
     assert_eq!(value(r#"mgds_job_queue_analyses{state="running"}"#), 0.0);
     assert_eq!(value(r#"mgds_analysis_run_seconds_count{analysis_type="classification",outcome="success"}"#), 1.0);
+    // The upload's audit entry, timed.
+    assert!(value("mgds_audit_write_seconds_count") >= 1.0);
+    assert!(value("mgds_audit_write_seconds_sum") > 0.0);
     assert!(text.ends_with("# EOF\n"));
 
     // A database that stops answering makes the health check say so.

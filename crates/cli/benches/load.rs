@@ -185,11 +185,12 @@ fn main() {
         tally.latencies.iter().filter(|(k, _)| k.starts_with("upload")).map(|(_, d)| *d).collect();
     uploads.sort_unstable();
     let upload_p99 = uploads.get(((uploads.len() as f64 - 1.0) * 0.99).round() as usize).copied().unwrap_or_default();
-    let share = audit.p99_at_most / upload_p99.as_secs_f64().max(1e-9) * 100.0;
+    let share = audit.p99 / upload_p99.as_secs_f64().max(1e-9) * 100.0;
     println!(
-        "| audit entries appended | {} (mean {:.2} ms, p99 at most {:.2} ms) | - | - |",
+        "| audit entries appended | {} (mean {:.2} ms, p99 {:.2} ms, at most {:.2} ms) | - | - |",
         audit.count,
         audit.mean() * 1e3,
+        audit.p99 * 1e3,
         audit.p99_at_most * 1e3
     );
     println!(
@@ -351,9 +352,11 @@ fn peak_mb(pid: u32) -> u64 {
 struct AuditWrites {
     count: u64,
     sum: f64,
-    /// The upper bound of the bucket that holds the 99th percentile (the histogram's buckets
-    /// double, so the true p99 is between half this and this).
+    /// The upper bound of the bucket that holds the 99th percentile.
     p99_at_most: f64,
+    /// The 99th percentile read from the buckets as Prometheus' `histogram_quantile` reads it
+    /// (linear within the bucket that holds it).
+    p99: f64,
 }
 
 impl AuditWrites {
@@ -372,8 +375,18 @@ impl AuditWrites {
                 w.count = value.parse().unwrap_or(0);
             }
         }
-        let wanted = (w.count as f64 * 0.99).ceil() as u64;
-        w.p99_at_most = buckets.iter().find(|(_, n)| *n >= wanted.max(1)).map_or(0.0, |(le, _)| *le);
+        let rank = w.count as f64 * 0.99;
+        let mut below = (0.0, 0u64);
+        for &(le, n) in &buckets {
+            if n as f64 >= rank && n > 0 {
+                w.p99_at_most = le;
+                let (lower, before) = below;
+                let within = (rank - before as f64) / (n - before).max(1) as f64;
+                w.p99 = if le.is_finite() { lower + (le - lower) * within } else { lower };
+                break;
+            }
+            below = (le, n);
+        }
         w
     }
 

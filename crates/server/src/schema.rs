@@ -453,9 +453,7 @@ mod field_tables {
     pub(crate) use crate::store::audit::AUDIT_FIELDS as AUDIT;
     pub(crate) use crate::store::batches::BATCH_FIELDS as BATCH;
     pub(crate) use crate::store::documents::DOCUMENT_FIELDS as DOCUMENT;
-    pub(crate) use crate::store::events::DELIVERY_FIELDS as DELIVERY;
     pub(crate) use crate::store::events::EVENT_FIELDS as EVENT;
-    pub(crate) use crate::store::events::WEBHOOK_FIELDS as WEBHOOK;
     pub(crate) use crate::store::jobs::JOB_FIELDS as JOB;
     pub(crate) use crate::store::members::MEMBER_FIELDS as MEMBER;
     pub(crate) use crate::store::metadata::METADATA_FIELDS as METADATA;
@@ -463,4 +461,6 @@ mod field_tables {
     pub(crate) use crate::store::samples::SAMPLE_FIELDS as SAMPLE;
     pub(crate) use crate::store::tags::TAG_FIELDS as TAG;
     pub(crate) use crate::store::users::USER_FIELDS as USER;
+    pub(crate) use crate::store::webhooks::DELIVERY_FIELDS as DELIVERY;
+    pub(crate) use crate::store::webhooks::WEBHOOK_FIELDS as WEBHOOK;
 }

@@ -181,7 +181,7 @@ impl AppState {
                 |e| tracing::warn!(error = %e, "cannot make the webhooks' HTTP client; webhooks are not delivered"),
             )
             .ok();
-        store.webhooks = Arc::new(store::events::DeliveryPolicy {
+        store.webhooks = Arc::new(store::DeliveryPolicy {
             sender,
             backoff: config.webhook_backoff,
             deliver_for: config.webhook_deliver_for,

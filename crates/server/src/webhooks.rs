@@ -77,7 +77,7 @@ pub async fn run(store: Store) {
         }
         // Taking or renewing the lease is a write: every few seconds, well within its hold.
         if last_renewed.is_none_or(|t| t.elapsed() >= RENEW) {
-            let held = crate::janitor::lease(&store.db, LEASE, &holder, HOLD, true).await;
+            let held = crate::store::leases::lease(&store.db, LEASE, &holder, HOLD, true).await;
             last_renewed = Some(tokio::time::Instant::now());
             match held {
                 Ok(h) => running.holding.store(h, Ordering::Relaxed),

@@ -20,7 +20,7 @@ use super::extract::{Json, ListParams, Listed};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::state::AppState;
-use crate::store::events;
+use crate::store::{events, webhooks};
 
 /// The routes of a signed-in caller.
 pub(super) fn router() -> Router<AppState> {
@@ -48,15 +48,15 @@ async fn list(
     uri: OriginalUri,
     params: ListParams,
 ) -> ApiResult<Listed<Webhook>> {
-    Ok(Listed::new(events::list(&state, &caller, &params.query()).await?, &uri, &params))
+    Ok(Listed::new(webhooks::list(&state, &caller, &params.query()).await?, &uri, &params))
 }
 
 async fn create(State(state): State<AppState>, caller: Caller, Json(req): Json<WebhookCreate>) -> ApiResult<Response> {
-    Ok(with_secret(StatusCode::CREATED, events::create(&state, &caller, &req).await?))
+    Ok(with_secret(StatusCode::CREATED, webhooks::create(&state, &caller, &req).await?))
 }
 
 async fn one(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<axum::Json<Webhook>> {
-    Ok(axum::Json(events::get(&state, &caller, &id).await?))
+    Ok(axum::Json(webhooks::get(&state, &caller, &id).await?))
 }
 
 async fn update(
@@ -65,16 +65,16 @@ async fn update(
     Path(id): Path<String>,
     Json(req): Json<WebhookUpdate>,
 ) -> ApiResult<axum::Json<Webhook>> {
-    Ok(axum::Json(events::update(&state, &caller, &id, &req).await?))
+    Ok(axum::Json(webhooks::update(&state, &caller, &id, &req).await?))
 }
 
 async fn remove(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<StatusCode> {
-    events::delete(&state, &caller, &id).await?;
+    webhooks::delete(&state, &caller, &id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn secret(State(state): State<AppState>, caller: Caller, Path(id): Path<String>) -> ApiResult<Response> {
-    Ok(with_secret(StatusCode::OK, events::replace_secret(&state, &caller, &id).await?))
+    Ok(with_secret(StatusCode::OK, webhooks::replace_secret(&state, &caller, &id).await?))
 }
 
 async fn ping(
@@ -82,7 +82,7 @@ async fn ping(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<(StatusCode, axum::Json<Event>)> {
-    Ok((StatusCode::CREATED, axum::Json(events::ping(&state, &caller, &id).await?)))
+    Ok((StatusCode::CREATED, axum::Json(webhooks::ping(&state, &caller, &id).await?)))
 }
 
 async fn deliveries(
@@ -92,7 +92,7 @@ async fn deliveries(
     uri: OriginalUri,
     params: ListParams,
 ) -> ApiResult<Listed<WebhookDelivery>> {
-    Ok(Listed::new(events::deliveries(&state, &caller, &id, &params.query()).await?, &uri, &params))
+    Ok(Listed::new(webhooks::deliveries(&state, &caller, &id, &params.query()).await?, &uri, &params))
 }
 
 async fn list_events(
@@ -113,5 +113,5 @@ async fn redeliver(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<axum::Json<Event>> {
-    Ok(axum::Json(events::redeliver(&state, &caller, &id).await?))
+    Ok(axum::Json(webhooks::redeliver(&state, &caller, &id).await?))
 }

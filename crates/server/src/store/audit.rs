@@ -31,49 +31,7 @@ use super::records::{self, Found, ListQuery, ListSpec};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
 
-/// What one entry says of its change.
-#[derive(Debug, Clone)]
-pub struct Entry<'a> {
-    /// What happened, `kind.verb` (`sample.updated`, `user.disabled`, `document.downloaded`).
-    pub action: &'static str,
-    /// The kind of record (`sample`, `metadata`, `project`, `document`, `user`, ...).
-    pub kind: &'static str,
-    /// The record's id.
-    pub target: &'a str,
-    /// The user whose organisation the entry belongs to: the record's owner, or the person a
-    /// change of people is about.
-    pub owner: &'a str,
-    /// What changed: `{"field": [before, after]}`, or facts of the action.
-    pub changes: Value,
-}
-
-impl<'a> Entry<'a> {
-    /// An entry of `action` on `kind` `target`, owned by `owner`, with no details.
-    pub fn new(action: &'static str, kind: &'static str, target: &'a str, owner: &'a str) -> Self {
-        Entry { action, kind, target, owner, changes: json!({}) }
-    }
-
-    /// With these details.
-    pub fn with(mut self, changes: Value) -> Self {
-        self.changes = changes;
-        self
-    }
-}
-
-/// What a change asked for (`asked`: the fields given, `null` to clear) did to a record that
-/// was `before`: `{"field": [before, after]}` for each field it changed.
-pub fn changed(before: &Value, asked: &Value) -> Value {
-    let mut out = serde_json::Map::new();
-    if let Some(fields) = asked.as_object() {
-        for (k, after) in fields {
-            let was = before.get(k).unwrap_or(&Value::Null);
-            if was != after {
-                out.insert(k.clone(), json!([was, after]));
-            }
-        }
-    }
-    Value::Object(out)
-}
+pub use super::change::{Entry, changed};
 
 /// Most bytes of an entry's `changes` kept (a description changed from one long text to
 /// another); longer values are cut, saying so.
@@ -308,7 +266,7 @@ pub async fn run_chainer(db: Pool, every: std::time::Duration) {
     loop {
         tick.tick().await;
         // One host at a time looks (the others would find nothing left).
-        match crate::janitor::lease(&db, LEASE, &holder, std::time::Duration::from_secs(60), true).await {
+        match super::leases::lease(&db, LEASE, &holder, std::time::Duration::from_secs(60), true).await {
             Ok(true) => {}
             Ok(false) => continue,
             Err(e) => {

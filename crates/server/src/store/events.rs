@@ -10,35 +10,31 @@
 //!   event waits while an earlier one of its webhook and subject is open ([`heads`]). A failed
 //!   try is tried again after a growing wait ([`record_attempts`]) for a day from the event's
 //!   making or from a redelivery asked by hand, then given up (`failed`).
-//! - **Bounds.** At most [`MAX_WEBHOOKS`] webhooks per organisation; the last
+//! - **Bounds.** At most [`super::webhooks::MAX_WEBHOOKS`] webhooks per organisation; the last
 //!   [`DELIVERIES_KEPT`] tries of an event in the log; finished events kept
 //!   [`EVENTS_KEPT_DAYS`] days ([`expire`]).
-//! - **Who.** An organisation's admins and owners manage its webhooks and read its events; the
-//!   secret a delivery is signed with is answered once, when made.
+//! - **Who.** An organisation's admins and owners read its events and manage its webhooks
+//!   ([`super::webhooks`]).
 
 use std::sync::LazyLock;
-use std::time::Duration;
 
-use mgds_api::{Event, EventStatus, Ref, Webhook, WebhookCreate, WebhookDelivery, WebhookUpdate, WebhookWithSecret};
+use mgds_api::{Event, EventStatus, Ref};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 
-use super::audit::{self, Entry};
 use super::caller::{Caller, User};
+use super::change::Entry;
 use super::db::{self, Pool, Scope, Tx, begin_write, new_id};
-use super::handle::Store;
+use super::handle::{DeliveryPolicy, Store};
 use super::records::{self, Found, ListQuery, ListSpec};
 use crate::error::{ApiError, ApiResult};
 use crate::listing::{Bind, Compiled, Field, FieldKind};
 
-/// Most webhooks an organisation may have.
-pub const MAX_WEBHOOKS: i64 = 50;
 /// Tries of one event kept in the delivery log (the newest).
 pub const DELIVERIES_KEPT: i64 = 50;
 /// Days a delivered or given-up event is kept.
 pub const EVENTS_KEPT_DAYS: i64 = 30;
-/// How long an event is tried, from its making or a redelivery.
-pub const DELIVER_FOR: Duration = Duration::from_secs(24 * 3600);
+pub use super::handle::DELIVER_FOR;
 
 /// The channel on which PostgreSQL tells the deliverer, whichever host runs it, that events
 /// were made.
@@ -46,24 +42,6 @@ pub const CHANNEL: &str = "mgds_events";
 
 /// Told (in this process) that events were made; the deliverer looks at once.
 pub static MADE: LazyLock<Notify> = LazyLock::new(Notify::new);
-
-/// How the service's deliveries are made.
-#[derive(Debug, Clone)]
-pub struct DeliveryPolicy {
-    /// Sends them, to public addresses and the networks the configuration allows (`None`:
-    /// this process does not deliver, as `mgds admin`; registering a webhook then fails).
-    pub sender: Option<mgds_webhook::Sender>,
-    /// The wait between tries.
-    pub backoff: mgds_webhook::Backoff,
-    /// How long an event is tried.
-    pub deliver_for: Duration,
-}
-
-impl Default for DeliveryPolicy {
-    fn default() -> Self {
-        DeliveryPolicy { sender: None, backoff: mgds_webhook::Backoff::SERVICE, deliver_for: DELIVER_FOR }
-    }
-}
 
 const OPEN: &str = "('pending', 'retryable')";
 
@@ -92,7 +70,8 @@ fn events_of(e: &Entry<'_>) -> (&'static [&'static str], &'static str) {
     }
 }
 
-/// Makes the events of an audited change, in its transaction (called by [`audit::record`]).
+/// Makes the events of an audited change, in its transaction (called by
+/// [`super::audit::record`]).
 pub(crate) async fn from_audit(tx: &mut Tx, actor: Option<&User>, e: &Entry<'_>) -> ApiResult<()> {
     let (types, collection) = events_of(e);
     if types.is_empty() {
@@ -185,7 +164,7 @@ async fn emit(tx: &mut Tx, owner: &str, actor: Option<&User>, t: &str, subject: 
 
 /// Inserts one event.
 #[allow(clippy::too_many_arguments)]
-async fn insert(
+pub(crate) async fn insert(
     tx: &mut Tx,
     org: &str,
     hook: &str,
@@ -224,7 +203,7 @@ async fn insert(
 
 /// Tells the deliverer, once `tx` commits, that events were made: every host by PostgreSQL's
 /// `NOTIFY`, this one at once (it looks again within a second if it looked too early).
-async fn told(tx: &mut Tx) -> ApiResult<()> {
+pub(crate) async fn told(tx: &mut Tx) -> ApiResult<()> {
     if tx.backend_name() == "PostgreSQL" {
         sqlx::query(sqlx::AssertSqlSafe(format!("NOTIFY {CHANNEL}"))).execute(&mut **tx).await?;
     }
@@ -232,9 +211,9 @@ async fn told(tx: &mut Tx) -> ApiResult<()> {
     Ok(())
 }
 
-// ---- Webhooks ----
+// ---- Who reads them ----
 
-fn manager(caller: &Caller) -> ApiResult<&User> {
+pub(crate) fn manager(caller: &Caller) -> ApiResult<&User> {
     let user = caller.require()?;
     if !user.manages_org() {
         return Err(ApiError::Forbidden(
@@ -244,258 +223,8 @@ fn manager(caller: &Caller) -> ApiResult<&User> {
     Ok(user)
 }
 
-fn of_org(alias: &str, user: &User) -> Compiled {
+pub(crate) fn of_org(alias: &str, user: &User) -> Compiled {
     Compiled { sql: format!("{alias}.organization_id = ?"), binds: vec![Bind::Text(user.organization_id.clone())] }
-}
-
-/// The fields of `where` and `sort` in the list of webhooks.
-pub(crate) const WEBHOOK_FIELDS: &[Field] = &[
-    Field { name: "$uri", column: "w.id", kind: FieldKind::Uri { collection: "webhooks" }, sortable: true },
-    Field { name: "post_url", column: "w.post_url", kind: FieldKind::Text, sortable: true },
-    Field { name: "event_type", column: "w.event_type", kind: FieldKind::Text, sortable: true },
-    Field { name: "enabled", column: "w.enabled", kind: FieldKind::Bool, sortable: true },
-    Field { name: "api_version", column: "w.api_version", kind: FieldKind::Text, sortable: true },
-    Field { name: "created_at", column: "w.created_at", kind: FieldKind::DateTime, sortable: true },
-];
-
-const WEBHOOKS: ListSpec = ListSpec {
-    from: "webhooks w",
-    columns: "w.id, w.post_url, w.event_type, w.enabled, w.api_version, w.created_at, w.created_by, \
-              (SELECT COUNT(*) FROM events e WHERE e.webhook_id = w.id AND e.status IN ('pending', 'retryable')) AS waiting",
-    fields: WEBHOOK_FIELDS,
-    default_order: "w.created_at ASC",
-    tiebreak: "w.id ASC",
-};
-
-#[derive(sqlx::FromRow)]
-struct WebhookRow {
-    id: String,
-    post_url: String,
-    event_type: String,
-    enabled: i64,
-    api_version: String,
-    created_at: String,
-    created_by: Option<String>,
-    waiting: i64,
-}
-
-impl WebhookRow {
-    fn into_api(self) -> Webhook {
-        Webhook {
-            uri: Ref::new("webhooks", &self.id).uri,
-            post_url: self.post_url,
-            event_type: self.event_type,
-            enabled: db::flag(self.enabled),
-            api_version: self.api_version,
-            created_at: self.created_at,
-            created_by: self.created_by.map(|u| Ref::new("users", &u)),
-            waiting: self.waiting,
-        }
-    }
-
-    fn described(&self) -> Value {
-        json!({"post_url": self.post_url, "event_type": self.event_type, "enabled": db::flag(self.enabled)})
-    }
-}
-
-/// One page of the caller's organisation's webhooks.
-pub async fn list(state: &Store, caller: &Caller, q: &ListQuery<'_>) -> ApiResult<Found<Webhook>> {
-    let user = manager(caller)?;
-    let rows: Found<WebhookRow> = records::list(&state.db, &WEBHOOKS, q, of_org("w", user), None).await?;
-    Ok(rows.map(WebhookRow::into_api))
-}
-
-async fn row(db: &Pool, user: &User, id: &str) -> ApiResult<WebhookRow> {
-    records::fetch_one(db, &WEBHOOKS, "w.id", id, of_org("w", user))
-        .await?
-        .ok_or_else(|| ApiError::not_found("webhook"))
-}
-
-/// Webhook `id` of the caller's organisation.
-pub async fn get(state: &Store, caller: &Caller, id: &str) -> ApiResult<Webhook> {
-    Ok(row(&state.db, manager(caller)?, id).await?.into_api())
-}
-
-fn new_secret() -> String {
-    format!("whsec_{}", hex::encode(rand::random::<[u8; 32]>()))
-}
-
-fn sender(state: &Store) -> ApiResult<&mgds_webhook::Sender> {
-    state.webhooks.sender.as_ref().ok_or_else(|| ApiError::internal("this process does not deliver webhooks"))
-}
-
-/// Checks an address and event type for a webhook.
-async fn checked(state: &Store, post_url: &str, event_type: &str) -> ApiResult<String> {
-    if !mgds_api::is_event_type(event_type) {
-        let known: Vec<&str> = mgds_api::EVENT_TYPES.iter().map(|(t, _)| *t).collect();
-        return Err(ApiError::BadRequest(format!(
-            "event_type {event_type:?} is not one the service sends; use one of {} or * for every type",
-            known.join(", ")
-        )));
-    }
-    let url = mgds_webhook::check_url(post_url).map_err(ApiError::BadRequest)?;
-    sender(state)?.check_reachable(&url).await.map_err(|e| ApiError::BadRequest(format!("post_url: {e}")))?;
-    Ok(url.to_string())
-}
-
-/// Registers a webhook for the caller's organisation; answers it with its secret (shown once).
-pub async fn create(state: &Store, caller: &Caller, req: &WebhookCreate) -> ApiResult<WebhookWithSecret> {
-    let user = manager(caller)?.clone();
-    let url = checked(state, &req.post_url, &req.event_type).await?;
-    let id = new_id();
-    let secret = new_secret();
-    let now = db::now();
-    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
-    let made = async {
-        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE organization_id = $1")
-            .bind(&user.organization_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        if count >= MAX_WEBHOOKS {
-            return Err(ApiError::Conflict(format!(
-                "your organisation has {MAX_WEBHOOKS} webhooks, the most it may have; delete one first"
-            )));
-        }
-        sqlx::query(
-            "INSERT INTO webhooks (id, organization_id, created_by, post_url, event_type, enabled, api_version, \
-             secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, 'v1', $7, $8, $8)",
-        )
-        .bind(&id)
-        .bind(&user.organization_id)
-        .bind(&user.id)
-        .bind(&url)
-        .bind(&req.event_type)
-        .bind(i64::from(req.enabled.unwrap_or(true)))
-        .bind(&secret)
-        .bind(&now)
-        .execute(&mut *tx)
-        .await?;
-        let entry = Entry::new("webhook.created", "webhook", &id, &user.id)
-            .with(json!({"post_url": url, "event_type": req.event_type, "enabled": req.enabled.unwrap_or(true)}));
-        audit::record(&mut tx, Some(&user), entry).await
-    }
-    .await;
-    db::finish(tx, made).await?;
-    Ok(WebhookWithSecret { webhook: row(&state.db, &user, &id).await?.into_api(), secret })
-}
-
-/// Changes webhook `id`'s address, event type or state.
-pub async fn update(state: &Store, caller: &Caller, id: &str, req: &WebhookUpdate) -> ApiResult<Webhook> {
-    let user = manager(caller)?.clone();
-    let before = row(&state.db, &user, id).await?;
-    let url = match &req.post_url {
-        Some(u) => Some(checked(state, u, req.event_type.as_deref().unwrap_or(&before.event_type)).await?),
-        None => {
-            if let Some(t) = &req.event_type
-                && !mgds_api::is_event_type(t)
-            {
-                checked(state, &before.post_url, t).await?;
-            }
-            None
-        }
-    };
-    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
-    let changed = async {
-        sqlx::query(
-            "UPDATE webhooks SET post_url = COALESCE($1, post_url), event_type = COALESCE($2, event_type), \
-             enabled = COALESCE($3, enabled), updated_at = $4 WHERE id = $5 AND organization_id = $6",
-        )
-        .bind(&url)
-        .bind(&req.event_type)
-        .bind(req.enabled.map(i64::from))
-        .bind(db::now())
-        .bind(id)
-        .bind(&user.organization_id)
-        .execute(&mut *tx)
-        .await?;
-        let mut asked = serde_json::Map::new();
-        if let Some(u) = &url {
-            asked.insert("post_url".into(), json!(u));
-        }
-        if let Some(t) = &req.event_type {
-            asked.insert("event_type".into(), json!(t));
-        }
-        if let Some(e) = req.enabled {
-            asked.insert("enabled".into(), json!(e));
-        }
-        let changes = audit::changed(&before.described(), &Value::Object(asked));
-        if changes.as_object().is_some_and(|c| !c.is_empty()) {
-            audit::record(&mut tx, Some(&user), Entry::new("webhook.updated", "webhook", id, &user.id).with(changes))
-                .await?;
-        }
-        Ok(())
-    }
-    .await;
-    db::finish(tx, changed).await?;
-    if req.enabled == Some(true) {
-        MADE.notify_one();
-    }
-    get(state, caller, id).await
-}
-
-/// Deletes webhook `id`, with its events and their delivery log.
-pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
-    let user = manager(caller)?.clone();
-    let before = row(&state.db, &user, id).await?;
-    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
-    let deleted = async {
-        sqlx::query("DELETE FROM webhook_deliveries WHERE webhook_id = $1").bind(id).execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM events WHERE webhook_id = $1").bind(id).execute(&mut *tx).await?;
-        sqlx::query("DELETE FROM webhooks WHERE id = $1").bind(id).execute(&mut *tx).await?;
-        let entry = Entry::new("webhook.deleted", "webhook", id, &user.id).with(before.described());
-        audit::record(&mut tx, Some(&user), entry).await
-    }
-    .await;
-    db::finish(tx, deleted).await
-}
-
-/// Gives webhook `id` a new secret; answers it (shown once). Deliveries made from now on are
-/// signed with it.
-pub async fn replace_secret(state: &Store, caller: &Caller, id: &str) -> ApiResult<WebhookWithSecret> {
-    let user = manager(caller)?.clone();
-    row(&state.db, &user, id).await?;
-    let secret = new_secret();
-    let mut tx = begin_write(&state.db, Scope::User(&user.id)).await?;
-    let replaced = async {
-        sqlx::query("UPDATE webhooks SET secret = $1, updated_at = $2 WHERE id = $3")
-            .bind(&secret)
-            .bind(db::now())
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
-        audit::record(&mut tx, Some(&user), Entry::new("webhook.secret_replaced", "webhook", id, &user.id)).await
-    }
-    .await;
-    db::finish(tx, replaced).await?;
-    Ok(WebhookWithSecret { webhook: row(&state.db, &user, id).await?.into_api(), secret })
-}
-
-/// Makes a `ping` event for webhook `id` alone (to check it by hand); answers the event.
-pub async fn ping(state: &Store, caller: &Caller, id: &str) -> ApiResult<Event> {
-    let user = manager(caller)?.clone();
-    let hook = row(&state.db, &user, id).await?;
-    let mut tx = begin_write(&state.db, Scope::Rows).await?;
-    let made = async {
-        let data = json!({"webhook": Ref::new("webhooks", id), "post_url": hook.post_url});
-        let subject = Ref::new("webhooks", id).uri;
-        let event = insert(
-            &mut tx,
-            &user.organization_id,
-            id,
-            &hook.api_version,
-            "ping",
-            &subject,
-            Some(&user.id),
-            &data,
-            &db::now(),
-        )
-        .await?;
-        told(&mut tx).await?;
-        Ok(event)
-    }
-    .await;
-    let event = db::finish(tx, made).await?;
-    get_event(state, caller, &event).await
 }
 
 // ---- Events ----
@@ -570,93 +299,6 @@ pub async fn get_event(state: &Store, caller: &Caller, id: &str) -> ApiResult<Ev
     let user = manager(caller)?;
     let row: Option<EventRow> = records::fetch_one(&state.db, &EVENTS, "e.id", id, of_org("e", user)).await?;
     Ok(row.ok_or_else(|| ApiError::not_found("event"))?.into_api())
-}
-
-/// Asks for event `id` to be delivered again now, whatever became of it, and tried for a day
-/// from now.
-pub async fn redeliver(state: &Store, caller: &Caller, id: &str) -> ApiResult<Event> {
-    let user = manager(caller)?.clone();
-    let before = get_event(state, caller, id).await?;
-    let mut tx = begin_write(&state.db, Scope::Rows).await?;
-    let asked = async {
-        let now = db::now();
-        sqlx::query(
-            "UPDATE events SET status = 'pending', next_attempt_at = $1, tries_from = $1, by_hand = 1 \
-             WHERE id = $2 AND organization_id = $3",
-        )
-        .bind(&now)
-        .bind(id)
-        .bind(&user.organization_id)
-        .execute(&mut *tx)
-        .await?;
-        let entry = Entry::new("event.redelivered", "event", id, &user.id)
-            .with(json!({"event_type": before.event_type, "status": before.status.as_str()}));
-        audit::record(&mut tx, Some(&user), entry).await?;
-        told(&mut tx).await
-    }
-    .await;
-    db::finish(tx, asked).await?;
-    get_event(state, caller, id).await
-}
-
-// ---- The delivery log ----
-
-/// The fields of `where` and `sort` in a webhook's delivery log.
-pub(crate) const DELIVERY_FIELDS: &[Field] = &[
-    Field { name: "at", column: "d.at", kind: FieldKind::DateTime, sortable: true },
-    Field { name: "event", column: "d.event_id", kind: FieldKind::Ref { collection: "events" }, sortable: true },
-    Field { name: "event_type", column: "d.event_type", kind: FieldKind::Text, sortable: true },
-    Field { name: "delivered", column: "d.delivered", kind: FieldKind::Bool, sortable: true },
-    Field { name: "status_code", column: "d.status_code", kind: FieldKind::Integer, sortable: true },
-    Field { name: "by_hand", column: "d.by_hand", kind: FieldKind::Bool, sortable: true },
-];
-
-const DELIVERIES: ListSpec = ListSpec {
-    from: "webhook_deliveries d",
-    columns: "d.id, d.event_id, d.event_type, d.at, d.delivered, d.status_code, d.error, d.response, \
-              d.duration_ms, d.by_hand",
-    fields: DELIVERY_FIELDS,
-    default_order: "d.at DESC",
-    tiebreak: "d.id DESC",
-};
-
-#[derive(sqlx::FromRow)]
-struct DeliveryRow {
-    #[allow(dead_code)]
-    id: String,
-    event_id: String,
-    event_type: String,
-    at: String,
-    delivered: i64,
-    status_code: Option<i64>,
-    error: Option<String>,
-    response: String,
-    duration_ms: i64,
-    by_hand: i64,
-}
-
-/// One page of webhook `id`'s delivery log, newest first.
-pub async fn deliveries(
-    state: &Store,
-    caller: &Caller,
-    id: &str,
-    q: &ListQuery<'_>,
-) -> ApiResult<Found<WebhookDelivery>> {
-    let user = manager(caller)?;
-    row(&state.db, user, id).await?;
-    let of_hook = Compiled { sql: "d.webhook_id = ?".into(), binds: vec![Bind::Text(id.to_string())] };
-    let rows: Found<DeliveryRow> = records::list(&state.db, &DELIVERIES, q, of_hook, None).await?;
-    Ok(rows.map(|d| WebhookDelivery {
-        event: Ref::new("events", &d.event_id),
-        event_type: d.event_type,
-        at: d.at,
-        delivered: db::flag(d.delivered),
-        status_code: d.status_code,
-        error: d.error,
-        response: d.response,
-        duration_ms: d.duration_ms,
-        by_hand: db::flag(d.by_hand),
-    }))
 }
 
 // ---- What the deliverer uses ----

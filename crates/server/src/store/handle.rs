@@ -1,6 +1,7 @@
 //! The handle the data layer works on.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::Notify;
 
@@ -19,7 +20,7 @@ pub struct Store {
     /// How long the audit trail is kept, and the key its checkpoints are signed with.
     pub audit: Arc<AuditPolicy>,
     /// How webhooks are delivered.
-    pub webhooks: Arc<super::events::DeliveryPolicy>,
+    pub webhooks: Arc<DeliveryPolicy>,
 }
 
 /// How long the audit trail is kept (see [`super::audit`]).
@@ -42,3 +43,24 @@ impl Store {
         self.queued.notify_waiters();
     }
 }
+
+/// How the service's deliveries are made.
+#[derive(Debug, Clone)]
+pub struct DeliveryPolicy {
+    /// Sends them, to public addresses and the networks the configuration allows (`None`:
+    /// this process does not deliver, as `mgds admin`; registering a webhook then fails).
+    pub sender: Option<mgds_webhook::Sender>,
+    /// The wait between tries.
+    pub backoff: mgds_webhook::Backoff,
+    /// How long an event is tried.
+    pub deliver_for: Duration,
+}
+
+impl Default for DeliveryPolicy {
+    fn default() -> Self {
+        DeliveryPolicy { sender: None, backoff: mgds_webhook::Backoff::SERVICE, deliver_for: DELIVER_FOR }
+    }
+}
+
+/// How long a webhook event is tried, from its making or a redelivery.
+pub const DELIVER_FOR: Duration = Duration::from_secs(24 * 3600);

@@ -467,15 +467,12 @@ async fn run_watch(g: &Global, a: RunArgs) -> Result<()> {
     let ctx = connect::connect(g).await?;
     let webhook = match a.alert_webhook.clone() {
         // The watcher runs on the lab's own machine, whose user sets the address: it may be on
-        // the lab's network.
+        // the lab's network, behind the lab's proxy, and redirected.
         Some(url) => Some(Webhook {
             url,
             secret: a.alert_webhook_secret.clone(),
-            sender: mgds_webhook::Sender::new(
-                mgds_webhook::Networks::anywhere(),
-                &format!("MGDS-Watch/{}", env!("CARGO_PKG_VERSION")),
-            )
-            .context("cannot make the alert webhook's HTTP client")?,
+            sender: mgds_webhook::Sender::on_own_machine(&format!("MGDS-Watch/{}", env!("CARGO_PKG_VERSION")))
+                .context("cannot make the alert webhook's HTTP client")?,
         }),
         None => None,
     };
@@ -580,8 +577,8 @@ impl Webhook {
             body: body.as_bytes(),
             secret: self.secret.as_deref().map(str::as_bytes),
         };
-        let backoff = mgds_webhook::Backoff { first: Duration::from_secs(2), most: Duration::from_secs(32) };
-        for attempt in 1..=3 {
+        // Three tries, 2 s and then 8 s apart.
+        for (attempt, wait) in [(1, 2), (2, 8), (3, 0)] {
             let a = self.sender.send(&delivery).await;
             let why = a.error.clone().unwrap_or_default();
             if a.delivered {
@@ -595,7 +592,7 @@ impl Webhook {
                 eprintln!("webhook {}: {why}; the alert was not posted", self.url);
                 return;
             }
-            tokio::time::sleep(backoff.after(attempt)).await;
+            tokio::time::sleep(Duration::from_secs(wait)).await;
         }
     }
 }

@@ -89,6 +89,8 @@ pub async fn run(store: Store) {
         }
         while drains.try_join_next().is_some() {}
         if !running.holding.load(Ordering::Relaxed) {
+            // Another host delivers now: this one's tries stop at once.
+            drains.abort_all();
             continue;
         }
         if let Err(e) = events::give_up_overdue(&store.db, &store.webhooks).await {
@@ -160,10 +162,15 @@ async fn drain(store: Store, running: Arc<Running>, hook: String) {
         let hook = hook.as_str();
         let in_flight = &running.in_flight;
         // Sent `PER_WEBHOOK` at a time; recorded together (one write for the lot).
+        let holding = &running.holding;
         let tries: Vec<(Due, mgds_webhook::Attempt)> = futures::stream::iter(heads)
             .map(|e: Due| async move {
                 // The semaphore is never closed.
                 let _permit = in_flight.acquire().await.ok();
+                // Not sent once another host has taken over.
+                if !holding.load(Ordering::Relaxed) {
+                    return None;
+                }
                 let attempt = sender
                     .send(&mgds_webhook::Delivery {
                         url,
@@ -173,9 +180,10 @@ async fn drain(store: Store, running: Arc<Running>, hook: String) {
                         secret: Some(secret),
                     })
                     .await;
-                (e, attempt)
+                Some((e, attempt))
             })
             .buffer_unordered(PER_WEBHOOK)
+            .filter_map(|tried| async move { tried })
             .collect()
             .await;
         if let Err(err) = events::record_attempts(&store.db, &store.webhooks, hook, &tries).await {

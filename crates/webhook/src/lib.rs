@@ -83,8 +83,8 @@ pub fn verify(secret: &[u8], header: &str, body: &[u8], now: i64, tolerance: i64
         }
     }
     let (Some(t), false) = (t, sigs.is_empty()) else { return Err(BadSignature::Malformed) };
-    if (now - t).abs() > tolerance {
-        return Err(BadSignature::Stale(now - t));
+    if now.abs_diff(t) > tolerance.unsigned_abs() {
+        return Err(BadSignature::Stale(now.saturating_sub(t)));
     }
     for sig in sigs {
         let mut m = HmacSha256::new_from_slice(secret).unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
@@ -164,10 +164,12 @@ impl Networks {
     }
 
     /// Why `ip` (of `host`) is refused, in words.
+    /// Why `host` is refused, in words. A name's resolved address is not told (it would map the
+    /// service's own network for whoever registers webhooks).
     fn refusal(&self, host: &str, ip: IpAddr) -> String {
-        let of = if host == ip.to_string() { String::new() } else { format!(" ({host})") };
+        let what = if host == ip.to_string() { ip.to_string() } else { format!("{host} resolves to an address that") };
         format!(
-            "{ip}{of} is a loopback, private, link-local or reserved address, which webhooks may not reach \
+            "{what} is a loopback, private, link-local or reserved address, which webhooks may not reach \
              unless the service's configuration allows its network (mgds serve --webhook-allow-network)"
         )
     }
@@ -281,6 +283,18 @@ impl Sender {
         Ok(Sender { http, networks })
     }
 
+    /// A sender for the lab's own machine (the watcher's alerts): any network, the system's
+    /// proxy settings, up to 5 redirects followed, 20 s per try.
+    pub fn on_own_machine(user_agent: &str) -> Result<Sender, reqwest::Error> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .user_agent(user_agent)
+            .timeout(Duration::from_secs(20))
+            .redirect(reqwest::redirect::Policy::limited(5))
+            .build()?;
+        Ok(Sender { http, networks: Arc::new(Networks::anywhere()) })
+    }
+
     /// Checks that `url` reaches a permitted address now (before registering it), saying why not.
     pub async fn check_reachable(&self, url: &Url) -> Result<(), String> {
         let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']').to_string();
@@ -350,7 +364,8 @@ impl Sender {
             status: Some(status.as_u16()),
             delivered,
             error,
-            response: String::from_utf8_lossy(&kept).into_owned(),
+            // Text, without NUL (PostgreSQL's text refuses it; a binary answer is kept as text).
+            response: String::from_utf8_lossy(&kept).replace('\0', "\u{FFFD}"),
             took: started.elapsed(),
         }
     }
@@ -415,6 +430,9 @@ mod tests {
         let moved = sig.replace("t=1700000000", "t=1700000001");
         assert_eq!(verify(b"s3cret", &moved, b"{\"a\":1}", 1_700_000_100, 300), Err(BadSignature::Mismatch));
         assert_eq!(verify(b"s3cret", "v1=zz", b"", 0, 300), Err(BadSignature::Malformed));
+        // A time at either end of the range is refused, not a panic.
+        let far = sign(b"s3cret", i64::MIN, b"x");
+        assert!(matches!(verify(b"s3cret", &far, b"x", i64::MAX, 300), Err(BadSignature::Stale(_))));
         // A second, matching v1 beside an old one is enough.
         let new = sign(b"new", 5, b"x");
         let both = format!("{},v1={}", sign(b"old", 5, b"x"), new.split("v1=").nth(1).unwrap());

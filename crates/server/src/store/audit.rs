@@ -33,16 +33,10 @@ use crate::listing::{Bind, Compiled, Field, FieldKind};
 
 pub use super::change::{Entry, changed};
 
-/// Most bytes of an entry's `changes` kept (a description changed from one long text to
-/// another); longer values are cut, saying so.
-pub const MAX_CHANGES_BYTES: usize = 16 * 1024;
+pub use super::change::MAX_CHANGES_BYTES;
 
 fn bounded(changes: Value) -> String {
-    let text = changes.to_string();
-    if text.len() <= MAX_CHANGES_BYTES {
-        return text;
-    }
-    json!({"truncated": true, "bytes": text.len(), "start": text.chars().take(1000).collect::<String>()}).to_string()
+    super::change::bounded(&changes).to_string()
 }
 
 const INSERT: &str = "INSERT INTO audit_entries (id, organization_id, at, actor_id, actor_email, address, client, \

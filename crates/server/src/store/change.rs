@@ -46,3 +46,17 @@ pub fn changed(before: &Value, asked: &Value) -> Value {
     }
     Value::Object(out)
 }
+
+/// Most bytes of an entry's `changes` kept (a description changed from one long text to
+/// another); longer values are cut, saying so. Events carry the same.
+pub const MAX_CHANGES_BYTES: usize = 16 * 1024;
+
+/// `changes` as kept: whole up to [`MAX_CHANGES_BYTES`] as JSON text, else a marker with its
+/// size and its first 1,000 characters.
+pub fn bounded(changes: &Value) -> Value {
+    let text = changes.to_string();
+    if text.len() <= MAX_CHANGES_BYTES {
+        return changes.clone();
+    }
+    json!({"truncated": true, "bytes": text.len(), "start": text.chars().take(1000).collect::<String>()})
+}

@@ -100,7 +100,7 @@ pub(crate) async fn from_audit(tx: &mut Tx, actor: Option<&User>, e: &Entry<'_>)
     };
     data.insert(singular.into(), json!(Ref::new(collection, &subject_id)));
     data.insert("action".into(), json!(e.action));
-    data.insert("changes".into(), e.changes.clone());
+    data.insert("changes".into(), super::change::bounded(&e.changes));
     let data = Value::Object(data);
     let subject = Ref::new(collection, &subject_id).uri;
     for t in types {
@@ -186,8 +186,10 @@ pub(crate) async fn insert(
         "data": data,
     });
     sqlx::query(
+        // From the webhook's row: nothing is made for a webhook deleted a moment ago.
         "INSERT INTO events (id, organization_id, webhook_id, event_type, subject, payload, status, \
-         next_attempt_at, tries_from, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7, $7)",
+         next_attempt_at, tries_from, created_at) \
+         SELECT $1, $2, id, $4, $5, $6, 'pending', $7, $7, $7 FROM webhooks WHERE id = $3",
     )
     .bind(&id)
     .bind(org)
@@ -335,20 +337,29 @@ pub struct Due {
     pub attempts: i64,
     /// When tries began (RFC 3339).
     pub tries_from: String,
-    /// Whether this try was asked for by hand.
+    /// [`BY_HAND`] when this try was asked for by hand.
     pub by_hand: i64,
 }
 
-/// The enabled webhooks with an event due now (at most `limit`).
+/// An event's `by_hand`: redelivered by hand, its first try since not made yet. After that try
+/// it is [`REDELIVERED`]. A redelivered event holds up no later event of its subject: it was
+/// asked for again out of order.
+pub const BY_HAND: i64 = 2;
+/// An event's `by_hand`: redelivered by hand and tried since.
+pub const REDELIVERED: i64 = 1;
+
+/// The enabled webhooks with an event due now, those waiting longest first (at most `limit`).
 pub async fn due_webhooks(db: &Pool, limit: i64) -> ApiResult<Vec<String>> {
-    Ok(sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
-        "SELECT w.id FROM webhooks w WHERE w.enabled = 1 AND EXISTS (SELECT 1 FROM events e \
-         WHERE e.webhook_id = w.id AND e.status IN {OPEN} AND e.next_attempt_at <= $1) LIMIT $2"
+    let rows: Vec<(String, String)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT e.webhook_id, MIN(e.next_attempt_at) AS due FROM events e JOIN webhooks w ON w.id = e.webhook_id \
+         WHERE w.enabled = 1 AND e.status IN {OPEN} AND e.next_attempt_at <= $1 \
+         GROUP BY e.webhook_id ORDER BY due LIMIT $2"
     )))
     .bind(db::now())
     .bind(limit)
     .fetch_all(db)
-    .await?)
+    .await?;
+    Ok(rows.into_iter().map(|(id, _)| id).collect())
 }
 
 /// Webhook `hook`'s events due now that are first in their subject's queue (no earlier event of
@@ -358,7 +369,7 @@ pub async fn heads(db: &Pool, hook: &str, limit: i64) -> ApiResult<Vec<Due>> {
         "SELECT e.id, e.event_type, e.payload, e.attempts, e.tries_from, e.by_hand FROM events e \
          WHERE e.webhook_id = $1 AND e.status IN {OPEN} AND e.next_attempt_at <= $2 \
            AND NOT EXISTS (SELECT 1 FROM events p WHERE p.webhook_id = e.webhook_id AND p.subject = e.subject \
-                           AND p.status IN {OPEN} AND p.seq < e.seq) \
+                           AND p.status IN {OPEN} AND p.seq < e.seq AND p.by_hand = 0) \
          ORDER BY e.next_attempt_at, e.seq LIMIT $3"
     )))
     .bind(hook)
@@ -417,17 +428,21 @@ async fn record_one(
     .bind(&a.error)
     .bind(&a.response)
     .bind(i64::try_from(a.took.as_millis()).unwrap_or(i64::MAX))
-    .bind(e.by_hand)
+    .bind(i64::from(e.by_hand == BY_HAND))
     .execute(&mut **tx)
     .await?;
+    // A redelivered event stays marked as one (it holds up no later event of its subject).
+    let by_hand = if e.by_hand == BY_HAND { REDELIVERED } else { e.by_hand };
     if a.delivered {
-        sqlx::query(sqlx::AssertSqlSafe(format!(
+        // A success counts even if the event was given up while this try was under way.
+        sqlx::query(
             "UPDATE events SET status = 'success', attempts = $1, delivered_at = $2, last_error = NULL, \
-             by_hand = 0 WHERE id = $3 AND status IN {OPEN}"
-        )))
+             by_hand = $4 WHERE id = $3 AND status IN ('pending', 'retryable', 'failed')",
+        )
         .bind(attempts)
         .bind(at)
         .bind(&e.id)
+        .bind(by_hand)
         .execute(&mut **tx)
         .await?;
     } else {
@@ -443,14 +458,16 @@ async fn record_one(
             ("retryable", error)
         };
         sqlx::query(sqlx::AssertSqlSafe(format!(
-            "UPDATE events SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4, by_hand = 0 \
-             WHERE id = $5 AND status IN {OPEN}"
+            "UPDATE events SET status = $1, attempts = $2, next_attempt_at = $3, last_error = $4, by_hand = $7 \
+             WHERE id = $5 AND status IN {OPEN} AND attempts = $6"
         )))
         .bind(status)
         .bind(attempts)
         .bind(db::ts(next))
         .bind(&error)
         .bind(&e.id)
+        .bind(e.attempts)
+        .bind(by_hand)
         .execute(&mut **tx)
         .await?;
     }

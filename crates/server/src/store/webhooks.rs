@@ -277,12 +277,13 @@ pub async fn redeliver(state: &Store, caller: &Caller, id: &str) -> ApiResult<Ev
     let asked = async {
         let now = db::now();
         sqlx::query(
-            "UPDATE events SET status = 'pending', next_attempt_at = $1, tries_from = $1, by_hand = 1 \
+            "UPDATE events SET status = 'pending', next_attempt_at = $1, tries_from = $1, by_hand = $4 \
              WHERE id = $2 AND organization_id = $3",
         )
         .bind(&now)
         .bind(id)
         .bind(&user.organization_id)
+        .bind(events::BY_HAND)
         .execute(&mut *tx)
         .await?;
         let entry = Entry::new("event.redelivered", "event", id, &user.id)

@@ -41,6 +41,8 @@ struct Receiver {
     got: Arc<Mutex<Vec<Got>>>,
     script: Arc<Mutex<HashMap<String, VecDeque<u16>>>>,
     failing: Arc<Mutex<HashMap<String, u16>>>,
+    /// A delivery (its `X-MGDS-Delivery`) answered 500 whatever its path.
+    refused_delivery: Arc<Mutex<Option<String>>>,
 }
 
 impl Receiver {
@@ -66,6 +68,8 @@ impl Receiver {
                         .or_else(|| me.failing.lock().unwrap().get(&path).copied())
                         .unwrap_or(200);
                     let h = |n: &str| headers.get(n).and_then(|v| v.to_str().ok()).unwrap_or_default().to_string();
+                    let refused = me.refused_delivery.lock().unwrap().as_deref() == Some(h("x-mgds-delivery").as_str());
+                    let status = if refused { 500 } else { status };
                     me.got.lock().unwrap().push(Got {
                         path,
                         event: h("x-mgds-event"),
@@ -517,4 +521,32 @@ async fn only_the_organisations_admins_reach_its_webhooks_and_events() {
         assert!(Instant::now() < deadline, "{actions:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A redelivered event that fails again holds up no later event of its record: it was asked for
+/// out of order, and the record's newer events go on.
+#[tokio::test]
+async fn a_redelivered_event_that_fails_holds_up_no_later_event() {
+    let rx = Receiver::start().await;
+    let svc = Service::start_with(for_tests).await;
+    let head = svc.user_in("head@lab.org", Some("Lab"), Role::Admin).await;
+    register(&svc, &head, &rx.url("/r"), "*").await;
+    let sample = svc.upload_sample(&head, "a.fastq", &fastq(10), json!({})).await;
+    let got = rx.wait_taken("/r", 2).await;
+    let created = got[0].delivery.clone();
+    *rx.refused_delivery.lock().unwrap() = Some(created.clone());
+    let (s, _) = svc.post(Some(&head), &format!("/api/v1/events/{created}/redeliver"), json!({})).await;
+    assert_eq!(s, 200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !rx.at("/r").iter().any(|g| g.delivery == created && g.answered == 500) {
+        assert!(Instant::now() < deadline, "the redelivery is tried");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, s_json) = svc.get(Some(&head), &format!("/api/v1/samples/{sample}")).await;
+    let metadata = s_json["metadata"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    svc.patch(Some(&head), &format!("/api/v1/metadata/{metadata}"), json!({"name": "a"})).await;
+    let got = rx.wait_taken("/r", 3).await;
+    assert_eq!(got[2].event, "sample.updated", "the newer event is not held behind the redelivered one");
+    let (_, e) = svc.get(Some(&head), &format!("/api/v1/events/{created}")).await;
+    assert_eq!(e["status"], json!("retryable"), "{e}");
 }

@@ -365,7 +365,9 @@ async fn a_failing_receiver_holds_only_its_own_queue_is_retried_in_order_and_can
     // Redelivered by hand: sent again with the same delivery id, marked in the log.
     let confirmed = got[1].delivery.clone();
     let (s, again) = svc.post(Some(&head), &format!("/api/v1/events/{confirmed}/redeliver"), json!({})).await;
-    assert_eq!((s, again["status"].as_str()), (200, Some("pending")), "{again}");
+    // Pending, or already delivered again: the deliverer is told at once.
+    assert_eq!(s, 200, "{again}");
+    assert!(matches!(again["status"].as_str(), Some("pending" | "success")), "{again}");
     let got = rx.wait_taken("/flaky", 4).await;
     assert_eq!((got[3].event.as_str(), got[3].delivery.as_str()), ("sample.confirmed", confirmed.as_str()));
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -23,6 +23,10 @@ fi
 source ./run.sh
 install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth xdotool webkit2gtk-driver fonts-dejavu-core \
     chromium chromium-driver kraken2 art-nextgen-simulation-tools postgresql faketime
+# A real OpenID Connect provider for the single sign-on tests (npm's oidc-provider, installed
+# once into the cache folder; tests/oidc.sh).
+source tests/oidc.sh
+install_test_oidc
 # The UI: its unit tests, then the build the desktop app embeds (ui/dist).
 (cd ui && npm ci --no-audit --no-fund --loglevel=error && npm test --silent && npm run build --silent)
 target_dir="${CARGO_TARGET_DIR:-$PWD/target}"

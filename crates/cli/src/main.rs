@@ -165,6 +165,88 @@ struct ServeArgs {
     /// network, link-local or other private addresses.
     #[arg(long = "webhook-allow-network", value_name = "ADDRESS/BITS", value_parser = parse_network, env = "MGDS_WEBHOOK_ALLOWED_NETWORKS", value_delimiter = ',')]
     webhook_allowed_networks: Vec<ipnet::IpNet>,
+    #[command(flatten)]
+    sso: SsoArgs,
+}
+
+/// Single sign-on with an OpenID Connect provider (Keycloak, Entra ID, Google, ...): register
+/// MGDS there as a confidential web client whose redirect address is
+/// PUBLIC_URL/api/v1/sso/callback (the README says how, for each).
+#[derive(clap::Args)]
+#[command(next_help_heading = "Single sign-on (OpenID Connect)")]
+struct SsoArgs {
+    /// The provider's issuer, exactly as its metadata names it (e.g.
+    /// https://keycloak.lab.example/realms/lab).
+    #[arg(long = "sso-issuer", value_name = "URL", env = "MGDS_SSO_ISSUER", requires = "sso_client_id")]
+    sso_issuer: Option<String>,
+    /// MGDS's client id at the provider (a confidential web client).
+    #[arg(long = "sso-client-id", value_name = "ID", env = "MGDS_SSO_CLIENT_ID", requires = "sso_issuer")]
+    sso_client_id: Option<String>,
+    /// A file holding the client's secret (or the MGDS_SSO_CLIENT_SECRET variable; never on the
+    /// command line, where other users of the machine can read it).
+    #[arg(long = "sso-client-secret-file", value_name = "PATH", env = "MGDS_SSO_CLIENT_SECRET_FILE")]
+    sso_client_secret_file: Option<PathBuf>,
+    /// What the sign-in button says: "Sign in with NAME" (default: the issuer's host).
+    #[arg(long = "sso-name", value_name = "NAME", env = "MGDS_SSO_NAME")]
+    sso_name: Option<String>,
+    /// The public client MGDS Desktop and `mgds login --sso` sign in as (a native client whose
+    /// redirect address is http://127.0.0.1/callback, any port).
+    #[arg(long = "sso-native-client-id", value_name = "ID", env = "MGDS_SSO_NATIVE_CLIENT_ID")]
+    sso_native_client_id: Option<String>,
+    /// An audience the provider's access tokens carry for MGDS's API; with one, the API takes
+    /// them as bearer tokens (repeat for several).
+    #[arg(long = "sso-audience", value_name = "AUDIENCE", env = "MGDS_SSO_AUDIENCES", value_delimiter = ',')]
+    sso_audiences: Vec<String>,
+    /// The scopes asked for.
+    #[arg(long = "sso-scopes", value_name = "SCOPES", env = "MGDS_SSO_SCOPES", default_value = mgds_server::sso::DEFAULT_SCOPES)]
+    sso_scopes: String,
+    /// Link an existing MGDS account to a provider's account with the same e-mail address, on
+    /// that account's first sign-in, when the provider says the address is verified.
+    #[arg(long = "sso-link-verified-email", env = "MGDS_SSO_LINK_VERIFIED_EMAIL")]
+    sso_link_verified_email: bool,
+    /// Place users whose claim holds a value in an organisation (by name; made if missing)
+    /// with a role: CLAIM:VALUE=ORGANISATION:ROLE, e.g. groups:lab-admins=Microbiology:admin
+    /// (repeat; the first match names the organisation, the highest role in it wins).
+    #[arg(long = "sso-place", value_name = "RULE", env = "MGDS_SSO_PLACEMENTS", value_delimiter = ';')]
+    sso_placements: Vec<mgds_server::sso::PlacementRule>,
+    /// Where users no rule places go, as members (without it they are refused where rules
+    /// exist, and only linked, never made, where none do).
+    #[arg(long = "sso-default-organization", value_name = "NAME", env = "MGDS_SSO_DEFAULT_ORGANIZATION")]
+    sso_default_organization: Option<String>,
+}
+
+impl SsoArgs {
+    /// The service's configuration, if single sign-on is asked for.
+    fn config(self) -> Result<Option<mgds_server::sso::SsoConfig>> {
+        let (Some(issuer), Some(client_id)) = (self.sso_issuer, self.sso_client_id) else { return Ok(None) };
+        let secret = match self.sso_client_secret_file {
+            Some(path) => Some(
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read the client secret file {}", path.display()))?
+                    .trim()
+                    .to_string(),
+            ),
+            None => std::env::var("MGDS_SSO_CLIENT_SECRET").ok().filter(|s| !s.trim().is_empty()),
+        };
+        let display_name = self.sso_name.unwrap_or_else(|| {
+            reqwest::Url::parse(&issuer)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+                .unwrap_or_else(|| issuer.clone())
+        });
+        Ok(Some(mgds_server::sso::SsoConfig {
+            issuer,
+            display_name,
+            client_id,
+            client_secret: secret,
+            native_client_id: self.sso_native_client_id,
+            audiences: self.sso_audiences.into_iter().filter(|a| !a.trim().is_empty()).collect(),
+            scopes: self.sso_scopes,
+            link_verified_email: self.sso_link_verified_email,
+            placements: self.sso_placements,
+            default_organization: self.sso_default_organization,
+        }))
+    }
 }
 
 /// An address (a network of one) or a network in CIDR form.
@@ -362,6 +444,7 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     config.janitor_every = std::time::Duration::from_secs(args.janitor_every.max(1));
     config.audit_retention_days = args.audit_retention_days;
     config.webhook_allowed_networks = args.webhook_allowed_networks;
+    config.sso = args.sso.config()?;
     if let Some(t) = args.threads {
         config.runner.threads = t.max(1);
     }

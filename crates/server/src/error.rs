@@ -45,6 +45,10 @@ pub enum ApiError {
     /// 431: the request's headers are larger than the service reads.
     #[error("{0}")]
     HeadersTooLarge(String),
+    /// 503: something the service needs is not reachable now (the single sign-on provider);
+    /// the message says what, and to try again.
+    #[error("{0}")]
+    ServiceUnavailable(String),
     /// 500: something broke inside the service. The cause is logged, never sent.
     #[error("internal error")]
     Internal(#[source] BoxError),
@@ -101,6 +105,7 @@ impl ApiError {
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::HeadersTooLarge(_) => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ApiError::TooManyRequests(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

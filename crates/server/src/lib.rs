@@ -27,6 +27,7 @@ pub mod schema;
 pub mod serve;
 pub mod shared_references;
 pub mod signing;
+pub mod sso;
 pub mod state;
 pub mod store;
 pub mod webhooks;

@@ -22,14 +22,16 @@ use crate::store::files::{S3Config, Storage};
 
 /// The tables, each after those it refers to. Not copied: `sample_counts` and
 /// `analysis_counts` (the target's triggers count the records as they are written), `leases` (the
-/// janitor's turn, held only while the service runs) and `sign_in_failures` (the delays of
-/// failed sign-ins, which start again).
-const TABLES: [&str; 32] = [
+/// janitor's turn, held only while the service runs) `sign_in_failures` (the delays of
+/// failed sign-ins, which start again) and `sso_sign_ins` (sign-ins at a provider under way, for
+/// ten minutes).
+const TABLES: [&str; 33] = [
     "settings",
     "organizations",
     "users",
     "password_links",
     "sessions",
+    "user_identities",
     "projects",
     "project_members",
     "samples",

@@ -48,6 +48,8 @@ pub struct Config {
     pub webhook_backoff: mgds_webhook::Backoff,
     /// How long a webhook event is tried.
     pub webhook_deliver_for: Duration,
+    /// Single sign-on with an OpenID Connect provider, if configured.
+    pub sso: Option<crate::sso::SsoConfig>,
 }
 
 impl Config {
@@ -67,6 +69,7 @@ impl Config {
             webhook_allowed_networks: Vec::new(),
             webhook_backoff: mgds_webhook::Backoff::SERVICE,
             webhook_deliver_for: store::events::DELIVER_FOR,
+            sso: None,
         }
     }
 }
@@ -91,6 +94,8 @@ pub struct AppState {
     pub janitor_every: Duration,
     /// The web UI served at the root, if any ([`AppState::with_web`]).
     pub web: Option<Arc<dyn WebUi>>,
+    /// Single sign-on, if configured.
+    pub sso: Option<Arc<crate::sso::Sso>>,
     /// The shared lock on the data folder's `objects.lock`, held while the process runs.
     _presence: Option<Arc<std::fs::File>>,
 }
@@ -199,6 +204,10 @@ impl AppState {
             metrics: Arc::default(),
             janitor_every: config.janitor_every,
             web: None,
+            sso: match &config.sso {
+                Some(c) => Some(Arc::new(crate::sso::Sso::new(c.clone()).map_err(StartError::SingleSignOn)?)),
+                None => None,
+            },
             _presence: presence.map(Arc::new),
         };
         // Work left half-done by an interrupted run (files of deleted records, abandoned
@@ -266,6 +275,9 @@ pub enum StartError {
     /// Garage's admin API, given for uploads to go straight to the store, cannot be used.
     #[error("cannot give uploads buckets of their own: {0}")]
     UploadBuckets(String),
+    /// Single sign-on is configured wrongly.
+    #[error("{0}")]
+    SingleSignOn(String),
     /// The address could not be bound.
     #[error("cannot listen on {0}")]
     Bind(SocketAddr, #[source] std::io::Error),

@@ -13,6 +13,7 @@ mod projects;
 mod samples;
 mod session;
 mod signed_in;
+mod sso;
 mod webhooks;
 
 pub use signed_in::{CSRF_HEADER, InternalHop, SignedInSession, cookie_name_and_path, session_cookie};
@@ -51,7 +52,8 @@ pub fn router(state: AppState) -> Router {
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
         .route("/health", axum::routing::get(operations::health))
         .merge(session::open_router())
-        .merge(organization::open_router());
+        .merge(organization::open_router())
+        .merge(sso::router());
     // The S3-compatible upload endpoint sees the request as the client signed it: path-style, at
     // the root (see `crate::s3`), with each body capped.
     let s3 = Router::new()

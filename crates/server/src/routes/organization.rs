@@ -125,5 +125,5 @@ async fn use_link(
     let password = req.password.as_deref().ok_or_else(|| ApiError::BadRequest("give the new password".into()))?;
     let user = members::use_link(&state.db, &req.token, password).await?;
     tracing::info!(user = %user.id, "password set from a link");
-    super::session::signed_in(&state, user, peer, &headers).await
+    super::session::signed_in(&state, user, peer, &headers, None).await
 }

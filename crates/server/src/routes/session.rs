@@ -104,7 +104,7 @@ async fn sign_in(
              its API key; an organisation admin can set a password)",
         )
     })?;
-    signed_in(&state, user, peer, &headers).await
+    signed_in(&state, user, peer, &headers, None).await
 }
 
 /// Opens a session of `user` for the browser that sent `headers`: the session's answer, and its
@@ -114,6 +114,7 @@ pub(super) async fn signed_in(
     user: crate::auth::User,
     peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
     headers: &HeaderMap,
+    sso: Option<&sessions::SsoLink>,
 ) -> ApiResult<Response> {
     let address = address_of(state, peer, headers);
     let agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok());
@@ -121,13 +122,13 @@ pub(super) async fn signed_in(
     user.origin = crate::store::caller::Origin {
         address: address.map(|a| a.to_string()),
         client: Some(
-            format!("password: {}", agent.unwrap_or("unnamed"))
+            format!("{}: {}", if sso.is_some() { "single sign-on" } else { "password" }, agent.unwrap_or("unnamed"))
                 .chars()
                 .take(crate::store::caller::MAX_CLIENT_CHARS)
                 .collect(),
         ),
     };
-    let made = sessions::open(&state.db, user, address, agent).await?;
+    let made = sessions::open(&state.db, user, address, agent, sso).await?;
     let caller = Caller(Some(made.user.clone()));
     let answer = SessionAnswer {
         user: users::account(state, &caller).await?,
@@ -186,7 +187,9 @@ async fn current(
     Ok(response)
 }
 
-/// `DELETE /api/v1/session`: signs this browser out.
+/// `DELETE /api/v1/session`: signs this browser out. A session made by single sign-on answers
+/// `{"end_session_url": ...}` where the provider ends its own session (RP-initiated logout):
+/// the page goes there, and the provider sends it back to the service.
 async fn sign_out(
     State(state): State<AppState>,
     caller: Caller,
@@ -194,10 +197,14 @@ async fn sign_out(
 ) -> ApiResult<Response> {
     let user = caller.require()?;
     let s = this_session(session)?;
+    let at_provider = super::sso::end_session_url(&state, &s.id).await?;
     sessions::end(&state.db, &user.id, &s.id).await?;
     let entry = crate::store::audit::Entry::new("session.signed_out", "session", &s.id, &user.id);
     crate::store::audit::record_for(&state.db, &caller, entry).await?;
-    let mut response = StatusCode::NO_CONTENT.into_response();
+    let mut response = match at_provider {
+        Some(url) => axum::Json(serde_json::json!({ "end_session_url": url })).into_response(),
+        None => StatusCode::NO_CONTENT.into_response(),
+    };
     response.headers_mut().insert(header::SET_COOKIE, session_cookie(&state, None));
     Ok(response)
 }

@@ -119,6 +119,26 @@ impl FromRequestParts<AppState> for Caller {
             }
             Err(e) => return Err(state.limiter.failed(ip, None).unwrap_or(e)),
         };
+        // A JWT is the single sign-on provider's access token (an API key is hex).
+        if mgds_oidc::looks_like_jwt(&key) {
+            let Some(sso) = state.sso.as_deref() else {
+                return Err(state.limiter.failed(ip, Some(&key)).unwrap_or_else(|| {
+                    ApiError::Unauthorized(
+                        "this service has no single sign-on, so it takes no JWTs; use an API key".into(),
+                    )
+                }));
+            };
+            return match sso.user_for_token(&state.db, &key).await {
+                Ok(mut user) => {
+                    user.origin = origin("single sign-on token");
+                    let caller = Caller(Some(user));
+                    parts.extensions.insert(caller.clone());
+                    Ok(caller)
+                }
+                Err(e @ ApiError::Unauthorized(_)) => Err(state.limiter.failed(ip, Some(&key)).unwrap_or(e)),
+                Err(e) => Err(e),
+            };
+        }
         // A valid key is never refused, whatever failed before from its address: the key is
         // looked up first, and only an unknown key counts (and may be answered 429).
         match user_for_key(&state.db, &key).await? {

@@ -376,7 +376,7 @@ async fn set_disabled_in(tx: &mut Tx, id: &str, disabled: bool, by: Option<&str>
 
 /// Sets the role of the user `id` in `tx`. Their open password link ends: it was made by
 /// someone who managed them in their former role.
-async fn set_role_in(tx: &mut Tx, id: &str, role: Role) -> ApiResult<()> {
+pub(crate) async fn set_role_in(tx: &mut Tx, id: &str, role: Role) -> ApiResult<()> {
     sqlx::query("UPDATE users SET role = $1 WHERE id = $2").bind(role.as_str()).bind(id).execute(&mut **tx).await?;
     sqlx::query("DELETE FROM password_links WHERE user_id = $1").bind(id).execute(&mut **tx).await?;
     Ok(())

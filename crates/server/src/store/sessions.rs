@@ -354,15 +354,21 @@ pub async fn sign_in(db: &Pool, email: &str, password: &str, address: Option<IpA
 
 /// A new session of `user`, from `address` with `user_agent`, after the oldest past
 /// [`MAX_SESSIONS_PER_USER`] is ended.
-pub async fn open(db: &Pool, user: User, address: Option<IpAddr>, user_agent: Option<&str>) -> ApiResult<NewSession> {
+pub async fn open(
+    db: &Pool,
+    user: User,
+    address: Option<IpAddr>,
+    user_agent: Option<&str>,
+    sso: Option<&SsoLink>,
+) -> ApiResult<NewSession> {
     let now = Utc::now();
     let (token, csrf_token, session) = (random_hex(), random_hex(), new_id());
     let expires_at = ts(now + Duration::days(SESSION_IDLE_DAYS));
     let user_agent = user_agent.map(|u| u.chars().take(200).collect::<String>());
     let mut tx = db::begin_write(db, db::Scope::User(&user.id)).await?;
     sqlx::query(
-        "INSERT INTO sessions (id, token_hash, csrf_token, user_id, created_at, last_seen_at, expires_at, user_agent, address) \
-         VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8)",
+        "INSERT INTO sessions (id, token_hash, csrf_token, user_id, created_at, last_seen_at, expires_at, user_agent, \
+         address, sso_issuer, sso_subject, sso_sid, id_token) VALUES ($1, $2, $3, $4, $5, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(&session)
     .bind(hash_token(&token))
@@ -372,6 +378,10 @@ pub async fn open(db: &Pool, user: User, address: Option<IpAddr>, user_agent: Op
     .bind(&expires_at)
     .bind(user_agent)
     .bind(address.map(|a| a.to_string()))
+    .bind(sso.map(|s| s.issuer.as_str()))
+    .bind(sso.map(|s| s.subject.as_str()))
+    .bind(sso.and_then(|s| s.sid.as_deref()))
+    .bind(sso.and_then(|s| s.id_token.as_deref()))
     .execute(&mut *tx)
     .await?;
     sqlx::query(
@@ -386,6 +396,87 @@ pub async fn open(db: &Pool, user: User, address: Option<IpAddr>, user_agent: Op
     super::audit::record(&mut tx, Some(&user), entry).await?;
     tx.commit().await?;
     Ok(NewSession { id: session, token, csrf_token, expires_at, user })
+}
+
+/// What a session made by single sign-on keeps of the provider's sign-in.
+#[derive(Debug, Clone)]
+pub struct SsoLink {
+    /// The provider's issuer.
+    pub issuer: String,
+    /// The user's subject there.
+    pub subject: String,
+    /// The provider's session (`sid`), which its back-channel logout names.
+    pub sid: Option<String>,
+    /// The ID token, the hint of an RP-initiated logout.
+    pub id_token: Option<String>,
+}
+
+/// The ID token a session was made with, if single sign-on made it.
+pub async fn id_token(db: &Pool, id: &str) -> ApiResult<Option<String>> {
+    Ok(sqlx::query_scalar::<_, Option<String>>("SELECT id_token FROM sessions WHERE id = $1")
+        .bind(id)
+        .fetch_optional(db)
+        .await?
+        .flatten())
+}
+
+/// Ends the sessions a provider's back-channel logout names: the one of its session `sid`, or,
+/// with no `sid`, every session of `subject` made by a sign-in there. The users whose sessions
+/// ended, with how many each.
+pub async fn end_by_provider(
+    db: &Pool,
+    issuer: &str,
+    subject: Option<&str>,
+    sid: Option<&str>,
+) -> ApiResult<Vec<(String, i64)>> {
+    let mut tx = db::begin_write(db, db::Scope::Rows).await?;
+    let ended: Vec<(String, i64)> =
+        match sid {
+            Some(sid) => {
+                sqlx::query_as(
+                    "SELECT user_id, COUNT(*) FROM sessions WHERE sso_issuer = $1 AND sso_sid = $2 \
+                 AND ($3 IS NULL OR sso_subject = $3) GROUP BY user_id",
+                )
+                .bind(issuer)
+                .bind(sid)
+                .bind(subject)
+                .fetch_all(&mut *tx)
+                .await?
+            }
+            None => sqlx::query_as(
+                "SELECT user_id, COUNT(*) FROM sessions WHERE sso_issuer = $1 AND sso_subject = $2 GROUP BY user_id",
+            )
+            .bind(issuer)
+            .bind(subject)
+            .fetch_all(&mut *tx)
+            .await?,
+        };
+    match sid {
+        Some(sid) => {
+            sqlx::query(
+                "DELETE FROM sessions WHERE sso_issuer = $1 AND sso_sid = $2 AND ($3 IS NULL OR sso_subject = $3)",
+            )
+            .bind(issuer)
+            .bind(sid)
+            .bind(subject)
+            .execute(&mut *tx)
+            .await?;
+        }
+        None => {
+            sqlx::query("DELETE FROM sessions WHERE sso_issuer = $1 AND sso_subject = $2")
+                .bind(issuer)
+                .bind(subject)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    for (user, count) in &ended {
+        let entry = super::audit::Entry::new("session.ended_by_provider", "user", user, user)
+            .with(serde_json::json!({"sessions": count, "issuer": issuer}));
+        super::audit::record(&mut tx, None, entry).await?;
+    }
+    tx.commit().await?;
+    Ok(ended)
 }
 
 /// A session found by its cookie.

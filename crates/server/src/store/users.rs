@@ -215,16 +215,29 @@ pub async fn insert(
     role: Role,
     key_hash: &[u8],
 ) -> Result<Option<String>, sqlx::Error> {
-    let email = stored_email(email);
     let mut tx = begin_write(db, Scope::Named("users")).await?;
+    let id = insert_in(&mut tx, email, organization, role, key_hash).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// [`insert`], in `tx` (which holds the `users` lock).
+pub(crate) async fn insert_in(
+    tx: &mut db::Tx,
+    email: &str,
+    organization: &str,
+    role: Role,
+    key_hash: &[u8],
+) -> Result<Option<String>, sqlx::Error> {
+    let email = stored_email(email);
     let exists: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = $1").bind(&email).fetch_one(&mut *tx).await?;
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE email = $1").bind(&email).fetch_one(&mut **tx).await?;
     if exists > 0 {
         return Ok(None);
     }
     let org_id = match sqlx::query_scalar::<_, String>("SELECT id FROM organizations WHERE name = $1")
         .bind(organization)
-        .fetch_optional(&mut *tx)
+        .fetch_optional(&mut **tx)
         .await?
     {
         Some(id) => id,
@@ -234,7 +247,7 @@ pub async fn insert(
                 .bind(&id)
                 .bind(organization)
                 .bind(db::now())
-                .execute(&mut *tx)
+                .execute(&mut **tx)
                 .await?;
             id
         }
@@ -249,9 +262,8 @@ pub async fn insert(
     .bind(role.as_str())
     .bind(key_hash)
     .bind(db::now())
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
-    tx.commit().await?;
     Ok(Some(id))
 }
 

@@ -16,6 +16,7 @@ mod s3_path;
 mod scale;
 mod schema;
 mod sessions;
+mod sso;
 mod upload;
 mod upload_buckets;
 mod webhooks;

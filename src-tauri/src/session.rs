@@ -200,7 +200,7 @@ impl Session {
             Err(e) => return Err(e.into()),
         }
         let mut config = Config::load(&self.paths.config_dir)?;
-        config.profiles.insert(name.clone(), Profile { base_url });
+        config.profiles.insert(name.clone(), Profile::with_key(base_url));
         config.save(&self.paths.config_dir)?;
         self.switch(&name).await
     }
@@ -233,7 +233,7 @@ impl Session {
 }
 
 fn local_profile() -> Profile {
-    Profile { base_url: LOCAL.to_string() }
+    Profile::with_key(LOCAL)
 }
 
 /// A profile name the user typed, checked: letters, digits, `-`, `_` and `.`; not `local`.
@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn the_local_profile_is_listed_first_and_current_by_default() {
         let mut config = Config::default();
-        config.profiles.insert("lab".into(), Profile { base_url: "https://mgds.lab.example.org".into() });
+        config.profiles.insert("lab".into(), Profile::with_key("https://mgds.lab.example.org"));
         let v = profiles_view(&config, None);
         assert_eq!(v.profiles[0].name, "local");
         assert!(v.profiles[0].current);

@@ -12,6 +12,11 @@ pub struct LoginArgs {
     /// Keep the key in a file readable only by you when there is no OS keychain.
     #[arg(long)]
     pub store_key_in_file: bool,
+    /// Sign in with the service's single sign-on (your organisation's account) instead of an
+    /// API key: the system browser opens at the sign-in page (the address is printed too, for
+    /// a browser elsewhere), and the keychain keeps what lets this profile stay signed in.
+    #[arg(long)]
+    pub sso: bool,
 }
 
 /// Reads the API key from the option, the environment, or a hidden prompt (or one line of stdin).
@@ -53,16 +58,56 @@ pub async fn login(g: &Global, args: &LoginArgs) -> Result<()> {
     if base_url == LOCAL {
         bail!("the local profile needs no login: its key is made and kept for you");
     }
+    if args.sso {
+        if g.api_key.is_some() {
+            bail!("--sso signs in without an API key; leave out --api-key (and MGDS_API_KEY)");
+        }
+        return login_sso(&dir, config, &name, &base_url, args.store_key_in_file).await;
+    }
     let key = read_key(g)?;
     let client = Client::new(&base_url, key.clone())?;
     let account = client.account().await.with_context(|| format!("could not sign in to {base_url}"))?;
     let store = profile::store_key(&dir, &name, &key, args.store_key_in_file)?;
-    config.profiles.insert(name.clone(), Profile { base_url: base_url.clone() });
+    config.profiles.insert(name.clone(), Profile::with_key(base_url.clone()));
     config.current = Some(name.clone());
     config.save(&dir)?;
     eprintln!(
         "signed in to {base_url} as {} (profile {name:?}); key kept in {}",
         account.email.unwrap_or_else(|| account.user.uri.clone()),
+        match store {
+            KeyStore::Keychain => "the OS keychain",
+            KeyStore::File => "a file only you can read (no OS keychain was available)",
+        }
+    );
+    Ok(())
+}
+
+/// `mgds login --sso`: signs in at the service's provider in the browser, checks the access
+/// token with `/account`, then stores the profile and its refresh token.
+async fn login_sso(dir: &std::path::Path, mut config: Config, name: &str, base_url: &str, in_file: bool) -> Result<()> {
+    let signed_in = mgds_profiles::sso::sign_in(base_url, |url| {
+        eprintln!("Sign in with your organisation's account in the browser that opens, or open this address:\n  {url}");
+        if let Err(e) = mgds_profiles::sso::open_in_browser(url) {
+            eprintln!("({e:#}; open the address yourself)");
+        }
+        eprintln!("waiting for the browser to come back (5 minutes at most)...");
+        Ok(())
+    })
+    .await
+    .with_context(|| format!("could not sign in to {base_url}"))?;
+    let client = Client::builder(base_url)
+        .access_token(mgds_client::AccessToken::new(signed_in.tokens.access_token.clone()))
+        .build()?;
+    let account = client.account().await.with_context(|| format!("{base_url} did not take the sign-in"))?;
+    let store = mgds_profiles::sso::keep(dir, name, &signed_in, in_file)?;
+    config
+        .profiles
+        .insert(name.to_string(), Profile { base_url: base_url.to_string(), sso: Some(signed_in.profile.clone()) });
+    config.current = Some(name.to_string());
+    config.save(dir)?;
+    eprintln!(
+        "signed in to {base_url} as {} by single sign-on (profile {name:?}); kept in {}",
+        account.email.or(signed_in.email).unwrap_or_else(|| account.user.uri.clone()),
         match store {
             KeyStore::Keychain => "the OS keychain",
             KeyStore::File => "a file only you can read (no OS keychain was available)",

@@ -176,13 +176,16 @@ pub async fn connect(g: &Global) -> Result<Ctx> {
     let config_dir = profile::config_dir()?;
     let config = Config::load(&config_dir)?;
     let (name, p) = match (&g.base_url, g.profile.as_deref()) {
-        (Some(url), _) => ("(command line)".to_string(), profile::Profile { base_url: url.clone() }),
+        (Some(url), _) => ("(command line)".to_string(), profile::Profile::with_key(url.clone())),
         (None, name) => config.resolve(name)?,
     };
     if p.base_url == LOCAL {
         let local = local::start(data_dir(g)?, &config_dir).await?;
         let key = g.api_key.clone().unwrap_or_else(|| local.key.clone());
         return Ok(Ctx { client: Client::new(&local.url, key)? });
+    }
+    if let (Some(sso), None) = (&p.sso, &g.api_key) {
+        return Ok(Ctx { client: mgds_profiles::sso::connect(&config_dir, &name, &p.base_url, sso).await? });
     }
     let key = match &g.api_key {
         Some(k) => k.clone(),

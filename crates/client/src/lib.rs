@@ -165,8 +165,43 @@ impl fmt::Debug for BrowserSession {
     }
 }
 
+/// An access token that changes while a client holds it (a single sign-on provider's, renewed
+/// before it expires): every request sends the token it holds then, as `Bearer`. Cheap to
+/// clone; clones share the token. Kept out of `Debug` output.
+#[derive(Clone, Default)]
+pub struct AccessToken(Arc<std::sync::RwLock<String>>);
+
+impl AccessToken {
+    /// A holder of `token`.
+    pub fn new(token: impl Into<String>) -> AccessToken {
+        AccessToken(Arc::new(std::sync::RwLock::new(token.into())))
+    }
+
+    /// Replaces the token (requests sent after this carry the new one).
+    pub fn set(&self, token: impl Into<String>) {
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = token.into();
+    }
+
+    /// The token now.
+    pub fn get(&self) -> String {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Whether a client still holds this token (a renewer stops when none does).
+    pub fn is_held(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+}
+
+impl fmt::Debug for AccessToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AccessToken(<redacted>)")
+    }
+}
+
 #[derive(Debug)]
 struct Settings {
+    access_token: Option<AccessToken>,
     api_key: Option<ApiKey>,
     session: Option<BrowserSession>,
     auth_style: AuthStyle,
@@ -187,6 +222,7 @@ pub struct Client {
 #[derive(Debug, Clone)]
 pub struct ClientBuilder {
     base_url: String,
+    access_token: Option<AccessToken>,
     api_key: Option<ApiKey>,
     session: Option<BrowserSession>,
     auth_style: AuthStyle,
@@ -203,6 +239,13 @@ impl ClientBuilder {
     /// The API key (sent as HTTP Basic by default). Without one, only public records are seen.
     pub fn api_key(mut self, key: impl Into<String>) -> Self {
         self.api_key = Some(ApiKey(key.into()));
+        self
+    }
+
+    /// Signs in with a single sign-on provider's access token instead of a key, sent as
+    /// `Bearer` (the holder may renew it while the client is in use).
+    pub fn access_token(mut self, token: AccessToken) -> Self {
+        self.access_token = Some(token);
         self
     }
 
@@ -324,6 +367,7 @@ impl ClientBuilder {
             http,
             base_url,
             settings: Arc::new(Settings {
+                access_token: self.access_token,
                 api_key: self.api_key,
                 session: self.session,
                 auth_style: self.auth_style,
@@ -400,6 +444,7 @@ impl Client {
     pub fn builder(base_url: &str) -> ClientBuilder {
         ClientBuilder {
             base_url: base_url.to_string(),
+            access_token: None,
             api_key: None,
             session: None,
             auth_style: AuthStyle::Basic,
@@ -420,6 +465,7 @@ impl Client {
             http,
             base_url: normalize_base_url(base_url)?,
             settings: Arc::new(Settings {
+                access_token: None,
                 api_key: api_key.map(ApiKey),
                 session: None,
                 auth_style: AuthStyle::Basic,
@@ -589,6 +635,15 @@ impl Client {
                     .header("x-requested-with", "mgds"),
                 // A session that cannot be a header cannot be valid either; the service says so.
                 _ => req,
+            };
+        }
+        if let Some(t) = &self.settings.access_token {
+            return match HeaderValue::from_str(&format!("Bearer {}", t.get())) {
+                Ok(mut v) => {
+                    v.set_sensitive(true);
+                    req.header(reqwest::header::AUTHORIZATION, v)
+                }
+                Err(_) => req,
             };
         }
         match (&self.settings.api_key, self.settings.auth_style) {

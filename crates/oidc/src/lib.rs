@@ -26,6 +26,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+pub mod native;
 mod ring_provider;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -23,6 +23,17 @@ const KEYCHAIN_SERVICE: &str = "mgds";
 pub struct Profile {
     /// The service's base address, or `local` for the embedded local service.
     pub base_url: String,
+    /// Signed in by single sign-on instead of an API key: the keychain then holds the
+    /// provider's refresh token (see [`crate::sso`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sso: Option<crate::sso::SsoProfile>,
+}
+
+impl Profile {
+    /// A profile signed in with an API key.
+    pub fn with_key(base_url: impl Into<String>) -> Profile {
+        Profile { base_url: base_url.into(), sso: None }
+    }
 }
 
 /// The configuration file.
@@ -78,7 +89,7 @@ impl Config {
         let name = name.map(str::to_string).or_else(|| self.current.clone()).unwrap_or_else(|| LOCAL.to_string());
         match self.profiles.get(&name) {
             Some(p) => Ok((name, p.clone())),
-            None if name == LOCAL => Ok((name, Profile { base_url: LOCAL.to_string() })),
+            None if name == LOCAL => Ok((name, Profile::with_key(LOCAL))),
             None => bail!(
                 "there is no profile {name:?}; create it with `mgds login --profile {name} --base-url URL` \
                  or list profiles with `mgds profiles list`"
@@ -204,7 +215,7 @@ mod tests {
         let mut c = Config::load(dir.path()).unwrap();
         assert_eq!(c.resolve(None).unwrap().1.base_url, LOCAL);
         assert!(c.resolve(Some("lab")).is_err());
-        c.profiles.insert("lab".into(), Profile { base_url: "https://mgds.lab.example.org".into() });
+        c.profiles.insert("lab".into(), Profile::with_key("https://mgds.lab.example.org"));
         c.current = Some("lab".into());
         c.save(dir.path()).unwrap();
         let again = Config::load(dir.path()).unwrap();

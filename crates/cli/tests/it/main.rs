@@ -9,6 +9,7 @@ mod onecodex;
 mod procs;
 mod python_env;
 mod scale;
+mod sso;
 
 mod watch;
 

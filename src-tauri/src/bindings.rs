@@ -27,7 +27,7 @@ use crate::results::{AnalysesChanged, ClassificationView, PanelView};
 use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
 };
-use crate::session::{ConnectionView, NewProfile, ProfilesView};
+use crate::session::{ConnectionView, NewProfile, NewSsoProfile, ProfilesView};
 use crate::uploads::{BrowserFile, FileCheck, UploadBatch, UploadProgress};
 use crate::watching::{AlertsView, NewFolder, WatchChanged, WatchView};
 use mgds_watch::LiveRun;
@@ -109,6 +109,7 @@ fn signature_types(t: &mut Types) {
         Named,
         NewFolder,
         NewProfile,
+        NewSsoProfile,
         NewProject,
         OrganizationView,
         PanelView,

@@ -22,7 +22,7 @@ use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
     TagCount,
 };
-use crate::session::{ConnectionView, NewProfile, ProfilesView, Session};
+use crate::session::{ConnectionView, NewProfile, NewSsoProfile, ProfilesView, Session};
 use crate::uploads::{self, FileCheck, UploadBatch, UploadFile, UploadState, Uploads};
 use crate::watching::{self, AlertsView, NewFolder, WatchView, Watching};
 use mgds_watch::LiveRun;
@@ -52,6 +52,19 @@ pub async fn profiles(session: State<'_, Session>) -> CmdResult<ProfilesView> {
 #[tauri::command]
 pub async fn add_profile(app: AppHandle, session: State<'_, Session>, profile: NewProfile) -> CmdResult<ProfilesView> {
     let c = session.add(profile).await?;
+    app.state::<Watching>().restart(&app).await;
+    session.profiles(Some(&c.profile))
+}
+
+/// Adds a remote profile signed in by the service's single sign-on (the system browser opens
+/// at the provider), and switches to it.
+#[tauri::command]
+pub async fn add_sso_profile(
+    app: AppHandle,
+    session: State<'_, Session>,
+    profile: NewSsoProfile,
+) -> CmdResult<ProfilesView> {
+    let c = session.add_sso(profile).await?;
     app.state::<Watching>().restart(&app).await;
     session.profiles(Some(&c.profile))
 }

@@ -132,6 +132,7 @@ pub fn run() {
             commands::connection,
             commands::profiles,
             commands::add_profile,
+            commands::add_sso_profile,
             commands::switch_profile,
             commands::remove_profile,
             commands::list_samples,

@@ -65,6 +65,8 @@ pub struct ProfileView {
     pub base_url: String,
     /// Whether it is the one in use.
     pub current: bool,
+    /// Whether it signs in by the service's single sign-on (not an API key).
+    pub sso: bool,
 }
 
 /// The profiles screen.
@@ -86,6 +88,20 @@ pub struct NewProfile {
     /// The API key.
     pub api_key: String,
     /// The user agreed to keep the key in a private file because there is no keychain.
+    #[serde(default)]
+    #[ts(as = "Option<_>", optional)]
+    pub store_key_in_file: bool,
+}
+
+/// What the UI sends to add a remote profile signed in by the service's single sign-on.
+#[derive(Debug, Clone, serde::Deserialize, TS)]
+pub struct NewSsoProfile {
+    /// Its name.
+    pub name: String,
+    /// The service's base address.
+    pub base_url: String,
+    /// The user agreed to keep what keeps the profile signed in in a private file because there
+    /// is no keychain.
     #[serde(default)]
     #[ts(as = "Option<_>", optional)]
     pub store_key_in_file: bool,
@@ -136,6 +152,16 @@ impl Session {
                 client: Client::new(&local.url, local.key.clone())?,
                 local: true,
             });
+        }
+        if let Some(sso) = &p.sso {
+            let client =
+                mgds_profiles::sso::connect(&self.paths.config_dir, name, &p.base_url, sso).await.map_err(|e| {
+                    CmdError::new(
+                        "sign_in_again",
+                        format!("{e:#}. On the Profiles screen, sign in to “{name}” again with single sign-on."),
+                    )
+                })?;
+            return Ok(Connected { profile: name.to_string(), base_url: p.base_url.clone(), client, local: false });
         }
         let key = match profile::load_key(&self.paths.config_dir, name)? {
             Some((k, _)) => k,
@@ -205,6 +231,50 @@ impl Session {
         self.switch(&name).await
     }
 
+    /// Signs in to a lab's service by its single sign-on: the system browser opens at the
+    /// provider, which sends it back to this app (RFC 8252). The provider's refresh token is
+    /// kept (keychain, or a private file only when the user agreed), the profile saved, and the
+    /// app switches to it.
+    pub async fn add_sso(&self, new: NewSsoProfile) -> CmdResult<Connected> {
+        let name = check_profile_name(&new.name)?;
+        let base_url = new.base_url.trim().trim_end_matches('/').to_string();
+        if !base_url.starts_with("http://") && !base_url.starts_with("https://") {
+            return Err(CmdError::new("invalid", "Give the service's address, starting with https://"));
+        }
+        let signed_in = mgds_profiles::sso::sign_in(&base_url, mgds_profiles::sso::open_in_browser)
+            .await
+            .map_err(|e| CmdError::new("sso_failed", format!("Single sign-on did not finish: {e:#}.")))?;
+        let token = mgds_client::AccessToken::new(signed_in.tokens.access_token.clone());
+        let client = Client::builder(&base_url).access_token(token).build()?;
+        if let Err(e) = client.account().await {
+            return Err(match e {
+                mgds_client::Error::Unauthorized { message, .. } | mgds_client::Error::Forbidden { message, .. } => {
+                    CmdError::new(
+                        "sso_refused",
+                        format!(
+                            "The service at {base_url} did not take the sign-in, so the profile was not saved: {message}"
+                        ),
+                    )
+                }
+                other => other.into(),
+            });
+        }
+        match mgds_profiles::sso::keep(&self.paths.config_dir, &name, &signed_in, new.store_key_in_file) {
+            Ok(_) => {}
+            Err(_) if profile::keychain_status().is_err() => {
+                return Err(CmdError::new(
+                    "no_keychain",
+                    "This computer has no keychain to keep your sign-in in safely. Tick “Keep the key in a file only I can read” to store it in a private file in your MGDS settings folder, or start a keychain (for example GNOME Keyring) and try again.",
+                ));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let mut config = Config::load(&self.paths.config_dir)?;
+        config.profiles.insert(name.clone(), Profile { base_url, sso: Some(signed_in.profile) });
+        config.save(&self.paths.config_dir)?;
+        self.switch(&name).await
+    }
+
     /// Forgets a remote profile and its key; switches to the local service if it was current.
     pub async fn remove(&self, name: &str) -> CmdResult<()> {
         if name == LOCAL {
@@ -260,11 +330,13 @@ pub fn check_profile_name(name: &str) -> CmdResult<String> {
 /// The profiles screen for `config`, with `current` marked.
 pub fn profiles_view(config: &Config, current: Option<&str>) -> ProfilesView {
     let current = current.map(str::to_string).or_else(|| config.current.clone()).unwrap_or_else(|| LOCAL.into());
-    let mut profiles = vec![ProfileView { name: LOCAL.into(), base_url: LOCAL.into(), current: current == LOCAL }];
+    let mut profiles =
+        vec![ProfileView { name: LOCAL.into(), base_url: LOCAL.into(), current: current == LOCAL, sso: false }];
     profiles.extend(config.profiles.iter().filter(|(n, _)| n.as_str() != LOCAL).map(|(n, p)| ProfileView {
         name: n.clone(),
         base_url: p.base_url.clone(),
         current: *n == current,
+        sso: p.sso.is_some(),
     }));
     ProfilesView { profiles, keychain_problem: profile::keychain_status().err() }
 }

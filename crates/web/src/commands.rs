@@ -279,6 +279,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "refresh_comparison" => Ok(Value::Null),
         "profiles"
         | "add_profile"
+        | "add_sso_profile"
         | "switch_profile"
         | "remove_profile"
         | "watch_view"

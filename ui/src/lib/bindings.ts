@@ -945,6 +945,19 @@ export type NewProject = {
   public?: boolean,
 };
 
+/** What the UI sends to add a remote profile signed in by the service's single sign-on. */
+export type NewSsoProfile = {
+  /** Its name. */
+  name: string,
+  /** The service's base address. */
+  base_url: string,
+  /**
+   * The user agreed to keep what keeps the profile signed in in a private file because there
+   * is no keychain.
+   */
+  store_key_in_file?: boolean,
+};
+
 /**
  * What a user may do in their organisation, as One Codex names the roles. Ordered: an owner
  * may do all an admin may, an admin all a member may.
@@ -996,6 +1009,8 @@ export type ProfileView = {
   base_url: string,
   /** Whether it is the one in use. */
   current: boolean,
+  /** Whether it signs in by the service's single sign-on (not an API key). */
+  sso: boolean,
 };
 
 /** The profiles screen. */
@@ -1507,6 +1522,12 @@ export const commands = {
    */
   addProjectMember: (id: string, email: string, access: Access): Promise<ProjectDetail> =>
     invoke<ProjectDetail>("add_project_member", { id, email, access }),
+  /**
+   * Adds a remote profile signed in by the service's single sign-on (the system browser opens
+   * at the provider), and switches to it.
+   */
+  addSsoProfile: (profile: NewSsoProfile): Promise<ProfilesView> =>
+    invoke<ProfilesView>("add_sso_profile", { profile }),
   /**
    * Saves a folder to watch and starts watching it.
    */

@@ -20,6 +20,17 @@ export type LinkInfo = { email: string; organization: string; kind: "invitation"
 /** The session of this browser. */
 export type SessionInfo = { user: Account; session: string; csrf_token: string; expires_at: string };
 
+/** The service's single sign-on, when it has one (`GET /api/v1/sso`). */
+export type SsoInfo = { name: string; issuer: string; sign_in: string };
+
+/** The reason a sign-in at the provider was refused, as the service put it in the address
+ *  (`#sign_in_problem=…`), if there is one. */
+export function signInProblem(hash: string): string | null {
+  if (!hash.startsWith("#sign_in_problem=")) return null;
+  const said = new URLSearchParams(hash.slice(1)).get("sign_in_problem");
+  return said ? said.slice(0, 600) : null;
+}
+
 /** One of the user's sessions. */
 export type SessionRow = {
   id: string;
@@ -117,9 +128,23 @@ export const web = {
   session: async () => keep(await call<SessionInfo>("GET", "api/v1/session")),
   signIn: async (email: string, password: string) =>
     keep(await call<SessionInfo>("POST", "api/v1/sign_in", { email, password })),
-  signOut: async () => {
-    await call<void>("DELETE", "api/v1/session");
+  /** The service's single sign-on; `null` when it has none. */
+  sso: async (): Promise<SsoInfo | null> => {
+    try {
+      return await call<SsoInfo>("GET", "api/v1/sso");
+    } catch (e) {
+      if (e instanceof WebError && e.status === 404) return null;
+      throw e;
+    }
+  },
+  /** Where single sign-on starts for this page (the service sends the browser on). */
+  ssoSignInAddress: (returnTo = "/") => `api/v1/sso/sign_in?return_to=${encodeURIComponent(returnTo)}`,
+  /** Signs this browser out; the address that ends the provider's session too, when single
+   *  sign-on made this one. */
+  signOut: async (): Promise<string | null> => {
+    const said = await call<{ end_session_url?: string } | undefined>("DELETE", "api/v1/session");
     csrf = "";
+    return said?.end_session_url ?? null;
   },
   sessions: () => call<SessionRow[]>("GET", "api/v1/sessions"),
   endSession: (id: string) => call<void>("DELETE", `api/v1/sessions/${encodeURIComponent(id)}`),

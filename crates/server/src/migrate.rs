@@ -315,7 +315,8 @@ mod tests {
         let pool = db::open(dir.path(), None).await.unwrap();
         let tables: Vec<String> = sqlx::query_scalar(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'analysis_counts', 'leases', 'sign_in_failures') ORDER BY name",
+             AND name NOT IN ('_sqlx_migrations', 'sample_counts', 'analysis_counts', 'leases', 'sign_in_failures', \
+             'sso_sign_ins') ORDER BY name",
         )
         .fetch_all(&pool)
         .await

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use mgds_e2e::{Axe, Driver, Session, env_path, free_port, poll, workspace_root};
+use mgds_oidc::testing::TestProvider;
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -44,7 +45,8 @@ struct Served {
 }
 
 impl Served {
-    fn start(bin: &Path) -> Result<Served> {
+    /// `mgds serve` with `extra` options.
+    fn start_with(bin: &Path, extra: &[String]) -> Result<Served> {
         let data = tempfile::tempdir()?;
         let port = free_port()?;
         let child = Command::new(bin)
@@ -53,6 +55,7 @@ impl Served {
             .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--workers", "1"])
             // The webhooks of the tests go to receivers on this machine.
             .args(["--webhook-allow-network", "127.0.0.0/8"])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
@@ -61,9 +64,14 @@ impl Served {
         Ok(Served { child, url: format!("http://127.0.0.1:{port}"), bin: bin.to_path_buf(), data })
     }
 
-    /// [`Served::start`], once it answers (a first start installs the demo references).
+    /// `mgds serve`, once it answers (a first start installs the demo references).
     async fn ready(bin: &Path) -> Result<Served> {
-        let served = Served::start(bin)?;
+        Served::ready_with(bin, &[]).await
+    }
+
+    /// [`Served::start_with`], once it answers.
+    async fn ready_with(bin: &Path, extra: &[String]) -> Result<Served> {
+        let served = Served::start_with(bin, extra)?;
         let url = served.url.clone();
         poll("mgds serve to answer", Duration::from_secs(120), || async {
             Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
@@ -886,5 +894,127 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     a.wait_for_text("[data-testid=webhook-table]", "Disabled", WAIT).await?;
     axe.check(a, "browser webhooks").await?;
     a.screenshot("browser-org-9-webhooks").await?;
+    Ok(())
+}
+
+/// Single sign-on in a browser, against a real, certified OpenID provider (npm's
+/// `oidc-provider`, started here; `tests/oidc.sh`): the sign-in page offers the lab's account,
+/// the provider's own sign-in page signs Alice in and sends her back signed in, with the role her
+/// group gives; signing out signs out at the provider too and comes back; Carol, whose groups
+/// place her nowhere, comes back to the sign-in page told why.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lab_account_signs_in_through_the_provider_in_a_browser() -> Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let bin = env_path("MGDS_BIN")?;
+    let chromedriver = env_path("CHROMEDRIVER")?;
+    let root = workspace_root();
+    let screenshots = screenshots_dir(&root);
+    let accounts = json!({
+        "alice-sub": {"email": "alice@lab.example", "email_verified": true, "name": "Alice", "groups": ["mgds-admins"]},
+        "carol-sub": {"email": "carol@lab.example", "email_verified": true, "name": "Carol", "groups": ["finance"]},
+    });
+    let mut provider = TestProvider::start(json!({"port": 0, "accounts": accounts, "clients": []})).await;
+    let secret = tempfile::NamedTempFile::new()?;
+    std::fs::write(secret.path(), "the web client's secret at the provider")?;
+    let served = Served::ready_with(
+        &bin,
+        &[
+            "--sso-issuer".into(),
+            provider.issuer.clone(),
+            "--sso-client-id".into(),
+            "mgds-web".into(),
+            "--sso-client-secret-file".into(),
+            secret.path().display().to_string(),
+            "--sso-scopes".into(),
+            "openid email profile groups".into(),
+            "--sso-place".into(),
+            "groups:mgds-admins=Microbiology:admin".into(),
+            "--sso-name".into(),
+            "Lab account".into(),
+        ],
+    )
+    .await?;
+    let url = served.url.clone();
+    provider
+        .restart(json!({"clients": [{
+            "client_id": "mgds-web", "client_secret": "the web client's secret at the provider",
+            "application_type": "web", "token_endpoint_auth_method": "client_secret_basic",
+            "redirect_uris": [format!("{url}/api/v1/sso/callback")],
+            "post_logout_redirect_uris": [format!("{url}/")],
+            "backchannel_logout_uri": format!("{url}/api/v1/sso/backchannel_logout"),
+            "backchannel_logout_session_required": true,
+            "grant_types": ["authorization_code"], "response_types": ["code"]}]}))
+        .await;
+    let driver = Driver::chromium(&chromedriver).await?;
+    let downloads = tempfile::tempdir()?;
+    let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
+    let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
+    let axe = Axe::new(&root)?;
+    let outcome = sso_scenario(&a, &b, &axe, &url, &provider.issuer).await;
+    if let Err(e) = &outcome {
+        let _ = a.screenshot("browser-sso-failure").await;
+        let text = a.script("return document.body.innerText;", json!([])).await;
+        eprintln!(
+            "error: {e:#}\nthe page showed:\n{}",
+            text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default()
+        );
+    }
+    let _ = b.close().await;
+    let _ = a.close().await;
+    drop(driver);
+    outcome
+}
+
+/// Signs in at the provider's own page (its development sign-in form: any password).
+async fn at_provider(s: &Session, account: &str) -> Result<()> {
+    s.wait_for("input[name=login]", WAIT).await.context("the provider's sign-in page did not open")?;
+    s.set_value("input[name=login]", account).await?;
+    s.set_value("input[name=password]", "any").await?;
+    s.click(&s.wait_for("button[type=submit]", WAIT).await?).await
+}
+
+async fn sso_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, issuer: &str) -> Result<()> {
+    a.navigate(&format!("{url}/")).await?;
+    let button = a.wait_for_text("[data-testid=sso-sign-in]", "Sign in with Lab account", WAIT).await?;
+    ensure!(button.contains("Lab account"), "{button}");
+    axe.check(a, "sign-in with single sign-on").await?;
+    a.screenshot("browser-sso-1-sign-in").await?;
+    a.click(&a.wait_for("[data-testid=sso-sign-in]", WAIT).await?).await?;
+    poll("the provider's page", WAIT, || async {
+        let at = a.script("return location.href;", json!([])).await?;
+        Ok(at.as_str().filter(|h| h.starts_with(issuer)).map(|_| ()))
+    })
+    .await?;
+    a.screenshot("browser-sso-2-provider").await?;
+    at_provider(a, "alice-sub").await?;
+    a.wait_for_text("[data-testid=connection]", "alice@lab.example", WAIT).await.context("Alice was not signed in")?;
+    a.screenshot("browser-sso-3-signed-in").await?;
+    // Her group makes her an admin: the Organisation screen manages its users.
+    a.click(&a.wait_for("[data-testid=nav-organization]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-role]", "admin", WAIT).await?;
+    a.wait_for("[data-testid=org-invite]", WAIT).await?;
+
+    // Signing out: at the provider too, which asks, then sends the browser back.
+    click_button(a, "Sign out").await?;
+    a.wait_for("button[name=logout][value=yes]", WAIT).await.context("the provider did not ask to sign out")?;
+    a.screenshot("browser-sso-4-provider-sign-out").await?;
+    a.click(&a.wait_for("button[name=logout][value=yes]", WAIT).await?).await?;
+    a.wait_for("[data-testid=sso-sign-in]", WAIT).await.context("the browser did not come back to MGDS")?;
+    let at = a.script("return location.href;", json!([])).await?;
+    ensure!(at.as_str().is_some_and(|h| h.starts_with(url)), "back at {at}");
+    // Signed out at the provider: signing in again asks for the account again.
+    a.click(&a.wait_for("[data-testid=sso-sign-in]", WAIT).await?).await?;
+    a.wait_for("input[name=login]", WAIT).await.context("the provider's session should have ended")?;
+
+    // Carol's groups place her nowhere: back at the sign-in page, told why.
+    b.navigate(&format!("{url}/")).await?;
+    b.click(&b.wait_for("[data-testid=sso-sign-in]", WAIT).await?).await?;
+    at_provider(b, "carol-sub").await?;
+    let why = b.wait_for_text("[role=alert]", "is in no group", WAIT).await?;
+    ensure!(why.contains("Lab account"), "{why}");
+    let at = b.script("return location.href;", json!([])).await?;
+    ensure!(at.as_str().is_some_and(|h| !h.contains("sign_in_problem")), "the reason leaves the address bar: {at}");
+    axe.check(b, "single sign-on refused").await?;
+    b.screenshot("browser-sso-5-refused").await?;
     Ok(())
 }

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use mgds_e2e::{Axe, Driver, FreshHome, Session, env_path, poll, workspace_root};
+use mgds_oidc::testing::TestProvider;
 use serde_json::json;
 
 /// Emits Tauri's drag-and-drop event with `paths`, as a native drop does (WebDriver cannot drop
@@ -60,7 +61,16 @@ async fn desktop_app_end_to_end() -> Result<()> {
     // A first start: empty data, configuration, home and XDG folders. Watched files settle
     // within a second or two instead of the default 30 s.
     let home = FreshHome::new()?;
-    let env = home.env(&[("MGDS_WATCH_POLL_SECS", "0.5"), ("MGDS_WATCH_MIN_AGE_SECS", "0.5")]);
+    // The system browser the app opens for single sign-on: a scripted one that signs in at the
+    // test's OpenID provider as Bob (tests/oidc/browser.py).
+    let browser = root.join("tests/oidc/browser.py");
+    let browser = browser.to_str().context("the checkout's path is not UTF-8")?;
+    let env = home.env(&[
+        ("MGDS_WATCH_POLL_SECS", "0.5"),
+        ("MGDS_WATCH_MIN_AGE_SECS", "0.5"),
+        ("BROWSER", browser),
+        ("MGDS_TEST_OIDC_ACCOUNT", "bob-sub"),
+    ]);
     let driver = Driver::start(&tauri_driver, &env).await?;
     let started = Instant::now();
     let s = Session::new(&driver, &app, screenshots).await?;
@@ -72,6 +82,9 @@ async fn desktop_app_end_to_end() -> Result<()> {
     if outcome.is_ok() {
         let axe = Axe::new(&root)?;
         outcome = compare_and_live_run(&s, &axe, &root, home.root()).await;
+    }
+    if outcome.is_ok() {
+        outcome = single_sign_on(&s, &app).await;
     }
     if outcome.is_ok() {
         outcome = second_starts(&s, &app, &env).await;
@@ -998,6 +1011,64 @@ fn demo_reads(root: &Path) -> Result<Vec<(String, String)>> {
             Ok((taxon.clone(), r.join("\n") + "\n"))
         })
         .collect()
+}
+
+/// A lab's service that signs in with the lab's accounts (a real OpenID provider, npm's
+/// `oidc-provider`): the Profiles screen signs in through the system browser (a scripted one,
+/// signing in as Bob) and a loopback listener, keeps the provider's refresh token in the keychain,
+/// and the app works as Bob; then back to the local service.
+async fn single_sign_on(s: &Session, app: &Path) -> Result<()> {
+    const RESOURCE: &str = "https://mgds.test/api";
+    let accounts = json!({"bob-sub": {"email": "bob@lab.example", "email_verified": true, "groups": ["lab"]}});
+    let mut provider =
+        TestProvider::start(json!({"port": 0, "accounts": accounts, "resource": RESOURCE, "clients": []})).await;
+    let data = tempfile::tempdir()?;
+    let port = mgds_e2e::free_port()?;
+    let url = format!("http://127.0.0.1:{port}");
+    let mut serve = std::process::Command::new(app.with_file_name("mgds"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--no-demo", "--workers", "0"])
+        .args(["--sso-issuer", &provider.issuer, "--sso-client-id", "mgds-web"])
+        .args(["--sso-native-client-id", "mgds-desktop", "--sso-audience", RESOURCE, "--sso-name", "Lab account"])
+        .args(["--sso-scopes", "openid email profile groups", "--sso-place", "groups:lab=Microbiology:member"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("cannot start mgds serve (build it with `cargo build -p mgds-cli`)")?;
+    let outcome = async {
+        poll("the lab's service to answer", LONG, || async {
+            Ok(reqwest::get(format!("{url}/api/v1/health")).await.ok().filter(|r| r.status().is_success()).map(|_| ()))
+        })
+        .await?;
+        provider
+            .restart(json!({"clients": [{"client_id": "mgds-desktop", "application_type": "native",
+                "token_endpoint_auth_method": "none", "redirect_uris": ["http://127.0.0.1/callback"],
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"]}]}))
+            .await;
+        s.click(&s.wait_for("[data-testid=nav-profiles]", SHORT).await?).await?;
+        s.set_value("[data-testid=profile-name]", "lab-sso").await?;
+        s.set_value("[data-testid=profile-url]", &url).await?;
+        s.click(&s.wait_for("[data-testid=profile-sso]", SHORT).await?).await?;
+        s.wait_for_text("[data-testid=profiles]", "single sign-on", LONG)
+            .await
+            .context("the profile signed in by single sign-on was not added")?;
+        s.wait_for_text("[data-testid=connection]", "lab-sso", SHORT).await?;
+        s.screenshot("17-single-sign-on-profile").await?;
+        // The app works as Bob: the organisation his group put him in, as a member.
+        s.click(&s.wait_for("[data-testid=nav-organization]", LONG).await?).await?;
+        let role = s.wait_for_text("[data-testid=org-role]", "member of", LONG).await?;
+        ensure!(role.contains("Microbiology"), "{role}");
+        s.screenshot("18-single-sign-on-organisation").await?;
+        s.click(&s.wait_for("[data-testid=nav-profiles]", SHORT).await?).await?;
+        s.click(&s.wait_for("[data-testid=use-local]", SHORT).await?).await?;
+        s.wait_for_text("[data-testid=connection]", "Local service", LONG).await?;
+        Ok(())
+    }
+    .await;
+    let _ = serve.kill();
+    let _ = serve.wait();
+    outcome
 }
 
 /// A second start on the same data folder only brings the running window forward and ends; a

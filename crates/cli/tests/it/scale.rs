@@ -246,6 +246,20 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
     };
     tag_second(&url, "before");
     drop(serve);
+    // The user is linked to a single sign-on provider's account: the link moves too.
+    rt.block_on(async {
+        sqlx::any::install_default_drivers();
+        let db = format!("sqlite://{}", old.join(mgds_server::db::DB_FILE).display());
+        let sqlite = sqlx::AnyPool::connect(&db).await.unwrap();
+        sqlx::query(
+            "INSERT INTO user_identities (issuer, subject, user_id, email, created_at, last_signed_in_at) \
+             SELECT 'https://idp.lab.example', 'lab-sub', id, email, created_at, created_at FROM users",
+        )
+        .execute(&sqlite)
+        .await
+        .unwrap();
+        sqlite.close().await;
+    });
 
     let migrate = || {
         let mut cmd = local(&["admin", "migrate", "--to-database", &b.database, "--to-store", &b.store]);
@@ -288,6 +302,13 @@ fn an_install_moves_to_postgresql_and_an_s3_store_and_a_second_run_completes_an_
     assert_eq!(metadata, 2, "the lost row is back, and only it");
     let tagged: i64 = rt.block_on(sqlx::query_scalar("SELECT COUNT(*) FROM sample_tags").fetch_one(&pg)).unwrap();
     assert_eq!(tagged, 2, "the lost tag links are back");
+    let linked: String = rt
+        .block_on(
+            sqlx::query_scalar("SELECT subject FROM user_identities WHERE issuer = 'https://idp.lab.example'")
+                .fetch_one(&pg),
+        )
+        .unwrap();
+    assert_eq!(linked, "lab-sub", "the single sign-on link came along");
     rt.block_on(pg.close());
 
     // The service on the new backends, on another machine: the same account, samples,

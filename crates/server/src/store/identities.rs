@@ -211,8 +211,7 @@ async fn link_or_make(
             )));
         }
     };
-    let unheld = crate::auth::hash_key(&crate::auth::new_api_key());
-    let id = super::users::insert_in(tx, email, organization, role, &unheld)
+    let id = super::users::insert_in(tx, email, organization, role, &super::members::unheld_key_hash())
         .await?
         .ok_or_else(|| ApiError::Conflict(format!("an MGDS account with the address {email} exists")))?;
     let entry = super::audit::Entry::new("user.created", "user", &id, &id).with(serde_json::json!({
@@ -226,7 +225,7 @@ async fn link_or_make(
 /// The refusal of a user the configured claims place nowhere.
 fn placed_nowhere(provider: &str) -> ApiError {
     ApiError::Forbidden(format!(
-        "{provider} does not place your account in any organisation of this MGDS service; \
+        "your {provider} account is in no group that this MGDS service lets in; \
          ask your lab's IT to add you to the right group"
     ))
 }
@@ -246,12 +245,20 @@ fn state_hash(state: &str) -> Vec<u8> {
     Sha256::digest(state.as_bytes()).to_vec()
 }
 
+/// The most sign-ins under way at once, past which new ones wait (answered 429): a flood of
+/// sign-ins begun and never finished cannot fill the database.
+pub const MAX_SIGN_INS_UNDER_WAY: i64 = 10_000;
+
 /// Remembers a sign-in under way for [`SIGN_IN_MINUTES`], by its `state`.
 pub async fn begin(db: &Pool, state: &str, pending: &Pending) -> ApiResult<()> {
     sqlx::query("DELETE FROM sso_sign_ins WHERE created_at < $1")
         .bind(ts(Utc::now() - Duration::minutes(SIGN_IN_MINUTES)))
         .execute(db)
         .await?;
+    let under_way: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sso_sign_ins").fetch_one(db).await?;
+    if under_way >= MAX_SIGN_INS_UNDER_WAY {
+        return Err(ApiError::TooManyRequests(60));
+    }
     sqlx::query(
         "INSERT INTO sso_sign_ins (state_hash, verifier, nonce, return_to, created_at) VALUES ($1, $2, $3, $4, $5)",
     )

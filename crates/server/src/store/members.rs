@@ -186,7 +186,7 @@ async fn managed(db: &Pool, caller: &Caller, id: &str, doing: &str) -> ApiResult
 
 /// A key hash that no key has: the SHA-256 of random bytes nobody holds (an API key is looked
 /// up by its hash, so no key opens the account until a new one is made).
-fn unheld_key_hash() -> Vec<u8> {
+pub(crate) fn unheld_key_hash() -> Vec<u8> {
     Sha256::digest(rand::random::<[u8; 32]>()).to_vec()
 }
 

@@ -188,7 +188,7 @@ async fn a_browser_signs_in_at_the_provider_is_placed_by_its_claims_and_signs_ou
     assert_eq!(bob["user"]["role"], "member");
     let carol = Browser::new();
     let landed = carol.sign_in(&svc, &provider.browser(), "carol-sub", "/").await;
-    assert!(problem(&landed).contains("does not place your account in any organisation"), "{landed}");
+    assert!(problem(&landed).contains("is in no group that this MGDS service lets in"), "{landed}");
     assert_eq!(carol.session(&svc).await.0, 401);
 
     // Signing out of MGDS signs out at the provider (RP-initiated logout), which sends the

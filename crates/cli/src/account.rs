@@ -120,11 +120,12 @@ async fn login_sso(dir: &std::path::Path, mut config: Config, name: &str, base_u
 pub fn logout(g: &Global) -> Result<()> {
     let dir = profile::config_dir()?;
     let config = Config::load(&dir)?;
-    let (name, _) = config.resolve(g.profile.as_deref())?;
+    let (name, p) = config.resolve(g.profile.as_deref())?;
+    let what = if p.sso.is_some() { "single sign-on" } else { "API key" };
     if profile::delete_key(&dir, &name)? {
-        eprintln!("forgot the API key of profile {name:?}");
+        eprintln!("forgot the {what} of profile {name:?}");
     } else {
-        eprintln!("profile {name:?} had no stored API key");
+        eprintln!("profile {name:?} had no stored {what}");
     }
     Ok(())
 }

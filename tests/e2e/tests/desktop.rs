@@ -1054,12 +1054,12 @@ async fn single_sign_on(s: &Session, app: &Path) -> Result<()> {
             .await
             .context("the profile signed in by single sign-on was not added")?;
         s.wait_for_text("[data-testid=connection]", "lab-sso", SHORT).await?;
-        s.screenshot("17-single-sign-on-profile").await?;
+        s.screenshot("40-single-sign-on-profile").await?;
         // The app works as Bob: the organisation his group put him in, as a member.
         s.click(&s.wait_for("[data-testid=nav-organization]", LONG).await?).await?;
         let role = s.wait_for_text("[data-testid=org-role]", "member of", LONG).await?;
         ensure!(role.contains("Microbiology"), "{role}");
-        s.screenshot("18-single-sign-on-organisation").await?;
+        s.screenshot("41-single-sign-on-organisation").await?;
         s.click(&s.wait_for("[data-testid=nav-profiles]", SHORT).await?).await?;
         s.click(&s.wait_for("[data-testid=use-local]", SHORT).await?).await?;
         s.wait_for_text("[data-testid=connection]", "Local service", LONG).await?;

@@ -133,11 +133,9 @@ fn see_other(location: &str) -> Response {
 
 /// The cookie of the sign-in under way (`None`: removed).
 fn state_cookie(state: &AppState, value: Option<&str>) -> HeaderValue {
-    let (session_name, path) = cookie_name_and_path(&state.public_url);
+    let (_, path) = cookie_name_and_path(&state.public_url);
     let secure = state.public_url.starts_with("https://");
-    // The same prefix rules as the session's cookie.
-    let name = if session_name.starts_with("__Host-") { "__Host-mgds_sso_state" } else { STATE_COOKIE };
-    let c = cookie::Cookie::build((name, value.unwrap_or_default().to_string()))
+    let c = cookie::Cookie::build((state_cookie_name(state), value.unwrap_or_default().to_string()))
         .path(path)
         .http_only(true)
         // Lax: the browser sends it when the provider sends it back here (a top-level GET).
@@ -150,6 +148,7 @@ fn state_cookie(state: &AppState, value: Option<&str>) -> HeaderValue {
     HeaderValue::from_str(&c.build().to_string()).expect("a cookie of URL-safe characters and fixed attributes")
 }
 
+/// Its name: `__Host-` prefixed where the session's cookie is.
 fn state_cookie_name(state: &AppState) -> &'static str {
     if cookie_name_and_path(&state.public_url).0.starts_with("__Host-") {
         "__Host-mgds_sso_state"

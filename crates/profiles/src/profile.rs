@@ -24,9 +24,9 @@ pub struct Profile {
     /// The service's base address, or `local` for the embedded local service.
     pub base_url: String,
     /// Signed in by single sign-on instead of an API key: the keychain then holds the
-    /// provider's refresh token (see [`crate::sso`]).
+    /// provider's refresh token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sso: Option<crate::sso::SsoProfile>,
+    pub sso: Option<SsoProfile>,
 }
 
 impl Profile {
@@ -34,6 +34,15 @@ impl Profile {
     pub fn with_key(base_url: impl Into<String>) -> Profile {
         Profile { base_url: base_url.into(), sso: None }
     }
+}
+
+/// What a profile signed in by single sign-on keeps in `config.toml` (no secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SsoProfile {
+    /// The provider's issuer.
+    pub issuer: String,
+    /// The public client MGDS signs in as there.
+    pub client_id: String,
 }
 
 /// The configuration file.

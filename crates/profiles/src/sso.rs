@@ -15,8 +15,9 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use mgds_client::{AccessToken, Client};
 use mgds_oidc::{ClientAuth, Provider, Tokens};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
+pub use crate::profile::SsoProfile;
 use crate::profile::{self, KeyStore};
 
 /// How long a sign-in waits for the browser to come back.
@@ -24,15 +25,6 @@ pub const SIGN_IN_WAIT: Duration = Duration::from_secs(5 * 60);
 
 /// The shortest wait between renewals of an access token.
 const MIN_RENEW_AFTER: Duration = Duration::from_secs(10);
-
-/// What a profile signed in by single sign-on keeps in `config.toml` (no secret).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SsoProfile {
-    /// The provider's issuer.
-    pub issuer: String,
-    /// The public client MGDS signs in as there.
-    pub client_id: String,
-}
 
 /// What a service says of its single sign-on (`GET /api/v1/sso`).
 #[derive(Debug, Clone, Deserialize)]

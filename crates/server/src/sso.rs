@@ -264,6 +264,15 @@ impl Sso {
         Ok(user)
     }
 
+    /// The address that ends the provider's session of a browser signing out of `session_id`
+    /// (RP-initiated logout), if single sign-on made that session and the provider has such an
+    /// endpoint; the provider then sends the browser to `public_url`.
+    pub async fn end_session_url(&self, db: &Pool, session_id: &str, public_url: &str) -> ApiResult<Option<String>> {
+        let Some(id_token) = crate::store::sessions::id_token(db, session_id).await? else { return Ok(None) };
+        let Ok(provider) = self.provider().await else { return Ok(None) };
+        Ok(provider.end_session_url(Some(&id_token), &self.config.client_id, &format!("{public_url}/")))
+    }
+
     /// Forgets the tokens kept for `user_id` (their account was disabled or their sessions
     /// ended), so the next request checks again.
     pub fn forget_user(&self, user_id: &str) {

@@ -162,9 +162,7 @@ async fn sign_in(s: &Session, email: &str, password: &str) -> Result<()> {
 async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let bin = env_path("MGDS_BIN")?;
-    let chromedriver = env_path("CHROMEDRIVER")?;
     let root = workspace_root();
-    let screenshots = screenshots_dir(&root);
     // The first start installs the demo references (for the classifications below).
     let served = Served::ready(&bin).await?;
     let old_key = served.user("ana@lab.example.org", PASSWORD)?;
@@ -178,14 +176,32 @@ async fn a_browser_signs_in_and_keeps_its_account() -> Result<()> {
     std::fs::write(reads.path().join("sample-sheet.csv"), SHEET)?;
     // A colleague to share the document with.
     served.user("bo@lab.example.org", PASSWORD)?;
-    let driver = Driver::chromium(&chromedriver).await?;
     let downloads = tempfile::tempdir()?;
-    let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
-    let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
+    let saved = downloads.path();
+    in_two_browsers("browser-failure", saved, async |a, b, axe| {
+        scenario(a, b, axe, &served, &old_key, saved, reads.path()).await
+    })
+    .await
+}
+
+/// Runs `scenario` in two headless Chromium windows (`a` and `b`, one downloads folder) with
+/// axe-core; on failure, screenshots of both (`{failure}`, `{failure}-b`) and `a`'s text.
+async fn in_two_browsers(
+    failure: &str,
+    downloads: &Path,
+    scenario: impl AsyncFnOnce(&Session, &Session, &Axe) -> Result<()>,
+) -> Result<()> {
+    let chromedriver = env_path("CHROMEDRIVER")?;
+    let root = workspace_root();
+    let screenshots = screenshots_dir(&root);
+    let driver = Driver::chromium(&chromedriver).await?;
+    let a = Session::chromium(&driver, screenshots.clone(), downloads).await?;
+    let b = Session::chromium(&driver, screenshots, downloads).await?;
     let axe = Axe::new(&root)?;
-    let outcome = scenario(&a, &b, &axe, &served, &old_key, downloads.path(), reads.path()).await;
+    let outcome = scenario(&a, &b, &axe).await;
     if let Err(e) = &outcome {
-        let _ = a.screenshot("browser-failure").await;
+        let _ = a.screenshot(failure).await;
+        let _ = b.screenshot(&format!("{failure}-b")).await;
         let text = a.script("return document.body.innerText;", json!([])).await;
         eprintln!(
             "error: {e:#}\nthe page showed:\n{}",
@@ -744,33 +760,16 @@ async fn scenario(
 async fn an_owner_runs_the_organisation_from_a_browser() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let bin = env_path("MGDS_BIN")?;
-    let chromedriver = env_path("CHROMEDRIVER")?;
-    let root = workspace_root();
-    let screenshots = screenshots_dir(&root);
     let served = Served::ready(&bin).await?;
     let url = served.url.clone();
     served.user_as("head@lab.example.org", PASSWORD, "owner")?;
     let tech_key = served.user("tech@lab.example.org", PASSWORD)?;
     served.user("cy@lab.example.org", PASSWORD)?;
-    let driver = Driver::chromium(&chromedriver).await?;
     let downloads = tempfile::tempdir()?;
-    let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
-    let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
-    let axe = Axe::new(&root)?;
-    let outcome = organisation_scenario(&a, &b, &axe, &url, &tech_key).await;
-    if let Err(e) = &outcome {
-        let _ = a.screenshot("browser-org-failure").await;
-        let _ = b.screenshot("browser-org-failure-b").await;
-        let text = a.script("return document.body.innerText;", json!([])).await;
-        eprintln!(
-            "error: {e:#}\nthe page showed:\n{}",
-            text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default()
-        );
-    }
-    let _ = b.close().await;
-    let _ = a.close().await;
-    drop(driver);
-    outcome
+    in_two_browsers("browser-org-failure", downloads.path(), async |a, b, axe| {
+        organisation_scenario(a, b, axe, &url, &tech_key).await
+    })
+    .await
 }
 
 async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, tech_key: &str) -> Result<()> {
@@ -906,9 +905,6 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
 async fn a_lab_account_signs_in_through_the_provider_in_a_browser() -> Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let bin = env_path("MGDS_BIN")?;
-    let chromedriver = env_path("CHROMEDRIVER")?;
-    let root = workspace_root();
-    let screenshots = screenshots_dir(&root);
     let accounts = json!({
         "alice-sub": {"email": "alice@lab.example", "email_verified": true, "name": "Alice", "groups": ["mgds-admins"]},
         "carol-sub": {"email": "carol@lab.example", "email_verified": true, "name": "Carol", "groups": ["finance"]},
@@ -945,24 +941,11 @@ async fn a_lab_account_signs_in_through_the_provider_in_a_browser() -> Result<()
             "backchannel_logout_session_required": true,
             "grant_types": ["authorization_code"], "response_types": ["code"]}]}))
         .await;
-    let driver = Driver::chromium(&chromedriver).await?;
     let downloads = tempfile::tempdir()?;
-    let a = Session::chromium(&driver, screenshots.clone(), downloads.path()).await?;
-    let b = Session::chromium(&driver, screenshots, downloads.path()).await?;
-    let axe = Axe::new(&root)?;
-    let outcome = sso_scenario(&a, &b, &axe, &url, &provider.issuer).await;
-    if let Err(e) = &outcome {
-        let _ = a.screenshot("browser-sso-failure").await;
-        let text = a.script("return document.body.innerText;", json!([])).await;
-        eprintln!(
-            "error: {e:#}\nthe page showed:\n{}",
-            text.map(|t| t.as_str().unwrap_or_default().to_string()).unwrap_or_default()
-        );
-    }
-    let _ = b.close().await;
-    let _ = a.close().await;
-    drop(driver);
-    outcome
+    in_two_browsers("browser-sso-failure", downloads.path(), async |a, b, axe| {
+        sso_scenario(a, b, axe, &url, &provider.issuer).await
+    })
+    .await
 }
 
 /// Signs in at the provider's own page (its development sign-in form: any password).

@@ -197,7 +197,10 @@ async fn sign_out(
 ) -> ApiResult<Response> {
     let user = caller.require()?;
     let s = this_session(session)?;
-    let at_provider = super::sso::end_session_url(&state, &s.id).await?;
+    let at_provider = match state.sso.as_deref() {
+        Some(sso) => sso.end_session_url(&state.db, &s.id, &state.public_url).await?,
+        None => None,
+    };
     sessions::end(&state.db, &user.id, &s.id).await?;
     let entry = crate::store::audit::Entry::new("session.signed_out", "session", &s.id, &user.id);
     crate::store::audit::record_for(&state.db, &caller, entry).await?;

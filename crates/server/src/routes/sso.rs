@@ -335,15 +335,6 @@ async fn backchannel_logout(State(state): State<AppState>, body: axum::body::Byt
     }
 }
 
-/// The address that ends the provider's session of a browser signing out of `session_id`, if
-/// single sign-on made that session and the provider has RP-initiated logout.
-pub(super) async fn end_session_url(state: &AppState, session_id: &str) -> ApiResult<Option<String>> {
-    let Some(sso) = state.sso.as_deref() else { return Ok(None) };
-    let Some(id_token) = crate::store::sessions::id_token(&state.db, session_id).await? else { return Ok(None) };
-    let Ok(provider) = sso.provider().await else { return Ok(None) };
-    Ok(provider.end_session_url(Some(&id_token), &sso.config.client_id, &format!("{}/", state.public_url)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

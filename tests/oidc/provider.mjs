@@ -6,7 +6,8 @@
 //   clients           oidc-provider client metadata, passed through
 //   accounts          { sub: claims }; the sign-in form's login is the sub, any password
 //   resource          optional resource indicator: access tokens become RS256 JWTs for it
-//                     (aud), for every authorization, with the account's email and groups
+//                     (aud), for every authorization, with the account's email, email_verified
+//                     and groups
 //   resource_scope    the scopes that resource knows (default "openid profile email groups
 //                     offline_access"), which may appear in its access tokens' scope
 //   access_token_ttl  seconds (default 300); id_token_ttl (3600); refresh_token_ttl (14 days)
@@ -142,8 +143,13 @@ const provider = new Provider(issuer, {
   // The account's email and groups in JWT access tokens.
   async extraTokenClaims(ctx, token) {
     if (token.kind !== 'AccessToken' || !known(token.accountId)) return undefined;
-    const { email, groups } = accounts[token.accountId];
-    return { ...(email === undefined ? {} : { email }), ...(groups === undefined ? {} : { groups }) };
+    // As Keycloak's access tokens carry them with the email scope: the address and whether it is verified.
+    const { email, email_verified, groups } = accounts[token.accountId];
+    return {
+      ...(email === undefined ? {} : { email }),
+      ...(email_verified === undefined ? {} : { email_verified }),
+      ...(groups === undefined ? {} : { groups }),
+    };
   },
   // Consent on the account's behalf: the grant covers whatever this request asks for.
   async loadExistingGrant(ctx) {

@@ -86,7 +86,9 @@ pub async fn login(g: &Global, args: &LoginArgs) -> Result<()> {
 /// token with `/account`, then stores the profile and its refresh token.
 async fn login_sso(dir: &std::path::Path, mut config: Config, name: &str, base_url: &str, in_file: bool) -> Result<()> {
     let signed_in = mgds_profiles::sso::sign_in(base_url, |url| {
-        eprintln!("Sign in with your organisation's account in the browser that opens, or open this address:\n  {url}");
+        eprintln!(
+            "Sign in with your organisation's account in the browser that opens, or open this address in a browser on this computer:\n  {url}"
+        );
         if let Err(e) = mgds_profiles::sso::open_in_browser(url) {
             eprintln!("({e:#}; open the address yourself)");
         }

@@ -204,13 +204,18 @@ struct SsoArgs {
     /// that account's first sign-in, when the provider says the address is verified.
     #[arg(long = "sso-link-verified-email", env = "MGDS_SSO_LINK_VERIFIED_EMAIL")]
     sso_link_verified_email: bool,
+    /// Take the provider's e-mail addresses as verified when it does not say (Entra ID, whose
+    /// addresses IT sets); otherwise a new user is made only for an address it calls verified.
+    #[arg(long = "sso-email-trusted", env = "MGDS_SSO_EMAIL_TRUSTED")]
+    sso_email_trusted: bool,
     /// Place users whose claim holds a value in an organisation (by name; made if missing)
-    /// with a role: CLAIM:VALUE=ORGANISATION:ROLE, e.g. groups:lab-admins=Microbiology:admin
-    /// (repeat; the first match names the organisation, the highest role in it wins).
+    /// with a role (member or admin): CLAIM:VALUE=ORGANISATION:ROLE, e.g.
+    /// groups:lab-admins=Microbiology:admin (repeat; the first match names the organisation, the
+    /// highest role in it wins; each sign-in sets the role again).
     #[arg(long = "sso-place", value_name = "RULE", env = "MGDS_SSO_PLACEMENTS", value_delimiter = ';')]
     sso_placements: Vec<mgds_server::sso::PlacementRule>,
-    /// Where users no rule places go, as members (without it they are refused where rules
-    /// exist, and only linked, never made, where none do).
+    /// Where new users no rule places go, as members (without it they are refused where rules
+    /// exist, and only linked, never made, where none do). Existing users keep their role.
     #[arg(long = "sso-default-organization", value_name = "NAME", env = "MGDS_SSO_DEFAULT_ORGANIZATION")]
     sso_default_organization: Option<String>,
 }
@@ -243,6 +248,7 @@ impl SsoArgs {
             audiences: self.sso_audiences.into_iter().filter(|a| !a.trim().is_empty()).collect(),
             scopes: self.sso_scopes,
             link_verified_email: self.sso_link_verified_email,
+            email_trusted: self.sso_email_trusted,
             placements: self.sso_placements,
             default_organization: self.sso_default_organization,
         }))

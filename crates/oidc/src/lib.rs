@@ -46,6 +46,10 @@ pub const REFETCH_KEYS_AFTER: Duration = Duration::from_secs(30);
 /// The soonest a key set is fetched again at all.
 pub const MIN_REFETCH: Duration = Duration::from_secs(1);
 
+/// The soonest a key set is fetched again after a fetch failed (requests meanwhile fail at
+/// once, or use the keys held).
+pub const RETRY_KEYS_AFTER_FAILURE: Duration = Duration::from_secs(10);
+
 /// How long a fetched key set is trusted before it is fetched again.
 pub const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
 
@@ -54,6 +58,9 @@ pub const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The longest token read (a JWT with many groups is a few KiB; Entra ID's can reach 8 KiB).
 pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
+
+/// Seconds after its issue a back-channel logout token is taken.
+pub const LOGOUT_TOKEN_LIFE_SECS: u64 = 10 * 60;
 
 /// The event a back-channel logout token carries (OpenID Connect Back-Channel Logout 1.0).
 pub const BACKCHANNEL_LOGOUT_EVENT: &str = "http://schemas.openid.net/event/backchannel-logout";
@@ -106,7 +113,7 @@ pub fn random_token() -> String {
 }
 
 /// A PKCE pair (RFC 7636): the verifier kept by the client, the S256 challenge sent.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Pkce {
     /// Sent with the code at the token endpoint.
     pub verifier: String,
@@ -124,6 +131,12 @@ impl Pkce {
     pub fn from_verifier(verifier: String) -> Pkce {
         let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
         Pkce { verifier, challenge }
+    }
+}
+
+impl std::fmt::Debug for Pkce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pkce").field("challenge", &self.challenge).finish_non_exhaustive()
     }
 }
 
@@ -168,7 +181,7 @@ pub struct Metadata {
 }
 
 /// The client a request is made as.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientAuth {
     /// The client's id at the provider.
     pub client_id: String,
@@ -177,8 +190,14 @@ pub struct ClientAuth {
     pub secret: Option<String>,
 }
 
-/// A token endpoint's answer.
-#[derive(Debug, Clone, Deserialize)]
+impl std::fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientAuth").field("client_id", &self.client_id).finish_non_exhaustive()
+    }
+}
+
+/// A token endpoint's answer (its tokens kept out of `Debug` output).
+#[derive(Clone, Deserialize)]
 pub struct Tokens {
     /// The access token.
     pub access_token: String,
@@ -197,6 +216,17 @@ pub struct Tokens {
     /// The scopes granted.
     #[serde(default)]
     pub scope: Option<String>,
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokens")
+            .field("token_type", &self.token_type)
+            .field("expires_in", &self.expires_in)
+            .field("refresh_token", &self.refresh_token.as_ref().map(|_| "<redacted>"))
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What an authorization request asks for.
@@ -284,6 +314,8 @@ pub struct Logout {
     pub subject: Option<String>,
     /// The provider's session id.
     pub sid: Option<String>,
+    /// The token's own id (a token seen once is not taken again).
+    pub jti: String,
 }
 
 /// A provider's signing keys, fetched when needed.
@@ -302,6 +334,8 @@ struct KeySet {
     fetched: Option<Instant>,
     /// Key ids tokens named that a fetch did not find, and when.
     missing: HashMap<String, Instant>,
+    /// When a fetch last failed.
+    failed: Option<Instant>,
 }
 
 impl KeySet {
@@ -351,7 +385,13 @@ impl Keys {
                 return Err(unknown_key(kid));
             }
         }
-        self.refetch(http).await?;
+        if let Err(e) = self.refetch(http).await {
+            // The provider is away: the keys held (if stale) still stand until it is back.
+            if let Some(key) = self.held.read().await.find(kid) {
+                return Ok(key);
+            }
+            return Err(e);
+        }
         let mut held = self.held.write().await;
         if let Some(key) = held.find(kid) {
             return Ok(key);
@@ -370,15 +410,30 @@ impl Keys {
     async fn refetch(&self, http: &reqwest::Client) -> Result<()> {
         let asked = Instant::now();
         let _one = self.fetching.lock().await;
-        let last = self.held.read().await.fetched;
+        let (last, failed) = {
+            let held = self.held.read().await;
+            (held.fetched, held.failed)
+        };
         if last.is_some_and(|t| t >= asked) {
             return Ok(());
+        }
+        if failed.is_some_and(|t| t.elapsed() < RETRY_KEYS_AFTER_FAILURE) {
+            return Err(Error::Provider {
+                url: self.jwks_uri.clone(),
+                reason: "its keys could not be fetched a moment ago".into(),
+            });
         }
         if let Some(wait) = last.and_then(|t| MIN_REFETCH.checked_sub(t.elapsed())) {
             tokio::time::sleep(wait).await;
         }
         let started = Instant::now();
-        let body: Value = get_json(http, &self.jwks_uri).await?;
+        let body: Value = match get_json(http, &self.jwks_uri).await {
+            Ok(body) => body,
+            Err(e) => {
+                self.held.write().await.failed = Some(Instant::now());
+                return Err(e);
+            }
+        };
         let keys = body.get("keys").and_then(Value::as_array).ok_or_else(|| Error::Provider {
             url: self.jwks_uri.clone(),
             reason: "its key set has no \"keys\"".into(),
@@ -602,7 +657,7 @@ impl Provider {
 
     /// Checks an ID token for `client_id` and the `nonce` of its request; its claims.
     pub async fn verify_id_token(&self, token: &str, client_id: &str, nonce: &str) -> Result<Claims> {
-        let claims = self.verify(token, &[client_id.to_string()], &["exp", "iat", "sub"], true).await?;
+        let (claims, _) = self.verify(token, &[client_id.to_string()], &["exp", "iat", "sub"], true).await?;
         if let Some(azp) = claims.str("azp")
             && azp != client_id
         {
@@ -615,11 +670,17 @@ impl Provider {
     }
 
     /// Checks an access token sent to the API as a bearer token: one of `audiences` must be
-    /// among its audiences. An ID token is refused here, whatever its audience: it carries a
-    /// `nonce` (MGDS always asks for one), or Keycloak's `typ: ID`.
+    /// among its audiences. An ID token is refused here, whatever its audience. A token typed
+    /// as an access token (RFC 9068's header `typ: at+jwt`, or Keycloak's claim `typ: Bearer`)
+    /// is one; otherwise one with Keycloak's `typ: ID`, or with a `nonce` (MGDS always asks
+    /// for one, and it goes into ID tokens), is taken for an ID token.
     pub async fn verify_access_token(&self, token: &str, audiences: &[String]) -> Result<Claims> {
-        let claims = self.verify(token, audiences, &["exp", "sub"], true).await?;
-        if claims.0.contains_key("nonce") || claims.str("typ").is_some_and(|t| t.eq_ignore_ascii_case("id")) {
+        let (claims, header_typ) = self.verify(token, audiences, &["exp", "sub"], true).await?;
+        let typed_access = header_typ.as_deref().is_some_and(|t| t.eq_ignore_ascii_case("at+jwt"))
+            || claims.str("typ").is_some_and(|t| t.eq_ignore_ascii_case("bearer"));
+        let id_token =
+            claims.str("typ").is_some_and(|t| t.eq_ignore_ascii_case("id")) || claims.0.contains_key("nonce");
+        if !typed_access && id_token {
             return Err(Error::Token("it is an ID token; send an access token".into()));
         }
         Ok(claims)
@@ -627,11 +688,20 @@ impl Provider {
 
     /// Checks a back-channel logout token sent to `client_id`.
     pub async fn verify_logout_token(&self, token: &str, client_id: &str) -> Result<Logout> {
-        let claims = self.verify(token, &[client_id.to_string()], &["iat", "jti"], false).await?;
+        let (claims, header_typ) = self.verify(token, &[client_id.to_string()], &["iat", "jti"], false).await?;
+        if header_typ
+            .as_deref()
+            .is_some_and(|t| !t.eq_ignore_ascii_case("logout+jwt") && !t.eq_ignore_ascii_case("jwt"))
+        {
+            return Err(Error::Token("it is not typed as a logout token".into()));
+        }
         let iat = claims.0.get("iat").and_then(Value::as_u64).unwrap_or_default();
         let now = jsonwebtoken::get_current_timestamp();
-        if iat > now + LEEWAY_SECS || iat + 10 * 60 + LEEWAY_SECS < now {
+        if iat > now + LEEWAY_SECS || iat + LOGOUT_TOKEN_LIFE_SECS + LEEWAY_SECS < now {
             return Err(Error::Token("it was not issued in the last ten minutes".into()));
+        }
+        if claims.0.get("exp").and_then(Value::as_u64).is_some_and(|exp| exp + LEEWAY_SECS < now) {
+            return Err(Error::Token("it has expired".into()));
         }
         let event = claims.0.get("events").and_then(|e| e.get(BACKCHANNEL_LOGOUT_EVENT));
         if !matches!(event, Some(Value::Object(_))) {
@@ -640,15 +710,24 @@ impl Provider {
         if claims.0.contains_key("nonce") {
             return Err(Error::Token("a logout token carries no nonce".into()));
         }
-        let logout =
-            Logout { subject: claims.str("sub").map(str::to_string), sid: claims.str("sid").map(str::to_string) };
+        let logout = Logout {
+            subject: claims.str("sub").map(str::to_string),
+            sid: claims.str("sid").map(str::to_string),
+            jti: claims.str("jti").unwrap_or_default().to_string(),
+        };
         if logout.subject.is_none() && logout.sid.is_none() {
             return Err(Error::Token("it names neither a user (sub) nor a session (sid)".into()));
         }
         Ok(logout)
     }
 
-    async fn verify(&self, token: &str, audiences: &[String], required: &[&str], expires: bool) -> Result<Claims> {
+    async fn verify(
+        &self,
+        token: &str,
+        audiences: &[String],
+        required: &[&str],
+        expires: bool,
+    ) -> Result<(Claims, Option<String>)> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(Error::Token(format!("it is longer than {MAX_TOKEN_BYTES} bytes")));
         }
@@ -676,7 +755,7 @@ impl Provider {
                 K::InvalidAudience => format!("it is not meant for {}", audiences.join(" or ")),
                 K::InvalidSignature => "its signature does not match the provider's key".into(),
                 K::MissingRequiredClaim(c) => format!("it has no \"{c}\" claim"),
-                other => format!("{other:?}"),
+                _ => format!("it could not be read ({e})"),
             })
         })?;
         let claims = Claims(data.claims);
@@ -685,7 +764,7 @@ impl Provider {
                 return Err(Error::Token(format!("it has no \"{c}\" claim")));
             }
         }
-        Ok(claims)
+        Ok((claims, header.typ))
     }
 }
 

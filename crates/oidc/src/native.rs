@@ -23,7 +23,6 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A sign-in begun: its address to open in the browser, and the listener that waits for the
 /// browser to come back.
-#[derive(Debug)]
 pub struct LoopbackSignIn {
     listener: TcpListener,
     /// The loopback address the provider sends the browser back to.

@@ -145,8 +145,13 @@ pub fn store_key(dir: &Path, profile: &str, key: &str, allow_file: bool) -> Resu
             Ok(KeyStore::Keychain)
         }
         Err(why) if allow_file => {
-            write_private(&key_file(dir, profile), key)?;
-            tracing::warn!("no OS keychain ({why}); the key is stored in a file only you can read");
+            let path = key_file(dir, profile);
+            // Said once, when the file is made (a single sign-on profile's token is replaced often).
+            let new = !path.exists();
+            write_private(&path, key)?;
+            if new {
+                tracing::warn!("no OS keychain ({why}); the key is stored in a file only you can read");
+            }
             Ok(KeyStore::File)
         }
         Err(why) => bail!(

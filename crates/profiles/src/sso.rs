@@ -23,6 +23,9 @@ use crate::profile::{self, KeyStore};
 /// How long a sign-in waits for the browser to come back.
 pub const SIGN_IN_WAIT: Duration = Duration::from_secs(5 * 60);
 
+/// The longest answer to `GET /api/v1/sso` read.
+const MAX_ABOUT_BYTES: u64 = 64 * 1024;
+
 /// The shortest wait between renewals of an access token.
 const MIN_RENEW_AFTER: Duration = Duration::from_secs(10);
 
@@ -57,10 +60,23 @@ pub async fn about(base_url: &str) -> Result<Option<About>> {
     if !response.status().is_success() {
         bail!("{url} answered {}", response.status());
     }
-    Ok(Some(response.json().await.with_context(|| format!("{url} did not answer what an MGDS service answers"))?))
+    if response.content_length().is_some_and(|n| n > MAX_ABOUT_BYTES) {
+        bail!("{url} answered more than an MGDS service does");
+    }
+    let mut body = Vec::new();
+    let mut response = response;
+    while let Some(chunk) = response.chunk().await.with_context(|| format!("cannot read {url}"))? {
+        if body.len() + chunk.len() > MAX_ABOUT_BYTES as usize {
+            bail!("{url} answered more than an MGDS service does");
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(
+        serde_json::from_slice(&body).with_context(|| format!("{url} did not answer what an MGDS service answers"))?,
+    ))
 }
 
-/// A finished sign-in.
+/// A finished sign-in (its tokens kept out of `Debug` output).
 #[derive(Debug)]
 pub struct SignedIn {
     /// What the profile keeps.
@@ -123,71 +139,97 @@ pub fn keep(dir: &Path, profile: &str, signed_in: &SignedIn, allow_file: bool) -
 /// token kept for it is exchanged for an access token, renewed while the client is in use.
 pub async fn connect(dir: &Path, name: &str, base_url: &str, sso: &SsoProfile) -> Result<Client> {
     let again = format!("sign in again (mgds login --sso --profile {name}, or the Profiles screen of MGDS Desktop)");
-    let Some((refresh, store)) = profile::load_key(dir, name)? else {
-        bail!("there is no single sign-on kept for the profile {name:?}; {again}");
-    };
     let provider = Provider::discover(http()?, &sso.issuer).await?;
-    let client = ClientAuth { client_id: sso.client_id.clone(), secret: None };
-    let tokens = provider.refresh(&client, &refresh).await.map_err(|e| match e {
-        mgds_oidc::Error::Refused { .. } => {
-            anyhow::anyhow!("the single sign-on of the profile {name:?} has ended ({e}); {again}")
-        }
-        other => other.into(),
-    })?;
-    if let Some(new) = &tokens.refresh_token
-        && *new != refresh
-    {
-        profile::store_key(dir, name, new, store == KeyStore::File)?;
-    }
-    let token = AccessToken::new(tokens.access_token.clone());
-    let api = Client::builder(base_url).access_token(token.clone()).build()?;
     let renewal = Renewal {
         provider,
-        client,
+        client: ClientAuth { client_id: sso.client_id.clone(), secret: None },
         dir: dir.to_path_buf(),
         name: name.to_string(),
-        refresh: tokens.refresh_token.clone().unwrap_or(refresh),
-        in_file: store == KeyStore::File,
     };
+    let tokens = renewal.renew().await.map_err(|e| match e {
+        Renewed::Ended(why) => anyhow::anyhow!("the single sign-on of the profile {name:?} has ended ({why}); {again}"),
+        Renewed::Failed(e) => e,
+    })?;
+    let token = AccessToken::new(tokens.access_token.clone());
+    let api = Client::builder(base_url).access_token(token.clone()).build()?;
     tokio::spawn(renewal.run(token, tokens.expires_in));
     Ok(api)
 }
 
-/// Renews an access token while a client holds it.
+/// Renews a profile's access token with the refresh token the keychain keeps.
 struct Renewal {
     provider: Provider,
     client: ClientAuth,
     dir: std::path::PathBuf,
     name: String,
-    refresh: String,
-    in_file: bool,
 }
 
+/// Why a renewal did not give a token.
+enum Renewed {
+    /// The provider no longer takes the refresh token (or none is kept): sign in again.
+    Ended(String),
+    /// Something that may pass (the provider out of reach).
+    Failed(anyhow::Error),
+}
+
+/// How long a renewal that failed for a reason that may pass waits before trying again.
+const RENEW_AGAIN_AFTER: Duration = Duration::from_secs(30);
+
 impl Renewal {
-    async fn run(mut self, token: AccessToken, mut expires_in: Option<u64>) {
+    /// New tokens for the refresh token kept now, and the replacement kept. Processes of one
+    /// user (MGDS Desktop and several `mgds` commands) take turns by a lock file, so that a
+    /// refresh token the provider replaces is never sent twice (which would end the sign-in).
+    async fn renew(&self) -> std::result::Result<Tokens, Renewed> {
+        let path = self.dir.join("keys").join(format!("{}.refresh.lock", self.name));
+        let _turn = tokio::task::spawn_blocking(move || -> std::io::Result<std::fs::File> {
+            if let Some(folder) = path.parent() {
+                std::fs::create_dir_all(folder)?;
+            }
+            let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+            file.lock()?;
+            Ok(file)
+        })
+        .await
+        .map_err(|e| Renewed::Failed(e.into()))?
+        .map_err(|e| Renewed::Failed(anyhow::Error::from(e).context("cannot take the profile's sign-in lock")))?;
+        let Some((refresh, store)) = profile::load_key(&self.dir, &self.name).map_err(Renewed::Failed)? else {
+            return Err(Renewed::Ended("nothing is kept for it".into()));
+        };
+        let tokens = self.provider.refresh(&self.client, &refresh).await.map_err(|e| match e {
+            mgds_oidc::Error::Refused { .. } => Renewed::Ended(e.to_string()),
+            other => Renewed::Failed(other.into()),
+        })?;
+        if let Some(new) = &tokens.refresh_token
+            && *new != refresh
+        {
+            profile::store_key(&self.dir, &self.name, new, store == KeyStore::File).map_err(Renewed::Failed)?;
+        }
+        Ok(tokens)
+    }
+
+    /// Renews `token` before it expires while a client holds it; a failure that may pass is
+    /// tried again, a sign-in the provider ended stops it (requests then answer 401, and the
+    /// app asks to sign in again).
+    async fn run(self, token: AccessToken, mut expires_in: Option<u64>) {
+        let mut wait = (Duration::from_secs(expires_in.unwrap_or(300)) * 4 / 5).max(MIN_RENEW_AFTER);
         loop {
-            // At four fifths of its life (five minutes when the provider does not say).
-            let life = Duration::from_secs(expires_in.unwrap_or(300));
-            tokio::time::sleep((life * 4 / 5).max(MIN_RENEW_AFTER)).await;
+            tokio::time::sleep(wait).await;
             if !token.is_held() {
                 return;
             }
-            match self.provider.refresh(&self.client, &self.refresh).await {
+            match self.renew().await {
                 Ok(t) => {
                     token.set(t.access_token.clone());
                     expires_in = t.expires_in;
-                    if let Some(new) = t.refresh_token
-                        && new != self.refresh
-                    {
-                        if let Err(e) = profile::store_key(&self.dir, &self.name, &new, self.in_file) {
-                            tracing::warn!(error = %e, "cannot keep the renewed refresh token");
-                        }
-                        self.refresh = new;
-                    }
+                    // At four fifths of its life (five minutes when the provider does not say).
+                    wait = (Duration::from_secs(expires_in.unwrap_or(300)) * 4 / 5).max(MIN_RENEW_AFTER);
                 }
-                Err(e) => {
-                    // The requests that follow answer 401 and the app asks to sign in again.
-                    tracing::warn!(error = %e, profile = %self.name, "single sign-on could not be renewed");
+                Err(Renewed::Failed(e)) => {
+                    tracing::warn!(error = %e, profile = %self.name, "single sign-on could not be renewed; trying again");
+                    wait = RENEW_AGAIN_AFTER;
+                }
+                Err(Renewed::Ended(why)) => {
+                    tracing::warn!(reason = %why, profile = %self.name, "the provider ended the single sign-on");
                     return;
                 }
             }

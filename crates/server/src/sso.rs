@@ -62,8 +62,15 @@ impl FromStr for PlacementRule {
         let (test, target) = s.split_once('=').ok_or(usage)?;
         let (claim, value) = test.split_once(':').ok_or(usage)?;
         let (organization, role) = target.rsplit_once(':').ok_or(usage)?;
-        let role = Role::parse(role.trim())
-            .ok_or_else(|| format!("the role \"{role}\" is not one of member, admin, owner ({usage})"))?;
+        let role = match Role::parse(role.trim()) {
+            Some(Role::Owner) => {
+                return Err(
+                    "a placement gives member or admin: owner is the operator's to give (mgds admin user role)".into(),
+                );
+            }
+            Some(r) => r,
+            None => return Err(format!("the role \"{role}\" is not member or admin ({usage})")),
+        };
         let (claim, value, organization) = (claim.trim(), value.trim(), organization.trim());
         if claim.is_empty() || value.is_empty() || organization.is_empty() {
             return Err(usage.into());
@@ -73,7 +80,7 @@ impl FromStr for PlacementRule {
 }
 
 /// The service's single sign-on, as `mgds serve --sso-*` configures it.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct SsoConfig {
     /// The provider's issuer (`https://keycloak.lab.example/realms/lab`).
     pub issuer: String,
@@ -92,11 +99,28 @@ pub struct SsoConfig {
     pub scopes: String,
     /// Whether a verified e-mail address links an existing user on first sign-in.
     pub link_verified_email: bool,
+    /// Whether the provider's e-mail addresses count as verified when it does not say (Entra
+    /// ID, whose addresses IT sets). Otherwise only a verified address makes a new user.
+    pub email_trusted: bool,
     /// Where claims place users, tried in order.
     pub placements: Vec<PlacementRule>,
     /// Where users no rule places go, as members; `None`: nowhere (they are refused when rules
     /// exist, and not made when none do).
     pub default_organization: Option<String>,
+}
+
+impl std::fmt::Debug for SsoConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SsoConfig")
+            .field("issuer", &self.issuer)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "<redacted>"))
+            .field("native_client_id", &self.native_client_id)
+            .field("audiences", &self.audiences)
+            .field("placements", &self.placements)
+            .field("default_organization", &self.default_organization)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SsoConfig {
@@ -116,16 +140,32 @@ impl SsoConfig {
             return Placement::In(first.organization.clone(), role);
         }
         match (&self.default_organization, self.placements.is_empty()) {
-            (Some(org), _) => Placement::In(org.clone(), Role::Member),
+            (Some(org), _) => Placement::ByDefault(org.clone()),
             (None, false) => Placement::Nowhere,
             (None, true) => Placement::Unsaid,
         }
     }
 
-    /// Whether `claims` hold every claim the rules read (a token without them is placed from
-    /// userinfo instead).
+    /// The claims the rules read, and `email`.
+    pub fn claims_read(&self) -> Vec<String> {
+        let mut read: Vec<String> = vec!["email".into()];
+        if !self.email_trusted {
+            read.push("email_verified".into());
+        }
+        for r in &self.placements {
+            if !read.contains(&r.claim) {
+                read.push(r.claim.clone());
+            }
+        }
+        read
+    }
+
+    /// Whether `claims` hold every claim the rules read, the e-mail address and whether it is
+    /// verified (a token without them is placed from userinfo instead).
     pub fn claims_complete(&self, claims: &Claims) -> bool {
-        self.placements.iter().all(|r| claims.has(&r.claim)) && claims.str("email").is_some()
+        self.placements.iter().all(|r| claims.has(&r.claim))
+            && claims.str("email").is_some()
+            && (self.email_trusted || claims.has("email_verified"))
     }
 
     fn linking(&self) -> Linking {
@@ -142,7 +182,18 @@ pub struct Sso {
     http: reqwest::Client,
     provider: tokio::sync::Mutex<(Option<Arc<Provider>>, Option<Instant>)>,
     tokens: Mutex<HashMap<[u8; 32], (String, Instant)>>,
+    /// Sign-ins begun, per address ([`SIGN_INS_PER_ADDRESS`] a minute).
+    pub starts: crate::auth::Window<std::net::IpAddr>,
+    /// Back-channel logout tokens taken (by `jti`), while they could be sent again.
+    logouts: Mutex<HashMap<String, Instant>>,
 }
+
+/// Sign-ins one address may begin in a minute (a lab behind one address signs in together in
+/// the morning; a flood from one address waits).
+pub const SIGN_INS_PER_ADDRESS: u32 = 120;
+
+/// The most back-channel logout tokens remembered.
+const MAX_LOGOUTS_KEPT: usize = 10_000;
 
 impl Sso {
     /// Single sign-on with `config`.
@@ -152,7 +203,14 @@ impl Sso {
         }
         let http = mgds_oidc::http_client(&format!("MGDS/{}", env!("CARGO_PKG_VERSION")))
             .map_err(|e| format!("cannot make the HTTP client for single sign-on: {e}"))?;
-        Ok(Sso { config, http, provider: Default::default(), tokens: Default::default() })
+        Ok(Sso {
+            config,
+            http,
+            provider: Default::default(),
+            tokens: Default::default(),
+            starts: crate::auth::Window::new(SIGN_INS_PER_ADDRESS, Duration::from_secs(60)),
+            logouts: Default::default(),
+        })
     }
 
     /// The provider, discovered on first use.
@@ -195,7 +253,8 @@ impl Sso {
             issuer,
             subject,
             email: claims.str("email"),
-            email_verified: claims.verified_email().is_some(),
+            email_verified: claims.verified_email().is_some()
+                || (self.config.email_trusted && !claims.0.contains_key("email_verified")),
         };
         identities::sign_in(
             db,
@@ -229,19 +288,32 @@ impl Sso {
             };
         }
         let provider = self.provider().await?;
-        let mut claims = provider
-            .verify_access_token(token, &self.config.audiences)
-            .await
-            .map_err(|e| ApiError::Unauthorized(format!("{e}; sign in again")))?;
+        let mut claims = provider.verify_access_token(token, &self.config.audiences).await.map_err(|e| match e {
+            // The provider's keys out of reach is not the caller's fault (and not counted as a failure).
+            mgds_oidc::Error::Provider { .. } => self.unavailable(&e.to_string()),
+            other => ApiError::Unauthorized(format!("{other}; sign in again")),
+        })?;
         let issuer = provider.issuer().to_string();
         let subject = claims.subject().unwrap_or_default().to_string();
-        let user = match identities::find(db, &issuer, &subject).await? {
-            Some((_, true)) => return Err(disabled()),
-            Some((user, false)) if self.config.placements.is_empty() || !self.config.claims_complete(&claims) => user,
+        let linked = identities::find(db, &issuer, &subject).await?;
+        if matches!(linked, Some((_, true))) {
+            return Err(disabled());
+        }
+        let user = match linked {
+            // Nothing to place by: a linked user is who they are.
+            Some((user, _)) if self.config.placements.is_empty() => user,
+            // A user not linked yet is linked or made, and with rules every token places its
+            // user again (a group left at the provider takes effect with the next token), from
+            // the token's claims or, where it lacks them, from userinfo.
             _ => {
                 if !self.config.claims_complete(&claims) {
-                    let more =
-                        provider.userinfo(token).await.map_err(|e| ApiError::ServiceUnavailable(e.to_string()))?;
+                    let more = provider.userinfo(token).await.map_err(|e| {
+                        ApiError::Forbidden(format!(
+                            "the provider's access token lacks what MGDS places users by ({}), and its userinfo \
+                             did not give it ({e}); ask your lab's IT to add these claims to the access tokens for MGDS",
+                            self.config.claims_read().join(", ")
+                        ))
+                    })?;
                     if more.subject().is_some_and(|s| s != subject) {
                         return Err(ApiError::Unauthorized("the provider's userinfo names another user".into()));
                     }
@@ -271,6 +343,20 @@ impl Sso {
         let Some(id_token) = crate::store::sessions::id_token(db, session_id).await? else { return Ok(None) };
         let Ok(provider) = self.provider().await else { return Ok(None) };
         Ok(provider.end_session_url(Some(&id_token), &self.config.client_id, &format!("{public_url}/")))
+    }
+
+    /// Whether the back-channel logout token `jti` is new (and remembers it): one sent again
+    /// within its life is not taken twice.
+    pub fn first_logout(&self, jti: &str) -> bool {
+        let mut seen = self.logouts.lock().unwrap_or_else(|p| p.into_inner());
+        let life = Duration::from_secs(mgds_oidc::LOGOUT_TOKEN_LIFE_SECS + 2 * mgds_oidc::LEEWAY_SECS);
+        if seen.len() >= MAX_LOGOUTS_KEPT {
+            seen.retain(|_, at| at.elapsed() < life);
+            if seen.len() >= MAX_LOGOUTS_KEPT {
+                seen.clear();
+            }
+        }
+        seen.insert(jti.to_string(), Instant::now()).is_none_or(|at| at.elapsed() >= life)
     }
 
     /// Forgets the tokens kept for `user_id` (their account was disabled or their sessions
@@ -316,7 +402,8 @@ mod tests {
         let none = claims(serde_json::json!({"groups": ["other"]}));
         assert_eq!(config.placement(&none), Placement::Nowhere);
         let fallback = SsoConfig { default_organization: Some("Lab".into()), ..config.clone() };
-        assert_eq!(fallback.placement(&none), Placement::In("Lab".into(), Role::Member));
+        assert_eq!(fallback.placement(&none), Placement::ByDefault("Lab".into()));
+        assert!("groups:x=Lab:owner".parse::<PlacementRule>().unwrap_err().contains("operator"));
         assert_eq!(SsoConfig::default().placement(&none), Placement::Unsaid);
     }
 }

@@ -158,8 +158,18 @@ fn state_cookie_name(state: &AppState) -> &'static str {
 }
 
 /// `GET /api/v1/sso/sign_in`: to the provider.
-async fn sign_in(State(state): State<AppState>, RawQuery(query): RawQuery) -> ApiResult<Response> {
+async fn sign_in(
+    State(state): State<AppState>,
+    peer: Option<axum::Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> ApiResult<Response> {
     let sso = sso(&state)?;
+    if let Some(axum::Extension(ConnectInfo(p))) = peer
+        && let Some(wait) = sso.starts.count(state.limiter.client_address(p.ip(), &headers))
+    {
+        return Err(ApiError::TooManyRequests(wait));
+    }
     let provider = sso.provider().await?;
     let pairs = query_pairs(query.as_deref());
     let pkce = mgds_oidc::Pkce::new();
@@ -261,8 +271,13 @@ async fn finish_sign_in(
         .await
         .map_err(|e| ApiError::Forbidden(format!("the provider's ID token was refused: {e}")))?;
     if !sso.config.claims_complete(&claims) {
-        let more =
-            provider.userinfo(&tokens.access_token).await.map_err(|e| ApiError::ServiceUnavailable(e.to_string()))?;
+        let more = provider.userinfo(&tokens.access_token).await.map_err(|e| {
+            ApiError::Forbidden(format!(
+                "the provider's ID token lacks what MGDS places users by ({}), and its userinfo did not give it ({e}); \
+                 ask your lab's IT to release these claims to MGDS",
+                sso.config.claims_read().join(", ")
+            ))
+        })?;
         if more.subject().is_some_and(|s| Some(s) != claims.subject()) {
             return Err(ApiError::Forbidden("the provider's userinfo names another user".into()));
         }
@@ -314,6 +329,9 @@ async fn backchannel_logout(State(state): State<AppState>, body: axum::body::Byt
         Ok(l) => l,
         Err(e) => return refuse(e.to_string()),
     };
+    if !sso.first_logout(&logout.jti) {
+        return refuse("this logout token was taken already".into());
+    }
     match crate::store::sessions::end_by_provider(
         &state.db,
         provider.issuer(),

@@ -38,8 +38,11 @@ pub struct Account<'a> {
 /// Where the configuration places a user.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Placement {
-    /// In the organisation of this name, with this role.
+    /// In the organisation of this name, with this role (a rule matched).
     In(String, Role),
+    /// No rule matched, and new users go to this organisation as members; an existing user
+    /// stays as they are (a role given by hand is kept).
+    ByDefault(String),
     /// Nowhere: the configuration has rules and none matched the claims.
     Nowhere,
     /// The configuration says nothing (no rules and no default organisation).
@@ -201,8 +204,15 @@ async fn link_or_make(
              {why}. Ask the operator of this service"
         )));
     }
+    if !account.email_verified {
+        return Err(ApiError::Forbidden(format!(
+            "{provider} does not say your e-mail address ({email}) is verified, and MGDS makes accounts only for \
+             verified addresses (others could take a colleague's); verify it there, or ask your lab's IT"
+        )));
+    }
     let (organization, role) = match placement {
         Placement::In(org, role) => (org.as_str(), *role),
+        Placement::ByDefault(org) => (org.as_str(), Role::Member),
         Placement::Nowhere => return Err(placed_nowhere(provider)),
         Placement::Unsaid => {
             return Err(ApiError::Forbidden(format!(

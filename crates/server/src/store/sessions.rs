@@ -430,44 +430,31 @@ pub async fn end_by_provider(
     sid: Option<&str>,
 ) -> ApiResult<Vec<(String, i64)>> {
     let mut tx = db::begin_write(db, db::Scope::Rows).await?;
-    let ended: Vec<(String, i64)> =
-        match sid {
-            Some(sid) => {
-                sqlx::query_as(
-                    "SELECT user_id, COUNT(*) FROM sessions WHERE sso_issuer = $1 AND sso_sid = $2 \
-                 AND ($3 IS NULL OR sso_subject = $3) GROUP BY user_id",
-                )
-                .bind(issuer)
-                .bind(sid)
-                .bind(subject)
-                .fetch_all(&mut *tx)
-                .await?
-            }
-            None => sqlx::query_as(
-                "SELECT user_id, COUNT(*) FROM sessions WHERE sso_issuer = $1 AND sso_subject = $2 GROUP BY user_id",
-            )
-            .bind(issuer)
-            .bind(subject)
-            .fetch_all(&mut *tx)
-            .await?,
-        };
-    match sid {
+    let gone: Vec<String> = match sid {
         Some(sid) => {
-            sqlx::query(
-                "DELETE FROM sessions WHERE sso_issuer = $1 AND sso_sid = $2 AND ($3 IS NULL OR sso_subject = $3)",
+            sqlx::query_scalar(
+                "DELETE FROM sessions WHERE sso_issuer = $1 AND sso_sid = $2 AND ($3 IS NULL OR sso_subject = $3) \
+                 RETURNING user_id",
             )
             .bind(issuer)
             .bind(sid)
             .bind(subject)
-            .execute(&mut *tx)
-            .await?;
+            .fetch_all(&mut *tx)
+            .await?
         }
         None => {
-            sqlx::query("DELETE FROM sessions WHERE sso_issuer = $1 AND sso_subject = $2")
+            sqlx::query_scalar("DELETE FROM sessions WHERE sso_issuer = $1 AND sso_subject = $2 RETURNING user_id")
                 .bind(issuer)
                 .bind(subject)
-                .execute(&mut *tx)
-                .await?;
+                .fetch_all(&mut *tx)
+                .await?
+        }
+    };
+    let mut ended: Vec<(String, i64)> = Vec::new();
+    for user in gone {
+        match ended.iter_mut().find(|(u, _)| *u == user) {
+            Some((_, n)) => *n += 1,
+            None => ended.push((user, 1)),
         }
     }
     for (user, count) in &ended {

@@ -42,6 +42,7 @@ fn config(issuer: &str) -> SsoConfig {
         audiences: vec![RESOURCE.into()],
         scopes: "openid email profile groups".into(),
         link_verified_email: false,
+        email_trusted: false,
         placements: vec![
             "groups:lab=Microbiology:member".parse().unwrap(),
             "groups:mgds-admins=Microbiology:admin".parse().unwrap(),
@@ -236,13 +237,20 @@ async fn an_existing_account_is_linked_by_verified_email_only_where_allowed_and_
     let mut provider = provider().await;
     let issuer = provider.issuer.clone();
     let strict = Service::start_with(|c| c.sso = Some(config(&issuer))).await;
+    // Here no rule places anyone: new people join Microbiology as members, and existing users
+    // keep the role they have.
     let linking = Service::start_with(|c| {
-        c.sso = Some(SsoConfig { link_verified_email: true, ..config(&issuer) });
+        c.sso = Some(SsoConfig {
+            link_verified_email: true,
+            placements: Vec::new(),
+            default_organization: Some("Microbiology".into()),
+            ..config(&issuer)
+        });
     })
     .await;
     register(&mut provider, &[&strict, &linking]).await;
     let dana = strict.user_in("dana@lab.example", Some("Microbiology"), mgds_server::admin::Role::Member).await;
-    let dana_there = linking.user_in("Dana@lab.example", Some("Microbiology"), mgds_server::admin::Role::Member).await;
+    let dana_there = linking.user_in("Dana@lab.example", Some("Microbiology"), mgds_server::admin::Role::Admin).await;
 
     let landed = Browser::new().sign_in(&strict, &provider.browser(), "dana-sub", "/").await;
     assert!(problem(&landed).contains("does not link accounts by e-mail"), "{landed}");
@@ -255,6 +263,7 @@ async fn an_existing_account_is_linked_by_verified_email_only_where_allowed_and_
     assert_eq!(status, 200, "{me}");
     let linked = me["user"]["user"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
     assert_eq!(linked, dana_there.id, "the existing account, linked");
+    assert_eq!(me["user"]["role"], "admin", "the default organisation does not demote an admin made by hand");
     // Another account at the provider with the same address does not take hers.
     let landed = Browser::new().sign_in(&linking, &provider.browser(), "dana-again-sub", "/").await;
     assert!(problem(&landed).contains("linked to another account"), "{landed}");
@@ -262,6 +271,9 @@ async fn an_existing_account_is_linked_by_verified_email_only_where_allowed_and_
     linking.user_in("eve@lab.example", Some("Microbiology"), mgds_server::admin::Role::Member).await;
     let landed = Browser::new().sign_in(&linking, &provider.browser(), "eve-sub", "/").await;
     assert!(problem(&landed).contains("does not say the address is verified"), "{landed}");
+    // Nor does it make a new account: the address could be a colleague's.
+    let landed = Browser::new().sign_in(&strict, &provider.browser(), "eve-sub", "/").await;
+    assert!(problem(&landed).contains("is verified, and MGDS makes accounts only for verified addresses"), "{landed}");
 }
 
 /// Signs in as the native client (MGDS Desktop's flow, by hand) and answers its tokens.

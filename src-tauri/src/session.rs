@@ -281,6 +281,13 @@ impl Session {
             return Err(CmdError::new("invalid", "The local service cannot be removed."));
         }
         let mut config = Config::load(&self.paths.config_dir)?;
+        // A single sign-on profile signs out at its provider (its refresh token revoked where the
+        // provider can); forgetting it goes on whatever the provider says.
+        if let Some(sso) = config.profiles.get(name).and_then(|p| p.sso.clone())
+            && let Err(e) = mgds_profiles::sso::sign_out(&self.paths.config_dir, name, &sso).await
+        {
+            tracing::warn!(error = %e, profile = name, "could not sign out at the provider");
+        }
         config.profiles.remove(name);
         let was_current = config.current.as_deref() == Some(name);
         if was_current {

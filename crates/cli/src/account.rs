@@ -119,11 +119,22 @@ async fn login_sso(dir: &std::path::Path, mut config: Config, name: &str, base_u
 }
 
 /// `mgds logout`: forgets the profile's stored key.
-pub fn logout(g: &Global) -> Result<()> {
+pub async fn logout(g: &Global) -> Result<()> {
     let dir = profile::config_dir()?;
     let config = Config::load(&dir)?;
     let (name, p) = config.resolve(g.profile.as_deref())?;
     let what = if p.sso.is_some() { "single sign-on" } else { "API key" };
+    if let Some(sso) = &p.sso {
+        // Signed out at the provider too, where it can revoke the refresh token; the token is
+        // forgotten here either way.
+        match mgds_profiles::sso::sign_out(&dir, &name, sso).await {
+            Ok(true) => eprintln!("signed out at {} (its refresh token revoked)", sso.issuer),
+            Ok(false) => {}
+            Err(e) => {
+                eprintln!("could not sign out at {} ({e:#}); the token is forgotten here all the same", sso.issuer)
+            }
+        }
+    }
     if profile::delete_key(&dir, &name)? {
         eprintln!("forgot the {what} of profile {name:?}");
     } else {

@@ -691,7 +691,7 @@ fn main() -> ExitCode {
             Command::Db(cmd) => references::run_db(connect::service_config(&g)?, cmd).await,
             Command::Admin { command } => run_admin(&g, connect::service_config(&g)?, command).await,
             Command::Login(args) => account::login(&g, &args).await,
-            Command::Logout => account::logout(&g),
+            Command::Logout => account::logout(&g).await,
             Command::Whoami { json } => account::whoami(&g, json).await,
             Command::Profiles(cmd) => account::profiles(&cmd),
             Command::Samples(cmd) => samples::run(&connect::connect(&g).await?, cmd).await,

@@ -175,6 +175,9 @@ pub struct Metadata {
     /// Whether the provider sends back-channel logouts.
     #[serde(default)]
     pub backchannel_logout_supported: bool,
+    /// Token revocation (RFC 7009), where supported.
+    #[serde(default)]
+    pub revocation_endpoint: Option<String>,
     /// The PKCE methods supported (empty when the metadata does not say).
     #[serde(default)]
     pub code_challenge_methods_supported: Vec<String>,
@@ -566,6 +569,38 @@ impl Provider {
     }
 
     async fn token_request(&self, client: &ClientAuth, fields: &[(&str, &str)]) -> Result<Tokens> {
+        let url = self.metadata.token_endpoint.clone();
+        let (status, body) = self.form_post(&url, client, fields).await?;
+        let value: Value = serde_json::from_slice(&body).map_err(|e| Error::Provider {
+            url: url.clone(),
+            reason: format!("answered {status} with no JSON: {e}"),
+        })?;
+        if !status.is_success() {
+            return Err(refusal(&value, status));
+        }
+        serde_json::from_value(value)
+            .map_err(|e| Error::Provider { url, reason: format!("its token answer does not fit: {e}") })
+    }
+
+    /// Revokes a refresh token (RFC 7009, which also ends the access tokens of its grant at
+    /// most providers); `Ok(false)` where the provider has no revocation endpoint.
+    pub async fn revoke_refresh_token(&self, client: &ClientAuth, token: &str) -> Result<bool> {
+        let Some(url) = self.metadata.revocation_endpoint.clone() else { return Ok(false) };
+        let (status, body) =
+            self.form_post(&url, client, &[("token", token), ("token_type_hint", "refresh_token")]).await?;
+        if status.is_success() {
+            return Ok(true);
+        }
+        Err(refusal(&serde_json::from_slice(&body).unwrap_or(Value::Null), status))
+    }
+
+    /// POSTs `fields` as a form to the provider's `url` as `client`: the answer's status and body.
+    async fn form_post(
+        &self,
+        url: &str,
+        client: &ClientAuth,
+        fields: &[(&str, &str)],
+    ) -> Result<(reqwest::StatusCode, Vec<u8>)> {
         // Built before any await: the serializer is not `Send`.
         let form = {
             let mut form = url::form_urlencoded::Serializer::new(String::new());
@@ -579,36 +614,20 @@ impl Provider {
         };
         let mut req = self
             .http
-            .post(&self.metadata.token_endpoint)
+            .post(url)
             .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
             .header(reqwest::header::ACCEPT, "application/json");
-        match &client.secret {
+        if let Some(secret) = &client.secret {
             // RFC 6749 §2.3.1: the id and secret are form-encoded before they are joined.
-            Some(secret) => {
-                let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
-                let basic = base64::engine::general_purpose::STANDARD.encode(format!(
-                    "{}:{}",
-                    enc(&client.client_id),
-                    enc(secret)
-                ));
-                req = req.header(reqwest::header::AUTHORIZATION, format!("Basic {basic}"));
-            }
-            None => {}
+            let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let basic =
+                base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", enc(&client.client_id), enc(secret)));
+            req = req.header(reqwest::header::AUTHORIZATION, format!("Basic {basic}"));
         }
-        let url = self.metadata.token_endpoint.clone();
         let response =
-            req.body(form).send().await.map_err(|e| Error::Provider { url: url.clone(), reason: describe(&e) })?;
+            req.body(form).send().await.map_err(|e| Error::Provider { url: url.to_string(), reason: describe(&e) })?;
         let status = response.status();
-        let body = read_capped(response, &url).await?;
-        let value: Value = serde_json::from_slice(&body).map_err(|e| Error::Provider {
-            url: url.clone(),
-            reason: format!("answered {status} with no JSON: {e}"),
-        })?;
-        if !status.is_success() {
-            return Err(refusal(&value, status));
-        }
-        serde_json::from_value(value)
-            .map_err(|e| Error::Provider { url, reason: format!("its token answer does not fit: {e}") })
+        Ok((status, read_capped(response, url).await?))
     }
 
     /// The claims userinfo gives for `access_token`, when the provider has userinfo.

@@ -236,3 +236,13 @@ impl Renewal {
         }
     }
 }
+
+/// Signs the profile `name` out at its provider: its refresh token is revoked there (RFC 7009)
+/// where the provider can, so that a copy of it is worth nothing. The kept token itself is the
+/// caller's to forget. Answers whether the provider revoked it.
+pub async fn sign_out(dir: &Path, name: &str, sso: &SsoProfile) -> Result<bool> {
+    let Some((refresh, _)) = profile::load_key(dir, name)? else { return Ok(false) };
+    let provider = Provider::discover(http()?, &sso.issuer).await?;
+    let client = ClientAuth { client_id: sso.client_id.clone(), secret: None };
+    Ok(provider.revoke_refresh_token(&client, &refresh).await?)
+}

@@ -101,7 +101,29 @@ fn login_with_sso_keeps_a_refresh_token_and_each_command_signs_in_with_it() {
     let listed = mgds(&cfg, &data).args(["--profile", &profile, "samples", "list"]).output().unwrap();
     ok(&listed);
 
+    // Signing out revokes the refresh token at the provider, then forgets it.
+    let kept = mgds_profiles::profile::load_key(&cfg, &profile).unwrap().expect("a refresh token is kept").0;
+    let out = mgds(&cfg, &data).args(["--profile", &profile, "logout"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success() && said.contains("refresh token revoked"), "{said}");
+    assert!(mgds_profiles::profile::load_key(&cfg, &profile).unwrap().is_none(), "forgotten here");
+    let refused = rt.block_on(async {
+        let p = mgds_oidc::Provider::discover(mgds_oidc::http_client("test").unwrap(), &provider.issuer).await.unwrap();
+        let client = mgds_oidc::ClientAuth { client_id: "mgds-desktop".into(), secret: None };
+        p.refresh(&client, &kept).await
+    });
+    assert!(matches!(refused, Err(mgds_oidc::Error::Refused { .. })), "revoked at the provider: {refused:?}");
+
     // The provider forgets its sign-ins (a restart keeps none): the command says what to do.
+    let out = run_within(
+        mgds(&cfg, &data)
+            .args(["login", "--sso", "--profile", &profile, "--base-url", &serve.url])
+            .args(if keychain { &[][..] } else { &["--store-key-in-file"][..] })
+            .env("BROWSER", &browser)
+            .env("MGDS_TEST_OIDC_ACCOUNT", "bob-sub"),
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     rt.block_on(provider.restart(native));
     let out = mgds(&cfg, &data).args(["--profile", &profile, "whoami"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr);

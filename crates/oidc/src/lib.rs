@@ -810,7 +810,13 @@ fn cap(s: &str, chars: usize) -> String {
     s.chars().take(chars).collect()
 }
 
-async fn read_capped(mut response: reqwest::Response, url: &str) -> Result<Vec<u8>> {
+/// Seconds since the Unix epoch, the clock tokens are checked by.
+pub fn unix_now() -> u64 {
+    jsonwebtoken::get_current_timestamp()
+}
+
+/// The body of `response` from `url`, refused past [`MAX_ANSWER_BYTES`].
+pub async fn read_capped(mut response: reqwest::Response, url: &str) -> Result<Vec<u8>> {
     let mut body = Vec::new();
     while let Some(chunk) =
         response.chunk().await.map_err(|e| Error::Provider { url: url.to_string(), reason: describe(&e) })?

@@ -23,9 +23,6 @@ use crate::profile::{self, KeyStore};
 /// How long a sign-in waits for the browser to come back.
 pub const SIGN_IN_WAIT: Duration = Duration::from_secs(5 * 60);
 
-/// The longest answer to `GET /api/v1/sso` read.
-const MAX_ABOUT_BYTES: u64 = 64 * 1024;
-
 /// The shortest wait between renewals of an access token.
 const MIN_RENEW_AFTER: Duration = Duration::from_secs(10);
 
@@ -60,17 +57,7 @@ pub async fn about(base_url: &str) -> Result<Option<About>> {
     if !response.status().is_success() {
         bail!("{url} answered {}", response.status());
     }
-    if response.content_length().is_some_and(|n| n > MAX_ABOUT_BYTES) {
-        bail!("{url} answered more than an MGDS service does");
-    }
-    let mut body = Vec::new();
-    let mut response = response;
-    while let Some(chunk) = response.chunk().await.with_context(|| format!("cannot read {url}"))? {
-        if body.len() + chunk.len() > MAX_ABOUT_BYTES as usize {
-            bail!("{url} answered more than an MGDS service does");
-        }
-        body.extend_from_slice(&chunk);
-    }
+    let body = mgds_oidc::read_capped(response, &url).await?;
     Ok(Some(
         serde_json::from_slice(&body).with_context(|| format!("{url} did not answer what an MGDS service answers"))?,
     ))

@@ -323,7 +323,7 @@ impl Sso {
             }
         };
         let exp = claims.0.get("exp").and_then(serde_json::Value::as_u64).unwrap_or_default();
-        let left = Duration::from_secs(exp.saturating_sub(jsonwebtoken_now()));
+        let left = Duration::from_secs(exp.saturating_sub(mgds_oidc::unix_now()));
         let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
         if tokens.len() >= MAX_TOKENS_KEPT {
             let now = Instant::now();
@@ -368,10 +368,6 @@ impl Sso {
 
 fn disabled() -> ApiError {
     ApiError::Unauthorized("this account is disabled; ask an admin of your organisation to enable it again".into())
-}
-
-fn jsonwebtoken_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default()
 }
 
 #[cfg(test)]

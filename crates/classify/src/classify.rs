@@ -46,8 +46,9 @@ pub const READLEVEL_HEADER: &str = "Tax ID\tN Hits\tSeq Len\tPassed Filter\n";
 // being classified, one being read), whatever the file's size.
 const BATCH_RECORDS: usize = 16 * 1024;
 const BATCH_BYTES: usize = 4 << 20;
-// Reads (or pairs) per parallel task.
+// Reads (or pairs) per parallel task, at most; and sequence bases, about.
 const TASK_UNITS: usize = 512;
+const TASK_BASES: usize = 128 << 10;
 const NO_TAXON: u32 = u32::MAX;
 // Hit-list tokens besides taxon values (flat index + 1, or 0 for no taxon).
 const TOKEN_AMBIGUOUS: u32 = u32::MAX;
@@ -154,13 +155,19 @@ pub struct Hits {
     kmers: u32,
     hits: u32,
     groups: u32,
-    // Scratch: the mate's k-mers as runs of one minimizer (or ambiguous), the runs looked up.
+    // Scratch: the mate's k-mers as runs of one minimizer (or ambiguous), and their lookups.
     runs: Vec<Run>,
-    fresh: Vec<u32>,
-    homes: Vec<(u64, usize)>,
+    lookups: Lookups,
     // The hit list (Kraken 2's output), when asked for.
     tokens: Vec<(u32, u32)>,
     frames: [Vec<u8>; 6],
+}
+
+/// Scratch of [`Engine::look_up`]: the runs to look up, and their hashes and home cells.
+#[derive(Debug, Clone, Default)]
+struct Lookups {
+    fresh: Vec<u32>,
+    homes: Vec<(u64, usize)>,
 }
 
 /// Where a sequence's lookups are between batches.
@@ -172,6 +179,14 @@ struct MateState {
 
 // Minimizer runs looked up in one batch.
 const FLUSH_RUNS: usize = 4096;
+// Nucleotide sequences longer than this are scanned in pieces of PIECE_KMERS k-mers on all
+// threads, PIECES_AT_ONCE at a time.
+const SPLIT_BASES: usize = 64 << 10;
+const PIECE_KMERS: usize = 16 << 10;
+const PIECES_AT_ONCE: usize = 16;
+// Lookups a cell is asked for ahead of its probe: enough to keep the processor's outstanding
+// misses busy, few enough that the cells are still in the first-level cache when probed.
+const LOOKAHEAD: usize = 24;
 
 #[derive(Debug, Clone, Copy)]
 struct Run {
@@ -298,9 +313,14 @@ impl<'a> Engine<'a> {
     }
 
     /// Scans one sequence into `hits`: each new minimizer is looked up once (a repeat, even
-    /// after ambiguous k-mers, takes the last taxon without a new hit group).
+    /// after ambiguous k-mers, takes the last taxon without a new hit group). A long sequence
+    /// of nucleotides is cut into pieces scanned and looked up on all threads
+    /// ([`Engine::count_pieces`]).
     #[inline]
     fn count_sequence(&self, seq: &[u8], hits: &mut Hits, tokens: bool) -> u32 {
+        if seq.len() > SPLIT_BASES && !self.is_protein() {
+            return self.count_pieces(seq, hits, tokens, PIECE_KMERS);
+        }
         let mut runs = std::mem::take(&mut hits.runs);
         runs.clear();
         let mut state = MateState { last_key: NO_KEY, last_value: 0, hits: 0 };
@@ -310,52 +330,104 @@ impl<'a> Engine<'a> {
                 // A long sequence (a reference chromosome) is looked up in batches, so that the
                 // scratch memory stays small.
                 if runs.len() == FLUSH_RUNS {
-                    self.settle(&mut runs, hits, &mut state, tokens);
+                    self.look_up(&mut runs, state.last_key, &mut hits.lookups);
+                    self.count_runs(&mut runs, hits, &mut state, tokens);
                 }
                 runs.push(Run { key, count: 1, value: 0 });
             }
         });
-        self.settle(&mut runs, hits, &mut state, tokens);
+        self.look_up(&mut runs, state.last_key, &mut hits.lookups);
+        self.count_runs(&mut runs, hits, &mut state, tokens);
         hits.runs = runs;
         hits.kmers += n;
         state.hits
     }
 
-    /// Looks up the runs of one batch (all complete) and counts them; empties `runs`.
-    #[inline]
-    fn settle(&self, runs: &mut Vec<Run>, hits: &mut Hits, state: &mut MateState, tokens: bool) {
-        hits.fresh.clear();
-        let mut last = state.last_key;
-        for (i, r) in runs.iter().enumerate() {
-            if r.key != AMBIGUOUS && r.key != last {
-                hits.fresh.push(i as u32);
-                last = r.key;
+    /// [`Engine::count_sequence`] for a long nucleotide sequence: its k-mers are cut into pieces
+    /// of `piece_kmers`, each piece (with the k - 1 bases after it, so that every k-mer is
+    /// whole in one piece) is scanned and looked up on any thread, a few pieces at a time, and
+    /// the pieces' runs are counted in order on this one. A k-mer's minimizer depends on its own
+    /// bases only, and a piece looks up every run that differs from the one before it in the
+    /// piece, which includes every run the whole sequence would look up: the calls are the ones
+    /// of a scan in one piece.
+    fn count_pieces(&self, seq: &[u8], hits: &mut Hits, tokens: bool, piece_kmers: usize) -> u32 {
+        let k = self.scanner.k() as usize;
+        let kmers = seq.len() + 1 - k;
+        let starts: Vec<usize> = (0..kmers).step_by(piece_kmers).collect();
+        let mut state = MateState { last_key: NO_KEY, last_value: 0, hits: 0 };
+        let mut n = 0;
+        // A few pieces at a time, so that the runs held stay few however long the sequence.
+        for wave in starts.chunks(PIECES_AT_ONCE) {
+            let pieces: Vec<(Vec<Run>, u32)> = wave
+                .par_iter()
+                .map_init(Lookups::default, |lookups, &start| {
+                    let end = (start + piece_kmers).min(kmers) + k - 1;
+                    let mut runs: Vec<Run> = Vec::with_capacity(piece_kmers / 2);
+                    let n = self.scanner.scan(&seq[start..end], |key| match runs.last_mut() {
+                        Some(r) if r.key == key => r.count += 1,
+                        _ => runs.push(Run { key, count: 1, value: 0 }),
+                    });
+                    self.look_up(&mut runs, NO_KEY, lookups);
+                    (runs, n)
+                })
+                .collect();
+            for (mut runs, kmers) in pieces {
+                n += kmers;
+                self.count_runs(&mut runs, hits, &mut state, tokens);
             }
         }
-        state.last_key = last;
-        // All lookups first, with nothing in between that waits for their results: the table
-        // reads are cache misses, and the processor overlaps them when it can.
-        hits.homes.clear();
-        for &i in &hits.fresh {
+        hits.kmers += n;
+        state.hits
+    }
+
+    /// Looks up the taxon of every run whose minimizer differs from the one before it
+    /// (`last_key` before the first) and is not ambiguous.
+    #[inline]
+    fn look_up(&self, runs: &mut [Run], mut last_key: u64, scratch: &mut Lookups) {
+        scratch.fresh.clear();
+        for (i, r) in runs.iter().enumerate() {
+            if r.key != AMBIGUOUS && r.key != last_key {
+                scratch.fresh.push(i as u32);
+                last_key = r.key;
+            }
+        }
+        scratch.homes.clear();
+        for &i in &scratch.fresh {
             let h = mix64(runs[i as usize].key);
             let home = if self.min_hash != 0 && h < self.min_hash { usize::MAX } else { self.view.home(h) };
-            hits.homes.push((h, home));
+            scratch.homes.push((h, home));
         }
-        for (&i, &(h, home)) in hits.fresh.iter().zip(&hits.homes) {
+        // The table's cells are cache misses, each a trip to memory. They are asked for
+        // LOOKAHEAD lookups ahead of their probe, so that many are on their way at once: a probe
+        // that waited for its cell before the next was asked for would leave the processor idle.
+        let homes = &scratch.homes;
+        for &(_, home) in homes.iter().take(LOOKAHEAD) {
+            self.view.prefetch(home);
+        }
+        for (n, (&i, &(h, home))) in scratch.fresh.iter().zip(homes).enumerate() {
+            if let Some(&(_, ahead)) = homes.get(n + LOOKAHEAD) {
+                self.view.prefetch(ahead);
+            }
             let v = if home == usize::MAX { 0 } else { self.view.get_from(h, home) };
             runs[i as usize].value = if v > self.n_taxa { 0 } else { v };
         }
-        let mut next = hits.fresh.iter().copied().peekable();
-        let mut last_value = state.last_value;
-        for (i, r) in runs.iter_mut().enumerate() {
+    }
+
+    /// Counts runs (all complete, those to look up looked up) into `hits`; empties `runs`. A
+    /// run whose minimizer is the last one seen (ambiguous runs between them or not) takes the
+    /// last taxon and starts no hit group.
+    #[inline]
+    fn count_runs(&self, runs: &mut Vec<Run>, hits: &mut Hits, state: &mut MateState, tokens: bool) {
+        let (mut last_key, mut last_value) = (state.last_key, state.last_value);
+        for r in runs.iter_mut() {
             if r.key == AMBIGUOUS {
                 if tokens {
                     push_token(&mut hits.tokens, TOKEN_AMBIGUOUS, r.count);
                 }
                 continue;
             }
-            if next.peek() == Some(&(i as u32)) {
-                next.next();
+            if r.key != last_key {
+                last_key = r.key;
                 last_value = r.value;
                 if r.value != 0 {
                     hits.groups += 1;
@@ -376,6 +448,7 @@ impl<'a> Engine<'a> {
                 push_token(&mut hits.tokens, r.value, r.count);
             }
         }
+        state.last_key = last_key;
         state.last_value = last_value;
         runs.clear();
     }
@@ -505,11 +578,16 @@ pub fn classify_reads(
     let mut rows = Vec::with_capacity(1 << 20);
     while current.len() > 0 {
         let paired = input.paired();
-        // Read the next batch while this one is classified. (The writers stay on this thread:
-        // they need not be `Send`.)
-        let (filled, ()) =
-            pool.install(|| rayon::join(|| input.fill(&mut next), || current.classify(db, opts, paired, want_ids)));
-        filled?;
+        // Read the next batch on a thread of its own while this one is classified on the
+        // pool's threads, so that decompressing and parsing never hold up classification (as
+        // Kraken 2 hands decompression to a `gzip` process). The writers stay on this thread:
+        // they need not be `Send`.
+        let filled = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| input.fill(&mut next));
+            pool.install(|| current.classify(db, opts, paired, want_ids));
+            reader.join()
+        });
+        filled.map_err(|_| Error::Options("the thread reading the reads failed".into()))??;
         rows.clear();
         let unit = if paired { 2 } else { 1 };
         for (i, call) in current.calls.iter().enumerate() {
@@ -703,15 +781,30 @@ impl Batch {
         let empty = Call { taxon: NO_TAXON, hits: 0, len: 0, passed: false };
         self.calls.clear();
         self.calls.resize(ends.len(), empty);
-        let tasks = ends.len().div_ceil(TASK_UNITS * unit);
-        self.kraken.resize_with(tasks, Vec::new);
+        // Tasks of whole reads (or pairs), cut at TASK_UNITS reads or TASK_BASES bases, so that
+        // a batch of long reads is shared out among the threads as well as one of short reads.
+        let mut tasks: Vec<(usize, &mut [Call])> = Vec::new();
+        let mut rest = self.calls.as_mut_slice();
+        let mut first = 0;
+        while !rest.is_empty() {
+            let start = if first == 0 { 0 } else { ends[first - 1] };
+            let mut n = unit;
+            while n < rest.len() && n < TASK_UNITS * unit && ends[first + n - 1] - start < TASK_BASES {
+                n += unit;
+            }
+            let n = n.min(rest.len());
+            let (task, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            tasks.push((first, task));
+            first += n;
+            rest = tail;
+        }
+        self.kraken.resize_with(tasks.len(), Vec::new);
         let taxonomy = db.taxonomy();
         let engine = Engine::new(db);
-        self.calls.par_chunks_mut(TASK_UNITS * unit).zip(self.kraken.par_iter_mut()).enumerate().for_each_init(
+        tasks.into_par_iter().zip(self.kraken.par_iter_mut()).for_each_init(
             Hits::new,
-            |hits, (task, (calls, out))| {
+            |hits, ((first, calls), out)| {
                 out.clear();
-                let first = task * TASK_UNITS * unit;
                 for (j, group) in calls.chunks_mut(unit).enumerate() {
                     hits.clear();
                     for (m, call) in group.iter_mut().enumerate() {

@@ -1,4 +1,5 @@
-//! Read-only memory maps of database files: the one place this crate uses `unsafe`.
+//! Read-only memory maps of database files: with the table's prefetch hint (`table.rs`), the
+//! only places this crate uses `unsafe`.
 
 use std::fs::File;
 use std::io;

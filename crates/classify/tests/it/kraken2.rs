@@ -137,6 +137,55 @@ fn confidence_and_minimum_hit_groups_are_kraken2s() {
     check(&fx.paired, "paired-c015-g3", &["--confidence", "0.15", "--minimum-hit-groups", "3"], &opts);
 }
 
+/// Real Oxford Nanopore reads from Debian's example-data packages: `python3-nanoget-examples`
+/// (371 ultra-long E. coli reads, up to 393 kbp: the longest are scanned in pieces on all
+/// threads) and `qcat-examples` (989 barcoded reads, up to 35 kbp, a third of them E. coli). Both tools classify them
+/// against the fixture's folder (E. coli 536 among its genomes); every line of the output, hit
+/// lists included, and the report must be Kraken 2's, at one thread and at two.
+#[test]
+fn real_nanopore_reads_get_kraken2s_calls_and_report() {
+    let fx = fixture();
+    let dir = scratch("nanopore");
+    let (nanoget, _) = crate::real_genomes::fetch_package("python3-nanoget-examples").unwrap_or_else(|e| panic!("{e}"));
+    let (qcat, _) = crate::real_genomes::fetch_package("qcat-examples").unwrap_or_else(|e| panic!("{e}"));
+    let files = [
+        ("nanoget", nanoget.join("usr/share/doc/python3-nanoget/examples/nanotest/reads.fastq.gz"), 371, 250),
+        // A third of these are E. coli's.
+        ("qcat", qcat.join("usr/share/doc/qcat/examples/qcat/test/data/barcode_1k.fastq.gz"), 989, 300),
+    ];
+    let db = Kraken2Database::open(&fx.kraken2).expect("open the Kraken 2 folder").into_database();
+    for (name, reads, n, min_classified) in files {
+        let sample = Sample {
+            r1: reads,
+            r2: None,
+            truth: Vec::new(),
+            reads_per_genome: Vec::new(),
+            simulator: "real Oxford Nanopore reads".into(),
+        };
+        let run =
+            run_kraken2(&fx.kraken2, &sample, &["--gzip-compressed"], &dir, name).unwrap_or_else(|e| panic!("{e}"));
+        let kraken2 = lines(&run.output);
+        assert_eq!(kraken2.len(), n, "{name}: Kraken 2's reads");
+        for threads in [1, 2] {
+            let opts = ClassifyOptions { paired: Pairing::Single, threads, ..ClassifyOptions::default() };
+            let (out, report, c) = ours(&db, &sample, &opts);
+            compare_outputs(&kraken2, &out);
+            compare_reports(&lines(&run.report), &report);
+            let classified = out.iter().filter(|l| l.starts_with('C')).count();
+            assert!(classified >= min_classified, "{name}: {classified} of {n} reads classified");
+            assert_eq!(c.results.n_reads, n as u64);
+            eprintln!(
+                "{name}, {threads} thread(s): {n} reads, {classified} classified, output and report as Kraken 2's"
+            );
+        }
+        // The longest reads of the ultra-long set are well past the length scanned in pieces.
+        let longest = kraken2.iter().filter_map(|l| l.split('\t').nth(3)?.parse::<usize>().ok()).max().unwrap();
+        if name == "nanoget" {
+            assert!(longest > 300_000, "{longest}");
+        }
+    }
+}
+
 #[test]
 fn the_same_folder_opens_as_a_database() {
     let fx = fixture();

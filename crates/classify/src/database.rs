@@ -19,13 +19,14 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-use crate::abundance::{self, KmerDistribution};
+use crate::distribution::{self, KmerDistribution};
+use crate::engine::Engine;
 use crate::error::Error;
 use crate::genomes::{Genome, SpeciesGenomes, per_species, subtree_mean_lengths};
 use crate::kmer::{MAX_WINDOW, Minimizers, max_spaces};
@@ -96,20 +97,9 @@ pub fn format_version(path: impl AsRef<Path>) -> Result<u32, Error> {
 }
 
 impl Database {
-    /// Opens a database: a file written by [`crate::build`], or a Kraken 2 database folder
-    /// (see [`crate::Kraken2Database::open`]). Checks the header, version and sizes; the table
-    /// is mapped, not read.
-    pub fn open(path: impl AsRef<Path>) -> Result<Database, Error> {
-        Database::open_with(path, &OpenOptions::default())
-    }
-
-    /// [`Database::open`] with options.
-    pub fn open_with(path: impl AsRef<Path>, options: &OpenOptions) -> Result<Database, Error> {
-        let path = path.as_ref();
-        if path.is_dir() {
-            return crate::kraken2::Kraken2Database::open_with(path, options)
-                .map(crate::Kraken2Database::into_database);
-        }
+    /// Opens a database file written by [`crate::build`] (see [`Database::open`]). Checks the
+    /// header, version and sizes; the table is mapped, not read.
+    pub(crate) fn open_file(path: &Path, options: &OpenOptions) -> Result<Database, Error> {
         let file = File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         let map = crate::mmap::map_read_only(&file).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         let parsed = parse(&map, path)?;
@@ -240,7 +230,7 @@ impl Database {
         } else {
             let Some(d) = self.distribution_from_profile(read_length)? else { return Ok(None) };
             // A folder that cannot be written only costs the computation next time.
-            let _ = abundance::write_distribution(&path, &d);
+            let _ = distribution::write_distribution(&path, &d);
             d
         };
         let dist = Arc::new(dist);
@@ -255,21 +245,26 @@ impl Database {
         let Ok(file) = File::open(&path) else { return Ok(None) };
         let corrupt = |e: io::Error| Error::DatabaseCorrupt { path: path.clone(), what: e.to_string() };
         let mut r = io::BufReader::with_capacity(1 << 20, file);
-        let header = abundance::read_profile_header(&mut r).map_err(corrupt)?;
+        let header = distribution::read_profile_header(&mut r).map_err(corrupt)?;
         if header.digest != self.digest || header.k != self.k() {
             return Ok(None);
         }
-        let Some(mut b) = abundance::DistributionBuilder::new(&self.taxonomy, self.k(), read_length) else {
+        let Some(mut b) = distribution::DistributionBuilder::new(&self.taxonomy, self.k(), read_length) else {
             return Ok(None);
         };
         let n = self.taxonomy.len() as u32;
-        abundance::for_each_profile_record(&mut r, |taxon, runs| {
+        distribution::for_each_profile_record(&mut r, |taxon, runs| {
             if taxon < n {
                 b.add(taxon, runs);
             }
         })
         .map_err(corrupt)?;
         Ok(Some(b.finish()))
+    }
+
+    /// The engine's lookups against this database.
+    pub(crate) fn engine(&self) -> Engine<'_> {
+        Engine::with(self.scanner(), self.table.view(), self.min_hash, self.taxonomy().len() as u32)
     }
 
     pub(crate) fn scanner(&self) -> &Minimizers {
@@ -477,67 +472,6 @@ impl Write for HashingWriter<'_> {
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
-}
-
-/// A file written beside its final name and renamed into place when complete, so that no
-/// reader ever sees it half written.
-pub(crate) struct AtomicFile {
-    out: PathBuf,
-    w: BufWriter<tempfile::NamedTempFile>,
-}
-
-impl AtomicFile {
-    /// Starts writing `out`.
-    pub fn create(out: &Path) -> Result<AtomicFile, Error> {
-        let dir = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".mgdsdb-")
-            .tempfile_in(dir)
-            .map_err(|source| Error::Write { path: out.to_owned(), source })?;
-        Ok(AtomicFile { out: out.to_owned(), w: BufWriter::with_capacity(1 << 20, tmp) })
-    }
-
-    /// Where to write.
-    pub fn writer(&mut self) -> &mut dyn Write {
-        &mut self.w
-    }
-
-    /// The error for a failed write.
-    pub fn error(&self, source: io::Error) -> Error {
-        Error::Write { path: self.out.clone(), source }
-    }
-
-    /// Renames the finished file into place; returns its size.
-    pub fn commit(self) -> Result<u64, Error> {
-        let out = self.out;
-        let write_err = |source| Error::Write { path: out.clone(), source };
-        let tmp = self.w.into_inner().map_err(|e| write_err(e.into_error()))?;
-        // A temporary file is private to its owner; a database is ordinary data that other
-        // accounts (a service, a colleague) may read.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(write_err)?;
-        }
-        tmp.as_file().sync_all().map_err(write_err)?;
-        let bytes = tmp.as_file().metadata().map_err(write_err)?.len();
-        tmp.persist(&out).map_err(|e| write_err(e.error))?;
-        Ok(bytes)
-    }
-}
-
-/// Writes a file through `f` atomically ([`AtomicFile`]); returns its size and what `f`
-/// returned.
-pub(crate) fn write_atomically<T>(
-    out: &Path,
-    f: impl FnOnce(&mut dyn Write) -> io::Result<T>,
-) -> Result<(u64, T), Error> {
-    let mut file = AtomicFile::create(out)?;
-    let value = f(file.writer()).map_err(|e| file.error(e))?;
-    Ok((file.commit()?, value))
 }
 
 struct Cursor<'a> {

@@ -19,13 +19,14 @@ use std::time::Instant;
 use mgds_formats::TaxId;
 use sha2::{Digest, Sha256};
 
-use crate::abundance::{self, DistributionBuilder, ProfileWriter};
-use crate::build::{BuildProgress, BuildStage, ReferenceFiles, record_description};
-use crate::classify::{Engine, Hits};
-use crate::database::{AtomicFile, Database, DatabaseKind, OpenOptions};
+use crate::atomic::AtomicFile;
+use crate::database::{Database, DatabaseKind, OpenOptions};
+use crate::distribution::{self, DistributionBuilder, ProfileWriter};
+use crate::engine::Hits;
 use crate::error::Error;
 use crate::genomes::{GenomeCollector, RecordInfo, SpeciesGenomes, group_hint, is_whole_genome, per_species};
 use crate::kmer::{Alphabet, Minimizers};
+use crate::library::{BuildProgress, BuildStage, ReferenceFiles, record_description};
 use crate::table::{CompactTable, Shape, Slots, Storage};
 use crate::taxonomy::Taxonomy;
 
@@ -86,7 +87,7 @@ pub struct PrepareOptions {
 
 impl Default for PrepareOptions {
     fn default() -> Self {
-        PrepareOptions { read_length: crate::build::DEFAULT_READ_LENGTH, library: None, seqid2taxid: None }
+        PrepareOptions { read_length: crate::library::DEFAULT_READ_LENGTH, library: None, seqid2taxid: None }
     }
 }
 
@@ -315,7 +316,7 @@ impl Kraken2Database {
 
         let profile_path = db.profile_path();
         let dist_path = db.kmer_distribution_path(options.read_length);
-        let engine = Engine::new(db);
+        let engine = db.engine();
         let mut builder = DistributionBuilder::new(taxonomy, db.k(), options.read_length).ok_or_else(|| {
             Error::Options(format!("a read length of {} is shorter than k = {}", options.read_length, db.k()))
         })?;
@@ -333,7 +334,7 @@ impl Kraken2Database {
         profile.finish().map_err(|source| Error::Write { path: profile_path.clone(), source })?;
         profile_file.commit()?;
         let dist = builder.finish();
-        abundance::write_distribution(&dist_path, &dist)?;
+        distribution::write_distribution(&dist_path, &dist)?;
         if let Ok(mut m) = db.distributions.lock() {
             m.insert(options.read_length, std::sync::Arc::new(dist));
         }
@@ -370,7 +371,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
 /// The genomes recorded in the folder's k-mer profile, when it was written for this database.
 fn read_profile_genomes(db: &Database) -> Option<Vec<crate::genomes::Genome>> {
     let file = File::open(db.profile_path()).ok()?;
-    let header = abundance::read_profile_header(&mut BufReader::new(file)).ok()?;
+    let header = distribution::read_profile_header(&mut BufReader::new(file)).ok()?;
     (header.digest == db.digest() && header.genomes.iter().all(|g| db.taxonomy.contains(g.tax_id)))
         .then_some(header.genomes)
 }

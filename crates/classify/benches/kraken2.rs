@@ -403,8 +403,327 @@ fn run() -> Res<()> {
     }
     print_table(&rows);
     print_definitions(&own_runs, &folder_runs, &k2_runs, repeats, &load_before, &load_after);
+    if kraken2 {
+        read_kinds(&exe, &ours_db, &k2_db, &genomes, &sample, &out_dir, repeats)?;
+    }
     println!("\nBench run time: {:.0} s (including set-up).", started.elapsed().as_secs_f64());
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Short and long reads against Kraken 2 master
+
+/// Nanopore reads simulated in all, shared among the genomes by their bases times coverage.
+const NANOPORE_READS: u64 = 8_000;
+
+/// Kraken 2's master from the anchors folder (`../shared/anchors/kraken2-*.tar.gz` beside the
+/// repository, or `$MGDS_ANCHORS`), built once with its `install_kraken2.sh` into the cache;
+/// `Err` says why there is none.
+fn kraken2_master() -> Result<(PathBuf, String), String> {
+    let anchors = std::env::var_os("MGDS_ANCHORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/anchors"));
+    let tarball = fs::read_dir(&anchors)
+        .map_err(|e| format!("no anchors folder at {} ({e})", anchors.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("kraken2-") && n.ends_with(".tar.gz"))
+        })
+        .ok_or_else(|| format!("no kraken2-*.tar.gz in {}", anchors.display()))?;
+    let name = tarball.file_name().and_then(|n| n.to_str()).unwrap_or("kraken2").trim_end_matches(".tar.gz").to_owned();
+    let commit = name.trim_start_matches("kraken2-").to_owned();
+    let dir = real_genomes::cache(&format!("{name}-master")).map_err(|e| e.to_string())?;
+    let bin = dir.join("bin/kraken2");
+    let _lock = real_genomes::lock(&name).map_err(|e| e.to_string())?;
+    if !bin.exists() {
+        for (package, binary) in [("g++", "g++"), ("make", "make")] {
+            if !real_genomes::apt_install(package, binary) {
+                return Err(format!("{binary} is missing and could not be installed"));
+            }
+        }
+        if !Path::new("/usr/include/zlib.h").exists() {
+            real_genomes::apt_install("zlib1g-dev", "no-such-binary-zlib");
+        }
+        eprintln!("building Kraken 2 master ({commit}) into {}", dir.display());
+        let src = dir.join("src");
+        let _ = fs::remove_dir_all(&src);
+        fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+        real_genomes::run_ok(
+            Command::new("tar").arg("xzf").arg(&tarball).arg("-C").arg(&src).arg("--strip-components=1"),
+        )
+        .map_err(|e| format!("unpacking {}: {e}", tarball.display()))?;
+        real_genomes::run_ok(Command::new("./install_kraken2.sh").arg(dir.join("bin")).current_dir(&src))
+            .map_err(|e| format!("building Kraken 2 master: {e}"))?;
+        let _ = fs::remove_dir_all(&src);
+    }
+    Ok((bin, commit))
+}
+
+/// One kind of reads in the speed table.
+struct Kind {
+    name: String,
+    reads: PathBuf,
+    tag: &'static str,
+}
+
+/// The fastest run of each tool at one thread count.
+struct Fastest {
+    own: Run,
+    folder: Run,
+    k2: Run,
+    master: Option<Run>,
+}
+
+/// Short reads, simulated Nanopore reads (two error levels) and real Nanopore reads, each
+/// classified by the four tools at 1 and 2 threads: speed, peak memory and per-read agreement
+/// with Kraken 2 master (with Debian's 2.1.2 where master could not be built).
+fn read_kinds(
+    exe: &Path,
+    ours_db: &Path,
+    k2_db: &Path,
+    genomes: &[Prepared],
+    short: &Sample,
+    out_dir: &Path,
+    repeats: usize,
+) -> Res<()> {
+    let master = kraken2_master();
+    if let Err(why) = &master {
+        eprintln!("Kraken 2 master: {why}; its column is empty");
+    }
+    let weights: Vec<f64> = genomes.iter().zip(GENOMES).map(|(g, (_, _, c))| g.bases() as f64 * c).collect();
+    let total: f64 = weights.iter().sum();
+    let counts: Vec<(&Prepared, u64)> = genomes
+        .iter()
+        .zip(&weights)
+        .map(|(g, w)| (g, ((NANOPORE_READS as f64 * w / total).round() as u64).max(1)))
+        .collect();
+    let mut kinds = vec![Kind {
+        name: format!("{} ({} reads)", "ART HiSeq 2500 150 bp", short.truth.len()),
+        reads: short.r1.clone(),
+        tag: "short",
+    }];
+    let mut simulated_notes = Vec::new();
+    for (weight, tag, what) in
+        [(1.0, "r9", "R9 as trained"), (0.3, "r10", "error weights x0.3, standing in for R10.4.1")]
+    {
+        match real_genomes::simulate_nanopore(&format!("bench-nanopore-{tag}"), &counts, weight, SEED + 7) {
+            Ok(s) => {
+                let bases = fasta_bases(&s.r1)?;
+                kinds.push(Kind {
+                    name: format!(
+                        "NanoSim-H ecoli_R9_1D, {what} ({} reads, mean {:.1} kbp)",
+                        s.truth.len(),
+                        bases as f64 / s.truth.len() as f64 / 1e3
+                    ),
+                    reads: s.r1.clone(),
+                    tag,
+                });
+                simulated_notes.push(s.simulator);
+            }
+            Err(e) => eprintln!("Nanopore reads not simulated ({e}): their rows are left out"),
+        }
+    }
+    match real_genomes::fetch_package("python3-nanoget-examples") {
+        Ok((dir, package)) => kinds.push(Kind {
+            name: format!("real ONT R9, ultra-long E. coli ({package}: 371 reads, mean 23 kbp)"),
+            reads: dir.join("usr/share/doc/python3-nanoget/examples/nanotest/reads.fastq.gz"),
+            tag: "nanoget",
+        }),
+        Err(e) => eprintln!("python3-nanoget-examples: {e}"),
+    }
+    match real_genomes::fetch_package("qcat-examples") {
+        Ok((dir, package)) => kinds.push(Kind {
+            name: format!("real ONT, barcoded run ({package}: 989 reads, mean 3.7 kbp)"),
+            reads: dir.join("usr/share/doc/qcat/examples/qcat/test/data/barcode_1k.fastq.gz"),
+            tag: "qcat",
+        }),
+        Err(e) => eprintln!("qcat-examples: {e}"),
+    }
+
+    let load_before = load_average();
+    let mut results: Vec<(usize, Vec<Fastest>)> = Vec::new();
+    for (k, kind) in kinds.iter().enumerate() {
+        let mut per_threads = Vec::new();
+        for threads in THREADS {
+            let (mut own, mut folder, mut k2, mut m) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for _ in 0..repeats {
+                eprintln!("{}: {threads} thread(s)", kind.tag);
+                own.push(run_ours(exe, ours_db, &kind.reads, threads, out_dir, &format!("{}-own", kind.tag))?);
+                folder.push(run_ours(exe, k2_db, &kind.reads, threads, out_dir, &format!("{}-folder", kind.tag))?);
+                k2.push(run_kraken2_binary(
+                    Path::new("kraken2"),
+                    k2_db,
+                    &kind.reads,
+                    threads,
+                    out_dir,
+                    &format!("{}-k212", kind.tag),
+                )?);
+                if let Ok((bin, _)) = &master {
+                    m.push(run_kraken2_binary(
+                        bin,
+                        k2_db,
+                        &kind.reads,
+                        threads,
+                        out_dir,
+                        &format!("{}-master", kind.tag),
+                    )?);
+                }
+            }
+            per_threads.push(Fastest {
+                own: fastest(own),
+                folder: fastest(folder),
+                k2: fastest(k2),
+                master: (!m.is_empty()).then(|| fastest(m)),
+            });
+        }
+        results.push((k, per_threads));
+    }
+    let load_after = load_average();
+
+    let anchor = match &master {
+        Ok((_, commit)) => format!("Kraken 2 master ({commit}, built from the anchors folder)"),
+        Err(why) => format!("Kraken 2 2.1.2 (master NOT AVAILABLE: {why})"),
+    };
+    println!("\n# Short and long reads: speed, memory and per-read answers against {anchor}\n");
+    for note in &simulated_notes {
+        println!("- simulated: {note}; reads from the bench's 11 genomes in proportion to bases x coverage");
+    }
+    println!(
+        "- every tool classifies the same file; MGDS on its own database and on the Kraken 2 folder read in place; Kraken 2 2.1.2 (Debian) and master on that folder\n"
+    );
+    println!(
+        "| reads | threads | Kraken 2 2.1.2 reads/s | Kraken 2 master reads/s | MGDS folder reads/s | MGDS own reads/s | MGDS own Mbp/s | own / anchor | ≥ 2 × anchor |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (k, per) in &results {
+        let kind = &kinds[*k];
+        let bases = read_bases(&kind.reads)?;
+        for (t, f) in THREADS.iter().zip(per) {
+            let rate = |r: &Run| r.reads as f64 / r.classify_secs;
+            let anchor = f.master.as_ref().unwrap_or(&f.k2);
+            let ratio = rate(&f.own) / rate(anchor);
+            println!(
+                "| {} | {t} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {ratio:.2} | {} |",
+                kind.name,
+                rate(&f.k2),
+                f.master.as_ref().map_or("—".to_owned(), |m| format!("{:.0}", rate(m))),
+                rate(&f.folder),
+                rate(&f.own),
+                bases as f64 / 1e6 / f.own.classify_secs,
+                if ratio >= 2.0 { "met" } else { "NOT MET" }
+            );
+        }
+    }
+    println!(
+        "\n| reads | threads | Kraken 2 2.1.2 MB | Kraken 2 master MB | MGDS folder MB | MGDS own MB | own / anchor | ≤ 0.6 × anchor |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (k, per) in &results {
+        for (t, f) in THREADS.iter().zip(per) {
+            let anchor = f.master.as_ref().unwrap_or(&f.k2);
+            let ratio = f.own.peak_kb as f64 / anchor.peak_kb as f64;
+            println!(
+                "| {} | {t} | {:.0} | {} | {:.0} | {:.0} | {ratio:.2} | {} |",
+                kinds[*k].name,
+                mb(f.k2.peak_kb),
+                f.master.as_ref().map_or("—".to_owned(), |m| format!("{:.0}", mb(m.peak_kb))),
+                mb(f.folder.peak_kb),
+                mb(f.own.peak_kb),
+                if ratio <= 0.6 { "met" } else { "NOT MET" }
+            );
+        }
+    }
+    println!("\n| reads | 2 threads / 1 thread: Kraken 2 2.1.2 | master | MGDS own |");
+    println!("|---|---|---|---|");
+    for (k, per) in &results {
+        let speedup = |a: &Run, b: &Run| a.classify_secs / b.classify_secs;
+        println!(
+            "| {} | {:.2} | {} | {:.2} |",
+            kinds[*k].name,
+            speedup(&per[0].k2, &per[1].k2),
+            per[0]
+                .master
+                .as_ref()
+                .zip(per[1].master.as_ref())
+                .map_or("—".to_owned(), |(a, b)| format!("{:.2}", speedup(a, b))),
+            speedup(&per[0].own, &per[1].own)
+        );
+    }
+    println!("\nPer-read answers (2-thread runs; a call that failed the minimum hit groups counts as unclassified):\n");
+    println!("| reads | MGDS folder = anchor | MGDS own = anchor (≥ 99.99%) | Kraken 2 2.1.2 = anchor |");
+    println!("|---|---|---|---|");
+    for (k, per) in &results {
+        let f = &per[1];
+        let anchor = kraken_calls(&f.master.as_ref().unwrap_or(&f.k2).output)?;
+        let same = |calls: &[u64]| -> String {
+            let n = calls.len().min(anchor.len());
+            let equal = (0..n).filter(|&i| calls[i] == anchor[i]).count();
+            let share = if calls.len() == anchor.len() { equal as f64 / n.max(1) as f64 } else { 0.0 };
+            format!("{:.4}% ({} of {} differ)", 100.0 * share, anchor.len() - equal, anchor.len())
+        };
+        let own = readlevel_calls(&f.own.output)?;
+        let own_cell = same(&own);
+        let own_share = (0..own.len().min(anchor.len())).filter(|&i| own[i] == anchor[i]).count() as f64
+            / anchor.len().max(1) as f64;
+        println!(
+            "| {} | {} | {} {} | {} |",
+            kinds[*k].name,
+            same(&readlevel_calls(&f.folder.output)?),
+            own_cell,
+            if own_share >= 0.9999 { "met" } else { "NOT MET" },
+            if f.master.is_some() { same(&kraken_calls(&f.k2.output)?) } else { "—".to_owned() }
+        );
+    }
+    println!(
+        "\n- Reads/s: classification time after the database load (MGDS: `classify()` in a child process, decompression on its own thread; Kraken 2: its own `processed in` time, decompression in a `gzip -dc` process). Fastest of {repeats} runs, the tools alternating. Peak memory: the largest VmHWM among the run's processes. Load average before: {load_before}; after: {load_after}."
+    );
+    Ok(())
+}
+
+/// Bases in a FASTA file.
+fn fasta_bases(path: &Path) -> Res<u64> {
+    let mut n = 0;
+    for line in BufReader::new(File::open(path)?).lines() {
+        let line = line?;
+        if !line.starts_with('>') {
+            n += line.trim().len() as u64;
+        }
+    }
+    Ok(n)
+}
+
+/// Bases in a reads file (FASTA or FASTQ, gzipped or not).
+fn read_bases(path: &Path) -> Res<u64> {
+    let (_, decoded) = mgds_formats::open(path)?;
+    let mut reader = mgds_formats::Reader::new(decoded);
+    let mut record = mgds_formats::Record::default();
+    let mut n = 0;
+    while reader.read_record(&mut record)? > 0 {
+        n += record.sequence().len() as u64;
+    }
+    Ok(n)
+}
+
+/// Each read's call in Kraken 2's per-read output, in order (0: unclassified).
+fn kraken_calls(path: &Path) -> Res<Vec<u64>> {
+    let mut out = Vec::new();
+    for line in BufReader::new(File::open(path)?).lines() {
+        let line = line?;
+        out.push(line.split('\t').nth(2).ok_or("Kraken 2 output: tax id")?.parse()?);
+    }
+    Ok(out)
+}
+
+/// Each read's call in MGDS's read-level TSV, in order (0: unclassified or failed the filter).
+fn readlevel_calls(path: &Path) -> Res<Vec<u64>> {
+    let mut out = Vec::new();
+    for line in BufReader::new(MultiGzDecoder::new(File::open(path)?)).lines().skip(1) {
+        let line = line?;
+        let f: Vec<&str> = line.split('\t').collect();
+        out.push(if f.get(3) == Some(&"T") { f[0].parse()? } else { 0 });
+    }
+    Ok(out)
 }
 
 fn mb(kb: u64) -> f64 {
@@ -550,20 +869,20 @@ fn run_ours(exe: &Path, db: &Path, reads: &Path, threads: usize, out_dir: &Path,
 }
 
 fn run_kraken2(db: &Path, reads: &Path, threads: usize, out_dir: &Path) -> Res<Run> {
-    let output = out_dir.join(format!("kraken2_t{threads}.out"));
-    let report = out_dir.join(format!("kraken2_t{threads}.report"));
-    let m = measure(
-        Command::new("kraken2")
-            .arg("--db")
-            .arg(db)
-            .args(["--threads", &threads.to_string()])
-            .arg("--gzip-compressed")
-            .arg("--output")
-            .arg(&output)
-            .arg("--report")
-            .arg(&report)
-            .arg(reads),
-    )?;
+    run_kraken2_binary(Path::new("kraken2"), db, reads, threads, out_dir, "kraken2")
+}
+
+/// Runs one Kraken 2 (`binary`: Debian's `kraken2`, or master's script) on `reads`; outputs are
+/// `TAG_tTHREADS.out` and `.report` in `out_dir`.
+fn run_kraken2_binary(binary: &Path, db: &Path, reads: &Path, threads: usize, out_dir: &Path, tag: &str) -> Res<Run> {
+    let output = out_dir.join(format!("{tag}_t{threads}.out"));
+    let report = out_dir.join(format!("{tag}_t{threads}.report"));
+    let mut cmd = Command::new(binary);
+    cmd.arg("--db").arg(db).args(["--threads", &threads.to_string()]);
+    if reads.extension().is_some_and(|e| e == "gz") {
+        cmd.arg("--gzip-compressed");
+    }
+    let m = measure(cmd.arg("--output").arg(&output).arg("--report").arg(&report).arg(reads))?;
     // "N sequences (X Mbp) processed in T s (...)": Kraken 2's own timing, after the load.
     let line = m
         .stderr

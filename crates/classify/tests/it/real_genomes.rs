@@ -682,6 +682,124 @@ fn builtin_simulate(fasta: &Path, out: &[PathBuf], coverage: f64, read_len: usiz
     Ok(())
 }
 
+/// NanoSim-H's release on PyPI: a simulator of Oxford Nanopore reads with error profiles
+/// trained on real runs (R7 to R9 chemistry; none for R10).
+pub const NANOSIM_H: &str = "nanosim-h==1.1.0.4";
+
+/// `nanosim-h`, installed once from PyPI into a virtual environment in the cache.
+pub fn nanosim_h() -> Res<PathBuf> {
+    let venv = cache("nanosim-h-1.1.0.4")?;
+    let bin = venv.join("bin/nanosim-h");
+    let _lock = lock("nanosim-h")?;
+    if !bin.exists() {
+        eprintln!("installing {NANOSIM_H} from PyPI into {}", venv.display());
+        run_ok(Command::new("python3").arg("-m").arg("venv").arg(&venv))
+            .map_err(|e| format!("python3 -m venv (install python3-venv): {e}"))?;
+        run_ok(Command::new(venv.join("bin/pip")).args(["install", "-q", NANOSIM_H]))?;
+    }
+    Ok(bin)
+}
+
+/// Simulated Oxford Nanopore reads: NanoSim-H with its `ecoli_R9_1D` profile and its error
+/// weights (mismatches, insertions, deletions) multiplied by `error_weight` (1: R9 as trained;
+/// below 1, fewer errors, standing in for current chemistry), `reads` reads from each genome,
+/// shuffled into one FASTA file as [`simulate`] does (reads `r0`, `r1`, ...). Cached under
+/// `name`.
+pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight: f64, seed: u64) -> Res<Sample> {
+    let dir = cache("reads")?.join(name);
+    fs::create_dir_all(&dir)?;
+    let _lock = lock(&format!("reads-{name}"))?;
+    let simulator = format!(
+        "NanoSim-H 1.1.0.4 (PyPI), profile ecoli_R9_1D, error weights x{error_weight} (-m -i -d), linear genomes"
+    );
+    let mut recipe = format!("{simulator}\nseed {seed}\n");
+    for (g, n) in genomes {
+        writeln!(recipe, "{} {n} {}", g.label, key(&[], &[&g.plain])?)?;
+    }
+    let r1 = dir.join("reads.fa");
+    let truth_path = dir.join("truth.tsv");
+    if fs::read_to_string(dir.join("recipe.txt")).ok().as_deref() == Some(recipe.as_str())
+        && let Ok((truth, reads_per_genome)) = read_truth(&truth_path, genomes.len())
+    {
+        return Ok(Sample { r1, r2: None, truth, reads_per_genome, simulator });
+    }
+    let _ = fs::remove_file(dir.join("recipe.txt"));
+    let bin = nanosim_h()?;
+    eprintln!("simulating Nanopore reads into {}", dir.display());
+    // Two genomes at a time.
+    let jobs: Vec<(usize, PathBuf)> = (0..genomes.len()).map(|i| (i, dir.join(format!("g{i}")))).collect();
+    for pair in jobs.chunks(2) {
+        let children = pair
+            .iter()
+            .map(|(i, prefix)| {
+                let w = error_weight.to_string();
+                Command::new(&bin)
+                    .args(["-p", "ecoli_R9_1D", "-n", &genomes[*i].1.to_string()])
+                    .args(["-s", &(seed + *i as u64 + 1).to_string(), "-m", &w, "-i", &w, "-d", &w])
+                    .arg("-o")
+                    .arg(prefix)
+                    .arg(&genomes[*i].0.plain)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|e| format!("nanosim-h: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for child in children {
+            let out = child.wait_with_output()?;
+            if !out.status.success() {
+                return Err(format!("nanosim-h failed: {}", String::from_utf8_lossy(&out.stderr)).into());
+            }
+        }
+    }
+    let mut per_genome: Vec<Vec<Vec<u8>>> = Vec::new();
+    for (_, prefix) in &jobs {
+        let fasta = PathBuf::from(format!("{}.fa", prefix.display()));
+        let mut seqs: Vec<Vec<u8>> = Vec::new();
+        for line in BufReader::new(File::open(&fasta)?).lines() {
+            let line = line?;
+            if line.starts_with('>') {
+                seqs.push(Vec::new());
+            } else if let Some(s) = seqs.last_mut() {
+                s.extend_from_slice(line.trim().as_bytes());
+            }
+        }
+        seqs.reverse();
+        per_genome.push(seqs);
+        for ext in ["fa", "errors.txt", "log"] {
+            let _ = fs::remove_file(format!("{}.{ext}", prefix.display()));
+        }
+    }
+    let reads_per_genome: Vec<u64> = per_genome.iter().map(|s| s.len() as u64).collect();
+    let mut out = BufWriter::new(File::create(r1.with_extension("tmp"))?);
+    let mut truth_out = BufWriter::new(File::create(&truth_path)?);
+    writeln!(truth_out, "read\tgenome")?;
+    let mut truth = Vec::new();
+    let mut rng = seed;
+    let mut total: u64 = reads_per_genome.iter().sum();
+    while total > 0 {
+        rng = mgds_classify::mix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        let mut pick = rng % total;
+        let mut g = 0;
+        while pick >= per_genome[g].len() as u64 {
+            pick -= per_genome[g].len() as u64;
+            g += 1;
+        }
+        let seq = per_genome[g].pop().expect("a read left");
+        let n = truth.len();
+        writeln!(out, ">r{n} {}\n{}", genomes[g].0.label, String::from_utf8_lossy(&seq))?;
+        writeln!(truth_out, "r{n}\t{g}")?;
+        truth.push(g as u16);
+        total -= 1;
+    }
+    out.flush()?;
+    drop(out);
+    truth_out.flush()?;
+    fs::rename(r1.with_extension("tmp"), &r1)?;
+    fs::write(dir.join("recipe.txt"), recipe)?;
+    Ok(Sample { r1, r2: None, truth, reads_per_genome, simulator })
+}
+
 /// Kraken 2's outputs of one run.
 pub struct Kraken2Run {
     /// Its per-read output.

@@ -136,7 +136,14 @@ async fn populate(data_dir: &Path) -> Result<f64> {
     let mut config = mgds_server::Config::new(data_dir);
     config.runner.workers = 2;
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?).await?;
-    let key = mgds_server::admin::create_user(&state.db, mgds_profiles::local::LOCAL_USER, None, true).await?.api_key;
+    let key = mgds_server::admin::create_user(
+        &state.db,
+        mgds_profiles::local::LOCAL_USER,
+        None,
+        mgds_server::admin::Role::Owner,
+    )
+    .await?
+    .api_key;
     let client = mgds_client::Client::builder(&url).api_key(&key).build()?;
     let files = data_dir.join("bench-files");
     std::fs::create_dir_all(&files)?;

@@ -49,7 +49,14 @@ async fn populate(data_dir: &Path, n: usize) -> Result<f64> {
     let mut config = mgds_server::Config::new(data_dir);
     config.runner.workers = 0;
     let (url, state) = mgds_server::spawn(config, "127.0.0.1:0".parse()?).await?;
-    let key = mgds_server::admin::create_user(&state.db, mgds_profiles::local::LOCAL_USER, None, true).await?.api_key;
+    let key = mgds_server::admin::create_user(
+        &state.db,
+        mgds_profiles::local::LOCAL_USER,
+        None,
+        mgds_server::admin::Role::Owner,
+    )
+    .await?
+    .api_key;
     let client = mgds_client::Client::builder(&url).api_key(&key).build()?;
     populate::samples(&client, &data_dir.join("bench-files"), n).await?;
     Ok(started.elapsed().as_secs_f64())

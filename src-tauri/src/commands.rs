@@ -508,7 +508,7 @@ pub async fn classification(
 ) -> CmdResult<ClassificationView> {
     let c = session.connected().await?;
     let r = cache.classification(&c.client, &c.base_url, &id).await?;
-    Ok(ClassificationView { n_reads: r.n_reads, table: r.table.clone() })
+    Ok(ClassificationView::of(&r))
 }
 
 /// The results of a panel analysis.

@@ -17,7 +17,17 @@ pub struct ClassificationResults {
     /// Taxa treated as host.
     #[serde(default, deserialize_with = "null_as_default")]
     pub host_tax_ids: Vec<String>,
+    /// Median length of the sample's reads (of each mate, for pairs), within 1% (an MGDS
+    /// addition). Over [`LONG_READS`] bases, the share of genome copies by bases is the measure
+    /// shown first ([`Measure::default_for`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub median_read_length: Option<u64>,
 }
+
+/// Reads whose median length is over this many bases are long reads (Oxford Nanopore, PacBio):
+/// their lengths differ between taxa, so shares of reads misstate genome copies, and
+/// [`Measure::BasesGenomeCopies`] is shown first.
+pub const LONG_READS: u64 = 1_000;
 
 /// One taxon of a classification result table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +66,13 @@ pub struct TaxonRow {
     /// too few reads, and for databases without a k-mer distribution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reestimated_abundance: Option<f64>,
+    /// Share of genome copies counted in bases (an MGDS addition, species rows): the bases of
+    /// the reads classified in the species' clade over its mean genome length, as a share of
+    /// all species. Where read lengths differ between taxa (long reads), this is the genome
+    /// copies; the read-count share ([`TaxonRow::abundance`]) favours taxa with longer reads.
+    /// Absent where the database does not know every species' genome length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bases_abundance: Option<f64>,
 }
 
 /// What an abundance figure measures. Each answers a different question, so every table, chart
@@ -67,6 +84,9 @@ pub struct TaxonRow {
 /// - [`Measure::GenomeCopies`]: the share of genome copies: a species' reads over its mean genome
 ///   length, as a share of all species. A 48 kbp phage with 3% of the reads can be most of the
 ///   genome copies.
+/// - [`Measure::BasesGenomeCopies`]: the share of genome copies counted in bases: a species'
+///   classified bases over its mean genome length. For long reads, whose lengths differ between
+///   taxa, this is the figure shown first.
 /// - [`Measure::ReadShare`]: reads of the taxon and below as a share of all the sample's reads
 ///   (unclassified reads included), as Kraken 2's report gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -76,30 +96,36 @@ pub enum Measure {
     Reestimated,
     /// `abundance`.
     GenomeCopies,
+    /// `bases_abundance`.
+    BasesGenomeCopies,
     /// `readcount_w_children / n_reads`.
     ReadShare,
 }
 
 impl Measure {
-    /// Every measure, in the order of preference for a default.
-    pub const ALL: [Measure; 3] = [Measure::Reestimated, Measure::GenomeCopies, Measure::ReadShare];
+    /// Every measure, in the order of preference for a default (for short reads; see
+    /// [`Measure::default_for`]).
+    pub const ALL: [Measure; 4] =
+        [Measure::Reestimated, Measure::GenomeCopies, Measure::BasesGenomeCopies, Measure::ReadShare];
 
     /// The name used in options, CSV headers and JSON (`reestimated`, `genome_copies`,
-    /// `read_share`).
+    /// `bases_genome_copies`, `read_share`).
     pub fn key(self) -> &'static str {
         match self {
             Measure::Reestimated => "reestimated",
             Measure::GenomeCopies => "genome_copies",
+            Measure::BasesGenomeCopies => "bases_genome_copies",
             Measure::ReadShare => "read_share",
         }
     }
 
-    /// The measure named `key` ([`Measure::key`]; `abundance` is the genome-copy share, the
-    /// field's name in the results).
+    /// The measure named `key` ([`Measure::key`]; `abundance` and `bases_abundance` are the
+    /// genome-copy shares by the fields' names in the results).
     pub fn from_key(key: &str) -> Option<Measure> {
         match key {
             "reestimated" | "reestimated_abundance" => Some(Measure::Reestimated),
             "genome_copies" | "abundance" => Some(Measure::GenomeCopies),
+            "bases_genome_copies" | "bases_abundance" => Some(Measure::BasesGenomeCopies),
             "read_share" => Some(Measure::ReadShare),
             _ => None,
         }
@@ -110,6 +136,7 @@ impl Measure {
         match self {
             Measure::Reestimated => "Re-estimated abundance",
             Measure::GenomeCopies => "Share of genome copies",
+            Measure::BasesGenomeCopies => "Share of genome copies, by bases",
             Measure::ReadShare => "Share of reads",
         }
     }
@@ -122,6 +149,9 @@ impl Measure {
             }
             Measure::GenomeCopies => {
                 "share of genome copies: each species' reads over its mean genome length, as a share of all species"
+            }
+            Measure::BasesGenomeCopies => {
+                "share of genome copies by bases: each species' classified bases over its mean genome length, as a share of all species (for long reads, whose lengths differ between taxa)"
             }
             Measure::ReadShare => {
                 "reads of the taxon and below as a share of all reads in the sample, unclassified reads included"
@@ -136,6 +166,7 @@ impl Measure {
         let v = match self {
             Measure::Reestimated => row.reestimated_abundance,
             Measure::GenomeCopies => row.abundance,
+            Measure::BasesGenomeCopies => row.bases_abundance,
             Measure::ReadShare => (n_reads > 0).then(|| row.readcount_w_children as f64 / n_reads as f64),
         };
         v.filter(|v| v.is_finite())
@@ -146,9 +177,13 @@ impl Measure {
         results.table.iter().any(|r| self.value(r, results.n_reads).is_some())
     }
 
-    /// The measure to show first: re-estimated abundance where the results carry it, else the
-    /// share of genome copies, else the share of reads.
+    /// The measure to show first. For long reads (median length over [`LONG_READS`]) the share
+    /// of genome copies by bases where the results carry it; otherwise re-estimated abundance,
+    /// else the share of genome copies, else (by bases), else the share of reads.
     pub fn default_for(results: &ClassificationResults) -> Measure {
+        if results.median_read_length.is_some_and(|m| m > LONG_READS) && Measure::BasesGenomeCopies.available(results) {
+            return Measure::BasesGenomeCopies;
+        }
         Measure::ALL.into_iter().find(|m| m.available(results)).unwrap_or(Measure::ReadShare)
     }
 }

@@ -17,7 +17,8 @@ pub struct ChartControls {
     pub rank: String,
     /// Taxa with their own bar; the rest become "Other".
     pub top_n: usize,
-    /// `reestimated`, `genome_copies`, `read_share` (see `mgds_api::Measure`) or `readcount`.
+    /// `reestimated`, `genome_copies`, `bases_genome_copies`, `read_share` (see
+    /// `mgds_api::Measure`) or `readcount`.
     pub metric: String,
 }
 

@@ -142,4 +142,21 @@ pub struct ClassificationView {
     pub n_reads: u64,
     /// One row per taxon.
     pub table: Vec<mgds_api::TaxonRow>,
+    /// Median read length, where the service gives it.
+    pub median_read_length: Option<u64>,
+    /// The measure shown first ([`mgds_api::Measure::default_for`]: for long reads, genome copies
+    /// by bases), by its key.
+    pub default_measure: String,
+}
+
+impl ClassificationView {
+    /// The view of a classification's results.
+    pub fn of(r: &ClassificationResults) -> ClassificationView {
+        ClassificationView {
+            n_reads: r.n_reads,
+            table: r.table.clone(),
+            median_read_length: r.median_read_length,
+            default_measure: mgds_api::Measure::default_for(r).key().to_owned(),
+        }
+    }
 }

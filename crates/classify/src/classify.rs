@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::options::{ClassifyOptions, Reads};
 use crate::output::{READLEVEL_HEADER, readlevel_row};
 use crate::report::KrakenReport;
-use crate::results::{distribution_for, results_table};
+use crate::results::{Counts, distribution_for, results_table};
 
 /// Where classification writes besides its results.
 #[derive(Default)]
@@ -108,7 +108,7 @@ pub fn classify_reads(
     let mut kraken = outputs.kraken;
 
     let taxonomy = db.taxonomy();
-    let mut readcount = vec![0u64; taxonomy.len()];
+    let mut counts = Counts { readcount: vec![0; taxonomy.len()], bases: vec![0; taxonomy.len()], ..Counts::default() };
     let mut report = KrakenReport::new(taxonomy.len());
     let (mut n_reads, mut mates, mut bases) = (0u64, 0u64, 0u64);
     let (mut current, mut next) = (Batch::default(), Batch::default());
@@ -135,11 +135,13 @@ pub fn classify_reads(
             n_reads += 1;
             mates += 1;
             bases += call.len as u64;
+            counts.lengths.add(call.len as u64);
             let tax_id = if call.taxon == NO_TAXON {
                 0
             } else {
                 if call.passed {
-                    readcount[call.taxon as usize] += 1;
+                    counts.readcount[call.taxon as usize] += 1;
+                    counts.bases[call.taxon as usize] += call.len as u64;
                 }
                 taxonomy.tax_id(call.taxon)
             };
@@ -169,6 +171,7 @@ pub fn classify_reads(
     }
     let mean_read_length = if mates == 0 { 0.0 } else { bases as f64 / mates as f64 };
     let dist = distribution_for(db, mean_read_length)?;
-    let results = results_table(db, &readcount, n_reads, &report, dist.as_deref(), opts);
+    counts.n_reads = n_reads;
+    let results = results_table(db, &counts, &report, dist.as_deref(), opts);
     Ok(Classification { results, report, mean_read_length, reestimated_with: dist.map(|d| d.read_length()) })
 }

@@ -1,11 +1,12 @@
-//! The results table of a classification: reads per taxon with genome-copy and re-estimated
-//! abundance.
+//! The results table of a classification: reads per taxon with genome-copy abundance (from
+//! reads and from bases) and re-estimated abundance.
 
 use mgds_api::{ClassificationResults, TaxonRow};
 
 use crate::abundance;
 use crate::database::Database;
 use crate::error::Error;
+use crate::lengths::ReadLengths;
 use crate::options::ClassifyOptions;
 use crate::report::KrakenReport;
 
@@ -30,21 +31,41 @@ pub(crate) fn distribution_for(
     }
 }
 
-/// The results table from per-taxon read counts (indexed by flat index).
-pub(crate) fn results_table(
-    db: &Database,
-    readcount: &[u64],
-    n_reads: u64,
-    report: &KrakenReport,
-    dist: Option<&abundance::KmerDistribution>,
-    opts: &ClassifyOptions,
-) -> ClassificationResults {
-    let taxonomy = db.taxonomy();
-    let mut with_children = readcount.to_vec();
+/// What a classification counted, for its results table.
+#[derive(Debug, Default)]
+pub(crate) struct Counts {
+    /// Passing reads (each mate of a pair) placed at each taxon, by flat index.
+    pub readcount: Vec<u64>,
+    /// Their bases.
+    pub bases: Vec<u64>,
+    /// Reads (records) in the sample.
+    pub n_reads: u64,
+    /// The lengths of all of them.
+    pub lengths: ReadLengths,
+}
+
+/// Sums per-taxon figures up the tree: each taxon gets its own and its descendants'.
+fn with_descendants(taxonomy: &crate::taxonomy::Taxonomy, own: &[u64]) -> Vec<u64> {
+    let mut with_children = own.to_vec();
     for i in (1..taxonomy.len()).rev() {
         let p = taxonomy.parent(i as u32).expect("not the root") as usize;
         with_children[p] += with_children[i];
     }
+    with_children
+}
+
+/// The results table from what a classification counted.
+pub(crate) fn results_table(
+    db: &Database,
+    counts: &Counts,
+    report: &KrakenReport,
+    dist: Option<&abundance::KmerDistribution>,
+    opts: &ClassifyOptions,
+) -> ClassificationResults {
+    let (readcount, n_reads) = (&counts.readcount, counts.n_reads);
+    let taxonomy = db.taxonomy();
+    let with_children = with_descendants(taxonomy, readcount);
+    let bases_with_children = with_descendants(taxonomy, &counts.bases);
     let present: Vec<u32> = (0..taxonomy.len() as u32).filter(|&i| with_children[i as usize] > 0).collect();
     let is_species = |i: u32| taxonomy.rank(i) == "species";
     // Genome-copy abundance needs every species' genome length; an unknown one would make the
@@ -58,6 +79,17 @@ pub(crate) fn results_table(
     if total > 0.0 {
         for &i in present.iter().filter(|&&i| is_species(i)) {
             abundance[i as usize] = Some(density(i) / total);
+        }
+    }
+    // The same counted in bases: sequencing depth over each genome, which reads of different
+    // lengths (long reads) do not skew.
+    let depth = |i: u32| bases_with_children[i as usize] as f64 / db.genome_len(i) as f64;
+    let total_depth: f64 =
+        if known { present.iter().filter(|&&i| is_species(i)).map(|&i| depth(i)).sum() } else { 0.0 };
+    let mut bases_abundance = vec![None::<f64>; taxonomy.len()];
+    if total_depth > 0.0 {
+        for &i in present.iter().filter(|&&i| is_species(i)) {
+            bases_abundance[i as usize] = Some(depth(i) / total_depth);
         }
     }
     // Parents come before children: whether a taxon sits below a species (a strain).
@@ -100,12 +132,13 @@ pub(crate) fn results_table(
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: reestimated[i as usize],
+            bases_abundance: bases_abundance[i as usize],
         })
         .collect();
     table.sort_by(|a, b| {
         b.readcount_w_children.cmp(&a.readcount_w_children).then_with(|| tax_key(&a.tax_id).cmp(&tax_key(&b.tax_id)))
     });
-    ClassificationResults { table, n_reads, host_tax_ids: Vec::new() }
+    ClassificationResults { table, n_reads, host_tax_ids: Vec::new(), median_read_length: counts.lengths.median() }
 }
 
 fn tax_key(id: &str) -> u64 {

@@ -22,9 +22,10 @@ pub struct CompareArgs {
     /// summed into "Other".
     #[arg(long, default_value_t = 20)]
     pub top: usize,
-    /// The value compared [default: re-estimated abundance where every sample's results carry
-    /// it, else the share of genome copies, else the share of reads].
-    #[arg(long, value_parser = ["reestimated", "genome_copies", "read_share", "readcount"])]
+    /// The value compared [default: for samples of long reads (median over 1,000 bases) the
+    /// share of genome copies by bases; otherwise re-estimated abundance where every sample's
+    /// results carry it, else the share of genome copies, else the share of reads].
+    #[arg(long, value_parser = ["reestimated", "genome_copies", "bases_genome_copies", "read_share", "readcount"])]
     pub measure: Option<String>,
     /// Draw a heatmap (samples by taxa) instead of stacked bars.
     #[arg(long)]

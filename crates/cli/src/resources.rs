@@ -398,6 +398,7 @@ const SPECIES_COLUMNS: &[Column] = &[
     ("reads", "reads"),
     ("reestimated_%", "reestimated"),
     ("genome_copies_%", "genome_copies"),
+    ("bases_genome_copies_%", "bases_genome_copies"),
     ("read_share_%", "read_share"),
 ];
 
@@ -422,6 +423,7 @@ fn species_rows(results: &mgds_api::ClassificationResults, sort: mgds_api::Measu
                 "reads": r.readcount_w_children,
                 "reestimated": pct(Measure::Reestimated),
                 "genome_copies": pct(Measure::GenomeCopies),
+                "bases_genome_copies": pct(Measure::BasesGenomeCopies),
                 "read_share": pct(Measure::ReadShare),
             })
         })
@@ -431,7 +433,7 @@ fn species_rows(results: &mgds_api::ClassificationResults, sort: mgds_api::Measu
 fn missing_why(m: mgds_api::Measure) -> &'static str {
     match m {
         mgds_api::Measure::Reestimated => "the database has no k-mer distribution, or the service does not give it",
-        mgds_api::Measure::GenomeCopies => {
+        mgds_api::Measure::GenomeCopies | mgds_api::Measure::BasesGenomeCopies => {
             "the database's genome lengths are not known, or the service does not give it"
         }
         mgds_api::Measure::ReadShare => "the sample has no reads",
@@ -463,16 +465,19 @@ pub enum AnalysesCommand {
     /// The species table gives each abundance measure in its own column, in percent:
     /// `reestimated_%` (reads re-estimated per species from the database's k-mer
     /// distribution, Bracken's method: reads placed above species are shared out to the species
-    /// below), `genome_copies_%` (reads over mean genome length: the share of genome copies)
-    /// and `read_share_%` (reads of the species as a share of all the sample's reads). A column
-    /// is blank when the database does not give that measure. Rows are sorted by the first
-    /// measure the results carry, in that order, or by `--sort`.
+    /// below), `genome_copies_%` (reads over mean genome length: the share of genome copies),
+    /// `bases_genome_copies_%` (the same counted in bases: classified bases over mean genome
+    /// length, right for long reads, whose lengths differ between taxa) and `read_share_%`
+    /// (reads of the species as a share of all the sample's reads). A column is blank when the
+    /// database does not give that measure. Rows are sorted by `--sort`, else for long reads
+    /// (median length over 1,000 bases) by genome copies by bases, else by the first measure the
+    /// results carry, in that order.
     #[command(verbatim_doc_comment)]
     Results {
         /// The analysis id.
         id: String,
         /// Sort the species table by this measure.
-        #[arg(long, value_parser = ["reestimated", "genome_copies", "read_share"])]
+        #[arg(long, value_parser = ["reestimated", "genome_copies", "bases_genome_copies", "read_share"])]
         sort: Option<String>,
         /// Print the classification's report as `kraken2 --report` writes it (tab-separated;
         /// Bracken, Pavian and Krona read it) instead of the species table (MGDS services).
@@ -546,8 +551,12 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
                         .unwrap_or_else(|| mgds_api::Measure::default_for(&results));
                     let species = species_rows(&results, measure);
                     if !out.csv {
+                        let median = results
+                            .median_read_length
+                            .map(|m| format!(" (median length {m} bases)"))
+                            .unwrap_or_default();
                         eprintln!(
-                            "{} species; {} reads in the sample; sorted by {}: {}",
+                            "{} species; {} reads in the sample{median}; sorted by {}: {}",
                             species.len(),
                             results.n_reads,
                             measure.label().to_lowercase(),

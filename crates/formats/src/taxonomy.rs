@@ -146,11 +146,12 @@ mod tests {
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: None,
+            bases_abundance: None,
         }
     }
 
     fn results(table: Vec<TaxonRow>) -> ClassificationResults {
-        ClassificationResults { table, n_reads: 100, host_tax_ids: vec![] }
+        ClassificationResults { table, n_reads: 100, host_tax_ids: vec![], median_read_length: None }
     }
 
     #[test]

@@ -223,6 +223,7 @@ fn axis_description(metric: Metric) -> &'static str {
     match metric {
         Metric::Share(Measure::Reestimated) => "Re-estimated abundance (% of reads, Bracken's method)",
         Metric::Share(Measure::GenomeCopies) => "Share of genome copies (%, reads over genome length)",
+        Metric::Share(Measure::BasesGenomeCopies) => "Share of genome copies (%, bases over genome length)",
         Metric::Share(Measure::ReadShare) => "Share of all reads in the sample (%)",
         Metric::Readcount => "Reads (taxon and descendants)",
     }

@@ -239,13 +239,14 @@ fn unclassified_reads(results: &ClassificationResults) -> u64 {
 impl Comparison {
     /// The table behind the charts in tidy form, one row per sample and column: `sample`,
     /// `taxon`, `tax_id`, `rank`, `reads`, and the value under its measure's name
-    /// (`reestimated_abundance_percent`, `genome_copies_percent`, `read_share_percent`; none
-    /// more for reads), separated by `delimiter` (`b','` or `b'\t'`).
+    /// (`reestimated_abundance_percent`, `genome_copies_percent`, `bases_genome_copies_percent`,
+    /// `read_share_percent`; none more for reads), separated by `delimiter` (`b','` or `b'\t'`).
     pub fn write_table<W: std::io::Write>(&self, out: W, delimiter: u8) -> std::io::Result<()> {
         let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
         let value_name = match self.metric {
             Metric::Share(Measure::Reestimated) => Some("reestimated_abundance_percent"),
             Metric::Share(Measure::GenomeCopies) => Some("genome_copies_percent"),
+            Metric::Share(Measure::BasesGenomeCopies) => Some("bases_genome_copies_percent"),
             Metric::Share(Measure::ReadShare) => Some("read_share_percent"),
             Metric::Readcount => None,
         };
@@ -311,16 +312,18 @@ impl Comparison {
     }
 }
 
-/// The measure a comparison of `results` shows when none is asked for: re-estimated abundance
-/// where every sample's results carry it, else the share of genome copies, else the share of
-/// reads (which every result has).
+/// The measure a comparison of `results` shows when none is asked for: where every sample is
+/// of long reads ([`Measure::default_for`]'s rule), the share of genome copies by bases if every
+/// sample's results carry it; otherwise re-estimated abundance where every sample's results
+/// carry it, else the share of genome copies, else (by bases), else the share of reads (which
+/// every result has).
 pub fn default_metric<'a>(results: impl IntoIterator<Item = &'a ClassificationResults> + Clone) -> Metric {
-    Metric::Share(
-        Measure::ALL
-            .into_iter()
-            .find(|m| results.clone().into_iter().all(|r| m.available(r)))
-            .unwrap_or(Measure::ReadShare),
-    )
+    let all = |m: Measure| results.clone().into_iter().all(|r| m.available(r));
+    let long = results.clone().into_iter().all(|r| r.median_read_length.is_some_and(|m| m > mgds_api::LONG_READS));
+    if long && all(Measure::BasesGenomeCopies) {
+        return Metric::Share(Measure::BasesGenomeCopies);
+    }
+    Metric::Share(Measure::ALL.into_iter().find(|&m| all(m)).unwrap_or(Measure::ReadShare))
 }
 
 /// The order that sorts samples by a metadata field's values (`keys`, one per sample; a sample
@@ -415,6 +418,7 @@ mod tests {
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: None,
+            bases_abundance: None,
         }
     }
 
@@ -432,6 +436,7 @@ mod tests {
             ],
             n_reads: 100,
             host_tax_ids: vec!["9606".into()],
+            median_read_length: None,
         }
     }
 
@@ -473,6 +478,17 @@ mod tests {
             r.abundance = None;
         }
         assert_eq!(default_metric([&a, &b]), Metric::Share(Measure::ReadShare));
+        // Long reads with genome copies by bases in both: that measure; one sample of short
+        // reads, and the rule for short reads holds.
+        let (mut c, mut d) = (sample(60, 20, 5, 5), sample(10, 50, 20, 10));
+        for r in c.table.iter_mut().chain(d.table.iter_mut()) {
+            r.bases_abundance = r.abundance;
+        }
+        c.median_read_length = Some(8_000);
+        d.median_read_length = Some(4_500);
+        assert_eq!(default_metric([&c, &d]), Metric::Share(Measure::BasesGenomeCopies));
+        d.median_read_length = Some(150);
+        assert_eq!(default_metric([&c, &d]), Metric::Share(Measure::GenomeCopies));
     }
 
     #[test]

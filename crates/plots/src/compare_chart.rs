@@ -406,6 +406,7 @@ mod tests {
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: None,
+            bases_abundance: None,
         }];
         for (id, name, n) in counts {
             table.push(TaxonRow {
@@ -419,7 +420,7 @@ mod tests {
                 ..table[0].clone()
             });
         }
-        ClassificationResults { table, n_reads: total + 10, host_tax_ids: vec![] }
+        ClassificationResults { table, n_reads: total + 10, host_tax_ids: vec![], median_read_length: None }
     }
 
     fn comparison() -> Comparison {

@@ -195,6 +195,7 @@ mod tests {
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: None,
+            bases_abundance: None,
         }
     }
 
@@ -213,6 +214,7 @@ mod tests {
             ],
             n_reads: 100,
             host_tax_ids: vec![],
+            median_read_length: None,
         }
     }
 

@@ -229,6 +229,7 @@ mod tests {
         ClassificationResults {
             n_reads,
             host_tax_ids: Vec::new(),
+            median_read_length: None,
             table: rows
                 .iter()
                 .map(|(id, name, reads)| TaxonRow {
@@ -243,6 +244,7 @@ mod tests {
                     filtered_readcount: None,
                     filtered_readcount_w_children: None,
                     reestimated_abundance: None,
+                    bases_abundance: None,
                 })
                 .collect(),
         }

@@ -156,7 +156,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "analysis_results" => out(c.analyses().results(&id()?).await?),
         "classification" => {
             let r = c.classifications().results(&id()?).await?;
-            out(ClassificationView { n_reads: r.n_reads, table: r.table })
+            out(ClassificationView::of(&r))
         }
         "panel" => out(results::panel(c, &id()?).await?),
         "abundance_chart" => {

@@ -313,7 +313,10 @@ export type ChartControls = {
   rank: string,
   /** Taxa with their own bar; the rest become "Other". */
   top_n: number,
-  /** `reestimated`, `genome_copies`, `read_share` (see `mgds_api::Measure`) or `readcount`. */
+  /**
+   * `reestimated`, `genome_copies`, `bases_genome_copies`, `read_share` (see
+   * `mgds_api::Measure`) or `readcount`.
+   */
   metric: string,
 };
 
@@ -331,6 +334,13 @@ export type ClassificationView = {
   n_reads: number,
   /** One row per taxon. */
   table: Array<TaxonRow>,
+  /** Median read length, where the service gives it. */
+  median_read_length: number | null,
+  /**
+   * The measure shown first ([`mgds_api::Measure::default_for`]: for long reads, genome copies
+   * by bases), by its key.
+   */
+  default_measure: string,
 };
 
 /** An error crossing to the UI. */
@@ -1289,6 +1299,14 @@ export type TaxonRow = {
    * too few reads, and for databases without a k-mer distribution.
    */
   reestimated_abundance?: number | null,
+  /**
+   * Share of genome copies counted in bases (an MGDS addition, species rows): the bases of
+   * the reads classified in the species' clade over its mean genome length, as a share of
+   * all species. Where read lengths differ between taxa (long reads), this is the genome
+   * copies; the read-count share ([`TaxonRow::abundance`]) favours taxa with longer reads.
+   * Absent where the database does not know every species' genome length.
+   */
+  bases_abundance?: number | null,
 };
 
 /** Where a document transfer stands. */

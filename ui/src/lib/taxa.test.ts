@@ -27,14 +27,18 @@ describe("taxa table", () => {
     expect(ranksOf(rows)).toEqual(["genus", "species"]);
   });
   it("CSV names each measure and quotes what needs quoting", () => {
-    const csv = taxaCsv([{ ...rows[2], reestimated_abundance: 0.25 }], 400);
+    const csv = taxaCsv([{ ...rows[2], reestimated_abundance: 0.25, bases_abundance: 0.35 }], 400);
     expect(csv).toBe(
-      'tax_id,name,rank,readcount,readcount_w_children,read_share,genome_copies_share,reestimated_abundance\n80,"Bacillus, sp.",species,80,160,0.4,0.3,0.25\n',
+      'tax_id,name,rank,readcount,readcount_w_children,read_share,genome_copies_share,bases_genome_copies_share,reestimated_abundance\n80,"Bacillus, sp.",species,80,160,0.4,0.3,0.35,0.25\n',
     );
+    // A measure the results lack is a blank field.
+    expect(taxaCsv([rows[2]], 400).split("\n")[1]).toBe('80,"Bacillus, sp.",species,80,160,0.4,0.3,,');
   });
   it("offers the measures the results carry, re-estimated first", () => {
     expect(availableMeasures(rows, 200)).toEqual(["genome_copies", "read_share"]);
     expect(availableMeasures([{ ...rows[0], reestimated_abundance: 0.6 }], 200)).toEqual(["reestimated", "genome_copies", "read_share"]);
+    expect(availableMeasures([{ ...rows[0], bases_abundance: 0.6 }], 200)).toEqual(["genome_copies", "bases_genome_copies", "read_share"]);
+    expect(measureValue({ ...rows[0], bases_abundance: 0.6 }, "bases_genome_copies", 200)).toBe(0.6);
     expect(availableMeasures([row("x", "species", 1, null)], 0)).toEqual([]);
     expect(measureValue(rows[0], "read_share", 200)).toBe(0.5);
   });

@@ -3,10 +3,10 @@ import type { TaxonRow } from "./bindings";
 
 export type { TaxonRow };
 
-export type TaxaColumn = "name" | "rank" | "readcount" | "readcount_w_children" | "abundance" | "reestimated_abundance";
+export type TaxaColumn = "name" | "rank" | "readcount" | "readcount_w_children" | "abundance" | "bases_abundance" | "reestimated_abundance";
 
 /** What an abundance figure measures (`mgds_api::Measure`): each answers another question. */
-export type MeasureKey = "reestimated" | "genome_copies" | "read_share";
+export type MeasureKey = "reestimated" | "genome_copies" | "bases_genome_copies" | "read_share";
 
 export interface MeasureInfo {
   key: MeasureKey;
@@ -27,6 +27,12 @@ export const MEASURES: MeasureInfo[] = [
     explanation: "Each species' reads over its mean genome length, as a share of all species: how many copies of each genome were sequenced.",
   },
   {
+    key: "bases_genome_copies",
+    label: "Share of genome copies, by bases",
+    explanation:
+      "Each species' classified bases over its mean genome length, as a share of all species: the genome copies where read lengths differ between taxa (long reads), shown first for them.",
+  },
+  {
     key: "read_share",
     label: "Share of reads",
     explanation: "Reads of the taxon and below as a share of all reads in the sample, unclassified reads included.",
@@ -40,6 +46,8 @@ export function measureValue(r: TaxonRow, key: MeasureKey, nReads: number): numb
       return r.reestimated_abundance ?? null;
     case "genome_copies":
       return r.abundance ?? null;
+    case "bases_genome_copies":
+      return r.bases_abundance ?? null;
     case "read_share":
       return nReads > 0 ? r.readcount_w_children / nReads : null;
   }
@@ -99,7 +107,7 @@ function csvField(v: string | number | null): string {
 
 /** The taxa as CSV; each abundance measure is a fraction (0-1) under its own name. */
 export function taxaCsv(rows: TaxonRow[], nReads: number): string {
-  const header = ["tax_id", "name", "rank", "readcount", "readcount_w_children", "read_share", "genome_copies_share", "reestimated_abundance"];
+  const header = ["tax_id", "name", "rank", "readcount", "readcount_w_children", "read_share", "genome_copies_share", "bases_genome_copies_share", "reestimated_abundance"];
   const lines = rows.map((r) =>
     [
       r.tax_id,
@@ -109,6 +117,7 @@ export function taxaCsv(rows: TaxonRow[], nReads: number): string {
       r.readcount_w_children,
       measureValue(r, "read_share", nReads),
       r.abundance ?? null,
+      r.bases_abundance ?? null,
       r.reestimated_abundance ?? null,
     ]
       .map(csvField)

@@ -158,3 +158,105 @@ fn a_kraken2_folder_finds_its_genomes_in_its_library() {
     };
     assert_eq!(counts(&before), counts(&after));
 }
+
+/// Long reads whose lengths differ by genome (2 to 12 kbp on average), from the fixture's five
+/// genomes at known genome copies, with 5% substitutions, written as FASTA. Returns the file
+/// and the true share of genome copies per species.
+fn long_reads_of_uneven_lengths() -> (std::path::PathBuf, HashMap<u64, f64>) {
+    let fx = fixture();
+    // (mean read length, genome copies) per genome, in the fixture's order: K. pneumoniae,
+    // V. cholerae, E. coli, H. pylori G27, H. pylori Puno120.
+    let plan = [(2_000usize, 1.0), (8_000, 2.0), (4_000, 0.5), (12_000, 1.0), (6_000, 1.0)];
+    let path = scratch("long-reads").join("uneven.fa");
+    let mut out = String::new();
+    let mut rng = 20_261_128u64;
+    let mut next = || {
+        rng = mgds_classify::mix64(rng.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        rng
+    };
+    let mut copies = HashMap::new();
+    let mut n = 0;
+    for (g, &(mean, c)) in fx.genomes.iter().zip(&plan) {
+        let text = std::fs::read_to_string(&g.plain).unwrap();
+        let seqs: Vec<Vec<u8>> = text
+            .split('>')
+            .filter(|r| !r.is_empty())
+            .map(|r| r.lines().skip(1).flat_map(|l| l.trim().bytes()).collect())
+            .collect();
+        let genome_len: usize = seqs.iter().map(Vec::len).sum();
+        // Half a genome's depth per copy.
+        let target = (c * 0.5 * genome_len as f64) as usize;
+        let mut bases = 0;
+        while bases < target {
+            let len = mean / 2 + (next() % mean as u64) as usize;
+            let mut pick = (next() % genome_len as u64) as usize;
+            let s = seqs.iter().find(|s| {
+                let found = pick < s.len();
+                if !found {
+                    pick -= s.len();
+                }
+                found
+            });
+            let s = s.unwrap();
+            if s.len() < len {
+                continue;
+            }
+            let start = (next() % (s.len() - len + 1) as u64) as usize;
+            let mut read: Vec<u8> = s[start..start + len].to_vec();
+            if next() & 1 == 1 {
+                read = read
+                    .iter()
+                    .rev()
+                    .map(|b| match b {
+                        b'A' => b'T',
+                        b'C' => b'G',
+                        b'G' => b'C',
+                        b'T' => b'A',
+                        _ => b'N',
+                    })
+                    .collect();
+            }
+            for b in &mut read {
+                if next() % 100 < 5 {
+                    *b = b"ACGT"[(next() % 4) as usize];
+                }
+            }
+            out.push_str(&format!(">long{n} {}\n{}\n", g.label, String::from_utf8(read).unwrap()));
+            n += 1;
+            bases += len;
+        }
+        *copies.entry(g.species).or_default() += c;
+    }
+    std::fs::write(&path, out).unwrap();
+    (path, normalise(copies))
+}
+
+#[test]
+fn long_reads_of_uneven_lengths_get_genome_copies_from_their_bases() {
+    let (reads, truth) = long_reads_of_uneven_lengths();
+    let opts = ClassifyOptions { paired: Pairing::Single, threads: 2, ..ClassifyOptions::default() };
+    let results = classify(our_db(MapKind::TwoColumns), &reads, &opts, &mut std::io::sink()).expect("classify");
+    let by_bases = species(&results, |r| r.bases_abundance);
+    let by_reads = species(&results, |r| r.abundance);
+    let (d_bases, d_reads) = (l1(&by_bases, &truth), l1(&by_reads, &truth));
+    eprintln!("truth {truth:?}\nby bases {by_bases:?} (L1 {d_bases:.4})\nby reads {by_reads:?} (L1 {d_reads:.4})");
+    assert!((by_bases.values().sum::<f64>() - 1.0).abs() < 1e-9);
+    assert!(d_bases <= 0.02, "genome copies by bases: L1 to the truth {d_bases:.4}");
+    assert!(d_bases < d_reads, "by bases {d_bases:.4} is not closer than by reads {d_reads:.4}");
+    // These are long reads: the results say so, and genome copies by bases are shown first.
+    let median = results.median_read_length.expect("a median read length");
+    assert!((2_000..12_000).contains(&median), "{median}");
+    assert_eq!(mgds_api::Measure::default_for(&results), mgds_api::Measure::BasesGenomeCopies);
+    // Only species rows carry it.
+    assert!(results.table.iter().all(|r| r.bases_abundance.is_none() || r.rank == "species"));
+}
+
+#[test]
+fn short_reads_keep_their_default_measure() {
+    let results = run(our_db(MapKind::TwoColumns));
+    assert_eq!(results.median_read_length, Some(150));
+    assert_eq!(mgds_api::Measure::default_for(&results), mgds_api::Measure::Reestimated);
+    // For reads of one length, counting bases gives the genome copies counting reads gives.
+    let (by_bases, by_reads) = (species(&results, |r| r.bases_abundance), species(&results, |r| r.abundance));
+    assert!(l1(&by_bases, &by_reads) < 1e-9, "{by_bases:?} {by_reads:?}");
+}

@@ -346,10 +346,14 @@ fn allow_null_refs(v: &mut Value) {
 /// Where classification results deliberately differ from the reference's schema (see the
 /// README): rows of taxa with reads only below them (`readcount` 0) and the root's `null`
 /// parent, as the real service's own answers have them (its fixtures), the real service's
-/// `filtered_readcount` fields, and the re-estimated abundance this service adds. Nothing else is
-/// allowed.
+/// `filtered_readcount` fields, and what this service adds: re-estimated abundance, genome
+/// copies by bases and the median read length. Nothing else is allowed.
 fn classification_results_as_served(results: &mut Value) {
+    if let Some(top) = results.pointer_mut("/properties").and_then(Value::as_object_mut) {
+        top.insert("median_read_length".into(), json!({"type": "integer", "minimum": 0}));
+    }
     if let Some(row) = results.pointer_mut("/properties/table/items/properties").and_then(Value::as_object_mut) {
+        row.insert("bases_abundance".into(), json!({"type": ["number", "null"], "minimum": 0, "maximum": 1}));
         row.insert("readcount".into(), json!({"type": "integer", "minimum": 0}));
         row.insert("parent_tax_id".into(), json!({"type": ["string", "null"]}));
         row.insert("filtered_readcount".into(), json!({"type": "integer", "minimum": 0}));

@@ -444,6 +444,7 @@ async fn serve(mut config: Config, args: ServeArgs) -> Result<()> {
     }
     config.trusted_proxies = args.trusted_proxies;
     config.runner.limits = args.limits.limits();
+    config.runner.warm = args.limits.warm();
     config.runner.workers = args.workers;
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));
     config.runner.retry_after = std::time::Duration::from_secs(args.retry_after);

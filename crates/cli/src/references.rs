@@ -141,7 +141,8 @@ pub struct WorkerArgs {
     pub limits: LimitArgs,
 }
 
-/// What one analysis may take (`mgds serve` and `mgds worker`).
+/// What one analysis may take, and the engine processes kept warm (`mgds serve` and `mgds
+/// worker`).
 #[derive(clap::Args, Debug, Clone)]
 pub struct LimitArgs {
     /// Longest read or record an analysis reads, in bases; a longer one fails the analysis with
@@ -156,9 +157,26 @@ pub struct LimitArgs {
     /// Longest one analysis may run, in seconds; then it is stopped and fails.
     #[arg(long, value_name = "SECS", default_value_t = mgds_server::worker::DEFAULT_TIME_LIMIT.as_secs(), env = "MGDS_ENGINE_TIME_LIMIT")]
     pub engine_time_limit: u64,
+    /// Engine processes kept warm between analyses, each with its reference database mapped,
+    /// so that the next analysis of that reference starts at once (0: a new engine process for
+    /// every analysis). A warm engine still runs one analysis at a time under the ceilings
+    /// above; a crash fails only its own analysis.
+    #[arg(long, value_name = "N", default_value_t = mgds_server::worker::WarmConfig::default().max, env = "MGDS_WARM_ENGINES")]
+    pub warm_engines: usize,
+    /// Seconds a warm engine waits for work before it ends.
+    #[arg(long, value_name = "SECS", default_value_t = mgds_server::worker::WarmConfig::default().idle.as_secs(), env = "MGDS_ENGINE_IDLE")]
+    pub engine_idle: u64,
 }
 
 impl LimitArgs {
+    /// The warm engines as the runner takes them.
+    pub fn warm(&self) -> mgds_server::worker::WarmConfig {
+        mgds_server::worker::WarmConfig {
+            max: self.warm_engines,
+            idle: std::time::Duration::from_secs(self.engine_idle.max(1)),
+        }
+    }
+
     /// The limits as the runner takes them.
     pub fn limits(&self) -> mgds_server::worker::Limits {
         mgds_server::worker::Limits {
@@ -423,6 +441,7 @@ pub async fn run_worker(mut config: Config, args: WorkerArgs) -> Result<()> {
     }
     config.runner.workers = args.workers;
     config.runner.limits = args.limits.limits();
+    config.runner.warm = args.limits.warm();
     // The site's default classification is the service's to decide, from its own references.
     config.runner.sets_default_classification = false;
     config.runner.lease = std::time::Duration::from_secs(args.job_lease.max(1));

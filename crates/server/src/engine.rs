@@ -19,6 +19,11 @@ use crate::store::analyses::{Artifact, KRAKEN_REPORT};
 
 /// The argument that starts a binary as an engine process (see [`engine_entry`]).
 pub const ENGINE_ARG: &str = "__mgds-engine";
+/// After [`ENGINE_ARG`]: a warm engine process, which takes one job per line of its stdin and
+/// answers each on a line of its stdout until its stdin closes ([`crate::warm`]).
+pub const WARM_ARG: &str = "--warm";
+/// The longest job line a warm engine reads (a job is a few hundred bytes).
+const MAX_JOB_LINE: u64 = 1 << 20;
 
 /// Set by [`engine_entry`]: this binary can be started as an engine process.
 static HOSTS_ENGINES: OnceLock<()> = OnceLock::new();
@@ -29,7 +34,8 @@ static HOSTS_ENGINES: OnceLock<()> = OnceLock::new();
 /// ([`crate::worker::RunnerConfig::default`] then picks [`EngineHost::Process`]).
 pub fn engine_entry() {
     if std::env::args_os().nth(1).is_some_and(|a| a == ENGINE_ARG) {
-        std::process::exit(engine_main());
+        let warm = std::env::args_os().nth(2).is_some_and(|a| a == WARM_ARG);
+        std::process::exit(if warm { warm_main() } else { engine_main() });
     }
     let _ = HOSTS_ENGINES.set(());
 }
@@ -207,7 +213,7 @@ pub(crate) enum EngineTask {
 
 impl EngineTask {
     /// The memory ceiling of the process.
-    fn memory(&self) -> u64 {
+    pub(crate) fn memory(&self) -> u64 {
         match self {
             EngineTask::Analysis(j) => j.memory,
             EngineTask::Join(j) => j.memory,
@@ -215,7 +221,7 @@ impl EngineTask {
     }
 
     /// What the task is, for messages ("the analysis ...").
-    fn what(&self) -> &'static str {
+    pub(crate) fn what(&self) -> &'static str {
         match self {
             EngineTask::Analysis(_) => "the analysis",
             EngineTask::Join(_) => "joining the pair",
@@ -269,7 +275,7 @@ fn run_join(job: &JoinJob) -> Result<(Value, Option<Artifact>), Failure> {
 
 /// What an engine process answers on stdout.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
-enum EngineAnswer {
+pub(crate) enum EngineAnswer {
     Done { results: Value, file: Option<PathBuf> },
     Refused(String),
     Transient(String),
@@ -288,33 +294,10 @@ fn engine_main() -> i32 {
             return 2;
         }
     };
-    // An engine ends with its worker: a worker killed outright leaves no engine running on
-    // (the analysis is claimed again once its lease lapses). The signal follows the thread that
-    // started the process, a worker thread of the runtime, which lives as long as the worker.
-    #[cfg(target_os = "linux")]
-    {
-        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
-        if nix::unistd::getppid() == nix::unistd::Pid::from_raw(1) {
-            eprintln!("the worker that started this engine process is gone");
-            return 2;
-        }
+    if let Err(code) = bind_to_worker(task.memory()) {
+        return code;
     }
-    #[cfg(unix)]
-    if let Err(e) = rlimit::Resource::DATA.set(task.memory(), task.memory()) {
-        eprintln!("could not set the memory ceiling: {e}");
-        return 2;
-    }
-    let answer = match task.run(&Databases::default()) {
-        Ok((results, artifact)) => EngineAnswer::Done {
-            results,
-            file: match artifact {
-                Some(Artifact::File(p)) => Some(p),
-                Some(Artifact::Bytes(_)) | None => None,
-            },
-        },
-        Err(Failure::Refused(m)) => EngineAnswer::Refused(m),
-        Err(Failure::Transient(m)) => EngineAnswer::Transient(m),
-    };
+    let answer = answer(&task, &Databases::default());
     let mut out = std::io::stdout().lock();
     match serde_json::to_writer(&mut out, &answer).map_err(std::io::Error::from).and_then(|()| out.flush()) {
         Ok(()) => 0,
@@ -325,13 +308,104 @@ fn engine_main() -> i32 {
     }
 }
 
+/// Ends this engine process with its worker, and sets its memory ceiling; `Err` is the exit code.
+fn bind_to_worker(memory: u64) -> Result<(), i32> {
+    // An engine ends with its worker: a worker killed outright leaves no engine running on
+    // (the analysis is claimed again once its lease lapses). The signal follows the thread that
+    // started the process, a worker thread of the runtime, which lives as long as the worker.
+    #[cfg(target_os = "linux")]
+    {
+        let _ = nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL);
+        if nix::unistd::getppid() == nix::unistd::Pid::from_raw(1) {
+            eprintln!("the worker that started this engine process is gone");
+            return Err(2);
+        }
+    }
+    #[cfg(unix)]
+    if let Err(e) = rlimit::Resource::DATA.set(memory, memory) {
+        eprintln!("could not set the memory ceiling: {e}");
+        return Err(2);
+    }
+    Ok(())
+}
+
+/// Runs `task` and puts its outcome as the engine process answers it.
+fn answer(task: &EngineTask, databases: &Databases) -> EngineAnswer {
+    match task.run(databases) {
+        Ok((results, artifact)) => EngineAnswer::Done {
+            results,
+            file: match artifact {
+                Some(Artifact::File(p)) => Some(p),
+                Some(Artifact::Bytes(_)) | None => None,
+            },
+        },
+        Err(Failure::Refused(m)) => EngineAnswer::Refused(m),
+        Err(Failure::Transient(m)) => EngineAnswer::Transient(m),
+    }
+}
+
+/// A warm engine process's side ([`WARM_ARG`]): one job per line of stdin, each answered on a
+/// line of stdout, with the databases opened kept mapped from one job to the next, until stdin
+/// closes. Every job of one warm engine has the same memory ceiling (the worker keeps one
+/// engine per reference and ceiling), set at the first.
+fn warm_main() -> i32 {
+    use std::io::BufRead;
+    let databases = Databases::default();
+    let mut ceiling = None;
+    let mut input = std::io::stdin().lock();
+    loop {
+        let mut line = Vec::new();
+        match (&mut input).take(MAX_JOB_LINE).read_until(b'\n', &mut line) {
+            Ok(0) => return 0,
+            Ok(_) if line.ends_with(b"\n") => {}
+            Ok(_) => {
+                eprintln!("a job line longer than {MAX_JOB_LINE} bytes, or cut short");
+                return 2;
+            }
+            Err(e) => {
+                eprintln!("could not read the next job: {e}");
+                return 2;
+            }
+        }
+        let task: EngineTask = match serde_json::from_slice(&line) {
+            Ok(task) => task,
+            Err(e) => {
+                eprintln!("the job given to the engine process is unreadable: {e}");
+                return 2;
+            }
+        };
+        match ceiling {
+            None => {
+                if let Err(code) = bind_to_worker(task.memory()) {
+                    return code;
+                }
+                ceiling = Some(task.memory());
+            }
+            Some(m) if m != task.memory() => {
+                eprintln!("a job with another memory ceiling than this engine's");
+                return 2;
+            }
+            Some(_) => {}
+        }
+        let answer = answer(&task, &databases);
+        let mut out = std::io::stdout().lock();
+        let written = serde_json::to_writer(&mut out, &answer)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        if let Err(e) = written {
+            eprintln!("could not write the results: {e}");
+            return 3;
+        }
+    }
+}
+
 /// Runs `job` in an engine process of `program`, within `time`.
 pub(crate) async fn run_in_process(
     program: &Path,
     job: &EngineTask,
     time: Duration,
 ) -> Result<(Value, Option<Artifact>), Failure> {
-    let what = job.what();
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(program)
         .arg(ENGINE_ARG)
@@ -351,42 +425,60 @@ pub(crate) async fn run_in_process(
     }
     // Dropping the child (at the time limit) kills it.
     let out = match tokio::time::timeout(time, child.wait_with_output()).await {
-        Err(_) => {
-            return Err(Failure::Refused(format!(
-                "{what} ran longer than its time limit of {} and was stopped (the operator sets it \
-                 with --engine-time-limit)",
-                human_duration(time)
-            )));
-        }
+        Err(_) => return Err(over_time(job, time)),
         Ok(Err(e)) => return Err(Failure::Transient(format!("the engine process could not be watched: {e}"))),
         Ok(Ok(out)) => out,
     };
-    let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.success() {
         return match serde_json::from_slice::<EngineAnswer>(&out.stdout) {
-            Ok(EngineAnswer::Done { results, file }) => Ok((results, file.map(Artifact::File))),
-            Ok(EngineAnswer::Refused(m)) => Err(Failure::Refused(m)),
-            Ok(EngineAnswer::Transient(m)) => Err(Failure::Transient(m)),
+            Ok(answer) => answer.outcome(),
             Err(e) => Err(Failure::Transient(format!("the engine process answered something unreadable: {e}"))),
         };
     }
+    Err(ended(job, out.status, &String::from_utf8_lossy(&out.stderr)))
+}
+
+impl EngineAnswer {
+    /// The outcome the answer tells.
+    pub(crate) fn outcome(self) -> Result<(Value, Option<Artifact>), Failure> {
+        match self {
+            EngineAnswer::Done { results, file } => Ok((results, file.map(Artifact::File))),
+            EngineAnswer::Refused(m) => Err(Failure::Refused(m)),
+            EngineAnswer::Transient(m) => Err(Failure::Transient(m)),
+        }
+    }
+}
+
+/// Why an engine process running `job` ended without answering (`status`, with the end of its
+/// messages).
+pub(crate) fn ended(job: &EngineTask, status: std::process::ExitStatus, stderr: &str) -> Failure {
+    let what = job.what();
     // Rust reports a failed allocation this way, then aborts.
     if stderr.contains("memory allocation of") {
-        return Err(Failure::Refused(format!(
+        return Failure::Refused(format!(
             "{what} needed more memory than its ceiling of {} and was stopped (the operator sets it \
              with --engine-memory); the file may hold an enormous record or be damaged",
             human_bytes(job.memory())
-        )));
+        ));
     }
     #[cfg(unix)]
-    if std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(9) {
-        return Err(Failure::Transient(
+    if std::os::unix::process::ExitStatusExt::signal(&status) == Some(9) {
+        return Failure::Transient(
             "the engine process was killed from outside (by a person, or by the system when memory ran out)".into(),
-        ));
+        );
     }
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
     let last: String = last.chars().take(160).collect();
-    Err(Failure::Transient(format!("the engine process stopped unexpectedly ({}): {last}", out.status)))
+    Failure::Transient(format!("the engine process stopped unexpectedly ({status}): {last}"))
+}
+
+/// Why `job` was stopped at its time limit.
+pub(crate) fn over_time(job: &EngineTask, time: Duration) -> Failure {
+    Failure::Refused(format!(
+        "{} ran longer than its time limit of {} and was stopped (the operator sets it with --engine-time-limit)",
+        job.what(),
+        human_duration(time)
+    ))
 }
 
 /// `12 h`, `30 min`, `45 s`.

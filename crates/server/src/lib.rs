@@ -30,6 +30,7 @@ pub mod signing;
 pub mod sso;
 pub mod state;
 pub mod store;
+mod warm;
 pub mod webhooks;
 pub mod worker;
 

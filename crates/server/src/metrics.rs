@@ -58,6 +58,8 @@ pub struct Metrics {
     latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
     analyses: Family<AnalysisLabels, Histogram, fn() -> Histogram>,
     queue: Family<QueueLabels, Gauge>,
+    engines_started: Gauge,
+    engines_waiting: Gauge,
 }
 
 fn latency_buckets() -> Histogram {
@@ -90,7 +92,18 @@ impl Default for Metrics {
             "Time to append an audit entry (with its webhook events) inside its change's transaction",
             crate::store::audit::WRITE_SECONDS.clone(),
         );
-        Metrics { registry, requests, latency, analyses, queue }
+        let (engines_started, engines_waiting) = (Gauge::default(), Gauge::default());
+        registry.register(
+            "engine_processes_started",
+            "Warm engine processes this process's workers started (each serves analyses of one reference until it waits too long)",
+            engines_started.clone(),
+        );
+        registry.register(
+            "engine_processes_waiting",
+            "Warm engine processes waiting for the next analysis, their reference database mapped",
+            engines_waiting.clone(),
+        );
+        Metrics { registry, requests, latency, analyses, queue, engines_started, engines_waiting }
     }
 }
 
@@ -110,8 +123,15 @@ impl Metrics {
             .observe(took.as_secs_f64());
     }
 
-    /// The metrics in the OpenMetrics text format, with the queue read from the database.
-    pub async fn render(&self, db: &crate::store::db::Pool) -> Result<String, crate::error::ApiError> {
+    /// The metrics in the OpenMetrics text format, with the queue read from the database and the
+    /// warm engines of `runner`.
+    pub async fn render(
+        &self,
+        db: &crate::store::db::Pool,
+        runner: &crate::runner::Runner,
+    ) -> Result<String, crate::error::ApiError> {
+        self.engines_started.set(i64::try_from(runner.warm.started()).unwrap_or(i64::MAX));
+        self.engines_waiting.set(i64::try_from(runner.warm.waiting()).unwrap_or(i64::MAX));
         let (waiting, running) = crate::store::queue::depth(db).await?;
         self.queue.get_or_create(&QueueLabels { state: "waiting" }).set(waiting);
         self.queue.get_or_create(&QueueLabels { state: "running" }).set(running);

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::engine::{Databases, EngineHost, Limits};
 use crate::references::References;
 use crate::store::db;
+use crate::warm::{WarmConfig, WarmEngines};
 
 /// Runs of one analysis that fail in a way that may pass (its engine process killed, the work
 /// folder out of reach) before it fails for good; also the claims of one analysis whose engine
@@ -38,6 +39,8 @@ pub struct RunnerConfig {
     pub retry_after: Duration,
     /// Where engines run.
     pub engine: EngineHost,
+    /// Engine processes kept warm between analyses ([`EngineHost::Process`] only).
+    pub warm: WarmConfig,
     /// What one analysis may take.
     pub limits: Limits,
     /// Whether this process decides the site's default classification from the reference data
@@ -63,6 +66,7 @@ impl Default for RunnerConfig {
             lease: Duration::from_secs(60),
             retry_after: Duration::from_secs(30),
             engine,
+            warm: WarmConfig::default(),
             limits: Limits::default(),
             sets_default_classification: true,
         }
@@ -77,6 +81,8 @@ pub struct Runner {
     pub config: RunnerConfig,
     refs: RwLock<Arc<References>>,
     pub(crate) loaded: Databases,
+    /// Engine processes waiting for the next analysis.
+    pub(crate) warm: WarmEngines,
     pub(crate) data_dir: PathBuf,
     /// Names this process's workers in the queue (`<instance>-<n>`).
     pub(crate) instance: String,
@@ -90,6 +96,7 @@ impl Runner {
     /// A runner over `data_dir` with nothing installed yet.
     pub fn new(data_dir: &Path, config: RunnerConfig) -> Runner {
         Runner {
+            warm: WarmEngines::new(config.warm),
             config,
             refs: RwLock::new(Arc::new(References::default())),
             loaded: Databases::default(),

@@ -32,6 +32,7 @@ pub use crate::engine::{
 use crate::engine::{EngineJob, EngineTask, JoinJob, join_memory_ceiling, run_in_process};
 pub use crate::runner::{MAX_ATTEMPTS, MAX_CLAIMS, Runner, RunnerConfig, WORK_DIR, sweep_work_dir};
 use crate::state::AppState;
+pub use crate::warm::WarmConfig;
 
 use crate::store::analyses::{Artifact, Produced, Stored, store_outcome};
 use crate::store::imports::{self, Finished, Import};
@@ -51,6 +52,15 @@ pub fn spawn_workers(state: &AppState, n: usize) -> Vec<tokio::task::JoinHandle<
             tokio::spawn(async move { work(state, name).await })
         })
         .collect();
+    if n > 0 && state.runner.warm.enabled() {
+        let runner = state.runner.clone();
+        tasks.push(tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(runner.warm.reap_every()).await;
+                runner.warm.reap();
+            }
+        }));
+    }
     if n > 0 {
         // Work queued by other machines wakes these workers at once (else they look at the
         // queue every `config.poll`).
@@ -243,6 +253,13 @@ async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
 async fn run_task(state: &AppState, task: EngineTask) -> Result<(Value, Option<Artifact>), Failure> {
     let config = &state.runner.config;
     match &config.engine {
+        // An analysis goes to a warm engine of its reference: the database stays mapped from one
+        // analysis to the next.
+        EngineHost::Process(program) if state.runner.warm.enabled() && matches!(task, EngineTask::Analysis(_)) => {
+            let EngineTask::Analysis(job) = &task else { unreachable!("an analysis") };
+            let key = format!("{} {} {}", job.reference.job_id, job.reference.dir.display(), job.memory);
+            state.runner.warm.run(program, key, &task, config.limits.time).await
+        }
         EngineHost::Process(program) => run_in_process(program, &task, config.limits.time).await,
         EngineHost::InProcess => {
             let runner = state.runner.clone();

@@ -562,3 +562,47 @@ fn a_pair_is_joined_by_a_worker_and_a_hostile_pair_fails_its_sample_while_the_se
     eprintln!("service peak with pairs joined by its worker: {peak} MB");
     assert!(peak < 150, "the service process peaked at {peak} MB");
 }
+
+/// The analyses of one reference share a warm engine process: it stays after an analysis, its
+/// database mapped, and takes the next; killed while it waits, the next analysis starts a new
+/// one; with `--warm-engines 0` none stays. The results are the same either way.
+#[test]
+fn analyses_of_one_reference_share_a_warm_engine_that_a_kill_only_replaces() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let serve = Serve::start(&data, &["--engine-idle", "600"]);
+    let key = create_user(&data, "lab@example.org");
+    let c = Http::new();
+    let pid = serve.child.id();
+    let table = |a: &Value| {
+        let (_, r) = c.json("GET", &format!("{}{}/results", serve.url, a["$uri"].as_str().unwrap()), &key, None);
+        r
+    };
+    let first = upload_raw(&c, &serve.url, &key, "reads.fastq.gz", &demo_reads());
+    let a = finished_classification(&c, &serve.url, &key, &first);
+    assert_eq!(a["success"], json!(true), "{a}");
+    let warm = wait_for(30, "a warm engine", || engine_processes(pid).first().copied());
+    let second = upload_raw(&c, &serve.url, &key, "again.fastq.gz", &demo_reads());
+    let b = finished_classification(&c, &serve.url, &key, &second);
+    assert_eq!(b["success"], json!(true), "{b}");
+    assert_eq!(engine_processes(pid), [warm], "the second analysis ran in the engine the first left warm");
+    assert_eq!(table(&a), table(&b), "the same reads, the same results");
+
+    // Killed while it waits: the next analysis runs in a new engine, and nothing fails.
+    assert!(Command::new("kill").args(["-KILL", &warm.to_string()]).status().unwrap().success());
+    let third = upload_raw(&c, &serve.url, &key, "third.fastq.gz", &demo_reads());
+    let t = finished_classification(&c, &serve.url, &key, &third);
+    assert_eq!(t["success"], json!(true), "{t}");
+    let replaced = wait_for(30, "a new warm engine", || engine_processes(pid).first().copied());
+    assert_ne!(replaced, warm);
+    assert_eq!(table(&t), table(&a));
+    drop(serve);
+
+    // No warm engines: each analysis has its process, gone when it ends.
+    let serve = Serve::start(&data, &["--warm-engines", "0"]);
+    let fourth = upload_raw(&c, &serve.url, &key, "fourth.fastq.gz", &demo_reads());
+    let f = finished_classification(&c, &serve.url, &key, &fourth);
+    assert_eq!(f["success"], json!(true), "{f}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(engine_processes(serve.child.id()).is_empty(), "an engine process stayed");
+}

@@ -25,7 +25,7 @@ pub async fn record(State(state): State<AppState>, req: Request, next: Next) -> 
 
 /// `GET /metrics`.
 pub async fn metrics(State(state): State<AppState>) -> Result<Response, crate::error::ApiError> {
-    let text = state.metrics.render(&state.db).await?;
+    let text = state.metrics.render(&state.db, &state.runner).await?;
     Ok(([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response())
 }
 

@@ -7,7 +7,10 @@
 //! the engine's time.
 //!
 //! Run: `cargo bench -p mgds-cli --bench latency`. `MGDS_BENCH_READS` (4,000) sets the reads per
-//! batch.
+//! batch. The database is the demo's, unless `MGDS_BENCH_KRAKEN2` names a Kraken 2 folder (the
+//! `kraken2` bench of mgds-classify leaves one of six real genomes in
+//! `~/.cache/mgds/bench/kraken2-db`): it is registered with `mgds db import-kraken2`, and the
+//! batches are drawn from the genomes of its library.
 
 #![allow(missing_docs)]
 
@@ -26,12 +29,18 @@ fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// A batch of Nanopore-like reads from the demo genomes: lengths 1 to 7 kbp, 6% substitutions,
-/// gzipped FASTQ as MinKNOW writes it.
-fn batch(reads: usize) -> Vec<u8> {
-    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/genomes.fa.gz");
+/// A batch of Nanopore-like reads from the genomes in `fasta` (gzipped or not): lengths 1 to 7
+/// kbp, 6% substitutions, gzipped FASTQ as MinKNOW writes it.
+fn batch(reads: usize, fasta: &[PathBuf]) -> Vec<u8> {
     let mut text = String::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(demo).unwrap()).read_to_string(&mut text).unwrap();
+    for f in fasta {
+        let file = std::fs::File::open(f).unwrap();
+        if f.extension().is_some_and(|e| e == "gz") {
+            flate2::read::MultiGzDecoder::new(file).read_to_string(&mut text).unwrap();
+        } else {
+            std::io::BufReader::new(file).read_to_string(&mut text).unwrap();
+        }
+    }
     let seqs: Vec<Vec<u8>> = text
         .split('>')
         .filter(|r| !r.is_empty())
@@ -61,6 +70,8 @@ fn batch(reads: usize) -> Vec<u8> {
 struct Serve {
     child: Child,
     url: String,
+    // Kept open: the service writes more lines later.
+    _out: BufReader<std::process::ChildStdout>,
 }
 
 impl Drop for Serve {
@@ -81,9 +92,10 @@ fn serve(data: &Path, extra: &[&str]) -> Serve {
         .spawn()
         .expect("mgds serve starts");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    out.read_line(&mut line).unwrap();
     let url = line.trim().strip_prefix("listening on ").expect("the address").to_string();
-    Serve { child, url }
+    Serve { child, url, _out: out }
 }
 
 async fn json(http: &reqwest::Client, method: &str, url: &str, key: &str, body: Option<Value>) -> Value {
@@ -157,7 +169,7 @@ fn demo_database(data: &Path) -> PathBuf {
             let p = e.path();
             if p.is_dir() {
                 find(&p, out);
-            } else if p.extension().is_some_and(|x| x == "mgdsdb") {
+            } else if p.extension().is_some_and(|x| x == "mgdb") {
                 out.push(p);
             }
         }
@@ -179,7 +191,32 @@ fn main() {
         .expect("mgds admin runs");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
-    let bytes = batch(reads);
+    let kraken2 = std::env::var_os("MGDS_BENCH_KRAKEN2").map(PathBuf::from);
+    let (sources, serve_args, what): (Vec<PathBuf>, &[&str], String) = match &kraken2 {
+        Some(k) => {
+            let out = Command::new(MGDS)
+                .args(["db", "import-kraken2"])
+                .arg(k)
+                .args(["--name", "bench", "--data-dir"])
+                .arg(&data)
+                .output()
+                .expect("mgds db runs");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let library: Vec<PathBuf> = std::fs::read_dir(k.join("library/added"))
+                .expect("the folder's library (library/added)")
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "fna"))
+                .collect();
+            (library, &["--no-demo"], format!("the Kraken 2 folder {} (read in place)", k.display()))
+        }
+        None => (
+            vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/genomes.fa.gz")],
+            &[],
+            "the demo database".to_string(),
+        ),
+    };
+    let bytes = batch(reads, &sources);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let http = reqwest::Client::new();
@@ -189,7 +226,8 @@ fn main() {
     for (name, extra) in
         [("warm engines (default)", &[][..]), ("a new engine process per analysis", &["--warm-engines", "0"][..])]
     {
-        let s = serve(&data, extra);
+        let args: Vec<&str> = serve_args.iter().chain(extra).copied().collect();
+        let s = serve(&data, &args);
         let mut per_run = Vec::new();
         for &n in &runs {
             eprintln!("{name}: {n} batch(es) in a row");
@@ -211,7 +249,10 @@ fn main() {
     // The engine alone on the same batch, the same database, every core, its pages cached.
     let file = dir.path().join("batch.fastq.gz");
     std::fs::write(&file, &bytes).unwrap();
-    let db = mgds_classify::Database::open(demo_database(&data)).unwrap();
+    let db = match &kraken2 {
+        Some(k) => mgds_classify::Database::open(k).unwrap(),
+        None => mgds_classify::Database::open(demo_database(&data)).unwrap(),
+    };
     let opts = mgds_classify::ClassifyOptions::default();
     let mut engine = Vec::new();
     for _ in 0..5 {
@@ -223,7 +264,7 @@ fn main() {
     let engine = engine[engine.len() / 2];
 
     println!(
-        "# Upload to result: {reads}-read Nanopore-like batches ({:.1} MB gzipped), demo database\n",
+        "# Upload to result: {reads}-read Nanopore-like batches ({:.1} MB gzipped), {what}\n",
         bytes.len() as f64 / 1e6
     );
     println!(

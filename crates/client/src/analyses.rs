@@ -27,6 +27,12 @@ impl Collection {
         self.client.get_json(self.client.api_url(&[self.name, id])).await
     }
 
+    async fn when_complete(&self, id: &str, secs: u64) -> Result<Analysis> {
+        let mut url = self.client.api_url(&[self.name, id]);
+        url.query_pairs_mut().append_pair("wait", &secs.to_string());
+        self.client.get_json(url).await
+    }
+
     async fn results<T: serde::de::DeserializeOwned>(&self, id: &str) -> Result<T> {
         self.client.get_json(self.client.api_url(&[self.name, id, "results"])).await
     }
@@ -58,6 +64,11 @@ macro_rules! analysis_handle {
             #[doc = concat!("One record (`GET /", $collection, "/{id}`); an analysis of another kind is not found.")]
             pub async fn get(&self, id: impl ResourceId) -> Result<Analysis> {
                 self.inner.get(id.resource_id()).await
+            }
+
+            #[doc = concat!("One record once it is complete, or after at most `secs` seconds (30 at most; `GET /", $collection, "/{id}?wait=SECS`, an MGDS addition: another service answers at once, as `get`).")]
+            pub async fn when_complete(&self, id: impl ResourceId, secs: u64) -> Result<Analysis> {
+                self.inner.when_complete(id.resource_id(), secs).await
             }
         }
     };

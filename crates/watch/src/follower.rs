@@ -25,6 +25,13 @@ const PER_PASS: usize = 64;
 /// none on upload, or it was deleted).
 const LOOKS_FOR_NONE: u32 = 5;
 
+/// Classifications waited for at once ([`Follower::wait_for`]); others are looked at on the
+/// next pass.
+const WAITING_AT_ONCE: usize = 32;
+/// How long one wait asks the service to hold its answer (an MGDS service holds it until the
+/// classification is complete, at most this long; another answers at once).
+const WAIT_SECS: u64 = 25;
+
 pub(crate) struct Follower {
     pub folders: Vec<FolderConfig>,
     pub options: Options,
@@ -32,6 +39,10 @@ pub(crate) struct Follower {
     pub client: Client,
     pub events: mpsc::UnboundedSender<Event>,
     pub control: Arc<Control>,
+    /// The classifications being waited for.
+    pub waiting: Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// Cancelled when the watcher stops: the waits end with it.
+    pub stop: CancellationToken,
 }
 
 /// What one look found.
@@ -76,6 +87,9 @@ impl Follower {
         };
         match look {
             Look::Waiting(analysis) => {
+                if let Some(id) = &analysis {
+                    self.wait_for(id);
+                }
                 self.queue.set_classification(s, "waiting", analysis.as_deref(), None, None).await
             }
             Look::None(why) => self.queue.set_classification(s, "none", None, None, Some(&why)).await,
@@ -99,6 +113,46 @@ impl Follower {
                 self.check_alerts(f, &taxa).await
             }
         }
+    }
+
+    /// Waits, on a task of its own, until classification `id` is complete, then wakes the
+    /// follower: the dashboard and the alerts learn of it as soon as the service stores it
+    /// (`?wait=`, one request held open at a time), not at the next pass.
+    fn wait_for(&self, id: &str) {
+        {
+            let Ok(mut waiting) = self.waiting.lock() else { return };
+            if waiting.len() >= WAITING_AT_ONCE || !waiting.insert(id.to_string()) {
+                return;
+            }
+        }
+        let (client, control, waiting, id, stop) =
+            (self.client.clone(), self.control.clone(), self.waiting.clone(), id.to_string(), self.stop.clone());
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            let classifications = client.classifications();
+            loop {
+                let answer = tokio::select! {
+                    () = stop.cancelled() => return,
+                    a = classifications.when_complete(id.as_str(), WAIT_SECS) => a,
+                };
+                match answer {
+                    Ok(a) if a.complete => break,
+                    // A service that answers at once (not an MGDS one) is left to the passes.
+                    Ok(_) if started.elapsed() < Duration::from_secs(WAIT_SECS / 2) => {
+                        if let Ok(mut w) = waiting.lock() {
+                            w.remove(&id);
+                        }
+                        return;
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            if let Ok(mut w) = waiting.lock() {
+                w.remove(&id);
+            }
+            control.classified_wake.notify_one();
+        });
     }
 
     async fn look(&self, sample_id: &str, checks: u32) -> Result<Look, mgds_client::Error> {

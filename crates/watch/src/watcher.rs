@@ -74,6 +74,8 @@ impl Watcher {
             client: client.clone(),
             events: tx.clone(),
             control: control.clone(),
+            waiting: Arc::default(),
+            stop: stop.clone(),
         };
         let uploader = Uploader {
             folders: scanner.folders(),

@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mgds_api::{Analysis, FileDetail, FileDetails, ReadlevelUrl};
 
-use super::extract::{ListParams, Listed};
+use super::extract::{ListParams, Listed, WaitParam};
 use super::transfers;
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiResult};
@@ -19,7 +19,7 @@ pub(super) fn router() -> Router<AppState> {
     let mut r = Router::new()
         .route("/analyses", get(|s, c, u, p| list(s, c, u, p, None)))
         .route("/analyses/public", get(|s, u, p| list_public(s, u, p, None)))
-        .route("/analyses/{id}", get(|s, c, p| get_one(s, c, p, None)))
+        .route("/analyses/{id}", get(|s, c, p, w| get_one(s, c, p, w, None)))
         .route("/analyses/{id}/results", get(|s, c, p| results(s, c, p, None)))
         .route("/analyses/{id}/files", get(|s, c, p| files(s, c, p, None)))
         .route("/analyses/{id}/file_details", get(|s, c, p| file_details(s, c, p, None)));
@@ -28,7 +28,7 @@ pub(super) fn router() -> Router<AppState> {
         r = r
             .route(&format!("/{c}"), get(move |s, c, u, p| list(s, c, u, p, Some(kind))))
             .route(&format!("/{c}/public"), get(move |s, u, p| list_public(s, u, p, Some(kind))))
-            .route(&format!("/{c}/{{id}}"), get(move |s, c, p| get_one(s, c, p, Some(kind))))
+            .route(&format!("/{c}/{{id}}"), get(move |s, c, p, w| get_one(s, c, p, w, Some(kind))))
             .route(&format!("/{c}/{{id}}/results"), get(move |s, c, p| results(s, c, p, Some(kind))))
             .route(&format!("/{c}/{{id}}/files"), get(move |s, c, p| files(s, c, p, Some(kind))))
             .route(&format!("/{c}/{{id}}/file_details"), get(move |s, c, p| file_details(s, c, p, Some(kind))));
@@ -67,13 +67,20 @@ async fn list_public(
     Ok(Listed::new(analyses::list_public(&state, &params.query(), kind).await?, &uri, &params))
 }
 
+/// One analysis; with `?wait=SECS` (an MGDS addition), once it is complete or after at most
+/// that many seconds (30 at most), so that a client following an analysis learns of its end at
+/// once without asking again and again.
 async fn get_one(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
+    WaitParam(wait): WaitParam,
     kind: Option<AnalysisKind>,
 ) -> ApiResult<axum::Json<Analysis>> {
-    Ok(axum::Json(analyses::get(&state, &caller, &id, kind).await?))
+    Ok(axum::Json(match wait {
+        Some(wait) => analyses::get_when_complete(&state, &caller, &id, kind, wait).await?,
+        None => analyses::get(&state, &caller, &id, kind).await?,
+    }))
 }
 
 async fn results(

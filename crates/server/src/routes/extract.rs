@@ -122,6 +122,30 @@ impl<S: Send + Sync> FromRequestParts<S> for ListParams {
     }
 }
 
+/// `?wait=SECS` on one analysis (an MGDS addition): answer once the analysis is complete, or
+/// after at most this many seconds ([`MAX_WAIT_SECS`]), whichever comes first.
+#[derive(Debug, Default)]
+pub struct WaitParam(pub Option<std::time::Duration>);
+
+/// The longest `?wait=` honoured: shorter than the usual idle timeouts of proxies.
+pub const MAX_WAIT_SECS: u64 = 30;
+
+impl<S: Send + Sync> FromRequestParts<S> for WaitParam {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or_default();
+        let Some(value) = query.split('&').find_map(|p| p.strip_prefix("wait=")) else { return Ok(WaitParam(None)) };
+        let secs: u64 = value.parse().map_err(|_| {
+            ApiError::BadRequest(format!(
+                "wait must be a whole number of seconds (at most {MAX_WAIT_SECS}), not {:?}",
+                value.chars().take(40).collect::<String>()
+            ))
+        })?;
+        Ok(WaitParam((secs > 0).then(|| std::time::Duration::from_secs(secs.min(MAX_WAIT_SECS)))))
+    }
+}
+
 /// Refuses a query string whose parameters are not UTF-8 once percent-decoded (the decoder
 /// would otherwise replace the bytes with U+FFFD and filter on something nobody sent).
 fn check_query_text(query: &str) -> Result<(), ApiError> {

@@ -190,6 +190,32 @@ pub async fn get(state: &Store, caller: &Caller, id: &str, kind: Option<Analysis
     Ok(visible(state, caller, id, kind).await?.into_api(kind))
 }
 
+/// [`get`], once the analysis is complete or `wait` has passed: woken when this process stores
+/// an outcome, and looking again every 250 ms for outcomes stored by other processes (workers
+/// of their own, other hosts).
+pub async fn get_when_complete(
+    state: &Store,
+    caller: &Caller,
+    id: &str,
+    kind: Option<AnalysisKind>,
+    wait: std::time::Duration,
+) -> ApiResult<Analysis> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let finished = state.finished.notified();
+        let a = get(state, caller, id, kind).await?;
+        let now = tokio::time::Instant::now();
+        if a.complete || now >= deadline {
+            return Ok(a);
+        }
+        let pause = (deadline - now).min(std::time::Duration::from_millis(250));
+        tokio::select! {
+            () = finished => {}
+            () = tokio::time::sleep(pause) => {}
+        }
+    }
+}
+
 /// Explains why a visible analysis has no results yet.
 async fn not_ready(state: &Store, id: &str) -> ApiResult<ApiError> {
     let (complete, success, msg): (i64, i64, Option<String>) =
@@ -471,6 +497,7 @@ pub async fn store_outcome(
             // The webhooks' `analysis.completed` or `analysis.failed`, with the outcome.
             super::events::analysis_finished(&mut tx, id).await?;
             tx.commit().await?;
+            state.finished.notify_waiters();
             Ok(Stored::Complete(t))
         }
         None => {

@@ -17,6 +17,8 @@ pub struct Store {
     pub storage: files::Storage,
     /// Notified when work is queued.
     pub queued: Arc<Notify>,
+    /// Notified when this process stores an analysis's outcome (for `?wait=` on an analysis).
+    pub finished: Arc<Notify>,
     /// How long the audit trail is kept, and the key its checkpoints are signed with.
     pub audit: Arc<AuditPolicy>,
     /// How webhooks are delivered.
@@ -35,7 +37,14 @@ pub struct AuditPolicy {
 impl Store {
     /// A store over a database and files.
     pub fn new(db: db::Pool, storage: files::Storage) -> Store {
-        Store { db, storage, queued: Arc::new(Notify::new()), audit: Arc::default(), webhooks: Arc::default() }
+        Store {
+            db,
+            storage,
+            queued: Arc::new(Notify::new()),
+            finished: Arc::new(Notify::new()),
+            audit: Arc::default(),
+            webhooks: Arc::default(),
+        }
     }
 
     /// Tells idle workers that work was queued.

@@ -579,3 +579,34 @@ async fn owners_take_turns_in_the_queue() {
     let at = order.iter().position(|o| *o == other.id).expect("the other owner's analysis was claimed");
     assert_eq!(at, 1, "claimed right after the first of the burst, not after all {}: {order:?}", burst.len());
 }
+
+/// `?wait=SECS` on an analysis answers as soon as the analysis is stored complete (not at the
+/// end of the wait; without the wait the first answer would say it is running), at once for one
+/// already complete, and refuses a wait that is not a number of seconds.
+#[tokio::test]
+async fn waiting_on_an_analysis_answers_when_it_completes() {
+    let svc = start_with_demo(|c| c.runner.poll = Duration::from_secs(60)).await;
+    let u = svc.user("lab@example.org").await;
+    let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
+    let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
+    let id = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let started = Instant::now();
+    let (st, a) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}?wait=30")).await;
+    let waited = started.elapsed();
+    assert_eq!(st, 200, "{a}");
+    assert_eq!(a["complete"], json!(true), "answered when complete: {a}");
+    assert!(waited < Duration::from_secs(25), "answered at completion, not at the end of the wait: {waited:?}");
+    // Complete already: at once.
+    let started = Instant::now();
+    let (st, a) = svc.get(Some(&u), &format!("/api/v1/analyses/{id}?wait=30")).await;
+    assert_eq!((st, a["complete"].clone()), (200, json!(true)));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Not a number of seconds.
+    let (st, e) = svc.get(Some(&u), &format!("/api/v1/analyses/{id}?wait=soon")).await;
+    assert_eq!(st, 400, "{e}");
+    assert!(e.to_string().contains("wait"), "{e}");
+    // Another caller cannot wait on it either.
+    let other = svc.user("other@example.org").await;
+    let (st, _) = svc.get(Some(&other), &format!("/api/v1/analyses/{id}?wait=2")).await;
+    assert_eq!(st, 404);
+}

@@ -202,3 +202,36 @@ async fn a_sample_uploaded_elsewhere_is_checked_against_the_rules_for_every_fold
     assert!(listed.is_empty() && total == 0, "a sample of no folder is not a watched folder's: {listed:?}");
     q.close().await;
 }
+
+/// The dashboard learns of a batch's classification when the service stores it, not at the
+/// follower's next look: with looks 10 s apart, the batch shows classified within a few seconds
+/// of its upload's confirmation (the follower waits on the classification with `?wait=`).
+#[tokio::test]
+async fn a_classified_batch_reaches_the_dashboard_before_the_next_look() {
+    let svc = Service::start_classifying().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("minknow");
+    std::fs::create_dir_all(&root).unwrap();
+    let data = tmp.path().join("client");
+    let mut cfg = FolderConfig::new(&root);
+    cfg.layout = Layout::Nanopore;
+    cfg.nanopore = NanoporeGrouping::PerFile;
+    let mut options = quick(true);
+    options.poll_interval = Duration::from_secs(10);
+    let (w, mut ev) = watch(&svc, vec![cfg], options, &data).await;
+    let reads = demo_reads();
+    let all: Vec<&str> = reads.iter().map(|(_, r)| r.as_str()).collect();
+    let file =
+        root.join("20240301_1000_MN1_FAQ1_abcd1234/fastq_pass/barcode01/FAQ1_pass_barcode01_abcd1234_0.fastq.gz");
+    write_slowly(&file, &gz(&all), 2, Duration::from_millis(30)).await;
+    ev.wait(60, "the batch's upload confirmed", |e| matches!(e, Event::SampleConfirmed { .. })).await;
+    let confirmed = Instant::now();
+    until(60, "the batch on the dashboard, classified", || async {
+        runs(&data).await.first().is_some_and(|r| r.groups.iter().any(|g| g.name == "barcode01" && g.classified == 1))
+    })
+    .await;
+    let took = confirmed.elapsed();
+    eprintln!("classified on the dashboard {took:?} after the upload was confirmed");
+    assert!(took < Duration::from_secs(5), "{took:?}: the follower waited for its next look");
+    w.stop().await.unwrap();
+}

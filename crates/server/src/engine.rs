@@ -22,8 +22,9 @@ pub const ENGINE_ARG: &str = "__mgds-engine";
 /// After [`ENGINE_ARG`]: a warm engine process, which takes one job per line of its stdin and
 /// answers each on a line of its stdout until its stdin closes ([`crate::warm`]).
 pub const WARM_ARG: &str = "--warm";
-/// The longest job line a warm engine reads (a job is a few hundred bytes).
-const MAX_JOB_LINE: u64 = 1 << 20;
+/// The longest job line a warm engine reads: a job names its reference with the reference's
+/// manifest, which lists its species (about 100 bytes each: 64 MiB is over half a million).
+const MAX_JOB_LINE: u64 = 64 << 20;
 
 /// Set by [`engine_entry`]: this binary can be started as an engine process.
 static HOSTS_ENGINES: OnceLock<()> = OnceLock::new();

@@ -52,7 +52,11 @@ struct Warm {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     stderr: Arc<Mutex<VecDeque<u8>>>,
+    /// The task that keeps the end of its messages; it ends when the process does.
+    stderr_task: tokio::task::JoinHandle<()>,
     since: Instant,
+    /// Analyses it answered.
+    jobs: u32,
 }
 
 /// The warm engines of one runner.
@@ -104,6 +108,7 @@ impl WarmEngines {
     /// leaves (dropping it ends the process).
     fn give_back(&self, mut w: Warm) {
         w.since = Instant::now();
+        w.jobs += 1;
         let Ok(mut idle) = self.idle.lock() else { return };
         idle.push(WarmSlot(w));
         while idle.len() > self.config.max {
@@ -161,6 +166,9 @@ impl WarmEngines {
                 }
             }
         };
+        if let Ok(mut tail) = w.stderr.lock() {
+            tail.clear();
+        }
         let mut answer = Vec::new();
         // At the time limit, `w` is dropped, which kills the process.
         let read = tokio::time::timeout(time, (&mut w.stdout).take(MAX_ANSWER).read_until(b'\n', &mut answer)).await;
@@ -185,11 +193,26 @@ impl WarmEngines {
             Ok(Ok(_)) => {
                 drop(w.stdin);
                 let status = tokio::time::timeout(Duration::from_secs(10), w.child.wait()).await;
+                // Its last messages (a failed allocation says so just before the abort) may still
+                // be on their way from the pipe.
+                let _ = tokio::time::timeout(Duration::from_secs(2), &mut w.stderr_task).await;
                 let stderr = w.stderr.lock().map(|mut t| String::from_utf8_lossy(t.make_contiguous()).into_owned());
-                match status {
-                    Ok(Ok(status)) => Err(ended(task, status, &stderr.unwrap_or_default())),
-                    _ => Err(Failure::Transient("the engine process stopped answering".into())),
-                }
+                let failure = match status {
+                    Ok(Ok(status)) => ended(task, status, &stderr.unwrap_or_default()),
+                    _ => Failure::Transient("the engine process stopped answering".into()),
+                };
+                Err(match failure {
+                    // What an engine kept from its earlier analyses counts against its ceiling
+                    // too: an engine that had run others tries again in a new process before
+                    // the analysis is held to have needed too much.
+                    Failure::Refused(why) if w.jobs > 0 && why.contains("--engine-memory") => {
+                        Failure::Transient(format!(
+                            "{why} (in an engine process that had run {} analyses before; tried again in a new one)",
+                            w.jobs
+                        ))
+                    }
+                    other => other,
+                })
             }
         }
     }
@@ -212,21 +235,20 @@ impl WarmEngines {
         let stdin = child.stdin.take().ok_or_else(missing)?;
         let stdout = BufReader::new(child.stdout.take().ok_or_else(missing)?);
         let stderr = Arc::new(Mutex::new(VecDeque::with_capacity(STDERR_TAIL)));
-        if let Some(mut pipe) = child.stderr.take() {
-            let tail = stderr.clone();
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let Ok(mut t) = tail.lock() else { break };
-                    t.extend(&buf[..n]);
-                    let over = t.len().saturating_sub(STDERR_TAIL);
-                    t.drain(..over);
+        let mut pipe = child.stderr.take().ok_or_else(missing)?;
+        let tail = stderr.clone();
+        let stderr_task = tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
                 }
-            });
-        }
-        Ok(Warm { key, child, stdin, stdout, stderr, since: Instant::now() })
+                let Ok(mut t) = tail.lock() else { break };
+                t.extend(&buf[..n]);
+                let over = t.len().saturating_sub(STDERR_TAIL);
+                t.drain(..over);
+            }
+        });
+        Ok(Warm { key, child, stdin, stdout, stderr, stderr_task, since: Instant::now(), jobs: 0 })
     }
 }

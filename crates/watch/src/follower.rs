@@ -31,6 +31,8 @@ const WAITING_AT_ONCE: usize = 32;
 /// How long one wait asks the service to hold its answer (an MGDS service holds it until the
 /// classification is complete, at most this long; another answers at once).
 const WAIT_SECS: u64 = 25;
+/// Waits of one classification in a row, at most (10 minutes).
+const WAIT_ROUNDS: u32 = 24;
 
 pub(crate) struct Follower {
     pub folders: Vec<FolderConfig>,
@@ -57,13 +59,21 @@ impl Follower {
     /// Runs until `stop`.
     pub async fn run(self, stop: CancellationToken) -> Result<(), Error> {
         let pace = self.options.poll_interval.clamp(Duration::from_millis(200), Duration::from_secs(10));
+        let mut last_paced: Option<std::time::Instant> = None;
         loop {
+            // Passes come at the pace and at every wake (an upload confirmed, a classification
+            // finished); a look that finds no classification yet counts towards giving up on
+            // the sample only once per pace, so that a burst of wakes does not use up its looks.
+            let paced = last_paced.is_none_or(|t| t.elapsed() >= pace);
+            if paced {
+                last_paced = Some(std::time::Instant::now());
+            }
             let due = self.queue.to_follow(PER_PASS).await?;
             for f in &due {
                 if stop.is_cancelled() {
                     return Ok(());
                 }
-                self.follow(f).await?;
+                self.follow(f, paced).await?;
             }
             tokio::select! {
                 () = stop.cancelled() => return Ok(()),
@@ -73,10 +83,11 @@ impl Follower {
         }
     }
 
-    /// Looks at one sample's classification once and records what it found.
-    async fn follow(&self, f: &ToFollow) -> Result<(), Error> {
+    /// Looks at one sample's classification once and records what it found (a look that finds
+    /// no classification yet, only on a `paced` pass).
+    async fn follow(&self, f: &ToFollow, paced: bool) -> Result<(), Error> {
         let s = &f.sample;
-        let look = match self.look(s.sample_id.as_deref().unwrap_or_default(), f.checks).await {
+        let look = match self.look(s.sample_id.as_deref().unwrap_or_default(), f.checks, paced).await {
             Ok(look) => look,
             Err(e) if e.status() == Some(404) => Look::None("the sample is no longer on the service".into()),
             Err(e) => {
@@ -86,6 +97,7 @@ impl Follower {
             }
         };
         match look {
+            Look::Waiting(None) if !paced => Ok(()),
             Look::Waiting(analysis) => {
                 if let Some(id) = &analysis {
                     self.wait_for(id);
@@ -128,37 +140,41 @@ impl Follower {
         let (client, control, waiting, id, stop) =
             (self.client.clone(), self.control.clone(), self.waiting.clone(), id.to_string(), self.stop.clone());
         tokio::spawn(async move {
-            let started = std::time::Instant::now();
             let classifications = client.classifications();
-            loop {
+            let mut complete = false;
+            // At most WAIT_ROUNDS waits (a classification that takes longer is waited for again
+            // from a later pass).
+            for _ in 0..WAIT_ROUNDS {
+                let asked = std::time::Instant::now();
                 let answer = tokio::select! {
-                    () = stop.cancelled() => return,
+                    () = stop.cancelled() => break,
                     a = classifications.when_complete(id.as_str(), WAIT_SECS) => a,
                 };
                 match answer {
-                    Ok(a) if a.complete => break,
-                    // A service that answers at once (not an MGDS one) is left to the passes.
-                    Ok(_) if started.elapsed() < Duration::from_secs(WAIT_SECS / 2) => {
-                        if let Ok(mut w) = waiting.lock() {
-                            w.remove(&id);
-                        }
-                        return;
+                    Ok(a) if a.complete => {
+                        complete = true;
+                        break;
                     }
-                    Ok(_) => {}
-                    Err(_) => break,
+                    // Held for its time: still running.
+                    Ok(_) if asked.elapsed() >= Duration::from_secs(WAIT_SECS / 2) => {}
+                    // Answered at once (a service without `?wait`), or an error: left to the
+                    // passes, without waking them.
+                    Ok(_) | Err(_) => break,
                 }
             }
             if let Ok(mut w) = waiting.lock() {
                 w.remove(&id);
             }
-            control.classified_wake.notify_one();
+            if complete {
+                control.classified_wake.notify_one();
+            }
         });
     }
 
-    async fn look(&self, sample_id: &str, checks: u32) -> Result<Look, mgds_client::Error> {
+    async fn look(&self, sample_id: &str, checks: u32, paced: bool) -> Result<Look, mgds_client::Error> {
         let sample = self.client.samples().get(sample_id).await?;
         let Some(classification) = sample.primary_classification else {
-            return Ok(if checks + 1 >= LOOKS_FOR_NONE {
+            return Ok(if paced && checks + 1 >= LOOKS_FOR_NONE {
                 Look::None("the service made no classification of it".into())
             } else {
                 Look::Waiting(None)

@@ -591,8 +591,11 @@ fn analyses_of_one_reference_share_a_warm_engine_that_a_kill_only_replaces() {
     // Killed while it waits: the next analysis runs in a new engine, and nothing fails.
     assert!(Command::new("kill").args(["-KILL", &warm.to_string()]).status().unwrap().success());
     let third = upload_raw(&c, &serve.url, &key, "third.fastq.gz", &demo_reads());
+    let started = Instant::now();
     let t = finished_classification(&c, &serve.url, &key, &third);
     assert_eq!(t["success"], json!(true), "{t}");
+    // At once, not after a failed attempt and the 30 s before a retry.
+    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     let replaced = wait_for(30, "a new warm engine", || engine_processes(pid).first().copied());
     assert_ne!(replaced, warm);
     assert_eq!(table(&t), table(&a));

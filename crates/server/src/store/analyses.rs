@@ -190,9 +190,13 @@ pub async fn get(state: &Store, caller: &Caller, id: &str, kind: Option<Analysis
     Ok(visible(state, caller, id, kind).await?.into_api(kind))
 }
 
+/// Waits held open at once across the service; a wait beyond them is answered at once.
+pub const MAX_WAITS: usize = 256;
+
 /// [`get`], once the analysis is complete or `wait` has passed: woken when this process stores
-/// an outcome, and looking again every 250 ms for outcomes stored by other processes (workers
-/// of their own, other hosts).
+/// an outcome, and looking again every second for outcomes stored by other processes (workers
+/// of their own, other hosts). Only a signed-in caller waits, and at most [`MAX_WAITS`] at once
+/// across the service; others are answered at once.
 pub async fn get_when_complete(
     state: &Store,
     caller: &Caller,
@@ -200,6 +204,10 @@ pub async fn get_when_complete(
     kind: Option<AnalysisKind>,
     wait: std::time::Duration,
 ) -> ApiResult<Analysis> {
+    let permit = if caller.0.is_some() { state.waits.clone().try_acquire_owned().ok() } else { None };
+    if permit.is_none() {
+        return get(state, caller, id, kind).await;
+    }
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         let finished = state.finished.notified();
@@ -208,7 +216,7 @@ pub async fn get_when_complete(
         if a.complete || now >= deadline {
             return Ok(a);
         }
-        let pause = (deadline - now).min(std::time::Duration::from_millis(250));
+        let pause = (deadline - now).min(std::time::Duration::from_secs(1));
         tokio::select! {
             () = finished => {}
             () = tokio::time::sleep(pause) => {}

@@ -19,6 +19,8 @@ pub struct Store {
     pub queued: Arc<Notify>,
     /// Notified when this process stores an analysis's outcome (for `?wait=` on an analysis).
     pub finished: Arc<Notify>,
+    /// The waits that may be held open at once ([`super::analyses::MAX_WAITS`]).
+    pub waits: Arc<tokio::sync::Semaphore>,
     /// How long the audit trail is kept, and the key its checkpoints are signed with.
     pub audit: Arc<AuditPolicy>,
     /// How webhooks are delivered.
@@ -42,6 +44,7 @@ impl Store {
             storage,
             queued: Arc::new(Notify::new()),
             finished: Arc::new(Notify::new()),
+            waits: Arc::new(tokio::sync::Semaphore::new(super::analyses::MAX_WAITS)),
             audit: Arc::default(),
             webhooks: Arc::default(),
         }

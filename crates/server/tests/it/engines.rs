@@ -580,22 +580,35 @@ async fn owners_take_turns_in_the_queue() {
     assert_eq!(at, 1, "claimed right after the first of the burst, not after all {}: {order:?}", burst.len());
 }
 
-/// `?wait=SECS` on an analysis answers as soon as the analysis is stored complete (not at the
-/// end of the wait; without the wait the first answer would say it is running), at once for one
-/// already complete, and refuses a wait that is not a number of seconds.
+/// `?wait=SECS` on an analysis answers as soon as the analysis is stored complete (a worker starts
+/// a second into the wait; not at the end of the wait), at once for one already complete, and
+/// refuses a wait that is not a number of seconds.
 #[tokio::test]
 async fn waiting_on_an_analysis_answers_when_it_completes() {
-    let svc = start_with_demo(|c| c.runner.poll = Duration::from_secs(60)).await;
+    // No worker until the wait is under way: the analysis cannot be complete when it starts.
+    let svc = start_with_demo(|c| c.runner.workers = 0).await;
     let u = svc.user("lab@example.org").await;
     let sample = svc.upload_sample(&u, "demo.fastq.gz", &demo_reads(), json!({})).await;
     let (_, s) = svc.get(Some(&u), &format!("/api/v1/samples/{sample}")).await;
     let id = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let (_, a) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}")).await;
+    assert_eq!(a["complete"], json!(false));
+    let state = svc.state.clone();
+    let later = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        worker::spawn_workers(&state, 1)
+    });
     let started = Instant::now();
     let (st, a) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}?wait=30")).await;
     let waited = started.elapsed();
+    let _workers = later.await.unwrap();
     assert_eq!(st, 200, "{a}");
     assert_eq!(a["complete"], json!(true), "answered when complete: {a}");
+    assert!(waited >= Duration::from_secs(1), "it waited for the worker: {waited:?}");
     assert!(waited < Duration::from_secs(25), "answered at completion, not at the end of the wait: {waited:?}");
+    // Anonymous callers are answered at once (the sample is private: not found).
+    let (st, _) = svc.get(None, &format!("/api/v1/analyses/{id}?wait=5")).await;
+    assert_ne!(st, 200);
     // Complete already: at once.
     let started = Instant::now();
     let (st, a) = svc.get(Some(&u), &format!("/api/v1/analyses/{id}?wait=30")).await;

@@ -404,7 +404,8 @@ fn run() -> Res<()> {
     print_table(&rows);
     print_definitions(&own_runs, &folder_runs, &k2_runs, repeats, &load_before, &load_after);
     if kraken2 {
-        read_kinds(&exe, &ours_db, &k2_db, &genomes, &sample, &out_dir, repeats)?;
+        let setup = Setup { exe: &exe, ours_db: &ours_db, k2_db: &k2_db, out_dir: &out_dir, repeats };
+        read_kinds(&setup, &genomes, &sample, &taxonomy)?;
     }
     println!("\nBench run time: {:.0} s (including set-up).", started.elapsed().as_secs_f64());
     Ok(())
@@ -460,11 +461,24 @@ fn kraken2_master() -> Result<(PathBuf, String), String> {
     Ok((bin, commit))
 }
 
+/// What the classification runs of [`read_kinds`] share.
+#[derive(Clone, Copy)]
+struct Setup<'a> {
+    /// This bench's binary (its `child-classify`).
+    exe: &'a Path,
+    ours_db: &'a Path,
+    k2_db: &'a Path,
+    out_dir: &'a Path,
+    repeats: usize,
+}
+
 /// One kind of reads in the speed table.
 struct Kind {
     name: String,
     reads: PathBuf,
     tag: &'static str,
+    /// Each read's genome (an index into the bench's genomes), for simulated reads.
+    truth: Option<Vec<u16>>,
 }
 
 /// The fastest run of each tool at one thread count.
@@ -478,15 +492,8 @@ struct Fastest {
 /// Short reads, simulated Nanopore reads (two error levels) and real Nanopore reads, each
 /// classified by the four tools at 1 and 2 threads: speed, peak memory and per-read agreement
 /// with Kraken 2 master (with Debian's 2.1.2 where master could not be built).
-fn read_kinds(
-    exe: &Path,
-    ours_db: &Path,
-    k2_db: &Path,
-    genomes: &[Prepared],
-    short: &Sample,
-    out_dir: &Path,
-    repeats: usize,
-) -> Res<()> {
+fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy: &Taxonomy) -> Res<()> {
+    let Setup { exe, ours_db, k2_db, out_dir, repeats } = *setup;
     let master = kraken2_master();
     if let Err(why) = &master {
         eprintln!("Kraken 2 master: {why}; its column is empty");
@@ -502,6 +509,7 @@ fn read_kinds(
         name: format!("{} ({} reads)", "ART HiSeq 2500 150 bp", short.truth.len()),
         reads: short.r1.clone(),
         tag: "short",
+        truth: None,
     }];
     let mut simulated_notes = Vec::new();
     for (weight, tag, what) in
@@ -518,6 +526,7 @@ fn read_kinds(
                     ),
                     reads: s.r1.clone(),
                     tag,
+                    truth: Some(s.truth.clone()),
                 });
                 simulated_notes.push(s.simulator);
             }
@@ -529,6 +538,7 @@ fn read_kinds(
             name: format!("real ONT R9, ultra-long E. coli ({package}: 371 reads, mean 23 kbp)"),
             reads: dir.join("usr/share/doc/python3-nanoget/examples/nanotest/reads.fastq.gz"),
             tag: "nanoget",
+            truth: None,
         }),
         Err(e) => eprintln!("python3-nanoget-examples: {e}"),
     }
@@ -537,6 +547,7 @@ fn read_kinds(
             name: format!("real ONT, barcoded run ({package}: 989 reads, mean 3.7 kbp)"),
             reads: dir.join("usr/share/doc/qcat/examples/qcat/test/data/barcode_1k.fastq.gz"),
             tag: "qcat",
+            truth: None,
         }),
         Err(e) => eprintln!("qcat-examples: {e}"),
     }
@@ -587,7 +598,9 @@ fn read_kinds(
     };
     println!("\n# Short and long reads: speed, memory and per-read answers against {anchor}\n");
     for note in &simulated_notes {
-        println!("- simulated: {note}; reads from the bench's 11 genomes in proportion to bases x coverage");
+        println!(
+            "- simulated: {note}; reads from the bench's 11 genomes in proportion to bases x coverage; both sets from one seed: the same read lengths and places, only the errors differ"
+        );
     }
     println!(
         "- every tool classifies the same file; MGDS on its own database and on the Kraken 2 folder read in place; Kraken 2 2.1.2 (Debian) and master on that folder\n"
@@ -673,6 +686,58 @@ fn read_kinds(
             own_cell,
             if own_share >= 0.9999 { "met" } else { "NOT MET" },
             if f.master.is_some() { same(&kraken_calls(&f.k2.output)?) } else { "—".to_owned() }
+        );
+    }
+    println!(
+        "\nAbundance of the simulated Nanopore reads (2-thread runs): L1 distance of each measure's species shares to the true genome copies (each genome's read bases over its length, over the database's species; the absent species left out):\n"
+    );
+    println!(
+        "| reads | MGDS share of reads | MGDS genome copies (by reads) | MGDS genome copies by bases | MGDS re-estimated | Kraken 2 master (or 2.1.2) share of reads |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (k, per) in &results {
+        let kind = &kinds[*k];
+        let Some(truth) = &kind.truth else { continue };
+        let mut bases = vec![0u64; genomes.len()];
+        let mut n = 0;
+        let mut len = 0u64;
+        for line in BufReader::new(File::open(&kind.reads)?).lines() {
+            let line = line?;
+            if line.starts_with('>') {
+                if n > 0 {
+                    bases[truth[n - 1] as usize] += len;
+                }
+                n += 1;
+                len = 0;
+            } else {
+                len += line.trim().len() as u64;
+            }
+        }
+        if n > 0 {
+            bases[truth[n - 1] as usize] += len;
+        }
+        let mut copies: HashMap<u64, f64> = HashMap::new();
+        for (i, g) in genomes.iter().enumerate() {
+            if GENOMES[i].1 != Role::Absent {
+                *copies.entry(g.species).or_default() += bases[i] as f64 / g.bases() as f64;
+            }
+        }
+        let copies = normalise(copies);
+        let f = &per[1];
+        let own = read_results(&f.own)?;
+        let measure = |value: &dyn Fn(&mgds_api::TaxonRow) -> Option<f64>| -> String {
+            let estimate = species(&own, value);
+            if estimate.is_empty() { "—".to_owned() } else { format!("{:.4}", l1(&normalise(estimate), &copies)) }
+        };
+        let anchor = f.master.as_ref().unwrap_or(&f.k2);
+        println!(
+            "| {} | {} | {} | {} | {} | {:.4} |",
+            kind.name,
+            measure(&|t| Some(t.readcount_w_children as f64)),
+            measure(&|t| t.abundance),
+            measure(&|t| t.bases_abundance),
+            measure(&|t| t.reestimated_abundance),
+            l1(&kraken2_report_shares(&anchor.report, taxonomy)?, &copies)
         );
     }
     println!(

@@ -190,12 +190,9 @@ pub async fn get(state: &Store, caller: &Caller, id: &str, kind: Option<Analysis
     Ok(visible(state, caller, id, kind).await?.into_api(kind))
 }
 
-/// Waits held open at once across the service; a wait beyond them is answered at once.
-pub const MAX_WAITS: usize = 256;
-
 /// [`get`], once the analysis is complete or `wait` has passed: woken when this process stores
 /// an outcome, and looking again every second for outcomes stored by other processes (workers
-/// of their own, other hosts). Only a signed-in caller waits, and at most [`MAX_WAITS`] at once
+/// of their own, other hosts). Only a signed-in caller waits, and at most [`super::handle::MAX_WAITS`] at once
 /// across the service; others are answered at once.
 pub async fn get_when_complete(
     state: &Store,

@@ -19,13 +19,17 @@ pub struct Store {
     pub queued: Arc<Notify>,
     /// Notified when this process stores an analysis's outcome (for `?wait=` on an analysis).
     pub finished: Arc<Notify>,
-    /// The waits that may be held open at once ([`super::analyses::MAX_WAITS`]).
+    /// The waits that may be held open at once ([`MAX_WAITS`]).
     pub waits: Arc<tokio::sync::Semaphore>,
     /// How long the audit trail is kept, and the key its checkpoints are signed with.
     pub audit: Arc<AuditPolicy>,
     /// How webhooks are delivered.
     pub webhooks: Arc<DeliveryPolicy>,
 }
+
+/// `?wait=` requests on analyses held open at once across the service; a wait beyond them is
+/// answered at once (see [`super::analyses::get_when_complete`]).
+pub const MAX_WAITS: usize = 256;
 
 /// How long the audit trail is kept (see [`super::audit`]).
 #[derive(Debug, Clone, Default)]
@@ -44,7 +48,7 @@ impl Store {
             storage,
             queued: Arc::new(Notify::new()),
             finished: Arc::new(Notify::new()),
-            waits: Arc::new(tokio::sync::Semaphore::new(super::analyses::MAX_WAITS)),
+            waits: Arc::new(tokio::sync::Semaphore::new(MAX_WAITS)),
             audit: Arc::default(),
             webhooks: Arc::default(),
         }

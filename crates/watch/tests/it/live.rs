@@ -49,16 +49,22 @@ async fn runs(data: &Path) -> Vec<LiveRun> {
     runs
 }
 
+/// A MinKNOW output folder watched with one sample per batch file, under `tmp`: the folder,
+/// the watcher's data folder, and its configuration.
+fn per_file_run_folder(tmp: &Path) -> (std::path::PathBuf, std::path::PathBuf, FolderConfig) {
+    let root = tmp.join("minknow");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut cfg = FolderConfig::new(&root);
+    cfg.layout = Layout::Nanopore;
+    cfg.nanopore = NanoporeGrouping::PerFile;
+    (root, tmp.join("client"), cfg)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_run_grows_on_the_dashboard_and_raises_one_alert() {
     let svc = Service::start_classifying().await;
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("minknow");
-    std::fs::create_dir_all(&root).unwrap();
-    let data = tmp.path().join("client");
-    let mut cfg = FolderConfig::new(&root);
-    cfg.layout = Layout::Nanopore;
-    cfg.nanopore = NanoporeGrouping::PerFile;
+    let (root, data, cfg) = per_file_run_folder(tmp.path());
     let mut options = quick(true);
     options.alerts = vec![
         "Escherichia coli >= 5%".parse::<AlertRule>().unwrap(),
@@ -210,12 +216,7 @@ async fn a_sample_uploaded_elsewhere_is_checked_against_the_rules_for_every_fold
 async fn a_classified_batch_reaches_the_dashboard_before_the_next_look() {
     let svc = Service::start_classifying().await;
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("minknow");
-    std::fs::create_dir_all(&root).unwrap();
-    let data = tmp.path().join("client");
-    let mut cfg = FolderConfig::new(&root);
-    cfg.layout = Layout::Nanopore;
-    cfg.nanopore = NanoporeGrouping::PerFile;
+    let (root, data, cfg) = per_file_run_folder(tmp.path());
     let mut options = quick(true);
     options.poll_interval = Duration::from_secs(10);
     let (w, mut ev) = watch(&svc, vec![cfg], options, &data).await;

@@ -21,6 +21,8 @@
 #[path = "../tests/it/real_genomes.rs"]
 mod real_genomes;
 
+mod peers;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs::{self, File};
@@ -487,6 +489,8 @@ struct Fastest {
     folder: Run,
     k2: Run,
     master: Option<Run>,
+    /// Kun-peng, where it could be installed.
+    kun: Option<Run>,
 }
 
 /// Short reads, simulated Nanopore reads (two error levels) and real Nanopore reads, each
@@ -497,6 +501,19 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
     let master = kraken2_master();
     if let Err(why) = &master {
         eprintln!("Kraken 2 master: {why}; its column is empty");
+    }
+    let kun = peers::kun_peng();
+    let kun_db = out_dir.join("kun-peng-db");
+    let kun = kun.and_then(|bin| {
+        eprintln!("converting the Kraken 2 database for Kun-peng");
+        peers::kun_peng_db(&bin, k2_db, &kun_db).map(|_| bin).map_err(|e| format!("kun_peng hashshard: {e}"))
+    });
+    if let Err(why) = &kun {
+        eprintln!("Kun-peng: {why}; its columns are empty");
+    }
+    let sylph = peers::sylph();
+    if let Err(why) = &sylph {
+        eprintln!("sylph: {why}; its columns are empty");
     }
     let weights: Vec<f64> = genomes.iter().zip(GENOMES).map(|(g, (_, _, c))| g.bases() as f64 * c).collect();
     let total: f64 = weights.iter().sum();
@@ -509,12 +526,10 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
         name: format!("{} ({} reads)", "ART HiSeq 2500 150 bp", short.truth.len()),
         reads: short.r1.clone(),
         tag: "short",
-        truth: None,
+        truth: Some(short.truth.clone()),
     }];
     let mut simulated_notes = Vec::new();
-    for (weight, tag, what) in
-        [(1.0, "r9", "R9 as trained"), (0.3, "r10", "error weights x0.3, standing in for R10.4.1")]
-    {
+    for (weight, tag, what) in [(1.0, "r9", "R9 as trained"), (0.3, "r10", "errors x0.3, standing in for R10.4.1")] {
         match real_genomes::simulate_nanopore(&format!("bench-nanopore-{tag}"), &counts, weight, SEED + 7) {
             Ok(s) => {
                 let bases = fasta_bases(&s.r1)?;
@@ -557,7 +572,8 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
     for (k, kind) in kinds.iter().enumerate() {
         let mut per_threads = Vec::new();
         for threads in THREADS {
-            let (mut own, mut folder, mut k2, mut m) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let (mut own, mut folder, mut k2, mut m, mut kp) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for _ in 0..repeats {
                 eprintln!("{}: {threads} thread(s)", kind.tag);
                 own.push(run_ours(exe, ours_db, &kind.reads, threads, out_dir, &format!("{}-own", kind.tag))?);
@@ -580,35 +596,60 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
                         &format!("{}-master", kind.tag),
                     )?);
                 }
+                if let Ok(bin) = &kun {
+                    kp.push(peers::run_kun_peng(
+                        bin,
+                        &kun_db,
+                        &kind.reads,
+                        threads,
+                        out_dir,
+                        &format!("{}-kun", kind.tag),
+                    )?);
+                }
             }
             per_threads.push(Fastest {
                 own: fastest(own),
                 folder: fastest(folder),
                 k2: fastest(k2),
                 master: (!m.is_empty()).then(|| fastest(m)),
+                kun: (!kp.is_empty()).then(|| fastest(kp)),
             });
         }
         results.push((k, per_threads));
     }
     let load_after = load_average();
+    // sylph on the samples whose truth is known, after the timed runs (it sketches the genomes
+    // again for each sample: a few seconds not counted in its time).
+    let in_db: Vec<&Prepared> =
+        genomes.iter().zip(GENOMES).filter(|(_, g)| g.1 == Role::InDb).map(|(g, _)| g).collect();
+    let mut profiles: HashMap<usize, peers::Profile> = HashMap::new();
+    if let Ok(python) = &sylph {
+        for (k, kind) in kinds.iter().enumerate().filter(|(_, k)| k.truth.is_some()) {
+            eprintln!("{}: sylph", kind.tag);
+            profiles.insert(k, peers::sylph_profile(python, &kind.reads, &in_db, out_dir)?);
+        }
+    }
+    let kun_load = kun.as_ref().ok().map(|bin| peers::kun_peng_load(bin, &kun_db, out_dir)).transpose()?;
 
     let anchor = match &master {
         Ok((_, commit)) => format!("Kraken 2 master ({commit}, built from the anchors folder)"),
         Err(why) => format!("Kraken 2 2.1.2 (master NOT AVAILABLE: {why})"),
     };
+    let cell = |r: Option<&Run>, f: &dyn Fn(&Run) -> String| r.map_or("—".to_owned(), f);
     println!("\n# Short and long reads: speed, memory and per-read answers against {anchor}\n");
     for note in &simulated_notes {
         println!(
-            "- simulated: {note}; reads from the bench's 11 genomes in proportion to bases x coverage; both sets from one seed: the same read lengths and places, only the errors differ"
+            "- simulated: {note}; reads from the bench's 11 genomes in proportion to bases x coverage; both sets from one seed"
         );
     }
     println!(
-        "- every tool classifies the same file; MGDS on its own database and on the Kraken 2 folder read in place; Kraken 2 2.1.2 (Debian) and master on that folder\n"
+        "- every tool classifies the same file; MGDS on its own database and on the Kraken 2 folder read in place; Kraken 2 2.1.2 (Debian), master and Kun-peng on that folder"
     );
+    print!("{}", peers::describe(&kun, &sylph));
     println!(
-        "| reads | threads | Kraken 2 2.1.2 reads/s | Kraken 2 master reads/s | MGDS folder reads/s | MGDS own reads/s | MGDS own Mbp/s | own / anchor | ≥ 2 × anchor |"
+        "\n| reads | threads | Kraken 2 2.1.2 reads/s | Kraken 2 master reads/s | Kun-peng reads/s | MGDS folder reads/s | MGDS own reads/s | MGDS own Mbp/s | own / anchor | ≥ 2 × anchor |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (k, per) in &results {
         let kind = &kinds[*k];
         let bases = read_bases(&kind.reads)?;
@@ -617,10 +658,11 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
             let anchor = f.master.as_ref().unwrap_or(&f.k2);
             let ratio = rate(&f.own) / rate(anchor);
             println!(
-                "| {} | {t} | {:.0} | {} | {:.0} | {:.0} | {:.1} | {ratio:.2} | {} |",
+                "| {} | {t} | {:.0} | {} | {} | {:.0} | {:.0} | {:.1} | {ratio:.2} | {} |",
                 kind.name,
                 rate(&f.k2),
-                f.master.as_ref().map_or("—".to_owned(), |m| format!("{:.0}", rate(m))),
+                cell(f.master.as_ref(), &|m| format!("{:.0}", rate(m))),
+                cell(f.kun.as_ref(), &|m| format!("{:.0}", rate(m))),
                 rate(&f.folder),
                 rate(&f.own),
                 bases as f64 / 1e6 / f.own.classify_secs,
@@ -629,46 +671,53 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
         }
     }
     println!(
-        "\n| reads | threads | Kraken 2 2.1.2 MB | Kraken 2 master MB | MGDS folder MB | MGDS own MB | own / anchor | ≤ 0.6 × anchor |"
+        "\n| reads | threads | Kraken 2 2.1.2 MB | Kraken 2 master MB | Kun-peng MB | MGDS folder MB | MGDS own MB | own / anchor | ≤ 0.6 × anchor |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (k, per) in &results {
         for (t, f) in THREADS.iter().zip(per) {
             let anchor = f.master.as_ref().unwrap_or(&f.k2);
             let ratio = f.own.peak_kb as f64 / anchor.peak_kb as f64;
             println!(
-                "| {} | {t} | {:.0} | {} | {:.0} | {:.0} | {ratio:.2} | {} |",
+                "| {} | {t} | {:.0} | {} | {} | {:.0} | {:.0} | {ratio:.2} | {} |",
                 kinds[*k].name,
                 mb(f.k2.peak_kb),
-                f.master.as_ref().map_or("—".to_owned(), |m| format!("{:.0}", mb(m.peak_kb))),
+                cell(f.master.as_ref(), &|m| format!("{:.0}", mb(m.peak_kb))),
+                cell(f.kun.as_ref(), &|m| format!("{:.0}", mb(m.peak_kb))),
                 mb(f.folder.peak_kb),
                 mb(f.own.peak_kb),
                 if ratio <= 0.6 { "met" } else { "NOT MET" }
             );
         }
     }
-    println!("\n| reads | 2 threads / 1 thread: Kraken 2 2.1.2 | master | MGDS own |");
-    println!("|---|---|---|---|");
+    println!("\n| reads | 2 threads / 1 thread: Kraken 2 2.1.2 | master | Kun-peng | MGDS own |");
+    println!("|---|---|---|---|---|");
     for (k, per) in &results {
         let speedup = |a: &Run, b: &Run| a.classify_secs / b.classify_secs;
+        let pair = |a: Option<&Run>, b: Option<&Run>| {
+            a.zip(b).map_or("—".to_owned(), |(a, b)| format!("{:.2}", speedup(a, b)))
+        };
         println!(
-            "| {} | {:.2} | {} | {:.2} |",
+            "| {} | {:.2} | {} | {} | {:.2} |",
             kinds[*k].name,
             speedup(&per[0].k2, &per[1].k2),
-            per[0]
-                .master
-                .as_ref()
-                .zip(per[1].master.as_ref())
-                .map_or("—".to_owned(), |(a, b)| format!("{:.2}", speedup(a, b))),
+            pair(per[0].master.as_ref(), per[1].master.as_ref()),
+            pair(per[0].kun.as_ref(), per[1].kun.as_ref()),
             speedup(&per[0].own, &per[1].own)
         );
     }
+    if let Some(secs) = kun_load {
+        println!("\nKun-peng's shard load (a run on one read): {secs:.3} s, counted in its reads/s above.");
+    }
     println!("\nPer-read answers (2-thread runs; a call that failed the minimum hit groups counts as unclassified):\n");
-    println!("| reads | MGDS folder = anchor | MGDS own = anchor (≥ 99.99%) | Kraken 2 2.1.2 = anchor |");
-    println!("|---|---|---|---|");
+    println!(
+        "| reads | MGDS folder = anchor | MGDS own = anchor (≥ 99.99%) | Kraken 2 2.1.2 = anchor | Kun-peng = anchor |"
+    );
+    println!("|---|---|---|---|---|");
     for (k, per) in &results {
         let f = &per[1];
-        let anchor = kraken_calls(&f.master.as_ref().unwrap_or(&f.k2).output)?;
+        let anchor_run = f.master.as_ref().unwrap_or(&f.k2);
+        let anchor = kraken_calls(&anchor_run.output)?;
         let same = |calls: &[u64]| -> String {
             let n = calls.len().min(anchor.len());
             let equal = (0..n).filter(|&i| calls[i] == anchor[i]).count();
@@ -679,8 +728,22 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
         let own_cell = same(&own);
         let own_share = (0..own.len().min(anchor.len())).filter(|&i| own[i] == anchor[i]).count() as f64
             / anchor.len().max(1) as f64;
+        let kun_cell = match &f.kun {
+            Some(kp) => {
+                let by_name = peers::calls_by_name(&anchor_run.output)?;
+                let theirs = peers::calls_by_name(&kp.output)?;
+                let equal = by_name.iter().filter(|(name, call)| theirs.get(*name) == Some(call)).count();
+                format!(
+                    "{:.4}% ({} of {} differ)",
+                    100.0 * equal as f64 / by_name.len().max(1) as f64,
+                    by_name.len() - equal,
+                    by_name.len()
+                )
+            }
+            None => "—".to_owned(),
+        };
         println!(
-            "| {} | {} | {} {} | {} |",
+            "| {} | {} | {} {} | {} | {kun_cell} |",
             kinds[*k].name,
             same(&readlevel_calls(&f.folder.output)?),
             own_cell,
@@ -689,33 +752,16 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
         );
     }
     println!(
-        "\nAbundance of the simulated Nanopore reads (2-thread runs): L1 distance of each measure's species shares to the true genome copies (each genome's read bases over its length, over the database's species; the absent species left out):\n"
+        "\nAbundance of the simulated reads (2-thread runs): L1 distance of each measure's species shares to the true genome copies (each genome's read bases over its length, summed by species over the database's species; the absent species left out). The measure MGDS shows first is marked *; re-estimated abundance and the shares of reads estimate shares of reads, not of genome copies, so on reads whose lengths differ by genome (the Nanopore rows) their distance here is large by design.\n"
     );
     println!(
-        "| reads | MGDS share of reads | MGDS genome copies (by reads) | MGDS genome copies by bases | MGDS re-estimated | Kraken 2 master (or 2.1.2) share of reads |"
+        "| reads | MGDS share of reads | MGDS genome copies (by reads) | MGDS genome copies by bases | MGDS re-estimated | Kraken 2 master (or 2.1.2) share of reads | sylph taxonomic abundance | sylph s (sample) | MGDS s (classify, 2 threads) |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for (k, per) in &results {
         let kind = &kinds[*k];
         let Some(truth) = &kind.truth else { continue };
-        let mut bases = vec![0u64; genomes.len()];
-        let mut n = 0;
-        let mut len = 0u64;
-        for line in BufReader::new(File::open(&kind.reads)?).lines() {
-            let line = line?;
-            if line.starts_with('>') {
-                if n > 0 {
-                    bases[truth[n - 1] as usize] += len;
-                }
-                n += 1;
-                len = 0;
-            } else {
-                len += line.trim().len() as u64;
-            }
-        }
-        if n > 0 {
-            bases[truth[n - 1] as usize] += len;
-        }
+        let bases = bases_per_genome(&kind.reads, truth, genomes.len())?;
         let mut copies: HashMap<u64, f64> = HashMap::new();
         for (i, g) in genomes.iter().enumerate() {
             if GENOMES[i].1 != Role::Absent {
@@ -725,25 +771,53 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
         let copies = normalise(copies);
         let f = &per[1];
         let own = read_results(&f.own)?;
-        let measure = |value: &dyn Fn(&mgds_api::TaxonRow) -> Option<f64>| -> String {
+        let shown = mgds_api::Measure::default_for(&own);
+        let measure = |m: mgds_api::Measure, value: &dyn Fn(&mgds_api::TaxonRow) -> Option<f64>| -> String {
             let estimate = species(&own, value);
-            if estimate.is_empty() { "—".to_owned() } else { format!("{:.4}", l1(&normalise(estimate), &copies)) }
+            let star = if m == shown { "*" } else { "" };
+            if estimate.is_empty() {
+                "—".to_owned()
+            } else {
+                format!("{:.4}{star}", l1(&normalise(estimate), &copies))
+            }
         };
         let anchor = f.master.as_ref().unwrap_or(&f.k2);
+        let profile = profiles.get(k);
         println!(
-            "| {} | {} | {} | {} | {} | {:.4} |",
+            "| {} | {} | {} | {} | {} | {:.4} | {} | {} | {:.2} |",
             kind.name,
-            measure(&|t| Some(t.readcount_w_children as f64)),
-            measure(&|t| t.abundance),
-            measure(&|t| t.bases_abundance),
-            measure(&|t| t.reestimated_abundance),
-            l1(&kraken2_report_shares(&anchor.report, taxonomy)?, &copies)
+            measure(mgds_api::Measure::ReadShare, &|t| Some(t.readcount_w_children as f64)),
+            measure(mgds_api::Measure::GenomeCopies, &|t| t.abundance),
+            measure(mgds_api::Measure::BasesGenomeCopies, &|t| t.bases_abundance),
+            measure(mgds_api::Measure::Reestimated, &|t| t.reestimated_abundance),
+            l1(&kraken2_report_shares(&anchor.report, taxonomy)?, &copies),
+            profile.map_or("—".to_owned(), |p| {
+                let found = if p.species.is_empty() { " (nothing found)" } else { "" };
+                format!("{:.4}{found}", l1(&normalise(p.species.clone()), &copies))
+            }),
+            profile.map_or("—".to_owned(), |p| format!("{:.2} ({:.0} MB)", p.secs, mb(p.peak_kb))),
+            f.own.classify_secs
         );
     }
     println!(
-        "\n- Reads/s: classification time after the database load (MGDS: `classify()` in a child process, decompression on its own thread; Kraken 2: its own `processed in` time, decompression in a `gzip -dc` process). Fastest of {repeats} runs, the tools alternating. Peak memory: the largest VmHWM among the run's processes. Load average before: {load_before}; after: {load_after}."
+        "\n- Reads/s: classification time after the database load (MGDS: `classify()` in a child process, decompression on its own thread; Kraken 2: its own `processed in` time, decompression in a `gzip -dc` process; Kun-peng: its own `classify took`, its load included). Fastest of {repeats} runs, the tools alternating. Peak memory: the largest VmHWM among the run's processes. Load average before: {load_before}; after: {load_after}."
     );
     Ok(())
+}
+
+/// Read bases per genome, from the reads file (FASTA or FASTQ) and each read's genome.
+fn bases_per_genome(path: &Path, truth: &[u16], genomes: usize) -> Res<Vec<u64>> {
+    let (_, decoded) = mgds_formats::open(path)?;
+    let mut reader = mgds_formats::Reader::new(decoded);
+    let mut record = mgds_formats::Record::default();
+    let mut bases = vec![0u64; genomes];
+    let mut n = 0;
+    while reader.read_record(&mut record)? > 0 {
+        let g = *truth.get(n).ok_or_else(|| format!("{}: more reads than simulated", path.display()))?;
+        bases[g as usize] += record.sequence().len() as u64;
+        n += 1;
+    }
+    Ok(bases)
 }
 
 /// Bases in a FASTA file.

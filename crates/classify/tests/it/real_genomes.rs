@@ -700,28 +700,105 @@ pub fn nanosim_h() -> Res<PathBuf> {
     Ok(bin)
 }
 
-/// Simulated Oxford Nanopore reads: NanoSim-H with its `ecoli_R9_1D` profile and its error
-/// weights (mismatches, insertions, deletions) multiplied by `error_weight` (1: R9 as trained;
-/// below 1, fewer errors, standing in for current chemistry), `reads` reads from each genome,
-/// shuffled into one FASTA file as [`simulate`] does (reads `r0`, `r1`, ...). Cached under
-/// `name`.
+/// NanoSim-H's `ecoli_R9_1D` profile with its errors made rarer by `error_weight` (below 1),
+/// written once into the cache; the profile itself for 1.
+///
+/// NanoSim-H 1.1.0.4 accepts `-m`, `-i` and `-d` ("weight tuning") but never uses them: the
+/// reads are the same whatever they say. Its errors come where a match between two errors
+/// ends, the match lengths drawn from two ECDFs (`first_match.hist`, and
+/// `match_markov_model`, conditioned on the previous match's length). Stretching every match
+/// length of both by `1 / error_weight` (bins and conditions alike) leaves the kinds and
+/// lengths of the errors as trained and makes them that much rarer per base.
+pub fn nanosim_profile(error_weight: f64) -> Res<PathBuf> {
+    let venv = nanosim_h()?.parent().and_then(Path::parent).ok_or("the venv of nanosim-h")?.to_owned();
+    let lib = fs::read_dir(venv.join("lib"))?
+        .flatten()
+        .map(|e| e.path().join("site-packages/nanosimh/profiles/ecoli_R9_1D"))
+        .find(|p| p.is_dir())
+        .ok_or("nanosim-h's ecoli_R9_1D profile is not in its venv")?;
+    if error_weight == 1.0 {
+        return Ok(lib);
+    }
+    if !(error_weight > 0.0 && error_weight < 1.0) {
+        return Err(format!("an error weight between 0 and 1, not {error_weight}").into());
+    }
+    let out = cache(&format!("nanosim-profiles/ecoli_R9_1D-errors-x{error_weight}"))?;
+    let _lock = lock("nanosim-profiles")?;
+    if out.join("done").exists() {
+        return Ok(out);
+    }
+    let stretch = 1.0 / error_weight;
+    let scale = |range: &str| -> Res<String> {
+        let (a, b) = range.split_once('-').ok_or_else(|| format!("a bin, not {range:?}"))?;
+        let (a, b): (f64, f64) = (a.parse()?, b.parse()?);
+        Ok(format!("{}-{}", (a * stretch).round(), (b * stretch).round().max((a * stretch).round() + 1.0)))
+    };
+    for entry in fs::read_dir(&lib)? {
+        let path = entry?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        if name != "first_match.hist" && name != "match_markov_model" {
+            fs::copy(&path, out.join(&name))?;
+            continue;
+        }
+        // A header of condition bins (the first field a label), then rows whose first field is
+        // a match-length bin.
+        let mut text = String::new();
+        for (n, line) in fs::read_to_string(&path)?.lines().enumerate() {
+            let mut fields = line.split('\t');
+            let first = fields.next().unwrap_or_default();
+            if n == 0 {
+                let mut header = vec![first.to_owned()];
+                for bin in fields {
+                    header.push(if name == "match_markov_model" { scale(bin)? } else { bin.to_owned() });
+                }
+                text.push_str(&header.join("\t"));
+            } else {
+                text.push_str(&scale(first)?);
+                for f in fields {
+                    text.push('\t');
+                    text.push_str(f);
+                }
+            }
+            text.push('\n');
+        }
+        fs::write(out.join(&name), text)?;
+    }
+    fs::write(out.join("done"), "")?;
+    Ok(out)
+}
+
+/// Simulated Oxford Nanopore reads: NanoSim-H with its `ecoli_R9_1D` profile, its errors made
+/// rarer by `error_weight` ([`nanosim_profile`]; 1: R9 as trained; below 1, standing in for
+/// current chemistry), `reads` reads from each genome, shuffled into one FASTA file as
+/// [`simulate`] does (reads `r0`, `r1`, ...). Cached under `name`. The simulator's description
+/// gives the errors per kbp of the reads, from NanoSim-H's own list of the errors it made.
 pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight: f64, seed: u64) -> Res<Sample> {
     let dir = cache("reads")?.join(name);
     fs::create_dir_all(&dir)?;
     let _lock = lock(&format!("reads-{name}"))?;
-    let simulator = format!(
-        "NanoSim-H 1.1.0.4 (PyPI), profile ecoli_R9_1D, error weights x{error_weight} (-m -i -d), linear genomes"
-    );
-    let mut recipe = format!("{simulator}\nseed {seed}\n");
+    let profile = nanosim_profile(error_weight)?;
+    let model = if error_weight == 1.0 {
+        "profile ecoli_R9_1D as trained".to_owned()
+    } else {
+        format!(
+            "profile ecoli_R9_1D with its match lengths between errors stretched x{:.2} (errors x{error_weight})",
+            1.0 / error_weight
+        )
+    };
+    let mut recipe = format!("NanoSim-H 1.1.0.4 (PyPI), {model}, linear genomes\nseed {seed}\n");
     for (g, n) in genomes {
         writeln!(recipe, "{} {n} {}", g.label, key(&[], &[&g.plain])?)?;
     }
     let r1 = dir.join("reads.fa");
     let truth_path = dir.join("truth.tsv");
-    if fs::read_to_string(dir.join("recipe.txt")).ok().as_deref() == Some(recipe.as_str())
+    let describe = |errors_per_kbp: &str| {
+        format!("NanoSim-H 1.1.0.4 (PyPI), {model}, linear genomes: {errors_per_kbp} error events per kbp")
+    };
+    if let Ok(errors) = fs::read_to_string(dir.join("errors-per-kbp.txt"))
+        && fs::read_to_string(dir.join("recipe.txt")).ok().as_deref() == Some(recipe.as_str())
         && let Ok((truth, reads_per_genome)) = read_truth(&truth_path, genomes.len())
     {
-        return Ok(Sample { r1, r2: None, truth, reads_per_genome, simulator });
+        return Ok(Sample { r1, r2: None, truth, reads_per_genome, simulator: describe(errors.trim()) });
     }
     let _ = fs::remove_file(dir.join("recipe.txt"));
     let bin = nanosim_h()?;
@@ -732,10 +809,11 @@ pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight:
         let children = pair
             .iter()
             .map(|(i, prefix)| {
-                let w = error_weight.to_string();
                 Command::new(&bin)
-                    .args(["-p", "ecoli_R9_1D", "-n", &genomes[*i].1.to_string()])
-                    .args(["-s", &(seed + *i as u64 + 1).to_string(), "-m", &w, "-i", &w, "-d", &w])
+                    .arg("-p")
+                    .arg(&profile)
+                    .args(["-n", &genomes[*i].1.to_string()])
+                    .args(["-s", &(seed + *i as u64 + 1).to_string()])
                     .arg("-o")
                     .arg(prefix)
                     .arg(&genomes[*i].0.plain)
@@ -753,7 +831,11 @@ pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight:
         }
     }
     let mut per_genome: Vec<Vec<Vec<u8>>> = Vec::new();
+    let (mut error_events, mut simulated_bases) = (0u64, 0u64);
     for (_, prefix) in &jobs {
+        // A header line, then one line per error.
+        let listed = BufReader::new(File::open(format!("{}.errors.txt", prefix.display()))?).lines().count() as u64;
+        error_events += listed.saturating_sub(1);
         let fasta = PathBuf::from(format!("{}.fa", prefix.display()));
         let mut seqs: Vec<Vec<u8>> = Vec::new();
         for line in BufReader::new(File::open(&fasta)?).lines() {
@@ -765,6 +847,7 @@ pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight:
             }
         }
         seqs.reverse();
+        simulated_bases += seqs.iter().map(|s| s.len() as u64).sum::<u64>();
         per_genome.push(seqs);
         for ext in ["fa", "errors.txt", "log"] {
             let _ = fs::remove_file(format!("{}.{ext}", prefix.display()));
@@ -796,8 +879,10 @@ pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight:
     drop(out);
     truth_out.flush()?;
     fs::rename(r1.with_extension("tmp"), &r1)?;
+    let errors = format!("{:.1}", error_events as f64 * 1000.0 / simulated_bases.max(1) as f64);
+    fs::write(dir.join("errors-per-kbp.txt"), &errors)?;
     fs::write(dir.join("recipe.txt"), recipe)?;
-    Ok(Sample { r1, r2: None, truth, reads_per_genome, simulator })
+    Ok(Sample { r1, r2: None, truth, reads_per_genome, simulator: describe(&errors) })
 }
 
 /// Kraken 2's outputs of one run.

@@ -146,11 +146,11 @@ impl crate::events::ShellEvent for CompareProgress {
 
 /// What is known of a compared sample.
 #[derive(Debug, Clone)]
-struct SampleInfo {
-    name: String,
-    metadata: Option<Metadata>,
+pub(crate) struct SampleInfo {
+    pub(crate) name: String,
+    pub(crate) metadata: Option<Metadata>,
     /// Its primary classification's id, when it has one that finished well.
-    ready: Result<String, String>,
+    pub(crate) ready: Result<String, String>,
 }
 
 /// Cached classification results are weighed by an estimate of their size in memory.
@@ -240,15 +240,15 @@ pub struct Source<'a> {
 }
 
 /// A sample fetched for comparison.
-struct Fetched {
-    id: String,
-    info: SampleInfo,
-    results: Option<Arc<ClassificationResults>>,
+pub(crate) struct Fetched {
+    pub(crate) id: String,
+    pub(crate) info: SampleInfo,
+    pub(crate) results: Option<Arc<ClassificationResults>>,
 }
 
 /// Fetches each sample, its metadata and its classification's results (from the cache where
 /// they are), `AT_ONCE` at a time, reporting progress.
-async fn fetch(
+pub(crate) async fn fetch(
     src: Source<'_>,
     ids: &[String],
     progress: &(dyn Fn(CompareProgress) + Sync),
@@ -336,7 +336,7 @@ async fn look(client: &Client, id: &str) -> CmdResult<SampleInfo> {
 }
 
 /// The measure `key` asks for, checked against what every sample has.
-fn metric_for(key: Option<&str>, results: &[&ClassificationResults]) -> CmdResult<Metric> {
+pub(crate) fn metric_for(key: Option<&str>, results: &[&ClassificationResults]) -> CmdResult<Metric> {
     let Some(key) = key else {
         return Ok(mgds_plots::default_metric(results.iter().copied()));
     };
@@ -353,7 +353,7 @@ fn metric_for(key: Option<&str>, results: &[&ClassificationResults]) -> CmdResul
     Ok(metric)
 }
 
-fn metric_key(m: Metric) -> &'static str {
+pub(crate) fn metric_key(m: Metric) -> &'static str {
     match m {
         Metric::Share(m) => m.key(),
         Metric::Readcount => "readcount",

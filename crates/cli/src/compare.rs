@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use futures::{StreamExt, TryStreamExt};
 use mgds_app::compare::{CompareCache, CompareProgress, CompareRequest, Source};
+use mgds_app::diversity::DiversityRequest;
 
 use crate::connect::Ctx;
 
@@ -65,6 +66,33 @@ pub struct CompareArgs {
     /// The same as tab-separated values.
     #[arg(long, value_name = "FILE")]
     pub tsv: Option<PathBuf>,
+    /// Print the samples' diversity instead of their abundances: alpha diversity (observed
+    /// taxa, Shannon, Simpson, Chao1, from the reads at the rank), the principal coordinates of
+    /// a beta diversity (--metric, on --measure), and with --group-by the rank tests and a
+    /// PERMANOVA, each with its method.
+    #[arg(long)]
+    pub diversity: bool,
+    /// The beta diversity of --diversity.
+    #[arg(long, default_value = "braycurtis", value_parser = ["braycurtis", "jaccard", "weighted_unifrac", "unweighted_unifrac", "aitchison"])]
+    pub metric: String,
+    /// Group the samples by this metadata field for the tests of --diversity.
+    #[arg(long, value_name = "FIELD")]
+    pub group_by: Option<String>,
+    /// PERMANOVA's permutations (at most 9,999).
+    #[arg(long, default_value_t = mgds_app::diversity::PERMUTATIONS)]
+    pub permutations: usize,
+    /// The seed of PERMANOVA's permutations (numpy's default_rng, as scikit-bio: the same seed
+    /// gives scikit-bio's p-value).
+    #[arg(long, default_value_t = mgds_app::diversity::SEED)]
+    pub seed: u64,
+    /// Write the alpha diversity as CSV here (one row per sample; tests and methods as `#`
+    /// lines); `-` for stdout. Implies --diversity.
+    #[arg(long, value_name = "FILE")]
+    pub alpha_csv: Option<PathBuf>,
+    /// Write the beta diversity's distance matrix as CSV here; `-` for stdout. Implies
+    /// --diversity.
+    #[arg(long, value_name = "FILE")]
+    pub distances_csv: Option<PathBuf>,
 }
 
 /// What the classification results of one run may take in memory (an estimate): enough for
@@ -79,6 +107,9 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     }
     let client = &ctx.client;
     wait_for_classifications(client, &args.samples).await?;
+    if args.diversity || args.alpha_csv.is_some() || args.distances_csv.is_some() {
+        return diversity(client, &args).await;
+    }
     let req = CompareRequest {
         samples: args.samples.clone(),
         rank: args.rank.clone(),
@@ -131,6 +162,92 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
         compared.write_table(std::io::stdout().lock(), b',')?;
     }
     eprintln!("{}", compared.notes().join("; "));
+    Ok(())
+}
+
+/// `mgds compare --diversity`: the application's diversity view (`mgds_app::diversity`), as a
+/// table on the terminal and as CSV files.
+async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<()> {
+    let req = DiversityRequest {
+        samples: args.samples.clone(),
+        rank: args.rank.clone(),
+        measure: args.measure.clone(),
+        metric: Some(args.metric.clone()),
+        group_by: args.group_by.clone(),
+        permutations: Some(args.permutations),
+        seed: Some(args.seed),
+        show_host: args.show_host,
+    };
+    let cache = CompareCache::with_budget(CACHE_BUDGET);
+    let src = Source { client, base_url: "", cache: &cache };
+    let v = mgds_app::diversity::prepare(src, &req, &|_| {}).await?;
+    for s in &v.skipped {
+        eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
+    }
+    let mut wrote = false;
+    for (path, alpha) in [(&args.alpha_csv, true), (&args.distances_csv, false)] {
+        let Some(path) = path else { continue };
+        let write = |out: &mut dyn std::io::Write| {
+            if alpha { v.write_alpha(out, b',') } else { v.write_distances(out, b',') }
+        };
+        if path.as_os_str() == "-" {
+            write(&mut std::io::stdout().lock())?;
+        } else {
+            let file = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+            write(&mut std::io::BufWriter::new(file))?;
+            eprintln!("wrote {}", path.display());
+        }
+        wrote = true;
+    }
+    if wrote {
+        return Ok(());
+    }
+    let mut out = String::new();
+    let width = v.samples.iter().map(|s| s.label.chars().count()).max().unwrap_or(6).clamp(6, 40);
+    let group = v.group_by.is_some();
+    out.push_str(&format!("{:width$}", "sample"));
+    if group {
+        out.push_str(&format!("  {:12}", v.group_by.as_deref().unwrap_or_default()));
+    }
+    for a in &v.alpha {
+        out.push_str(&format!("  {:>13}", a.metric));
+    }
+    let axes = v.ordination.proportion_explained.len().min(2);
+    for k in 0..axes {
+        out.push_str(&format!("  {:>9}", format!("PC{}", k + 1)));
+    }
+    out.push('\n');
+    for (i, s) in v.samples.iter().enumerate() {
+        let label: String = s.label.chars().take(width).collect();
+        out.push_str(&format!("{label:width$}"));
+        if group {
+            let g: String = s.group.as_deref().unwrap_or("—").chars().take(12).collect();
+            out.push_str(&format!("  {g:12}"));
+        }
+        for a in &v.alpha {
+            out.push_str(&match a.values[i] {
+                Some(x) => format!("  {x:>13.4}"),
+                None => format!("  {:>13}", "—"),
+            });
+        }
+        for k in 0..axes {
+            out.push_str(&format!("  {:>9.4}", v.ordination.coordinates[i][k]));
+        }
+        out.push('\n');
+    }
+    let shares: Vec<String> = v
+        .ordination
+        .proportion_explained
+        .iter()
+        .take(3)
+        .enumerate()
+        .map(|(k, p)| format!("PC{} {:.1}%", k + 1, 100.0 * p))
+        .collect();
+    out.push_str(&format!("\nPCoA of {} distances: {}\n", v.metric_label, shares.join(", ")));
+    for line in v.footer() {
+        out.push_str(&format!("{line}\n"));
+    }
+    print!("{out}");
     Ok(())
 }
 

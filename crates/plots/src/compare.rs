@@ -206,7 +206,7 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
 }
 
 /// The host's taxa and everything below them in `results`.
-fn host_subtree(results: &ClassificationResults) -> HashSet<String> {
+pub fn host_subtree(results: &ClassificationResults) -> HashSet<String> {
     let mut out: HashSet<String> = results.host_tax_ids.iter().cloned().collect();
     if out.is_empty() {
         return out;

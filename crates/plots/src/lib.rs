@@ -19,7 +19,8 @@ mod svg;
 
 pub use chart::{OKABE_ITO, OTHER_COLOUR, abundance_bars, abundance_png, svg_to_png};
 pub use compare::{
-    CLUSTERING, Column, CompareOptions, Compared, Comparison, cluster_order, compare, default_metric, order_by_keys,
+    CLUSTERING, Column, CompareOptions, Compared, Comparison, cluster_order, compare, default_metric, host_subtree,
+    order_by_keys,
 };
 pub use compare_chart::{ChartSize, heatmap, stacked_bars};
 pub use data::{AbundanceChartOptions, Bar, Metric, top_taxa};

@@ -2,6 +2,7 @@
 
 #![allow(missing_docs)]
 
+mod diversity;
 mod engines;
 mod hostile;
 mod kraken2;
@@ -1054,6 +1055,33 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
         drawn.contains("clustered") && drawn.contains("<title>"),
         "the chart names its clustering and explains each cell"
     );
+
+    // Their diversity: the alpha measures of each sample from the reads of its species, as the
+    // service gives them; the tests' methods and outcomes after the table.
+    ok(&run(&["samples", "metadata", &samples[0], "--set", "site=A"]));
+    for s in &samples[1..] {
+        ok(&run(&["samples", "metadata", s, "--set", "site=B"]));
+    }
+    let mut args = vec!["compare", "--alpha-csv", "-", "--group-by", "site"];
+    args.extend(samples.iter().map(String::as_str));
+    let text = ok(&run(&args));
+    let (comments, table): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| l.starts_with("# "));
+    let (header, rows) = csv_rows(&table.join("\n"));
+    assert_eq!(header, ["sample_id", "sample", "group", "observed_taxa", "shannon", "simpson", "chao1"]);
+    assert_eq!(rows.len(), 3, "{text}");
+    let day1 = rows.iter().find(|r| r[0] == samples[1]).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!((day1[1].as_str(), day1[2].as_str()), ("first.fastq", "B"));
+    let reads: Vec<f64> = species.iter().map(|s| s[2].parse::<f64>().unwrap()).collect();
+    for (k, m) in mgds_diversity::AlphaMetric::ALL.into_iter().enumerate() {
+        let want = mgds_diversity::alpha(m, &reads).unwrap();
+        let got: f64 = day1[3 + k].parse().unwrap();
+        assert!((got - want).abs() < 1e-9, "{}: {got} against {want}", m.key());
+    }
+    // One sample in A: no rank test (groups of one are left out), a PERMANOVA of 1 against 2.
+    let said = comments.join("\n");
+    assert!(said.contains("No test of alpha diversity: a test needs at least two groups"), "{said}");
+    assert!(said.contains("PERMANOVA on Bray–Curtis distances, 999 permutations (seed 42"), "{said}");
+    assert!(said.contains("Alpha diversity from the reads of each taxon at rank species"), "{said}");
 
     // A measure a sample lacks, and one sample alone, are explained.
     let out = run(&["compare", "--measure", "readcount", "--rank", "kingdom", &samples[0]]);

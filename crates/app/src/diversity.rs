@@ -1,0 +1,435 @@
+//! Diversity of compared samples: alpha diversity per sample with a rank test between groups,
+//! a beta diversity matrix, its principal coordinates and a PERMANOVA, computed by
+//! `mgds-diversity` from the samples' classifications (fetched as the comparison fetches them,
+//! through its cache). The view, its exports and `mgds compare --diversity` all come from
+//! [`prepare`], so screen, command line and files cannot disagree.
+//!
+//! What goes in, stated on every chart and export ([`DiversityView::methods`]):
+//! - alpha diversity from the reads of each taxon at the rank (its `readcount_w_children`):
+//!   Chao1 needs whole read counts, and the other three are the same on counts and on shares;
+//! - beta diversity on the chosen measure at the rank, each sample's values made shares of its
+//!   total (as the `onecodex` library does);
+//! - the host's taxa (the results' `host_tax_ids` and what lies below them) left out unless asked
+//!   for, as the `onecodex` library's `include_host=False`.
+
+use std::collections::HashMap;
+
+use mgds_api::ClassificationResults;
+use mgds_diversity::{AlphaMetric, BetaMetric, Taxonomy};
+use mgds_plots::Metric;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::compare::{CompareProgress, SkippedSample, Source, fetch, metric_for, metric_key};
+use crate::error::{CmdError, CmdResult, sentence};
+
+/// PERMANOVA's permutations unless asked otherwise.
+pub const PERMUTATIONS: usize = 999;
+/// The most permutations asked for.
+pub const MAX_PERMUTATIONS: usize = 9_999;
+/// The permutations' seed unless asked otherwise.
+pub const SEED: u64 = 42;
+/// Principal axes given (their share of variance and coordinates).
+pub const AXES: usize = 10;
+
+/// What the diversity view asks for.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
+pub struct DiversityRequest {
+    /// The samples (ids), 2 to 500.
+    pub samples: Vec<String>,
+    /// The rank: `species`, `genus`, ...
+    pub rank: String,
+    /// The measure of the beta diversity (a comparison measure, or `readcount`); none: the best
+    /// measure every sample has.
+    pub measure: Option<String>,
+    /// The beta diversity: `braycurtis` (the default), `jaccard`, `weighted_unifrac`,
+    /// `unweighted_unifrac`, `aitchison`.
+    pub metric: Option<String>,
+    /// Group samples by this metadata field for the tests and the points' colours.
+    pub group_by: Option<String>,
+    /// PERMANOVA's permutations (default 999, at most 9,999).
+    pub permutations: Option<usize>,
+    /// The permutations' seed (default 42).
+    #[ts(type = "number | null")]
+    pub seed: Option<u64>,
+    /// Keep the host's reads.
+    pub show_host: bool,
+}
+
+/// A sample in the diversity view.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DiversitySample {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub label: String,
+    /// Its value of the grouping field.
+    pub group: Option<String>,
+}
+
+/// One alpha diversity measure over the samples.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct AlphaColumn {
+    /// `observed_taxa`, `shannon`, `simpson`, `chao1`.
+    pub metric: String,
+    /// Its name on a chart.
+    pub label: String,
+    /// How it is computed.
+    pub explanation: String,
+    /// One value per sample (none where undefined: a sample with no reads at the rank).
+    pub values: Vec<Option<f64>>,
+    /// The rank test between the groups, when samples are grouped and a test can be made.
+    pub test: Option<TestView>,
+}
+
+/// A test's outcome, with its method in words.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct TestView {
+    /// The test and its parameters, as written on charts and exports.
+    pub method: String,
+    /// Its statistic (none where undefined).
+    pub statistic: Option<f64>,
+    /// Its p-value (none where undefined).
+    pub p_value: Option<f64>,
+    /// The groups tested, with their sizes.
+    pub groups: Vec<GroupSize>,
+}
+
+/// A group and its size.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct GroupSize {
+    /// The group's value of the field.
+    pub group: String,
+    /// Its samples.
+    pub samples: usize,
+}
+
+/// The principal coordinates of the beta diversity.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct OrdinationView {
+    /// Each axis's share of the variance (the first [`AXES`] at most).
+    pub proportion_explained: Vec<f64>,
+    /// `coordinates[sample][axis]`, the same axes.
+    pub coordinates: Vec<Vec<f64>>,
+}
+
+/// The diversity view.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DiversityView {
+    /// The samples, in order.
+    pub samples: Vec<DiversitySample>,
+    /// The rank.
+    pub rank: String,
+    /// The beta diversity's measure (key).
+    pub measure: String,
+    /// The beta diversity (key) and its name.
+    pub metric: String,
+    /// Its name on a chart.
+    pub metric_label: String,
+    /// The grouping field, if any.
+    pub group_by: Option<String>,
+    /// Alpha diversity, one column per measure.
+    pub alpha: Vec<AlphaColumn>,
+    /// `distances[i][j]`.
+    pub distances: Vec<Vec<f64>>,
+    /// The principal coordinates.
+    pub ordination: OrdinationView,
+    /// PERMANOVA of the grouping on the distances, when samples are grouped.
+    pub permanova: Option<TestView>,
+    /// Why a test could not be made, in words.
+    pub test_notes: Vec<String>,
+    /// What went in and how, one sentence each: written on every chart and export.
+    pub methods: Vec<String>,
+    /// Samples left out, with why.
+    pub skipped: Vec<SkippedSample>,
+}
+
+fn invalid(message: String) -> CmdError {
+    CmdError::new("invalid", message)
+}
+
+/// The taxa at `rank` of each sample, with the value `value` gives, host taxa left out unless
+/// `show_host`: the table's taxa (in first-seen order) and one row per sample.
+fn table(
+    results: &[&ClassificationResults],
+    rank: &str,
+    show_host: bool,
+    value: &dyn Fn(&mgds_api::TaxonRow, &ClassificationResults) -> Option<f64>,
+) -> (Vec<String>, Vec<Vec<f64>>) {
+    let mut column: HashMap<String, usize> = HashMap::new();
+    let mut taxa: Vec<String> = Vec::new();
+    let mut cells: Vec<Vec<(usize, f64)>> = Vec::with_capacity(results.len());
+    for r in results {
+        let host = if show_host { Default::default() } else { mgds_plots::host_subtree(r) };
+        let mut row = Vec::new();
+        for t in r.table.iter().filter(|t| t.rank == rank && !host.contains(&t.tax_id)) {
+            let Some(v) = value(t, r).filter(|v| *v > 0.0 && v.is_finite()) else { continue };
+            let j = *column.entry(t.tax_id.clone()).or_insert_with(|| {
+                taxa.push(t.tax_id.clone());
+                taxa.len() - 1
+            });
+            row.push((j, v));
+        }
+        cells.push(row);
+    }
+    let rows = cells
+        .into_iter()
+        .map(|cells| {
+            let mut row = vec![0.0; taxa.len()];
+            for (j, v) in cells {
+                row[j] += v;
+            }
+            row
+        })
+        .collect();
+    (taxa, rows)
+}
+
+/// Fetches the samples `req` names and computes their diversity (see the module's notes),
+/// reporting the fetching's progress.
+pub async fn prepare(
+    src: Source<'_>,
+    req: &DiversityRequest,
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<DiversityView> {
+    use crate::compare::MAX_SAMPLES;
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<String> =
+        req.samples.iter().take(10 * MAX_SAMPLES).filter(|id| seen.insert(id.as_str())).cloned().collect();
+    if !(2..=MAX_SAMPLES).contains(&ids.len()) || req.samples.len() > 10 * MAX_SAMPLES {
+        return Err(invalid(format!("Choose 2 to {MAX_SAMPLES} samples ({} chosen).", ids.len())));
+    }
+    let metric = match req.metric.as_deref().filter(|m| !m.is_empty()) {
+        None => BetaMetric::BrayCurtis,
+        Some(key) => BetaMetric::from_key(key).ok_or_else(|| {
+            let known: Vec<&str> = BetaMetric::ALL.iter().map(|m| m.key()).collect();
+            invalid(format!("There is no beta diversity {key:?}: choose one of {}.", known.join(", ")))
+        })?,
+    };
+    let permutations = req.permutations.unwrap_or(PERMUTATIONS);
+    if permutations > MAX_PERMUTATIONS {
+        return Err(invalid(format!("Ask for at most {MAX_PERMUTATIONS} permutations ({permutations} asked for).")));
+    }
+    let seed = req.seed.unwrap_or(SEED);
+    let rank = req.rank.trim().to_lowercase();
+    let fetched = fetch(src, &ids, progress).await?;
+    let skipped: Vec<SkippedSample> = fetched
+        .iter()
+        .filter_map(|f| {
+            let why = f.info.ready.as_ref().err()?;
+            Some(SkippedSample { id: f.id.clone(), name: f.info.name.clone(), why: why.clone() })
+        })
+        .collect();
+    let ready: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
+    if ready.len() < 2 {
+        return Err(CmdError::new(
+            "not_ready",
+            format!(
+                "At least two of the samples need a finished classification; {} of {} have one.",
+                ready.len(),
+                fetched.len()
+            ),
+        ));
+    }
+    let results: Vec<&ClassificationResults> = ready.iter().filter_map(|f| f.results.as_deref()).collect();
+    let measure = metric_for(req.measure.as_deref(), &results)?;
+    let group_by = req.group_by.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(String::from);
+    let samples: Vec<DiversitySample> = ready
+        .iter()
+        .map(|f| DiversitySample {
+            id: f.id.clone(),
+            label: f.info.name.clone(),
+            group: group_by.as_deref().and_then(|g| f.info.metadata.as_ref().and_then(|m| m.field_text(g))),
+        })
+        .collect();
+    let ids: Vec<String> = samples.iter().map(|s| s.id.clone()).collect();
+
+    // Alpha: reads at the rank.
+    let (_, counts) = table(&results, &rank, req.show_host, &|t, _| Some(t.readcount_w_children as f64));
+    if counts.iter().all(|r| r.is_empty()) {
+        return Err(CmdError::new(
+            "no_data",
+            format!("None of these samples has reads at rank {rank}: choose another rank."),
+        ));
+    }
+    let labels: Vec<Option<String>> = samples.iter().map(|s| s.group.clone()).collect();
+    let mut test_notes = Vec::new();
+    let alpha: Vec<AlphaColumn> = AlphaMetric::ALL
+        .into_iter()
+        .map(|m| {
+            let values: Vec<Option<f64>> = counts.iter().map(|row| mgds_diversity::alpha(m, row)).collect();
+            let test = group_by.as_ref().and_then(|_| match mgds_diversity::group_test(&values, &labels) {
+                Ok(t) => Some(TestView {
+                    method: t.test.label().to_string(),
+                    statistic: t.statistic,
+                    p_value: t.p_value,
+                    groups: t.groups.into_iter().map(|(group, samples)| GroupSize { group, samples }).collect(),
+                }),
+                Err(e) => {
+                    if m == AlphaMetric::ObservedTaxa {
+                        test_notes.push(sentence(&format!("No test of alpha diversity: {e}")));
+                    }
+                    None
+                }
+            });
+            AlphaColumn {
+                metric: m.key().into(),
+                label: m.label().into(),
+                explanation: sentence(m.explanation()),
+                values,
+                test,
+            }
+        })
+        .collect();
+
+    // Beta on the measure.
+    let value = |t: &mgds_api::TaxonRow, r: &ClassificationResults| match measure {
+        Metric::Share(m) => m.value(t, r.n_reads),
+        Metric::Readcount => Some(t.readcount_w_children as f64),
+    };
+    let (taxa, rows) = table(&results, &rank, req.show_host, &value);
+    let mut taxonomy = Taxonomy::new();
+    for r in &results {
+        for t in &r.table {
+            taxonomy.add(&t.tax_id, t.parent_tax_id.as_deref());
+        }
+    }
+    let dm = mgds_diversity::beta(metric, &ids, &taxa, &rows, Some(&taxonomy))
+        .map_err(|e| invalid(sentence(&e.to_string())))?;
+    let o = mgds_diversity::pcoa(&dm);
+    let axes = AXES.min(o.eigenvalues.len());
+    let permanova = match &group_by {
+        None => None,
+        Some(_) => {
+            let grouped: Vec<usize> = (0..samples.len()).filter(|&i| samples[i].group.is_some()).collect();
+            let sub = mgds_diversity::DistanceMatrix {
+                ids: grouped.iter().map(|&i| ids[i].clone()).collect(),
+                d: grouped.iter().map(|&i| grouped.iter().map(|&j| dm.d[i][j]).collect()).collect(),
+            };
+            let groups: Vec<String> = grouped.iter().filter_map(|&i| samples[i].group.clone()).collect();
+            match mgds_diversity::permanova(&sub, &groups, permutations, seed) {
+                Ok(p) => Some(TestView {
+                    method: format!(
+                        "PERMANOVA on {} distances, {permutations} permutations (seed {seed}; numpy's default_rng, as scikit-bio)",
+                        metric.label()
+                    ),
+                    statistic: p.pseudo_f,
+                    p_value: p.p_value,
+                    groups: p.groups.into_iter().map(|(group, samples)| GroupSize { group, samples }).collect(),
+                }),
+                Err(e) => {
+                    test_notes.push(sentence(&format!("No PERMANOVA: {e}")));
+                    None
+                }
+            }
+        }
+    };
+    let measure_key = metric_key(measure).to_string();
+    let measure_label = match measure {
+        Metric::Share(m) => m.label().to_lowercase(),
+        Metric::Readcount => "reads".into(),
+    };
+    let mut methods = vec![
+        format!("Alpha diversity from the reads of each taxon at rank {rank} (Chao1 needs read counts)."),
+        format!(
+            "{} distances on the {measure_label} at rank {rank}, each sample's values as shares of its total: {}.",
+            metric.label(),
+            metric.explanation()
+        ),
+        "PCoA: the eigenvectors of the double-centred −d²/2 matrix, scaled by the square roots of their eigenvalues; each axis's share of variance over the positive eigenvalues.".to_string(),
+    ];
+    methods.push(if req.show_host {
+        "Host reads included.".to_string()
+    } else {
+        "Host reads left out (the taxa the database names as host, and those below them).".to_string()
+    });
+    Ok(DiversityView {
+        samples,
+        rank,
+        measure: measure_key,
+        metric: metric.key().into(),
+        metric_label: metric.label().into(),
+        group_by,
+        alpha,
+        distances: dm.d,
+        ordination: OrdinationView {
+            proportion_explained: o.proportion_explained[..axes].to_vec(),
+            coordinates: o.coordinates.iter().map(|c| c[..axes].to_vec()).collect(),
+        },
+        permanova,
+        test_notes,
+        methods,
+        skipped,
+    })
+}
+
+impl DiversityView {
+    /// Writes the alpha diversity (one row per sample: id, name, group, each measure) as
+    /// delimited text, the tests and methods after it as `#` lines.
+    pub fn write_alpha(&self, out: impl std::io::Write, delimiter: u8) -> CmdResult<()> {
+        let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
+        let err = |e: csv::Error| CmdError::new("file", sentence(&e.to_string()));
+        let mut header = vec!["sample_id".to_string(), "sample".into(), "group".into()];
+        header.extend(self.alpha.iter().map(|a| a.metric.clone()));
+        w.write_record(&header).map_err(err)?;
+        for (i, s) in self.samples.iter().enumerate() {
+            let mut row = vec![s.id.clone(), s.label.clone(), s.group.clone().unwrap_or_default()];
+            row.extend(self.alpha.iter().map(|a| a.values[i].map(|v| format!("{v}")).unwrap_or_default()));
+            w.write_record(&row).map_err(err)?;
+        }
+        self.write_footer(w)
+    }
+
+    /// Writes the distance matrix (a header of sample ids, then one row per sample) as
+    /// delimited text, the tests and methods after it as `#` lines.
+    pub fn write_distances(&self, out: impl std::io::Write, delimiter: u8) -> CmdResult<()> {
+        let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(out);
+        let err = |e: csv::Error| CmdError::new("file", sentence(&e.to_string()));
+        let mut header = vec![String::new()];
+        header.extend(self.samples.iter().map(|s| s.id.clone()));
+        w.write_record(&header).map_err(err)?;
+        for (s, row) in self.samples.iter().zip(&self.distances) {
+            let mut r = vec![s.id.clone()];
+            r.extend(row.iter().map(|v| format!("{v}")));
+            w.write_record(&r).map_err(err)?;
+        }
+        self.write_footer(w)
+    }
+
+    /// Ends a table with the tests and methods as `#` lines (written as they are, not as CSV
+    /// fields, so that a reader told that `#` starts a comment skips them).
+    fn write_footer<W: std::io::Write>(&self, w: csv::Writer<W>) -> CmdResult<()> {
+        let file = |e: std::io::Error| CmdError::new("file", sentence(&e.to_string()));
+        let mut out = w.into_inner().map_err(|e| file(e.into_error()))?;
+        for line in self.footer() {
+            writeln!(out, "# {line}").map_err(file)?;
+        }
+        out.flush().map_err(file)
+    }
+
+    /// The tests, then the methods, one line each.
+    pub fn footer(&self) -> Vec<String> {
+        let p = |v: Option<f64>| v.map_or("undefined".to_string(), |v| format!("{v:.4}"));
+        let mut out = Vec::new();
+        if let Some(g) = &self.group_by {
+            for a in &self.alpha {
+                if let Some(t) = &a.test {
+                    out.push(format!(
+                        "{} by {g}: {}, statistic {}, p = {}",
+                        a.label,
+                        t.method,
+                        p(t.statistic),
+                        p(t.p_value)
+                    ));
+                }
+            }
+            if let Some(t) = &self.permanova {
+                out.push(format!("{} by {g}: pseudo-F {}, p = {}", t.method, p(t.statistic), p(t.p_value)));
+            }
+        }
+        out.extend(self.test_notes.iter().cloned());
+        out.extend(self.methods.iter().cloned());
+        out
+    }
+}

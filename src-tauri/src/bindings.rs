@@ -55,6 +55,7 @@ const APP_SOURCES: &[(&str, &str)] = &[
     ("chart", include_str!("../../crates/app/src/chart.rs")),
     ("connection", include_str!("../../crates/app/src/connection.rs")),
     ("compare", include_str!("../../crates/app/src/compare.rs")),
+    ("diversity", include_str!("../../crates/app/src/diversity.rs")),
     ("documents", include_str!("../../crates/app/src/documents.rs")),
     ("error", include_str!("../../crates/app/src/error.rs")),
     ("events", include_str!("../../crates/app/src/events.rs")),

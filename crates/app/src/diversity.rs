@@ -302,7 +302,16 @@ pub async fn prepare(
     let permanova = match &group_by {
         None => None,
         Some(_) => {
-            let grouped: Vec<usize> = (0..samples.len()).filter(|&i| samples[i].group.is_some()).collect();
+            // As the `onecodex` library's `beta_diversity_stats`: samples without a group, and
+            // groups of one sample, are left out.
+            let mut sizes: HashMap<&str, usize> = HashMap::new();
+            for s in &samples {
+                if let Some(g) = &s.group {
+                    *sizes.entry(g.as_str()).or_default() += 1;
+                }
+            }
+            let grouped: Vec<usize> =
+                (0..samples.len()).filter(|&i| samples[i].group.as_deref().is_some_and(|g| sizes[g] >= 2)).collect();
             let sub = mgds_diversity::DistanceMatrix {
                 ids: grouped.iter().map(|&i| ids[i].clone()).collect(),
                 d: grouped.iter().map(|&i| grouped.iter().map(|&j| dm.d[i][j]).collect()).collect(),
@@ -410,7 +419,11 @@ impl DiversityView {
 
     /// The tests, then the methods, one line each.
     pub fn footer(&self) -> Vec<String> {
-        let p = |v: Option<f64>| v.map_or("undefined".to_string(), |v| format!("{v:.4}"));
+        let p = |v: Option<f64>| match v {
+            None => "undefined".to_string(),
+            Some(v) if v != 0.0 && v.abs() < 1e-4 => format!("{v:.2e}"),
+            Some(v) => format!("{v:.4}"),
+        };
         let mut out = Vec::new();
         if let Some(g) = &self.group_by {
             for a in &self.alpha {

@@ -184,6 +184,14 @@ async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<(
     for s in &v.skipped {
         eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
     }
+    if args
+        .alpha_csv
+        .as_ref()
+        .zip(args.distances_csv.as_ref())
+        .is_some_and(|(a, d)| a.as_os_str() == "-" && d.as_os_str() == "-")
+    {
+        bail!("--alpha-csv and --distances-csv cannot both write to stdout: name a file for one of them");
+    }
     let mut wrote = false;
     for (path, alpha) in [(&args.alpha_csv, true), (&args.distances_csv, false)] {
         let Some(path) = path else { continue };

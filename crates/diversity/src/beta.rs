@@ -180,7 +180,7 @@ pub fn beta(
         }),
         BetaMetric::Aitchison => aitchison(ids, &p)?,
         BetaMetric::WeightedUnifrac | BetaMetric::UnweightedUnifrac => {
-            let taxonomy = taxonomy.ok_or_else(|| Error::UnknownTaxon(taxa.first().cloned().unwrap_or_default()))?;
+            let taxonomy = taxonomy.ok_or(Error::NoTaxonomy)?;
             unifrac(metric == BetaMetric::WeightedUnifrac, ids, taxa, &p, taxonomy)?
         }
     })
@@ -294,7 +294,11 @@ mod tests {
         assert_eq!(bc.d[2][3], 1.0);
         let j = beta(BetaMetric::Jaccard, &ids(4), &taxa, &rows, None).unwrap();
         assert_eq!(j.d[0][2], 1.0);
-        assert_eq!(j.d[3][3], 0.0);
+        assert_eq!(j.d[2][3], 1.0);
+        // Two samples with nothing: 0 apart, as the onecodex library has it.
+        let empty = vec![vec![0.0; 3], vec![0.0; 3]];
+        assert_eq!(beta(BetaMetric::BrayCurtis, &ids(2), &taxa, &empty, None).unwrap().d[0][1], 0.0);
+        assert_eq!(beta(BetaMetric::Jaccard, &ids(2), &taxa, &empty, None).unwrap().d[0][1], 0.0);
     }
 
     #[test]

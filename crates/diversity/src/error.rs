@@ -37,6 +37,14 @@ pub enum Error {
     /// UniFrac needs each taxon's place in the taxonomy.
     #[error("taxon {0} is not in the taxonomy the results came with, so UniFrac cannot place it")]
     UnknownTaxon(String),
+    /// UniFrac was asked for without the taxonomy.
+    #[error("UniFrac needs the taxonomy of the taxa compared")]
+    NoTaxonomy,
+    /// UniFrac compares taxa of one rank: none may lie above another.
+    #[error(
+        "taxon {0} lies above another of the taxa compared: UniFrac compares taxa of one rank (choose a rank every taxon has)"
+    )]
+    NotATip(String),
     /// A test needs groups.
     #[error("{0}")]
     Groups(String),

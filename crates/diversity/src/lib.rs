@@ -3,12 +3,12 @@
 //! the taxonomy, Aitchison), principal coordinates (PCoA) and group tests (PERMANOVA,
 //! Kruskal–Wallis, Mann–Whitney U).
 //!
-//! Each is computed as scikit-bio 0.7 computes it when the `onecodex` library calls it, so that
-//! a number on an MGDS screen, in an MGDS export and in a notebook using `onecodex` against the
-//! same service is the same number. Where the two differ, the `onecodex` library's choice is
-//! taken and said where it applies: Bray–Curtis of two empty samples is 0, UniFrac counts are
-//! shares at a resolution of 1e-10, Aitchison replaces zeros multiplicatively. The test suite
-//! checks every function against scikit-bio itself.
+//! Each is computed as scikit-bio 0.7 computes it when the `onecodex` library calls it: on the
+//! same table, a figure here and one from scikit-bio (or from `onecodex`, given the same table:
+//! the same measure and rank) are the same number. Where the two differ, the `onecodex`
+//! library's choice is taken and said where it applies: Bray–Curtis of two empty samples is 0,
+//! UniFrac counts are shares at a resolution of 1e-10, Aitchison replaces zeros
+//! multiplicatively. The test suite checks every function against scikit-bio itself.
 //!
 //! Nothing here reads files or talks to a service: the caller (the application crate) makes the
 //! table from classification results at a rank and in a measure, and names both on its charts.

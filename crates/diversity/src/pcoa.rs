@@ -27,6 +27,14 @@ pub struct Ordination {
 /// roots of their eigenvalues. Every axis is returned (as many as samples).
 pub fn pcoa(dm: &DistanceMatrix) -> Ordination {
     let n = dm.len();
+    if n == 0 {
+        return Ordination {
+            ids: Vec::new(),
+            eigenvalues: Vec::new(),
+            proportion_explained: Vec::new(),
+            coordinates: Vec::new(),
+        };
+    }
     let mut e = DMatrix::<f64>::from_fn(n, n, |i, j| -0.5 * dm.d[i][j] * dm.d[i][j]);
     let row_means: Vec<f64> = (0..n).map(|i| e.row(i).sum() / n as f64).collect();
     let col_means: Vec<f64> = (0..n).map(|j| e.column(j).sum() / n as f64).collect();

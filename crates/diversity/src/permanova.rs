@@ -17,7 +17,7 @@ pub struct Permanova {
     /// The pseudo-F statistic (infinite when the groups have no spread within them; `None`
     /// when no sample differs from any other).
     pub pseudo_f: Option<f64>,
-    /// (permuted F ≥ F, plus 1) over (permutations + 1); `None` with no permutation.
+    /// (permuted F ≥ F, plus 1) over (permutations + 1); `None` with no permutation or no F.
     pub p_value: Option<f64>,
     /// Permutations run.
     pub permutations: usize,
@@ -65,19 +65,22 @@ pub fn permanova(dm: &DistanceMatrix, labels: &[String], permutations: usize, se
         }
     }
     let s_t = d2.iter().sum::<f64>() / n as f64;
+    // s_W summed row by row, as scikit-bio sums it: a permutation that only swaps the groups'
+    // names then gives the very same F (summed group by group, it could differ in the last bit
+    // and miss a tie).
     let f_of = |codes: &[u32]| -> f64 {
-        let mut within = vec![0.0; g];
+        let mut s_w = 0.0;
         let mut k = 0;
-        for i in 0..n {
-            let ci = codes[i];
+        for (i, &ci) in codes.iter().enumerate() {
+            let mut row = 0.0;
             for &cj in &codes[i + 1..] {
                 if ci == cj {
-                    within[ci as usize] += d2[k];
+                    row += d2[k];
                 }
                 k += 1;
             }
+            s_w += row / group_sizes[ci as usize];
         }
-        let s_w: f64 = within.iter().zip(&group_sizes).map(|(w, s)| w / s).sum();
         ((s_t - s_w) / (g - 1) as f64) / (s_w / (n - g) as f64)
     };
     let f = f_of(&codes);
@@ -91,7 +94,9 @@ pub fn permanova(dm: &DistanceMatrix, labels: &[String], permutations: usize, se
     }
     Ok(Permanova {
         pseudo_f: (!f.is_nan()).then_some(f),
-        p_value: (permutations > 0).then(|| (at_least + 1) as f64 / (permutations + 1) as f64),
+        // No F (no sample differs from any other): nothing to test, where scikit-bio would say
+        // 1/(permutations + 1).
+        p_value: (permutations > 0 && !f.is_nan()).then(|| (at_least + 1) as f64 / (permutations + 1) as f64),
         permutations,
         seed,
         groups: sizes.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),

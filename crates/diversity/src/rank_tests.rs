@@ -1,6 +1,7 @@
 //! Rank tests of one value per sample (an alpha diversity) between groups: Kruskal–Wallis H and
 //! Mann–Whitney U, as SciPy computes them (ties averaged and corrected for; Mann–Whitney
-//! two-sided with the continuity correction, exact for small groups without ties).
+//! two-sided with the continuity correction; exact unless both groups have more than 8 values or
+//! values tie).
 
 use std::collections::BTreeMap;
 
@@ -74,6 +75,9 @@ fn ranks(values: &[f64]) -> (Vec<f64>, Vec<f64>) {
 /// Kruskal–Wallis H of the groups' values, and its p-value (chi-squared, groups − 1 degrees of
 /// freedom). `None`s where every value is equal.
 pub fn kruskal_wallis(groups: &[Vec<f64>]) -> (Option<f64>, Option<f64>) {
+    if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
+        return (None, None);
+    }
     let all: Vec<f64> = groups.iter().flatten().copied().collect();
     let n = all.len() as f64;
     let (r, ties) = ranks(&all);
@@ -91,7 +95,9 @@ pub fn kruskal_wallis(groups: &[Vec<f64>]) -> (Option<f64>, Option<f64>) {
     }
     h /= correction;
     let df = (groups.len() - 1) as f64;
-    (Some(h), Some(gamma_ur(df / 2.0, h.max(0.0) / 2.0)))
+    // H = 0 (rank sums in proportion to the groups' sizes): no evidence at all.
+    let p = if h > 0.0 { gamma_ur(df / 2.0, h / 2.0) } else { 1.0 };
+    (Some(h.max(0.0)), Some(p))
 }
 
 /// Mann–Whitney U of `x` (its U is returned) against `y`, the two-sided p-value, and the form
@@ -117,25 +123,21 @@ pub fn mann_whitney(x: &[f64], y: &[f64]) -> (f64, f64, RankTest) {
         };
         return (u1, p.clamp(0.0, 1.0), RankTest::MannWhitneyNormal);
     }
-    // The exact distribution of U: arrangements of a values among b (a ≤ b), by U.
+    // The exact distribution of U: the arrangements of a values among b (a ≤ 8 here), by U, are
+    // the coefficients of the Gaussian binomial ∏ (1 − q^(b+i)) / (1 − q^i), i = 1..a: a·b + 1
+    // numbers, built one factor at a time (each division a running sum).
     let (a, b) = (x.len().min(y.len()), x.len().max(y.len()));
     let max_u = a * b;
-    // f[i][j][k]: arrangements of i values of one group and j of the other with U = k.
-    let mut prev: Vec<Vec<f64>> = vec![vec![0.0; max_u + 1]; b + 1];
-    for row in prev.iter_mut() {
-        row[0] = 1.0;
-    }
-    for _i in 1..=a {
-        let mut next: Vec<Vec<f64>> = vec![vec![0.0; max_u + 1]; b + 1];
-        next[0][0] = 1.0;
-        for j in 1..=b {
-            for k in 0..=max_u {
-                next[j][k] = next[j - 1][k] + if k >= j { prev[j][k - j] } else { 0.0 };
-            }
+    let mut dist = vec![0.0; max_u + 1];
+    dist[0] = 1.0;
+    for i in 1..=a {
+        for k in (b + i..=max_u).rev() {
+            dist[k] -= dist[k - b - i];
         }
-        prev = next;
+        for k in i..=max_u {
+            dist[k] += dist[k - i];
+        }
     }
-    let dist = &prev[b];
     let total: f64 = dist.iter().sum();
     let at_least = u.round() as usize;
     let p = 2.0 * dist[at_least.min(max_u + 1)..].iter().sum::<f64>() / total;
@@ -187,6 +189,14 @@ mod tests {
         // All values tied: no evidence at all.
         let (_, p, test) = mann_whitney(&[1.0, 1.0], &[1.0, 1.0]);
         assert_eq!((p, test), (1.0, RankTest::MannWhitneyNormal));
+        // 2 against 3: the 10 arrangements give U = 0..6 in 1, 1, 2, 2, 2, 1, 1 ways.
+        let (u, p, _) = mann_whitney(&[1.0, 2.0], &[3.0, 4.0, 5.0]);
+        assert_eq!(u, 0.0);
+        assert!((p - 0.2).abs() < 1e-15, "{p}");
+        // U of the first is 2; the larger U is 4, reached or passed in 4 of 10: p = 0.8.
+        let (u, p, _) = mann_whitney(&[1.0, 4.0], &[2.0, 3.0, 5.0]);
+        assert_eq!(u, 2.0);
+        assert!((p - 0.8).abs() < 1e-15, "{p}");
     }
 
     #[test]
@@ -196,6 +206,9 @@ mod tests {
         assert!((h.unwrap() - 7.2).abs() < 1e-12);
         assert!((p.unwrap() - (-3.6f64).exp()).abs() < 1e-12);
         assert_eq!(kruskal_wallis(&[vec![2.0, 2.0], vec![2.0, 2.0]]), (None, None));
+        // Balanced rank sums: H is 0 and p is 1 (as SciPy).
+        assert_eq!(kruskal_wallis(&[vec![1.0, 6.0], vec![2.0, 5.0], vec![3.0, 4.0]]), (Some(0.0), Some(1.0)));
+        assert_eq!(kruskal_wallis(&[vec![1.0, 2.0]]), (None, None));
     }
 
     #[test]

@@ -97,6 +97,9 @@ impl Tree {
             }
             paths.push(path);
         }
+        if let Some(path) = paths.iter().find(|p| has_child[p[0]]) {
+            return Err(Error::NotATip(names[path[0]].clone()));
+        }
         let mut depth = vec![0.0; names.len()];
         for path in &paths {
             depth[path[0]] = path.len() as f64;
@@ -131,5 +134,6 @@ mod tests {
         assert_eq!(tree.nodes(), 5);
         assert_eq!(tree.depth[tree.paths[0][0]], 4.0);
         assert!(tree.tip[tree.paths[1][0]] && !tree.tip[tree.paths[0][1]]);
+        assert_eq!(Tree::new(&t, &["562".into(), "561".into()]).err(), Some(Error::NotATip("561".into())));
     }
 }

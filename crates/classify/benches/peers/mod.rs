@@ -65,7 +65,19 @@ pub fn kun_peng_db(bin: &Path, k2_db: &Path, dir: &Path) -> Res<Measured> {
 /// besides them (it refuses fewer than 3), so it is given `threads + 2`, as MGDS reads on a
 /// thread of its own and writes on the calling one. Its output folder is made fresh: Kun-peng
 /// numbers the files of a folder across runs.
-pub fn run_kun_peng(bin: &Path, db: &Path, reads: &Path, threads: usize, out_dir: &Path, tag: &str) -> Res<Run> {
+///
+/// Kun-peng prints one time, its shard load included; `load` (from [`kun_peng_load`]) is taken
+/// off it, so that its reads/s and its gain from a second thread count classification alone,
+/// as Kraken 2's and MGDS's do.
+pub fn run_kun_peng(
+    bin: &Path,
+    db: &Path,
+    reads: &Path,
+    threads: usize,
+    out_dir: &Path,
+    tag: &str,
+    load: f64,
+) -> Res<Run> {
     let dir = out_dir.join(format!("{tag}_t{threads}"));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir)?;
@@ -79,8 +91,7 @@ pub fn run_kun_peng(bin: &Path, db: &Path, reads: &Path, threads: usize, out_dir
             .arg(&dir)
             .arg(reads),
     )?;
-    // "classify took: 1.234s": its own time, which includes loading the shards (it prints no
-    // time after the load); the load is timed below from a run on an empty file.
+    // "classify took: 1.234s": its own time, which includes loading the shards.
     let took = m
         .stdout
         .lines()
@@ -90,8 +101,8 @@ pub fn run_kun_peng(bin: &Path, db: &Path, reads: &Path, threads: usize, out_dir
     let output = dir.join("output_1.txt");
     let reads = fs::read_to_string(&output)?.lines().count() as u64;
     Ok(Run {
-        classify_secs: secs,
-        load_secs: 0.0,
+        classify_secs: (secs - load).max(1e-6),
+        load_secs: load,
         peak_kb: m.peak_kb,
         reads,
         output,
@@ -103,7 +114,12 @@ pub fn run_kun_peng(bin: &Path, db: &Path, reads: &Path, threads: usize, out_dir
 pub fn kun_peng_load(bin: &Path, db: &Path, out_dir: &Path) -> Res<f64> {
     let one = out_dir.join("kun-peng-one-read.fa");
     fs::write(&one, ">r0\nACGTACGTACGTACGTACGTACGTACGTACGTACGTACGTACGTACGT\n")?;
-    Ok(run_kun_peng(bin, db, &one, 1, out_dir, "kun-peng-load")?.classify_secs)
+    // The fastest of three.
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        best = best.min(run_kun_peng(bin, db, &one, 1, out_dir, "kun-peng-load", 0.0)?.classify_secs);
+    }
+    Ok(best)
 }
 
 /// A `Duration` as `{:?}` prints it (`1.5s`, `12.3ms`, `4µs`, `7ns`), in seconds.
@@ -195,9 +211,9 @@ started = time.perf_counter()
 sample = sketcher.sketch_single(reads, records(reads))
 profile = pysylph.Profiler(database).profile(sample)
 secs = time.perf_counter() - started
-print("seconds", secs)
+print("seconds", secs, sep="\t")
 for r in profile:
-    print("genome", r.genome_sketch.name, r.taxonomic_abundance / 100.0, r.ani)
+    print("genome", r.genome_sketch.name, r.taxonomic_abundance / 100.0, r.ani, sep="\t")
 "#;
 
 /// One sylph profile of a sample.
@@ -206,9 +222,8 @@ pub struct Profile {
     pub species: HashMap<u64, f64>,
     /// The sample's sketch and profile, seconds.
     pub secs: f64,
+    /// The script's peak memory (VmHWM), kB.
     pub peak_kb: u64,
-    /// Genomes sylph found (its default ANI floor of 95%).
-    pub genomes: usize,
 }
 
 /// Profiles `reads` against the database's genomes with sylph.
@@ -220,17 +235,16 @@ pub fn sylph_profile(python: &Path, reads: &Path, genomes: &[&Prepared], out_dir
     let m = measure(&mut cmd)?;
     let species_of: HashMap<String, u64> =
         genomes.iter().map(|g| (g.plain.to_string_lossy().into_owned(), g.species)).collect();
-    let mut profile = Profile { species: HashMap::new(), secs: 0.0, peak_kb: m.peak_kb, genomes: 0 };
+    let mut profile = Profile { species: HashMap::new(), secs: 0.0, peak_kb: m.peak_kb };
     for line in m.stdout.lines() {
-        let f: Vec<&str> = line.split(' ').collect();
+        let f: Vec<&str> = line.split('\t').collect();
         match f[..] {
             ["seconds", s] => profile.secs = s.parse()?,
             ["genome", name, share, _ani] => {
                 let species = species_of.get(name).ok_or_else(|| format!("sylph named an unknown genome {name}"))?;
                 *profile.species.entry(*species).or_default() += share.parse::<f64>()?;
-                profile.genomes += 1;
             }
-            _ => {}
+            _ => return Err(format!("unexpected line from the sylph script: {line:?}").into()),
         }
     }
     Ok(profile)
@@ -242,7 +256,7 @@ pub fn describe(kun: &Result<PathBuf, String>, sylph: &Result<PathBuf, String>) 
     let _ = match kun {
         Ok(_) => writeln!(
             s,
-            "- Kun-peng {KUN_PENG} (crates.io `kun_peng`): Kraken 2's classification rewritten in Rust, on the same Kraken 2 database after `kun_peng hashshard`; `kun_peng direct` (all shards in memory, as Kraken 2), given the threads of the row for classifying plus its reading and writing threads. Per-read answers and a report. Its reads/s count its shard load (it prints one time for load and classification): the load alone is given below."
+            "- Kun-peng {KUN_PENG} (crates.io `kun_peng`): Kraken 2's classification rewritten in Rust, on the same Kraken 2 database after `kun_peng hashshard`; `kun_peng direct` (all shards in memory, as Kraken 2), given the threads of the row for classifying plus its reading and writing threads. Per-read answers and a report. It prints one time for its shard load and classification together: the load (timed on one read) is taken off, and given below."
         ),
         Err(why) => writeln!(s, "- Kun-peng: NOT RUN ({why}); its columns are empty"),
     };

@@ -708,7 +708,9 @@ pub fn nanosim_h() -> Res<PathBuf> {
 /// ends, the match lengths drawn from two ECDFs (`first_match.hist`, and
 /// `match_markov_model`, conditioned on the previous match's length). Stretching every match
 /// length of both by `1 / error_weight` (bins and conditions alike) leaves the kinds and
-/// lengths of the errors as trained and makes them that much rarer per base.
+/// lengths of the errors as trained and makes them that much rarer per base. Matches of no base
+/// between two errors (the first bin) become matches of a few bases: errors come in tight
+/// clusters less often than in the trained profile.
 pub fn nanosim_profile(error_weight: f64) -> Res<PathBuf> {
     let venv = nanosim_h()?.parent().and_then(Path::parent).ok_or("the venv of nanosim-h")?.to_owned();
     let lib = fs::read_dir(venv.join("lib"))?
@@ -722,7 +724,8 @@ pub fn nanosim_profile(error_weight: f64) -> Res<PathBuf> {
     if !(error_weight > 0.0 && error_weight < 1.0) {
         return Err(format!("an error weight between 0 and 1, not {error_weight}").into());
     }
-    let out = cache(&format!("nanosim-profiles/ecoli_R9_1D-errors-x{error_weight}"))?;
+    // The folder's name changes with the way the profile is written (v1).
+    let out = cache(&format!("nanosim-profiles/ecoli_R9_1D-errors-x{error_weight}-v1"))?;
     let _lock = lock("nanosim-profiles")?;
     if out.join("done").exists() {
         return Ok(out);
@@ -792,7 +795,9 @@ pub fn simulate_nanopore(name: &str, genomes: &[(&Prepared, u64)], error_weight:
     let r1 = dir.join("reads.fa");
     let truth_path = dir.join("truth.tsv");
     let describe = |errors_per_kbp: &str| {
-        format!("NanoSim-H 1.1.0.4 (PyPI), {model}, linear genomes: {errors_per_kbp} error events per kbp")
+        format!(
+            "NanoSim-H 1.1.0.4 (PyPI), {model}, linear genomes: {errors_per_kbp} error events per kbp of read (NanoSim-H's list of its errors over all the reads' bases, random heads and tails included)"
+        )
     };
     if let Ok(errors) = fs::read_to_string(dir.join("errors-per-kbp.txt"))
         && fs::read_to_string(dir.join("recipe.txt")).ok().as_deref() == Some(recipe.as_str())

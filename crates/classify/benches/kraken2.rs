@@ -534,7 +534,7 @@ fn read_kinds(setup: &Setup<'_>, genomes: &[Prepared], short: &Sample, taxonomy:
     for (weight, tag, what) in [(1.0, "r9", "R9 as trained"), (0.3, "r10", "errors x0.3, standing in for R10.4.1")] {
         match real_genomes::simulate_nanopore(&format!("bench-nanopore-{tag}"), &counts, weight, SEED + 7) {
             Ok(s) => {
-                let bases = fasta_bases(&s.r1)?;
+                let bases = read_bases(&s.r1)?;
                 kinds.push(Kind {
                     name: format!(
                         "NanoSim-H ecoli_R9_1D, {what} ({} reads, mean {:.1} kbp)",
@@ -822,18 +822,6 @@ fn bases_per_genome(path: &Path, truth: &[u16], genomes: usize) -> Res<Vec<u64>>
         n += 1;
     }
     Ok(bases)
-}
-
-/// Bases in a FASTA file.
-fn fasta_bases(path: &Path) -> Res<u64> {
-    let mut n = 0;
-    for line in BufReader::new(File::open(path)?).lines() {
-        let line = line?;
-        if !line.starts_with('>') {
-            n += line.trim().len() as u64;
-        }
-    }
-    Ok(n)
 }
 
 /// Bases in a reads file (FASTA or FASTQ, gzipped or not).

@@ -16,6 +16,7 @@ use ts_rs::{Config, TS, TypeVisitor};
 use crate::analyses::{AnalysesPage, AnalysisQuery, BatchRun};
 use crate::chart::{ChartControls, ChartView};
 use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReadsProgress};
+use crate::diversity::{DiversityRequest, DiversityScreen};
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
 use crate::events::ShellEvent;
@@ -101,6 +102,8 @@ fn signature_types(t: &mut Types) {
         CompareRequest,
         ComparisonView,
         ConnectionView,
+        DiversityRequest,
+        DiversityScreen,
         DocumentFile,
         DocumentsView,
         FileCheck,

@@ -10,6 +10,7 @@ use tauri_plugin_dialog::DialogExt;
 use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
 use crate::compare::{self, CompareCache, CompareRequest, ComparisonView, TaxonReadsProgress};
 use crate::dialogs::{ask_folder, ask_save_path, write_file};
+use crate::diversity::{self, DiversityRequest, DiversityScreen};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
 use crate::events;
@@ -662,6 +663,49 @@ pub async fn export_comparison(
     let c = session.connected().await?;
     let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
     compare::export(src, &request, &format, dpi, &path).await?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// The compared samples' diversity (the comparison view's diversity and ordination tabs), with
+/// its charts; fetching progress arrives in `compare-progress` events.
+#[tauri::command]
+pub async fn sample_diversity(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: DiversityRequest,
+) -> CmdResult<DiversityScreen> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    diversity::screen(src, &request, &|p| events::emit(&app, p)).await
+}
+
+/// Saves a file of the diversity view where the user chooses (`what`: one of
+/// [`diversity::FILES`], a PNG at `dpi`). Answers the path, or `None` when the user cancelled.
+#[tauri::command]
+pub async fn export_diversity(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: DiversityRequest,
+    what: String,
+    dpi: u32,
+) -> CmdResult<Option<String>> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    let view = diversity::prepare(src, &request, &|_| {}).await?;
+    let (bytes, _) = view.file(&what, diversity::WIDTH, dpi)?;
+    let ext = what.rsplit('.').next().unwrap_or_default();
+    let (title, filter): (&str, (&str, &[&str])) = match ext {
+        "svg" => ("Save the chart", ("SVG image", &["svg"])),
+        "png" => ("Save the chart", ("PNG image", &["png"])),
+        "tsv" => ("Save the numbers", ("Tab-separated table", &["tsv"])),
+        _ => ("Save the numbers", ("CSV table", &["csv"])),
+    };
+    let Some(path) = ask_save_path(&app, title, &view.file_name(&what), filter).await else {
+        return Ok(None);
+    };
+    write_file(&path, &bytes)?;
     Ok(Some(path.display().to_string()))
 }
 

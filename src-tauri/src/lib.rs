@@ -19,7 +19,9 @@ pub mod events;
 pub mod session;
 pub mod watching;
 
-pub use mgds_app::{analyses, compare, documents, error, organization, people, projects, results, samples, uploads};
+pub use mgds_app::{
+    analyses, compare, diversity, documents, error, organization, people, projects, results, samples, uploads,
+};
 
 #[cfg(test)]
 mod bindings;
@@ -195,6 +197,8 @@ pub fn run() {
             commands::list_analyses,
             commands::run_job_on_samples,
             commands::compare_samples,
+            commands::sample_diversity,
+            commands::export_diversity,
             commands::export_comparison,
             commands::refresh_comparison,
             commands::save_taxon_reads,

@@ -300,6 +300,66 @@ pub(crate) async fn fetch(
         .collect()
 }
 
+/// The samples a view fetched: every one asked for, those left out with why, and the metadata
+/// fields they have (their custom ones, then the standard ones).
+pub(crate) struct Gathered {
+    pub(crate) fetched: Vec<Fetched>,
+    pub(crate) skipped: Vec<SkippedSample>,
+    pub(crate) fields: Vec<String>,
+}
+
+/// Checks the samples a view asks for (2 to [`MAX_SAMPLES`] once repeats are dropped) and
+/// fetches them; refuses, naming why, when fewer than two have a finished classification
+/// (`purpose` ends the sentence: "to be compared").
+pub(crate) async fn gather(
+    src: Source<'_>,
+    samples: &[String],
+    progress: &(dyn Fn(CompareProgress) + Sync),
+    purpose: &str,
+) -> CmdResult<Gathered> {
+    let mut seen = std::collections::HashSet::new();
+    let ids: Vec<String> =
+        samples.iter().take(10 * MAX_SAMPLES).filter(|id| seen.insert(id.as_str())).cloned().collect();
+    if !(2..=MAX_SAMPLES).contains(&ids.len()) || samples.len() > 10 * MAX_SAMPLES {
+        return Err(CmdError::new("invalid", format!("Choose 2 to {MAX_SAMPLES} samples ({} chosen).", ids.len())));
+    }
+    let fetched = fetch(src, &ids, progress).await?;
+    let mut custom = BTreeSet::new();
+    for f in &fetched {
+        if let Some(m) = &f.info.metadata {
+            custom.extend(m.custom.keys().cloned());
+        }
+    }
+    let mut fields: Vec<String> = custom.into_iter().collect();
+    for standard in
+        ["external_sample_id", "name", "date_collected", "date_sequenced", "platform", "sample_type", "location_string"]
+    {
+        if !fields.iter().any(|f| f == standard) {
+            fields.push(standard.to_string());
+        }
+    }
+    let skipped: Vec<SkippedSample> = fetched
+        .iter()
+        .filter_map(|f| {
+            let why = f.info.ready.as_ref().err()?;
+            Some(SkippedSample { id: f.id.clone(), name: f.info.name.clone(), why: why.clone() })
+        })
+        .collect();
+    let ready = fetched.iter().filter(|f| f.results.is_some()).count();
+    if ready < 2 {
+        let whys: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.name, s.why)).collect();
+        return Err(CmdError::new(
+            "not_ready",
+            format!(
+                "At least two of the samples need a finished classification {purpose}; {ready} of {} have one. {}",
+                fetched.len(),
+                sentence(&whys.join("; "))
+            ),
+        ));
+    }
+    Ok(Gathered { fetched, skipped, fields })
+}
+
 /// Looks at a sample: its name, metadata and primary classification.
 async fn look(client: &Client, id: &str) -> CmdResult<SampleInfo> {
     let sample = match client.samples().get(id).await {
@@ -415,44 +475,8 @@ pub async fn prepare(
     req: &CompareRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<Prepared> {
-    if req.samples.len() > 10 * MAX_SAMPLES {
-        return Err(CmdError::new("invalid", format!("Choose 2 to {MAX_SAMPLES} samples to compare.")));
-    }
-    let mut seen = std::collections::HashSet::new();
-    let ids: Vec<String> = req.samples.iter().filter(|id| seen.insert(id.as_str())).cloned().collect();
-    if !(2..=MAX_SAMPLES).contains(&ids.len()) {
-        return Err(CmdError::new(
-            "invalid",
-            format!("Choose 2 to {MAX_SAMPLES} samples to compare ({} chosen).", ids.len()),
-        ));
-    }
-    let fetched = fetch(src, &ids, progress).await?;
-    let mut fields = BTreeSet::new();
-    for f in &fetched {
-        if let Some(m) = &f.info.metadata {
-            fields.extend(m.custom.keys().cloned());
-        }
-    }
-    let skipped: Vec<SkippedSample> = fetched
-        .iter()
-        .filter_map(|f| {
-            let why = f.info.ready.as_ref().err()?;
-            Some(SkippedSample { id: f.id.clone(), name: f.info.name.clone(), why: why.clone() })
-        })
-        .collect();
+    let Gathered { fetched, skipped, fields } = gather(src, &req.samples, progress, "to be compared").await?;
     let ready: Vec<&Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
-    if ready.len() < 2 {
-        let whys: Vec<String> = skipped.iter().map(|s| format!("{}: {}", s.name, s.why)).collect();
-        return Err(CmdError::new(
-            "not_ready",
-            format!(
-                "At least two of the samples need a finished classification to be compared; {} of {} have one. {}",
-                ready.len(),
-                fetched.len(),
-                sentence(&whys.join("; "))
-            ),
-        ));
-    }
     let field = |f: &Fetched, name: &str| f.info.metadata.as_ref().and_then(|m| m.field_text(name));
     let labels: Vec<String> = ready
         .iter()
@@ -502,14 +526,6 @@ pub async fn prepare(
         let columns = comparison.clustered_columns();
         ids = rows.iter().map(|&i| ids[i].clone()).collect();
         comparison = comparison.with_sample_order(&rows).with_column_order(&columns);
-    }
-    let mut fields: Vec<String> = fields.into_iter().collect();
-    for standard in
-        ["external_sample_id", "name", "date_collected", "date_sequenced", "platform", "sample_type", "location_string"]
-    {
-        if !fields.iter().any(|f| f == standard) {
-            fields.push(standard.to_string());
-        }
     }
     Ok(Prepared { comparison, ids, skipped, fields, measures, clustered, heatmap: req.chart == "heatmap" })
 }

@@ -20,7 +20,7 @@ use mgds_plots::Metric;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::compare::{CompareProgress, SkippedSample, Source, fetch, metric_for, metric_key};
+use crate::compare::{CompareProgress, Gathered, SkippedSample, Source, gather, metric_for, metric_key};
 use crate::error::{CmdError, CmdResult, sentence};
 
 /// PERMANOVA's permutations unless asked otherwise.
@@ -31,6 +31,10 @@ pub const MAX_PERMUTATIONS: usize = 9_999;
 pub const SEED: u64 = 42;
 /// Principal axes given (their share of variance and coordinates).
 pub const AXES: usize = 10;
+/// The longest rank named.
+const MAX_NAME_CHARS: usize = 32;
+/// The longest metadata field name to group by: the service's own ceiling on custom keys.
+const MAX_FIELD_CHARS: usize = mgds_api::MAX_CUSTOM_METADATA_KEY_CHARS;
 
 /// What the diversity view asks for.
 #[derive(Debug, Clone, Deserialize, TS)]
@@ -53,7 +57,8 @@ pub struct DiversityRequest {
     /// The permutations' seed (default 42).
     #[ts(type = "number | null")]
     pub seed: Option<u64>,
-    /// Keep the host's reads.
+    /// Keep the host's reads (default: left out).
+    #[serde(default)]
     pub show_host: bool,
 }
 
@@ -123,12 +128,16 @@ pub struct DiversityView {
     pub rank: String,
     /// The beta diversity's measure (key).
     pub measure: String,
+    /// Its name, lower case ("re-estimated abundance").
+    pub measure_label: String,
     /// The beta diversity (key) and its name.
     pub metric: String,
     /// Its name on a chart.
     pub metric_label: String,
     /// The grouping field, if any.
     pub group_by: Option<String>,
+    /// The metadata fields the samples have, to group by.
+    pub fields: Vec<String>,
     /// Alpha diversity, one column per measure.
     pub alpha: Vec<AlphaColumn>,
     /// `distances[i][j]`.
@@ -193,13 +202,6 @@ pub async fn prepare(
     req: &DiversityRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<DiversityView> {
-    use crate::compare::MAX_SAMPLES;
-    let mut seen = std::collections::HashSet::new();
-    let ids: Vec<String> =
-        req.samples.iter().take(10 * MAX_SAMPLES).filter(|id| seen.insert(id.as_str())).cloned().collect();
-    if !(2..=MAX_SAMPLES).contains(&ids.len()) || req.samples.len() > 10 * MAX_SAMPLES {
-        return Err(invalid(format!("Choose 2 to {MAX_SAMPLES} samples ({} chosen).", ids.len())));
-    }
     let metric = match req.metric.as_deref().filter(|m| !m.is_empty()) {
         None => BetaMetric::BrayCurtis,
         Some(key) => BetaMetric::from_key(key).ok_or_else(|| {
@@ -213,25 +215,22 @@ pub async fn prepare(
     }
     let seed = req.seed.unwrap_or(SEED);
     let rank = req.rank.trim().to_lowercase();
-    let fetched = fetch(src, &ids, progress).await?;
-    let skipped: Vec<SkippedSample> = fetched
-        .iter()
-        .filter_map(|f| {
-            let why = f.info.ready.as_ref().err()?;
-            Some(SkippedSample { id: f.id.clone(), name: f.info.name.clone(), why: why.clone() })
-        })
-        .collect();
-    let ready: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
-    if ready.len() < 2 {
-        return Err(CmdError::new(
-            "not_ready",
-            format!(
-                "At least two of the samples need a finished classification; {} of {} have one.",
-                ready.len(),
-                fetched.len()
-            ),
-        ));
+    if rank.is_empty() || rank.len() > MAX_NAME_CHARS || !rank.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ') {
+        let shown: String = rank.chars().take(MAX_NAME_CHARS).collect();
+        return Err(invalid(format!(
+            "There is no rank {shown:?}: choose species, genus, family, order, class or phylum."
+        )));
     }
+    if let Some(g) = req.group_by.as_deref()
+        && g.chars().count() > MAX_FIELD_CHARS
+    {
+        let shown: String = g.chars().take(40).collect();
+        return Err(invalid(format!(
+            "There is no metadata field {shown:?}…: field names are at most {MAX_FIELD_CHARS} characters."
+        )));
+    }
+    let Gathered { fetched, skipped, fields } = gather(src, &req.samples, progress, "for their diversity").await?;
+    let ready: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
     let results: Vec<&ClassificationResults> = ready.iter().filter_map(|f| f.results.as_deref()).collect();
     let measure = metric_for(req.measure.as_deref(), &results)?;
     let group_by = req.group_by.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(String::from);
@@ -268,7 +267,7 @@ pub async fn prepare(
                 }),
                 Err(e) => {
                     if m == AlphaMetric::ObservedTaxa {
-                        test_notes.push(sentence(&format!("No test of alpha diversity: {e}")));
+                        test_notes.push(sentence(&format!("{ALPHA_NOTE}: {e}")));
                     }
                     None
                 }
@@ -299,6 +298,14 @@ pub async fn prepare(
         .map_err(|e| invalid(sentence(&e.to_string())))?;
     let o = mgds_diversity::pcoa(&dm);
     let axes = AXES.min(o.eigenvalues.len());
+    // Every distance 0: no axis has any variance (scikit-bio's shares are then NaN).
+    let flat = o.proportion_explained.iter().any(|p| !p.is_finite());
+    if flat {
+        test_notes.push(format!(
+            "Every {} distance is 0 (the samples are alike at rank {rank}): no axis explains any variance.",
+            metric.label()
+        ));
+    }
     let permanova = match &group_by {
         None => None,
         Some(_) => {
@@ -335,7 +342,7 @@ pub async fn prepare(
         }
     };
     let measure_key = metric_key(measure).to_string();
-    let measure_label = match measure {
+    let measure_label: String = match measure {
         Metric::Share(m) => m.label().to_lowercase(),
         Metric::Readcount => "reads".into(),
     };
@@ -357,13 +364,18 @@ pub async fn prepare(
         samples,
         rank,
         measure: measure_key,
+        measure_label,
         metric: metric.key().into(),
         metric_label: metric.label().into(),
         group_by,
+        fields,
         alpha,
         distances: dm.d,
         ordination: OrdinationView {
-            proportion_explained: o.proportion_explained[..axes].to_vec(),
+            proportion_explained: o.proportion_explained[..axes]
+                .iter()
+                .map(|p| if p.is_finite() { *p } else { 0.0 })
+                .collect(),
             coordinates: o.coordinates.iter().map(|c| c[..axes].to_vec()).collect(),
         },
         permanova,
@@ -371,6 +383,69 @@ pub async fn prepare(
         methods,
         skipped,
     })
+}
+
+/// The files of the view ([`DiversityView::file`]).
+pub const FILES: [&str; 8] = [
+    "alpha.svg",
+    "alpha.png",
+    "ordination.svg",
+    "ordination.png",
+    "alpha.csv",
+    "alpha.tsv",
+    "distances.csv",
+    "distances.tsv",
+];
+
+/// The width the charts are drawn at, on screen and in files.
+pub const WIDTH: u32 = 1100;
+
+/// Whether a note of [`DiversityView::test_notes`] is about alpha diversity (the others are
+/// about the distances: the PERMANOVA, the ordination).
+fn is_alpha_note(note: &str) -> bool {
+    note.starts_with(ALPHA_NOTE)
+}
+
+const ALPHA_NOTE: &str = "No test of alpha diversity";
+
+fn chart_error(e: mgds_plots::Error) -> CmdError {
+    CmdError::new("chart", sentence(&e.to_string()))
+}
+
+/// A statistic or p-value as written: 4 decimals, or 3 significant figures when tiny.
+fn shown_number(v: Option<f64>) -> String {
+    match v {
+        None => "undefined".to_string(),
+        Some(v) if v != 0.0 && v.abs() < 1e-4 => format!("{v:.2e}"),
+        Some(v) => format!("{v:.4}"),
+    }
+}
+
+fn statistic_and_p(t: &TestView, statistic: &str) -> String {
+    let groups: Vec<String> = t.groups.iter().map(|g| format!("{} {}", g.group, g.samples)).collect();
+    format!("p = {} ({statistic} {}; {})", shown_number(t.p_value), shown_number(t.statistic), groups.join(", "))
+}
+
+/// The diversity view as the screens show it: the numbers and both charts.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DiversityScreen {
+    /// The numbers.
+    pub view: DiversityView,
+    /// The alpha diversity chart as SVG (points: `<circle class="point" data-sample>`).
+    pub alpha_svg: String,
+    /// The ordination chart as SVG (the same points).
+    pub ordination_svg: String,
+}
+
+/// The diversity view of `req` with its charts, drawn at [`WIDTH`].
+pub async fn screen(
+    src: Source<'_>,
+    req: &DiversityRequest,
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<DiversityScreen> {
+    let view = prepare(src, req, progress).await?;
+    let (alpha_svg, ordination_svg) = (view.alpha_chart(WIDTH)?, view.ordination_chart(WIDTH)?);
+    Ok(DiversityScreen { view, alpha_svg, ordination_svg })
 }
 
 impl DiversityView {
@@ -417,13 +492,124 @@ impl DiversityView {
         out.flush().map_err(file)
     }
 
+    /// The principal coordinates as a chart (the first two axes, points coloured by group),
+    /// its PERMANOVA and methods written under it, as SVG `width` pixels wide.
+    pub fn ordination_chart(&self, width: u32) -> CmdResult<String> {
+        let axis = |k: usize| match self.ordination.proportion_explained.get(k) {
+            Some(p) => format!("PC{} ({:.1}%)", k + 1, p * 100.0),
+            None => format!("PC{} (none: every distance lies on fewer axes)", k + 1),
+        };
+        let coordinate = |i: usize, k: usize| self.ordination.coordinates.get(i).and_then(|c| c.get(k)).copied();
+        let points = self
+            .samples
+            .iter()
+            .enumerate()
+            .map(|(i, s)| mgds_plots::OrdinationPoint {
+                label: s.label.clone(),
+                group: s.group.clone(),
+                x: coordinate(i, 0).unwrap_or(0.0),
+                y: coordinate(i, 1).unwrap_or(0.0),
+            })
+            .collect();
+        let mut notes: Vec<String> = self.permanova_line().into_iter().collect();
+        notes.extend(self.test_notes.iter().filter(|n| !is_alpha_note(n)).cloned());
+        notes.extend(self.methods.iter().skip(1).cloned());
+        let o = mgds_plots::Ordination {
+            title: format!(
+                "PCoA of {} distances: {} at {}, {} samples",
+                self.metric_label,
+                self.measure_label,
+                self.rank,
+                self.samples.len()
+            ),
+            x_label: axis(0),
+            y_label: axis(1),
+            group_by: self.group_by.clone(),
+            points,
+            notes,
+        };
+        mgds_plots::ordination_chart(&o, width).map_err(chart_error)
+    }
+
+    /// The alpha diversity as a chart (a panel per measure, a strip of points per group, each
+    /// panel's test above it, the methods under it), as SVG `width` pixels wide.
+    pub fn alpha_chart(&self, width: u32) -> CmdResult<String> {
+        let panels = self
+            .alpha
+            .iter()
+            .map(|a| mgds_plots::AlphaPanel {
+                label: a.label.clone(),
+                values: a.values.clone(),
+                test: a.test.as_ref().map(|t| format!("{} · {}", statistic_and_p(t, "statistic"), t.method)),
+            })
+            .collect();
+        let mut notes: Vec<String> = self.test_notes.iter().filter(|n| is_alpha_note(n)).cloned().collect();
+        notes.extend(self.methods.first().cloned());
+        notes.extend(self.methods.last().cloned());
+        let a = mgds_plots::AlphaChart {
+            title: format!("Alpha diversity at {}, {} samples", self.rank, self.samples.len()),
+            samples: self.samples.iter().map(|s| s.label.clone()).collect(),
+            groups: self.samples.iter().map(|s| s.group.clone()).collect(),
+            group_by: self.group_by.clone(),
+            panels,
+            notes,
+        };
+        mgds_plots::alpha_chart(&a, width).map_err(chart_error)
+    }
+
+    /// The file `what` names: `alpha.svg`, `alpha.png`, `ordination.svg`, `ordination.png` (a
+    /// chart `width` pixels wide at 96 dpi, the PNG at `dpi`), `alpha.csv`, `alpha.tsv`,
+    /// `distances.csv` or `distances.tsv`; its bytes and type.
+    pub fn file(&self, what: &str, width: u32, dpi: u32) -> CmdResult<(Vec<u8>, &'static str)> {
+        let png = |svg: String| mgds_plots::svg_to_png(&svg, dpi.clamp(72, 600) as f32 / 96.0).map_err(chart_error);
+        let table = |alpha: bool, delimiter: u8| -> CmdResult<Vec<u8>> {
+            let mut out = Vec::new();
+            if alpha {
+                self.write_alpha(&mut out, delimiter)?
+            } else {
+                self.write_distances(&mut out, delimiter)?
+            }
+            Ok(out)
+        };
+        Ok(match what {
+            "alpha.svg" => (self.alpha_chart(width)?.into_bytes(), "image/svg+xml"),
+            "alpha.png" => (png(self.alpha_chart(width)?)?, "image/png"),
+            "ordination.svg" => (self.ordination_chart(width)?.into_bytes(), "image/svg+xml"),
+            "ordination.png" => (png(self.ordination_chart(width)?)?, "image/png"),
+            "alpha.csv" => (table(true, b',')?, "text/csv"),
+            "alpha.tsv" => (table(true, b'\t')?, "text/tab-separated-values"),
+            "distances.csv" => (table(false, b',')?, "text/csv"),
+            "distances.tsv" => (table(false, b'\t')?, "text/tab-separated-values"),
+            other => {
+                let shown: String = other.chars().take(40).collect();
+                return Err(invalid(format!(
+                    "There is no diversity file {shown:?}: choose one of {}.",
+                    FILES.join(", ")
+                )));
+            }
+        })
+    }
+
+    /// The name a file of this view is offered under.
+    pub fn file_name(&self, what: &str) -> String {
+        let (kind, ext) = what.split_once('.').unwrap_or((what, "txt"));
+        let detail = if kind == "alpha" { String::new() } else { format!("_{}", self.metric) };
+        format!("diversity_{}_samples_{}_{kind}{detail}.{ext}", self.samples.len(), self.rank)
+    }
+
+    fn permanova_line(&self) -> Option<String> {
+        let t = self.permanova.as_ref()?;
+        Some(format!(
+            "{} by {}: {}",
+            t.method,
+            self.group_by.as_deref().unwrap_or_default(),
+            statistic_and_p(t, "pseudo-F")
+        ))
+    }
+
     /// The tests, then the methods, one line each.
     pub fn footer(&self) -> Vec<String> {
-        let p = |v: Option<f64>| match v {
-            None => "undefined".to_string(),
-            Some(v) if v != 0.0 && v.abs() < 1e-4 => format!("{v:.2e}"),
-            Some(v) => format!("{v:.4}"),
-        };
+        let p = shown_number;
         let mut out = Vec::new();
         if let Some(g) = &self.group_by {
             for a in &self.alpha {

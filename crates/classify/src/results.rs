@@ -128,7 +128,8 @@ pub(crate) fn results_table(
             readcount: readcount[i as usize],
             readcount_w_children: with_children[i as usize],
             abundance: abundance[i as usize],
-            abundance_w_children: abundance_w_children[i as usize],
+            // A sum of shares that add up to 1 can land a rounding step above it.
+            abundance_w_children: abundance_w_children[i as usize].map(|a| a.min(1.0)),
             filtered_readcount: None,
             filtered_readcount_w_children: None,
             reestimated_abundance: reestimated[i as usize],

@@ -53,8 +53,8 @@ pub struct CompareArgs {
     /// Write the chart as PNG here.
     #[arg(long, value_name = "FILE")]
     pub png: Option<PathBuf>,
-    /// The PNG's resolution.
-    #[arg(long, default_value_t = 150, requires = "png")]
+    /// The PNG's resolution (of --png, or of a chart file ending in .png).
+    #[arg(long, default_value_t = 150)]
     pub dpi: u32,
     /// The chart's width in pixels (at 96 dpi).
     #[arg(long, default_value_t = 1100)]
@@ -93,6 +93,16 @@ pub struct CompareArgs {
     /// --diversity.
     #[arg(long, value_name = "FILE")]
     pub distances_csv: Option<PathBuf>,
+    /// Draw the alpha diversity here (a panel per measure, a strip of points per --group-by
+    /// group, the tests written on it), as SVG or PNG by the file's extension. Implies
+    /// --diversity.
+    #[arg(long, value_name = "FILE")]
+    pub alpha_chart: Option<PathBuf>,
+    /// Draw the principal coordinates here (PC1 and PC2, points coloured by --group-by, the
+    /// PERMANOVA and methods written under them), as SVG or PNG by the file's extension.
+    /// Implies --diversity.
+    #[arg(long, value_name = "FILE")]
+    pub ordination_chart: Option<PathBuf>,
 }
 
 /// What the classification results of one run may take in memory (an estimate): enough for
@@ -107,7 +117,12 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     }
     let client = &ctx.client;
     wait_for_classifications(client, &args.samples).await?;
-    if args.diversity || args.alpha_csv.is_some() || args.distances_csv.is_some() {
+    if args.diversity
+        || args.alpha_csv.is_some()
+        || args.distances_csv.is_some()
+        || args.alpha_chart.is_some()
+        || args.ordination_chart.is_some()
+    {
         return diversity(client, &args).await;
     }
     let req = CompareRequest {
@@ -205,6 +220,18 @@ async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<(
             write(&mut std::io::BufWriter::new(file))?;
             eprintln!("wrote {}", path.display());
         }
+        wrote = true;
+    }
+    for (path, kind) in [(&args.alpha_chart, "alpha"), (&args.ordination_chart, "ordination")] {
+        let Some(path) = path else { continue };
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let format = match ext.as_deref() {
+            Some(e @ ("svg" | "png")) => e.to_string(),
+            _ => bail!("{} must end in .svg or .png: its extension says which picture to write", path.display()),
+        };
+        let (bytes, _) = v.file(&format!("{kind}.{format}"), args.width, args.dpi)?;
+        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("wrote {}", path.display());
         wrote = true;
     }
     if wrote {

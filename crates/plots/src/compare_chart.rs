@@ -43,7 +43,7 @@ const UNCLASSIFIED_COLOUR: [u8; 3] = [0xD9, 0xD9, 0xD9];
 
 /// Colours for the taxa: Okabe–Ito's seven, then the same in lighter tints, then darker
 /// shades, so that up to 21 taxa stay apart; past that, they repeat.
-fn palette(i: usize) -> [u8; 3] {
+pub(crate) fn palette(i: usize) -> [u8; 3] {
     let [r, g, b] = OKABE_ITO[i % OKABE_ITO.len()];
     let mix = |c: u8, towards: u8, t: f64| (f64::from(c) + (f64::from(towards) - f64::from(c)) * t).round() as u8;
     match (i / OKABE_ITO.len()) % 3 {

@@ -13,6 +13,7 @@ mod chart;
 mod compare;
 mod compare_chart;
 mod data;
+mod diversity_chart;
 mod font;
 mod raster;
 mod svg;
@@ -24,6 +25,7 @@ pub use compare::{
 };
 pub use compare_chart::{ChartSize, heatmap, stacked_bars};
 pub use data::{AbundanceChartOptions, Bar, Metric, top_taxa};
+pub use diversity_chart::{AlphaChart, AlphaPanel, Ordination, OrdinationPoint, alpha_chart, ordination_chart};
 
 /// A chart rendered as SVG, with the data it shows.
 #[derive(Debug, Clone, PartialEq)]

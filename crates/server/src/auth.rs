@@ -32,7 +32,7 @@ pub fn hash_key(key: &str) -> Vec<u8> {
 
 /// The API key a request carries, if any: `X-API-Key`, or the username of HTTP Basic.
 /// `Err` when an `Authorization` header is present but unreadable.
-pub(crate) fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub fn presented_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     if let Some(v) = headers.get("x-api-key") {
         let key = v.to_str().map_err(|_| ApiError::unauthorized())?.trim();
         return Ok((!key.is_empty()).then(|| key.to_string()));

@@ -133,6 +133,12 @@ pub trait WebUi: Send + Sync + std::fmt::Debug + 'static {
         None
     }
 
+    /// The UI's additions to API v1 (the application's computations for scripts), served under
+    /// `/api/v1` to authenticated callers as any API route is, if it has any.
+    fn api_routes(self: Arc<Self>) -> Option<axum::Router<AppState>> {
+        None
+    }
+
     /// Told, once the service listens, the address of its own API on loopback (plain HTTP,
     /// this machine only), through which the UI's routes call the API as the browser's user.
     fn internal_api(&self, _url: &str) {}

@@ -11,6 +11,7 @@
 use axum::http::StatusCode;
 use mgds_app::browser_uploads::{self, BrowserUpload, StoreAddresses};
 use mgds_app::compare::{self, CompareCache, CompareRequest, Source};
+use mgds_app::diversity::{self, DiversityRequest};
 use mgds_app::error::{CmdError, CmdResult};
 use mgds_app::results::ClassificationView;
 use mgds_app::{analyses, documents, organization, projects, results, samples};
@@ -32,7 +33,7 @@ const MAX_FOLDER_PATHS: usize = 10_000;
 /// 300 dpi is about 3,400 pixels wide).
 const MAX_BROWSER_DPI: u32 = 300;
 
-async fn drawing_turn() -> CmdResult<tokio::sync::SemaphorePermit<'static>> {
+pub(crate) async fn drawing_turn() -> CmdResult<tokio::sync::SemaphorePermit<'static>> {
     DRAWING.acquire().await.map_err(|_| CmdError::new("busy", "The service is stopping; try again in a moment."))
 }
 
@@ -204,6 +205,28 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };
             let _turn = drawing_turn().await?;
             out(compare::compare(src, &request, &|_| {}).await?)
+        }
+        "sample_diversity" => {
+            let request: DiversityRequest = arg(args, "request")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let _turn = drawing_turn().await?;
+            out(diversity::screen(src, &request, &|_| {}).await?)
+        }
+        "diversity_file" => {
+            let request: DiversityRequest = arg(args, "request")?;
+            let what: String = arg(args, "what")?;
+            let dpi: u32 = arg::<Option<u32>>(args, "dpi")?.unwrap_or(150).min(MAX_BROWSER_DPI);
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let _turn = drawing_turn().await?;
+            let view = diversity::prepare(src, &request, &|_| {}).await?;
+            let name = view.file_name(&what);
+            let drawn = tokio::task::spawn_blocking(move || view.file(&what, diversity::WIDTH, dpi))
+                .await
+                .map_err(|e| CmdError::new("chart", format!("The diversity could not be drawn ({e}).")))?;
+            let (bytes, mime) = drawn?;
+            let mut answer = file_answer(&bytes, mime);
+            answer["name"] = json!(name);
+            out(answer)
         }
         // Files for a browser to save. A stored file (reads, a document, an analysis's output)
         // is the service's own signed, expiring download address, which the browser follows

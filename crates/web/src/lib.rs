@@ -18,6 +18,7 @@
 //!   comparison's classification results) is one cache with one ceiling for all of them.
 
 pub mod commands;
+mod diversity_api;
 mod taxon_reads;
 
 use std::collections::HashMap;
@@ -327,6 +328,38 @@ impl mgds_server::WebUi for WebUi {
                 },
             ),
         ))
+    }
+
+    fn api_routes(self: Arc<Self>) -> Option<axum::Router<AppState>> {
+        let one = self.clone();
+        let file = self;
+        type Query = axum::extract::Query<HashMap<String, String>>;
+        Some(
+            axum::Router::new()
+                .route(
+                    "/diversity",
+                    axum::routing::post(
+                        move |State(state): State<AppState>, caller: Caller, headers: HeaderMap, body: Bytes| {
+                            let me = one.clone();
+                            async move { me.diversity(state, caller, headers, None, HashMap::new(), body).await }
+                        },
+                    ),
+                )
+                .route(
+                    "/diversity/files/{file}",
+                    axum::routing::post(
+                        move |State(state): State<AppState>,
+                              Path(name): Path<String>,
+                              caller: Caller,
+                              headers: HeaderMap,
+                              axum::extract::Query(query): Query,
+                              body: Bytes| {
+                            let me = file.clone();
+                            async move { me.diversity(state, caller, headers, Some(name), query, body).await }
+                        },
+                    ),
+                ),
+        )
     }
 
     fn internal_api(&self, url: &str) {

@@ -482,6 +482,26 @@ async fn scenario(
         known.len()
     );
 
+    // Their diversity and ordination, drawn by the service as the app draws them; the distance
+    // matrix saved.
+    a.click(&a.wait_for("[data-testid=compare-tab-diversity]", WAIT).await?).await?;
+    a.wait_for("[data-testid=alpha-chart] svg circle.point", Duration::from_secs(60))
+        .await
+        .context("the alpha diversity never drew")?;
+    a.wait_for_text("[data-testid=alpha-table]", "Shannon", WAIT).await?;
+    axe.check(a, "browser diversity").await?;
+    a.screenshot("browser-03c-diversity").await?;
+    a.click(&a.wait_for("[data-testid=compare-tab-ordination]", WAIT).await?).await?;
+    a.wait_for("[data-testid=ordination-chart] svg circle.point", WAIT).await.context("the ordination never drew")?;
+    a.wait_for_text("[data-testid=diversity-tests]", "Bray–Curtis distances", WAIT).await?;
+    axe.check(a, "browser ordination").await?;
+    a.screenshot("browser-03c-ordination").await?;
+    click_button(a, "Save distances as CSV").await?;
+    let distances = std::fs::read_to_string(downloaded(downloads, "_distances_braycurtis.csv").await?)?;
+    let rows: Vec<&str> = distances.lines().filter(|l| !l.starts_with('#')).collect();
+    ensure!(rows.len() == 3 && distances.contains("# Bray–Curtis distances on"), "the distances saved: {distances}");
+    a.click(&a.wait_for("[data-testid=compare-tab-taxa]", WAIT).await?).await?;
+
     // The other screens a browser has.
     for (screen, ready) in [
         ("analyses", "main h1"),

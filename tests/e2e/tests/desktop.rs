@@ -837,6 +837,28 @@ async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -
         shown.as_str().is_some_and(|t| t.contains("genus") && svg.contains("genus")),
         "the SVG is the chart on screen"
     );
+    // The same samples' diversity and ordination at that rank; the ordination saved as drawn.
+    s.click(&s.wait_for("[data-testid=compare-tab-diversity]", SHORT).await?).await?;
+    s.wait_for("[data-testid=alpha-chart] svg circle.point", LONG).await.context("the alpha diversity never drew")?;
+    s.wait_for_text("[data-testid=alpha-table]", "Chao1", SHORT).await?;
+    axe.check(s, "diversity").await?;
+    s.screenshot("34-compare-diversity").await?;
+    s.click(&s.wait_for("[data-testid=compare-tab-ordination]", SHORT).await?).await?;
+    s.wait_for("[data-testid=ordination-chart] svg circle.point", LONG).await.context("the ordination never drew")?;
+    s.screenshot("35-compare-ordination").await?;
+    let pcoa_path = tmp.join("ordination.svg");
+    s.click(&s.wait_for("[data-testid=ordination-save-svg]", SHORT).await?).await?;
+    answer_dialog("Save the chart", &pcoa_path).await?;
+    s.wait_for_text("[data-testid=compare-note]", "ordination.svg", LONG).await?;
+    let pcoa = std::fs::read_to_string(&pcoa_path)?;
+    let points = pcoa.matches("<circle class=\"point\"").count();
+    ensure!(
+        pcoa.contains("PCoA of Bray–Curtis distances") && pcoa.contains("at genus") && points >= 3,
+        "the saved ordination: {pcoa}"
+    );
+    ensure!(pcoa.contains(&format!(", {points} samples")), "a point for each sample compared: {pcoa}");
+    s.click(&s.wait_for("[data-testid=compare-tab-taxa]", SHORT).await?).await?;
+    s.wait_for("[data-testid=compare-chart] svg", LONG).await?;
     // The heatmap, clustered, then the same numbers as a table.
     s.set_value("[data-testid=compare-kind]", "heatmap").await?;
     s.click(&s.wait_for("[data-testid=compare-cluster]", SHORT).await?).await?;

@@ -46,6 +46,20 @@ export type AlertsView = {
   fired: Array<Alert>,
 };
 
+/** One alpha diversity measure over the samples. */
+export type AlphaColumn = {
+  /** `observed_taxa`, `shannon`, `simpson`, `chao1`. */
+  metric: string,
+  /** Its name on a chart. */
+  label: string,
+  /** How it is computed. */
+  explanation: string,
+  /** One value per sample (none where undefined: a sample with no reads at the rank). */
+  values: Array<number | null>,
+  /** The rank test between the groups, when samples are grouped and a test can be made. */
+  test: TestView | null,
+};
+
 /** The analyses of one sample, as sent in `analyses-changed` events. */
 export type AnalysesChanged = {
   /** The sample. */
@@ -465,6 +479,86 @@ export type Counts = {
 /** Upload or download. */
 export type Direction = "upload" | "download";
 
+/** What the diversity view asks for. */
+export type DiversityRequest = {
+  /** The samples (ids), 2 to 500. */
+  samples: Array<string>,
+  /** The rank: `species`, `genus`, ... */
+  rank: string,
+  /**
+   * The measure of the beta diversity (a comparison measure, or `readcount`); none: the best
+   * measure every sample has.
+   */
+  measure?: string | null,
+  /**
+   * The beta diversity: `braycurtis` (the default), `jaccard`, `weighted_unifrac`,
+   * `unweighted_unifrac`, `aitchison`.
+   */
+  metric?: string | null,
+  /** Group samples by this metadata field for the tests and the points' colours. */
+  group_by?: string | null,
+  /** PERMANOVA's permutations (default 999, at most 9,999). */
+  permutations?: number | null,
+  /** The permutations' seed (default 42). */
+  seed: number | null,
+  /** Keep the host's reads. */
+  show_host: boolean,
+};
+
+/** A sample in the diversity view. */
+export type DiversitySample = {
+  /** Its id. */
+  id: string,
+  /** Its name. */
+  label: string,
+  /** Its value of the grouping field. */
+  group: string | null,
+};
+
+/** The diversity view as the screens show it: the numbers and both charts. */
+export type DiversityScreen = {
+  /** The numbers. */
+  view: DiversityView,
+  /** The alpha diversity chart as SVG (points: `<circle class="point" data-sample>`). */
+  alpha_svg: string,
+  /** The ordination chart as SVG (the same points). */
+  ordination_svg: string,
+};
+
+/** The diversity view. */
+export type DiversityView = {
+  /** The samples, in order. */
+  samples: Array<DiversitySample>,
+  /** The rank. */
+  rank: string,
+  /** The beta diversity's measure (key). */
+  measure: string,
+  /** Its name, lower case ("re-estimated abundance"). */
+  measure_label: string,
+  /** The beta diversity (key) and its name. */
+  metric: string,
+  /** Its name on a chart. */
+  metric_label: string,
+  /** The grouping field, if any. */
+  group_by: string | null,
+  /** The metadata fields the samples have, to group by. */
+  fields: Array<string>,
+  /** Alpha diversity, one column per measure. */
+  alpha: Array<AlphaColumn>,
+  /** `distances[i][j]`. */
+  distances: Array<Array<number>>,
+  /** The principal coordinates. */
+  ordination: OrdinationView,
+  /** PERMANOVA of the grouping on the distances, when samples are grouped. */
+  permanova: TestView | null,
+  /** Why a test could not be made, in words. */
+  test_notes: Array<string>,
+  /** What went in and how, one sentence each: written on every chart and export. */
+  methods: Array<string>,
+  /** Samples left out, with why. */
+  skipped: Array<SkippedSample>,
+};
+
 /** One file to upload as a document. */
 export type DocumentFile = {
   /** The window's id for this upload (its events carry it). */
@@ -622,6 +716,14 @@ export type FolderView = {
   jobs: Array<string>,
   /** Alert rules for this folder's samples and runs, besides the ones for every folder. */
   alerts: Array<string>,
+};
+
+/** A group and its size. */
+export type GroupSize = {
+  /** The group's value of the field. */
+  group: string,
+  /** Its samples. */
+  samples: number,
 };
 
 /** How an Illumina run's FASTQ files become samples. */
@@ -968,6 +1070,14 @@ export type NewSsoProfile = {
   store_key_in_file?: boolean,
 };
 
+/** The principal coordinates of the beta diversity. */
+export type OrdinationView = {
+  /** Each axis's share of the variance (the first [`AXES`] at most). */
+  proportion_explained: Array<number>,
+  /** `coordinates[sample][axis]`, the same axes. */
+  coordinates: Array<Array<number>>,
+};
+
 /**
  * What a user may do in their organisation, as One Codex names the roles. Ordered: an owner
  * may do all an admin may, an admin all a member may.
@@ -1307,6 +1417,18 @@ export type TaxonRow = {
    * Absent where the database does not know every species' genome length.
    */
   bases_abundance?: number | null,
+};
+
+/** A test's outcome, with its method in words. */
+export type TestView = {
+  /** The test and its parameters, as written on charts and exports. */
+  method: string,
+  /** Its statistic (none where undefined). */
+  statistic: number | null,
+  /** Its p-value (none where undefined). */
+  p_value: number | null,
+  /** The groups tested, with their sizes. */
+  groups: Array<GroupSize>,
 };
 
 /** Where a document transfer stands. */
@@ -1667,6 +1789,12 @@ export const commands = {
   exportComparison: (request: CompareRequest, format: string, dpi: number): Promise<string | null> =>
     invoke<string | null>("export_comparison", { request, format, dpi }),
   /**
+   * Saves a file of the diversity view where the user chooses (`what`: one of
+   * [`diversity::FILES`], a PNG at `dpi`). Answers the path, or `None` when the user cancelled.
+   */
+  exportDiversity: (request: DiversityRequest, what: string, dpi: number): Promise<string | null> =>
+    invoke<string | null>("export_diversity", { request, what, dpi }),
+  /**
    * Adds someone to the organisation: the invitation link to give them.
    */
   inviteUser: (email: string, role: OrgRole): Promise<LinkView> =>
@@ -1822,6 +1950,12 @@ export const commands = {
    */
   sample: (id: string): Promise<SampleDetail> =>
     invoke<SampleDetail>("sample", { id }),
+  /**
+   * The compared samples' diversity (the comparison view's diversity and ordination tabs), with
+   * its charts; fetching progress arrives in `compare-progress` events.
+   */
+  sampleDiversity: (request: DiversityRequest): Promise<DiversityScreen> =>
+    invoke<DiversityScreen>("sample_diversity", { request }),
   /**
    * Saves text the UI made (the taxa table as CSV) where the user chooses. Answers the path, or
    * `None` when the user cancelled.

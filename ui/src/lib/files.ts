@@ -4,7 +4,7 @@
 // a drawn file (a chart, a comparison's numbers) comes from the service whole; a table the
 // screen already holds is saved as it is.
 import { invoke } from "./transport";
-import type { ChartControls, CompareRequest } from "./bindings";
+import type { ChartControls, CompareRequest, DiversityRequest } from "./bindings";
 
 /** What the service stores and a browser downloads. */
 export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile";
@@ -57,6 +57,14 @@ export async function saveChart(id: string, options: ChartControls, format: "svg
 /** Saves a comparison's chart or numbers as drawn by the service. */
 export async function saveComparison(request: CompareRequest, format: string, dpi: number): Promise<string> {
   const f = await invoke<{ mime: string; base64: string; name: string }>("comparison_file", { request, format, dpi });
+  saveBlob(f.name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${f.name} to your downloads.`;
+}
+
+/** Saves a file of the diversity view (`what`: "ordination.svg", "alpha.csv", ...) as made by
+ *  the service. */
+export async function saveDiversity(request: DiversityRequest, what: string, dpi: number): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string; name: string }>("diversity_file", { request, what, dpi });
   saveBlob(f.name, new Blob([fromBase64(f.base64)], { type: f.mime }));
   return `Saved ${f.name} to your downloads.`;
 }

@@ -114,9 +114,9 @@ fn check(c: &Case) {
             }
         };
         compared += 1;
-        for i in 0..dm.len() {
-            for j in 0..dm.len() {
-                close(&format!("{} {i},{j}", m.key()), dm.d[i][j], &theirs[i][j]);
+        for (i, row) in dm.d.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                close(&format!("{} {i},{j}", m.key()), *v, &theirs[i][j]);
             }
         }
         let o = pcoa(&dm);
@@ -143,12 +143,8 @@ fn check(c: &Case) {
                 (0..dm.len()).map(|i| them["coordinates"][i][k].as_f64().expect("a coordinate")).collect();
             let dot: f64 = (0..dm.len()).map(|i| o.coordinates[i][k] * theirs[i]).sum();
             let sign = if dot < 0.0 { -1.0 } else { 1.0 };
-            for i in 0..dm.len() {
-                close(
-                    &format!("PCoA of {}: sample {i} on axis {k}", m.key()),
-                    o.coordinates[i][k],
-                    &json!(sign * theirs[i]),
-                );
+            for (i, t) in theirs.iter().enumerate() {
+                close(&format!("PCoA of {}: sample {i} on axis {k}", m.key()), o.coordinates[i][k], &json!(sign * t));
             }
         }
     }

@@ -1083,6 +1083,24 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     assert!(said.contains("No test of alpha diversity: a test needs at least two groups"), "{said}");
     assert!(said.contains("No PERMANOVA: PERMANOVA needs samples in at least two groups"), "{said}");
     assert!(said.contains("Alpha diversity from the reads of each taxon at rank species"), "{said}");
+    // The same as pictures: a point per sample, the methods written on them.
+    let (alpha_png, pcoa_svg) = (dir.path().join("alpha.png"), dir.path().join("pcoa.svg"));
+    let mut args = vec!["compare", "--group-by", "site", "--metric", "jaccard", "--alpha-chart"];
+    args.extend([alpha_png.to_str().unwrap(), "--ordination-chart", pcoa_svg.to_str().unwrap()]);
+    args.extend(samples.iter().map(String::as_str));
+    let said = String::from_utf8_lossy(&run(&args).stderr).to_string();
+    assert!(said.contains("wrote") && said.contains("pcoa.svg"), "{said}");
+    let drawn = std::fs::read_to_string(&pcoa_svg).unwrap();
+    assert_eq!(drawn.matches("<circle class=\"point\"").count(), 3, "{drawn}");
+    assert!(drawn.contains("PCoA of Jaccard distances: re-estimated abundance at species, 3 samples"), "{drawn}");
+    assert!(drawn.contains("No PERMANOVA") && drawn.contains("<title>first.fastq · B · PC1 "), "{drawn}");
+    assert!(std::fs::read(&alpha_png).unwrap().starts_with(b"\x89PNG"));
+    if let Some(shots) = std::env::var_os("MGDS_SCREENSHOT_DIR") {
+        std::fs::copy(&alpha_png, Path::new(&shots).join("cli-alpha.png")).unwrap();
+    }
+    let out = run(&["compare", "--alpha-chart", "alpha.jpg", &samples[0], &samples[1]]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("alpha.jpg must end in .svg or .png"), "{said}");
 
     // A measure a sample lacks, and one sample alone, are explained.
     let out = run(&["compare", "--measure", "readcount", "--rank", "kingdom", &samples[0]]);

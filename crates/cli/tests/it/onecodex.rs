@@ -152,6 +152,19 @@ fn populate(serve: &Serve, data: &Path, scratch: &Path, s3_endpoint: &str) -> Va
     let project_file = scratch.join("project_reads.fastq");
     std::fs::write(&project_file, fastq(100, 7)).unwrap();
     let in_project_id = id_of(&mgds_upload(&serve.url, &lab_key, &project_file, &["--project", &project_id]));
+    // Four parts of the demo reads, two of each site, for the diversity tests (with the whole).
+    let mut text = String::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(&demo).unwrap()).read_to_string(&mut text).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut diversity = vec![classified_id.clone()];
+    for (k, (from, site)) in [(0, "A"), (3000, "A"), (6000, "B"), (8500, "B")].into_iter().enumerate() {
+        let part = scratch.join(format!("gut_part_{k}.fastq"));
+        std::fs::write(&part, lines[from * 4..(from + 1500) * 4].join("\n") + "\n").unwrap();
+        let s = mgds_upload(&serve.url, &lab_key, &part, &[]);
+        let m = id_of(&s["metadata"]);
+        admin.call("PATCH", &format!("/api/v1/metadata/{m}"), &lab_key, Some(json!({"custom": {"site": site}})));
+        diversity.push(id_of(&s));
+    }
     // A file that is not sequence data (our client refuses it; the API takes what it is given and
     // the engine is what reads it): the classification fails, saying why.
     let init = admin.call(
@@ -193,7 +206,7 @@ fn populate(serve: &Serve, data: &Path, scratch: &Path, s3_endpoint: &str) -> Va
     let failed_classification = id_of(&failed["primary_classification"]);
     let f = admin.finished(&failed_classification, &lab_key);
     assert_eq!(f["success"], json!(false));
-    for s in [&public_id, &tagged_id, &in_project_id] {
+    for s in [&public_id, &tagged_id, &in_project_id].into_iter().chain(&diversity[1..]) {
         let sample = admin.get(&format!("/api/v1/samples/{s}"), &lab_key);
         admin.finished(&id_of(&sample["primary_classification"]), &lab_key);
     }
@@ -290,6 +303,7 @@ fn populate(serve: &Serve, data: &Path, scratch: &Path, s3_endpoint: &str) -> Va
             "awaiting_for_python": awaiting_for_python["sample_id"],
         },
         "sample_names": {"classified": "gut day 1"},
+        "diversity": {"samples": diversity, "group_by": "site"},
         "external_ids": {"awaiting": "ext-awaiting-1"},
         "analyses": {
             "classification": classification_id,

@@ -48,6 +48,10 @@ pub fn router(state: AppState) -> Router {
         .merge(organization::router())
         .merge(webhooks::router())
         .merge(misc::router());
+    let api = match state.web.clone().and_then(|w| w.api_routes()) {
+        Some(extra) => api.merge(extra),
+        None => api,
+    };
     let api = api
         .route_layer(axum::middleware::from_fn_with_state(state.clone(), authenticate))
         .route("/health", axum::routing::get(operations::health))

@@ -257,3 +257,80 @@ async fn a_browser_runs_the_screens_commands_as_its_user() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 401);
 }
+
+/// `POST /api/v1/diversity` as a script calls it: with the caller's key, over the samples the
+/// caller may read, refusals in the service's error shape naming what to change.
+#[tokio::test]
+async fn the_diversity_route_answers_scripts_with_their_own_access() {
+    let svc = start(true, None).await;
+    let ana = signed_in(&svc, "ana@lab.example.org").await;
+    let bo = signed_in(&svc, "bo@lab.example.org").await;
+    let mut ids = Vec::new();
+    for name in ["gut day 1", "gut day 2"] {
+        let r = svc
+            .http
+            .post(format!("{}/api/v1/samples/preupload", svc.url))
+            .basic_auth(&ana.0, Some(""))
+            .json(&serde_json::json!({ "metadata": { "name": name } }))
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = r.json().await.unwrap();
+        ids.push(v["sample_id"].as_str().unwrap().to_string());
+    }
+    let post = |path: &str, key: Option<&str>, body: serde_json::Value| {
+        let mut r = svc.http.post(format!("{}{path}", svc.url)).json(&body);
+        if let Some(k) = key {
+            r = r.basic_auth(k, Some(""));
+        }
+        async move {
+            let r = r.send().await.unwrap();
+            (r.status().as_u16(), r.json::<serde_json::Value>().await.unwrap_or_default())
+        }
+    };
+    let body = serde_json::json!({ "samples": ids, "rank": "species" });
+    // Ana's samples have no classification yet: each is named with why.
+    let (s, v) = post("/api/v1/diversity", Some(&ana.0), body.clone()).await;
+    assert_eq!((s, v["code"].as_str()), (422, Some("not_ready")), "{v}");
+    assert!(v["message"].as_str().unwrap().contains("it has no classification yet"), "{v}");
+    assert_eq!(v["status"], 422);
+    // Bo may not read them: to him they are not there.
+    let (s, v) = post("/api/v1/diversity", Some(&bo.0), body.clone()).await;
+    assert_eq!(s, 422, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("no longer shared with you"), "{v}");
+    // No key, a body that is not a request, a file that is not one, a resolution out of range.
+    let (s, _) = post("/api/v1/diversity", None, body.clone()).await;
+    assert_eq!(s, 401);
+    let (s, v) = post("/api/v1/diversity", Some(&ana.0), serde_json::json!({ "samples": "x" })).await;
+    assert_eq!((s, v["code"].as_str()), (400, Some("invalid")), "{v}");
+    assert!(v["message"].as_str().unwrap().contains("samples, rank"), "{v}");
+    let (s, v) = post("/api/v1/diversity/files/alpha.exe", Some(&ana.0), body.clone()).await;
+    assert_eq!(s, 404, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("alpha.svg"), "{v}");
+    let (s, v) = post("/api/v1/diversity/files/alpha.png?dpi=5000", Some(&ana.0), body.clone()).await;
+    assert_eq!(s, 400, "{v}");
+    let (s, v) = post(
+        "/api/v1/diversity",
+        Some(&ana.0),
+        serde_json::json!({ "samples": ids, "rank": "species", "metric": "euclid" }),
+    )
+    .await;
+    assert_eq!(s, 400, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("braycurtis"), "{v}");
+    let (s, v) =
+        post("/api/v1/diversity", Some(&ana.0), serde_json::json!({ "samples": [ids[0]], "rank": "species" })).await;
+    assert_eq!(s, 400, "{v}");
+    assert!(v["message"].as_str().unwrap().contains("Choose 2 to 500 samples"), "{v}");
+    // Without the web UI there is no such route.
+    let bare = start(false, None).await;
+    let key = signed_in(&bare, "cy@lab.example.org").await.0;
+    let r = bare
+        .http
+        .post(format!("{}/api/v1/diversity", bare.url))
+        .basic_auth(&key, Some(""))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+}

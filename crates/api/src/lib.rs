@@ -14,6 +14,7 @@ mod events;
 mod job_args;
 mod multipart;
 mod organization;
+pub mod palette;
 mod requests;
 mod resources;
 mod results;

@@ -10,8 +10,8 @@ use crate::font::{self, text, text_width, truncate_to_width};
 use crate::svg::{BarAnnotation, PixelRect, annotate_bars};
 use crate::{Chart, Error};
 
-/// The Okabe–Ito colour-blind-safe palette (black left out), as RGB: bar `i` of a chart, other
-/// than "Other", is drawn in `OKABE_ITO[i % 7]`.
+/// The Okabe–Ito colour-blind-safe palette (black left out), as RGB: groups' colours start with
+/// it, and so does the taxa's palette ([`mgds_api::palette`]).
 pub const OKABE_ITO: [[u8; 3]; 7] = [
     [0x00, 0x72, 0xB2], // blue
     [0xE6, 0x9F, 0x00], // orange
@@ -173,6 +173,9 @@ fn draw<DB: DrawingBackend>(
     const MAX_BAR: f64 = 32.0;
     let inset = 0.15_f64.max(0.5 - MAX_BAR / band / 2.0);
     let mut rects = Vec::with_capacity(n);
+    let ids: Vec<&str> =
+        bars.iter().filter(|b| !b.is_other()).map(|b| b.tax_id.as_deref().unwrap_or_default()).collect();
+    let mut colours = mgds_api::palette::taxon_colours(&ids).into_iter();
     for (i, bar) in bars.iter().enumerate() {
         let slot_top = (n - i) as f64;
         let (x0, y0) = chart.backend_coord(&(0.0, slot_top - inset));
@@ -180,7 +183,7 @@ fn draw<DB: DrawingBackend>(
         // At least one pixel wide, so that tiny values still show (and can be hovered).
         let rect =
             PixelRect { x: x0.min(x1), y: y0.min(y1), width: (x1 - x0).abs().max(1), height: (y1 - y0).abs().max(1) };
-        let [r, g, b] = if bar.is_other() { OTHER_COLOUR } else { OKABE_ITO[i % OKABE_ITO.len()] };
+        let [r, g, b] = if bar.is_other() { OTHER_COLOUR } else { colours.next().unwrap_or(OTHER_COLOUR) };
         root.draw(&Rectangle::new(
             [(rect.x, rect.y), (rect.x + rect.width, rect.y + rect.height)],
             RGBColor(r, g, b).filled(),

@@ -41,8 +41,9 @@ const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
 /// The colour of the "Unclassified" column, lighter than "Other".
 const UNCLASSIFIED_COLOUR: [u8; 3] = [0xD9, 0xD9, 0xD9];
 
-/// Colours for the taxa: Okabe–Ito's seven, then the same in lighter tints, then darker
-/// shades, so that up to 21 taxa stay apart; past that, they repeat.
+/// Colours for groups of samples: Okabe–Ito's seven, then the same in lighter tints, then
+/// darker shades, so that up to 21 groups stay apart; past that, they repeat. (Taxa take their
+/// own colours: [`mgds_api::palette`].)
 pub(crate) fn palette(i: usize) -> [u8; 3] {
     let [r, g, b] = OKABE_ITO[i % OKABE_ITO.len()];
     let mix = |c: u8, towards: u8, t: f64| (f64::from(c) + (f64::from(towards) - f64::from(c)) * t).round() as u8;
@@ -53,13 +54,22 @@ pub(crate) fn palette(i: usize) -> [u8; 3] {
     }
 }
 
-fn colour_of(column: &Column, i: usize) -> RGBColor {
-    let [r, g, b] = match column {
-        Column::Taxon { .. } => palette(i),
-        Column::Other { .. } => OTHER_COLOUR,
-        Column::Unclassified => UNCLASSIFIED_COLOUR,
-    };
-    RGBColor(r, g, b)
+/// Each column's colour: a taxon its own ([`mgds_api::palette`]), "Other" and the unclassified
+/// reads their greys.
+fn column_colours(c: &Comparison) -> Vec<RGBColor> {
+    let ids: Vec<&str> = c.columns.iter().filter_map(Column::tax_id).collect();
+    let mut taxa = mgds_api::palette::taxon_colours(&ids).into_iter();
+    c.columns
+        .iter()
+        .map(|column| {
+            let [r, g, b] = match column {
+                Column::Taxon { .. } => taxa.next().unwrap_or(OTHER_COLOUR),
+                Column::Other { .. } => OTHER_COLOUR,
+                Column::Unclassified => UNCLASSIFIED_COLOUR,
+            };
+            RGBColor(r, g, b)
+        })
+        .collect()
 }
 
 fn draw_error<E: std::fmt::Display>(e: E) -> Error {
@@ -153,9 +163,10 @@ fn legend<DB: DrawingBackend>(
     max_w: u32,
 ) -> Result<(), Error> {
     let size = 12.0;
+    let colours = column_colours(c);
     for (j, col) in c.columns.iter().enumerate() {
         let top = y + j as i32 * 18;
-        root.draw(&Rectangle::new([(x, top), (x + 12, top + 12)], colour_of(col, j).filled())).map_err(draw_error)?;
+        root.draw(&Rectangle::new([(x, top), (x + 12, top + 12)], colours[j].filled())).map_err(draw_error)?;
         let label = truncate_to_width(&col.label(), size, max_w.saturating_sub(18));
         root.draw(&Text::new(
             label,
@@ -216,6 +227,7 @@ pub fn stacked_bars(c: &Comparison, size: &ChartSize) -> Result<String, Error> {
         let legend_w = (w / 4).min(260);
         let x0 = MARGIN + label_w;
         let x1 = w - MARGIN - legend_w - 16;
+        let colours = column_colours(c);
         let totals: Vec<f64> = c.values.iter().map(|r| r.iter().sum()).collect();
         let max = match c.metric {
             Metric::Share(_) => totals.iter().copied().fold(100.0_f64, f64::max),
@@ -235,8 +247,7 @@ pub fn stacked_bars(c: &Comparison, size: &ChartSize) -> Result<String, Error> {
                     continue;
                 }
                 let rect = PixelRect { x: a, y: y0, width: b - a, height: y1 - y0 };
-                root.draw(&Rectangle::new([(a, y0), (b, y1)], colour_of(&c.columns[j], j).filled()))
-                    .map_err(draw_error)?;
+                root.draw(&Rectangle::new([(a, y0), (b, y1)], colours[j].filled())).map_err(draw_error)?;
                 cells.push(Annotation {
                     rect,
                     sample: i,

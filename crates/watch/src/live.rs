@@ -87,6 +87,9 @@ pub struct LiveGroup {
     /// The most abundant taxa at the dashboard's rank across its classified batches, most
     /// reads first.
     pub taxa: Vec<TaxonCount>,
+    /// Each of those taxa's colour (`#RRGGBB`), as every chart draws it
+    /// ([`mgds_api::palette`]).
+    pub colours: Vec<String>,
     /// How the shares of those taxa grew as each batch's classification finished.
     pub series: Vec<LivePoint>,
     /// Its alerts (the group's, and its samples').
@@ -193,6 +196,10 @@ fn groups(
                 classified: c_state("done"),
                 classification_failed: c_state("failed"),
                 reads: sum.total,
+                colours: {
+                    let ids: Vec<&str> = taxa.iter().map(|t| t.tax_id.as_str()).collect();
+                    mgds_api::palette::taxon_colours(&ids).into_iter().map(mgds_api::palette::hex).collect()
+                },
                 taxa,
                 series,
                 alerts,

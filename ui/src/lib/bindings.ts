@@ -501,7 +501,7 @@ export type DiversityRequest = {
   permutations?: number | null,
   /** The permutations' seed (default 42). */
   seed: number | null,
-  /** Keep the host's reads. */
+  /** Keep the host's reads (default: left out). */
   show_host: boolean,
 };
 
@@ -805,6 +805,11 @@ export type LiveGroup = {
    * reads first.
    */
   taxa: Array<TaxonCount>,
+  /**
+   * Each of those taxa's colour (`#RRGGBB`), as every chart draws it
+   * ([`mgds_api::palette`]).
+   */
+  colours: Array<string>,
   /** How the shares of those taxa grew as each batch's classification finished. */
   series: Array<LivePoint>,
   /** Its alerts (the group's, and its samples'). */

@@ -13,6 +13,7 @@ const group = (over: Partial<LiveGroup> = {}): LiveGroup => ({
     { tax_id: "562", name: "Escherichia coli", rank: "species", reads: 1200 },
     { tax_id: "28901", name: "Salmonella enterica", rank: "species", reads: 30 },
   ],
+  colours: ["#0072B2", "#E69F00"],
   series: [
     { at: "2026-11-26T10:00:00Z", batches: 1, reads: 1000, percent: [40, 1] },
     { at: "2026-11-26T10:05:00Z", batches: 2, reads: 2000, percent: [60, 1.5] },
@@ -53,6 +54,9 @@ describe("the run dashboard", () => {
     expect(c.xMax).toBe(2);
     expect(c.yMax).toBe(100);
     expect(c.lines.map((l) => l.taxon)).toEqual(["Escherichia coli", "Salmonella enterica"]);
+    // Each taxon in the colour the service gave it (grey where it gave none).
+    expect(c.lines.map((l) => l.colour)).toEqual(["#0072B2", "#E69F00"]);
+    expect(chartLines(group({ colours: [] }), 200, 100).lines[1].colour).toBe("#A6A6A6");
     // x: batches over 2 batches; y: 40% and 60% of a 100% axis, 100 px high.
     expect(c.lines[0].points).toBe("100,60 200,40");
     expect(c.lines[0].dots).toEqual([

@@ -7,8 +7,8 @@ import { formatCount } from "./format";
 
 export type { Alert, LiveGroup, LivePoint, LiveRun };
 
-/** The taxa colours of the charts (Okabe–Ito, as `mgds-plots` draws them). */
-export const COLOURS = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"];
+/** A colour for a taxon the service gave none (an older watcher's state): grey. */
+const NO_COLOUR = "#A6A6A6";
 
 /** A run's state in words, with a tone for its badge. */
 export function runState(run: LiveRun): { text: string; tone: "ok" | "busy" | "bad" } {
@@ -88,7 +88,8 @@ export function chartLines(g: LiveGroup, width: number, height: number): ChartLa
     if (pts.length === 1) coords.unshift(`0,${dots[0][1]}`);
     return {
       taxon: t.name,
-      colour: COLOURS[i % COLOURS.length],
+      // Each taxon's own colour, as every chart draws it (`mgds_api::palette`).
+      colour: g.colours[i] ?? NO_COLOUR,
       points: coords.join(" "),
       dots,
       last: pts.length ? (pts[pts.length - 1].percent[i] ?? 0) : 0,

@@ -117,6 +117,10 @@ async fn a_live_run_grows_on_the_dashboard_and_raises_one_alert() {
     assert!(b1.series.windows(2).all(|w| w[0].reads < w[1].reads && w[0].batches + 1 == w[1].batches));
     assert_eq!(b1.series.last().unwrap().reads, b1.reads);
     let coli = b1.taxa.iter().position(|t| t.name == "Escherichia coli").expect("E. coli among the top taxa");
+    // Each taxon in its own colour, as every chart draws it.
+    let ids: Vec<&str> = b1.taxa.iter().map(|t| t.tax_id.as_str()).collect();
+    let want: Vec<String> = mgds_api::palette::taxon_colours(&ids).into_iter().map(mgds_api::palette::hex).collect();
+    assert_eq!(b1.colours, want);
     let share = b1.series.last().unwrap().percent[coli];
     assert!((share - b1.taxa[coli].reads as f64 * 100.0 / b1.reads as f64).abs() < 1e-9);
     assert!(share > 5.0, "{share}");

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use ts_rs::{Config, TS, TypeVisitor};
 
 use crate::analyses::{AnalysesPage, AnalysisQuery, BatchRun};
-use crate::chart::{ChartControls, ChartView};
+use crate::chart::{ChartControls, ChartView, SunburstControls, SunburstView};
 use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReadsProgress};
 use crate::diversity::{DiversityRequest, DiversityScreen};
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
@@ -98,6 +98,8 @@ fn signature_types(t: &mut Types) {
         BulkOutcome,
         ChartControls,
         ChartView,
+        SunburstControls,
+        SunburstView,
         ClassificationView,
         CompareRequest,
         ComparisonView,

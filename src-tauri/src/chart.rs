@@ -3,7 +3,7 @@
 
 use tauri::{AppHandle, State};
 
-pub use mgds_app::chart::{BarView, ChartControls, ChartView, MAX_TOP_N};
+pub use mgds_app::chart::{BarView, ChartControls, ChartView, CrumbView, MAX_TOP_N, SunburstControls, SunburstView};
 
 use crate::dialogs::{ask_save_path, write_file};
 use crate::error::CmdResult;
@@ -42,6 +42,46 @@ pub async fn export_chart(
     let c = session.connected().await?;
     let results = cache.classification(&c.client, &c.base_url, &id).await?;
     let bytes = mgds_app::chart::image(results, &options, png).await?;
+    write_file(&path, &bytes)?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// The sunburst of classification `id` (the sample page's hierarchy).
+#[tauri::command]
+pub async fn sunburst_chart(
+    session: State<'_, Session>,
+    cache: State<'_, ResultsCache>,
+    id: String,
+    options: SunburstControls,
+) -> CmdResult<SunburstView> {
+    let c = session.connected().await?;
+    let results = cache.classification(&c.client, &c.base_url, &id).await?;
+    mgds_app::chart::sunburst(results, &options).await
+}
+
+/// Saves the sunburst as SVG or PNG, or the hierarchy as Krona's text (`krona`), where the user
+/// chooses; answers the path, or `None` if cancelled.
+#[tauri::command]
+pub async fn export_sunburst(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, ResultsCache>,
+    id: String,
+    options: SunburstControls,
+    format: String,
+    file_name: String,
+) -> CmdResult<Option<String>> {
+    let (what, filter): (&str, (&str, &[&str])) = match format.as_str() {
+        "png" => ("Save the chart", ("PNG image", &["png"])),
+        "krona" => ("Save the hierarchy", ("Krona text", &["txt", "tsv"])),
+        _ => ("Save the chart", ("SVG drawing", &["svg"])),
+    };
+    let Some(path) = ask_save_path(&app, what, &file_name, filter).await else {
+        return Ok(None);
+    };
+    let c = session.connected().await?;
+    let results = cache.classification(&c.client, &c.base_url, &id).await?;
+    let bytes = mgds_app::chart::sunburst_file(results, &options, &format).await?;
     write_file(&path, &bytes)?;
     Ok(Some(path.display().to_string()))
 }

@@ -151,6 +151,8 @@ pub fn run() {
             commands::panel,
             chart::abundance_chart,
             chart::export_chart,
+            chart::sunburst_chart,
+            chart::export_sunburst,
             commands::save_csv,
             commands::demo_reads,
             commands::watch_view,

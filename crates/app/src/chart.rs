@@ -99,6 +99,115 @@ pub async fn image(results: Arc<ClassificationResults>, controls: &ChartControls
     .map_err(|e| plot_error(e, &controls.rank))
 }
 
+/// What the sample page's sunburst asks for.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[ts(optional_fields = nullable)]
+pub struct SunburstControls {
+    /// The taxon at the centre (none: the root of the taxonomy).
+    pub root: Option<String>,
+    /// Keep the host's reads.
+    pub show_host: bool,
+    /// Rings below the centre (default 10, at most [`mgds_plots::MAX_RINGS`]).
+    pub rings: Option<usize>,
+    /// A title above a saved picture (the sample's name; at most 200 characters are kept).
+    pub title: Option<String>,
+}
+
+impl SunburstControls {
+    fn options(&self) -> mgds_plots::SunburstOptions {
+        mgds_plots::SunburstOptions {
+            root: self.root.as_deref().map(str::trim).filter(|r| !r.is_empty() && r.len() <= 32).map(String::from),
+            hide_host: !self.show_host,
+            rings: self.rings.unwrap_or(10).clamp(1, mgds_plots::MAX_RINGS),
+            size: 900,
+            title: self.title.as_ref().map(|t| t.chars().take(200).collect()),
+        }
+    }
+}
+
+/// A taxon on the way to the sunburst's centre (a breadcrumb).
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct CrumbView {
+    /// Its tax id.
+    pub tax_id: String,
+    /// Its name.
+    pub name: String,
+    /// Its rank.
+    pub rank: String,
+    /// Its reads, with those below it.
+    #[ts(type = "number")]
+    pub reads: u64,
+}
+
+/// The sunburst for the UI.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SunburstView {
+    /// The SVG document: each segment a `<path class="segment" data-tax-id>` with a `<title>`;
+    /// the centre a `<circle class="centre">`, with its parent's `data-tax-id` when zoomed in.
+    pub svg: String,
+    /// From the root of the taxonomy to the centre.
+    pub path: Vec<CrumbView>,
+    /// Segments drawn.
+    pub segments: usize,
+    /// Taxa left out: too narrow to draw, or deeper than the rings.
+    pub left_out: usize,
+}
+
+fn sunburst_error(e: mgds_plots::Error) -> CmdError {
+    match e {
+        mgds_plots::Error::NoData { .. } => CmdError::new("no_data", "This sample has no reads to draw."),
+        other => CmdError::new("chart", sentence(&other.to_string())),
+    }
+}
+
+/// The sunburst of `results` for the sample page.
+pub async fn sunburst(results: Arc<ClassificationResults>, controls: &SunburstControls) -> CmdResult<SunburstView> {
+    // On screen the page names the sample itself.
+    let opts = mgds_plots::SunburstOptions { title: None, ..controls.options() };
+    let s = tokio::task::spawn_blocking(move || mgds_plots::sunburst(&results, &opts))
+        .await
+        .map_err(|e| CmdError::new("chart", format!("The sunburst could not be drawn ({e}).")))?
+        .map_err(sunburst_error)?;
+    Ok(SunburstView {
+        svg: s.svg,
+        path: s
+            .path
+            .into_iter()
+            .map(|c| CrumbView { tax_id: c.tax_id, name: c.name, rank: c.rank, reads: c.reads })
+            .collect(),
+        segments: s.segments,
+        left_out: s.left_out,
+    })
+}
+
+/// The sunburst as a file: `svg`, `png` (at twice the screen's size), or `krona` (Krona's text
+/// input, the whole tree whatever the centre).
+pub async fn sunburst_file(
+    results: Arc<ClassificationResults>,
+    controls: &SunburstControls,
+    format: &str,
+) -> CmdResult<Vec<u8>> {
+    let opts = controls.options();
+    let format = match format {
+        "svg" | "png" | "krona" => format.to_string(),
+        other => {
+            let shown: String = other.chars().take(20).collect();
+            return Err(CmdError::new(
+                "invalid",
+                format!("There is no sunburst file as {shown:?}: svg, png or krona."),
+            ));
+        }
+    };
+    tokio::task::spawn_blocking(move || match format.as_str() {
+        "krona" => Ok(mgds_plots::krona_text(&results, opts.hide_host).into_bytes()),
+        "png" => mgds_plots::sunburst(&results, &opts).and_then(|s| mgds_plots::svg_to_png(&s.svg, 2.0)),
+        _ => mgds_plots::sunburst(&results, &opts).map(|s| s.svg.into_bytes()),
+    })
+    .await
+    .map_err(|e| CmdError::new("chart", format!("The sunburst could not be drawn ({e}).")))?
+    .map_err(sunburst_error)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

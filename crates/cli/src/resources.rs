@@ -483,6 +483,21 @@ pub enum AnalysesCommand {
         /// Bracken, Pavian and Krona read it) instead of the species table (MGDS services).
         #[arg(long, conflicts_with_all = ["sort", "json", "csv"])]
         kraken_report: bool,
+        /// Draw the classification's hierarchy as a sunburst here (SVG or PNG by the file's
+        /// extension): each ring a level of the taxonomy, the host's reads left out unless
+        /// --show-host. The app's and the browser's sample page draw the same.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["kraken_report"])]
+        sunburst: Option<PathBuf>,
+        /// The taxon at the sunburst's centre (a tax id; default: the root).
+        #[arg(long, value_name = "TAXID", requires = "sunburst")]
+        root: Option<String>,
+        /// Write the hierarchy as Krona's text input here (`ktImportText`: each taxon's own
+        /// reads and its lineage, tab-separated).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["kraken_report"])]
+        krona: Option<PathBuf>,
+        /// Keep the host's reads in --sunburst and --krona.
+        #[arg(long)]
+        show_host: bool,
         /// Wait for an analysis that has not finished (on the local profile, this command's own
         /// service runs it meanwhile), at most this many seconds.
         #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "3600")]
@@ -517,7 +532,7 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
             print_list(&list.out, &items, ANALYSIS_COLUMNS)
         }
         AnalysesCommand::Show { id } => print_one(&analyses.get(id.as_str()).await?),
-        AnalysesCommand::Results { id, sort, kraken_report, wait, out } => {
+        AnalysesCommand::Results { id, sort, kraken_report, sunburst, root, krona, show_host, wait, out } => {
             let mut a = analyses.get(id.as_str()).await?;
             if !a.complete
                 && let Some(secs) = wait
@@ -536,6 +551,30 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
             if !a.success {
                 let why = a.error_msg.as_deref().filter(|m| !m.is_empty()).unwrap_or("no reason given");
                 bail!("analysis {id} failed, so it has no results: {why}");
+            }
+            if sunburst.is_some() || krona.is_some() {
+                if a.analysis_type.as_deref() != Some("classification") {
+                    bail!("analysis {id} is not a classification, so it has no hierarchy to draw");
+                }
+                let results = std::sync::Arc::new(ctx.client.classifications().results(id.as_str()).await?);
+                let controls = mgds_app::chart::SunburstControls { root, show_host, rings: None, title: None };
+                let files = [(sunburst, None), (krona, Some("krona"))];
+                for (path, kind) in files.into_iter().filter_map(|(p, k)| p.map(|p| (p, k))) {
+                    let format = match kind {
+                        Some(k) => k.to_string(),
+                        None => match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase) {
+                            Some(e) if e == "svg" || e == "png" => e,
+                            _ => bail!(
+                                "{} must end in .svg or .png: its extension says which picture to write",
+                                path.display()
+                            ),
+                        },
+                    };
+                    let bytes = mgds_app::chart::sunburst_file(results.clone(), &controls, &format).await?;
+                    std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+                return Ok(());
             }
             match a.analysis_type.as_deref() {
                 Some("classification") if kraken_report => {

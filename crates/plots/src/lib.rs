@@ -16,6 +16,7 @@ mod data;
 mod diversity_chart;
 mod font;
 mod raster;
+mod sunburst;
 mod svg;
 
 pub use chart::{OKABE_ITO, OTHER_COLOUR, abundance_bars, abundance_png, svg_to_png};
@@ -26,6 +27,7 @@ pub use compare::{
 pub use compare_chart::{ChartSize, heatmap, stacked_bars};
 pub use data::{AbundanceChartOptions, Bar, Metric, top_taxa};
 pub use diversity_chart::{AlphaChart, AlphaPanel, Ordination, OrdinationPoint, alpha_chart, ordination_chart};
+pub use sunburst::{Crumb, MAX_RINGS, Sunburst, SunburstOptions, krona_text, sunburst};
 
 /// A chart rendered as SVG, with the data it shows.
 #[derive(Debug, Clone, PartialEq)]

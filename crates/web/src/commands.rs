@@ -263,6 +263,25 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             let bytes = mgds_app::chart::image(r, &controls, png).await?;
             out(file_answer(&bytes, if png { "image/png" } else { "image/svg+xml" }))
         }
+        "sunburst_chart" => {
+            let controls: mgds_app::chart::SunburstControls = arg(args, "options")?;
+            let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            let _turn = drawing_turn().await?;
+            out(mgds_app::chart::sunburst(r, &controls).await?)
+        }
+        "sunburst_file" => {
+            let format: String = arg(args, "format")?;
+            let controls: mgds_app::chart::SunburstControls = arg(args, "options")?;
+            let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            let _turn = drawing_turn().await?;
+            let bytes = mgds_app::chart::sunburst_file(r, &controls, &format).await?;
+            let mime = match format.as_str() {
+                "png" => "image/png",
+                "krona" => "text/tab-separated-values",
+                _ => "image/svg+xml",
+            };
+            out(file_answer(&bytes, mime))
+        }
         "comparison_file" => {
             let request: CompareRequest = arg(args, "request")?;
             let format: String = arg(args, "format")?;

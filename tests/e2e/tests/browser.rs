@@ -422,6 +422,33 @@ async fn scenario(
     click_button(a, "Save the reads").await?;
     let reads = std::fs::read(downloaded(downloads, ".fastq.gz").await?)?;
     ensure!(reads == std::fs::read(root_reads())?, "the reads saved are the reads uploaded");
+    // The sample's hierarchy: a click on a segment puts its clade at the centre, with the way
+    // back; the hierarchy saved as Krona's text.
+    a.wait_for("[data-testid=sunburst-chart] svg path.segment[data-tax-id]", WAIT)
+        .await
+        .context("the sunburst never drew")?;
+    let clicked = a
+        .script(
+            "const s = [...document.querySelectorAll('[data-testid=sunburst-chart] path.segment[data-tax-id]')]\
+             .find(p => (p.querySelector('title')?.textContent || '').startsWith('Bacteria (')); \
+             if (!s) return false; s.dispatchEvent(new MouseEvent('click', {bubbles: true})); return true;",
+            json!([]),
+        )
+        .await?;
+    ensure!(clicked == json!(true), "no Bacteria segment in the sunburst");
+    a.wait_for_text("[data-testid=sunburst] .crumbs", "cellular organisms", WAIT)
+        .await
+        .context("zooming into Bacteria")?;
+    a.wait_for("[data-testid=sunburst-chart] circle.centre[data-tax-id]", WAIT).await?;
+    axe.check(a, "browser sunburst").await?;
+    a.script("document.querySelector('[data-testid=sunburst]').scrollIntoView();", json!([])).await?;
+    a.screenshot("browser-03b-sunburst").await?;
+    click_button(a, "Krona text").await?;
+    let krona = std::fs::read_to_string(downloaded(downloads, "_krona.tsv").await?)?;
+    ensure!(
+        krona.lines().any(|l| l.contains("\tBacteria\t") && l.ends_with("\tEscherichia coli")),
+        "the Krona text saved: {krona}"
+    );
     // A panel run from the sample page: it shows up, runs, and opens once the page (which asks
     // again while it runs) sees it complete.
     a.click(&a.wait_for("[data-testid=run-analysis]", WAIT).await?).await?;

@@ -170,6 +170,10 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.screenshot("05-sample-with-chart").await?;
     s.script("document.querySelector('[data-testid=chart]').scrollIntoView(); return true;", json!([])).await?;
     s.screenshot("05a-chart-and-taxa").await?;
+    // The sample's hierarchy below it, drawn through the app's own command.
+    s.wait_for("[data-testid=sunburst-chart] svg path.segment[data-tax-id]", LONG).await.context("the sunburst")?;
+    s.script("document.querySelector('[data-testid=sunburst]').scrollIntoView(); return true;", json!([])).await?;
+    s.screenshot("05f-sunburst").await?;
 
     // 3b. Another analysis run from the sample page: a wrong argument is named before anything is
     // sent; the panel then runs, shows up in the list, and its markers open.

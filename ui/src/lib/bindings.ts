@@ -476,6 +476,18 @@ export type Counts = {
   failed: number,
 };
 
+/** A taxon on the way to the sunburst's centre (a breadcrumb). */
+export type CrumbView = {
+  /** Its tax id. */
+  tax_id: string,
+  /** Its name. */
+  name: string,
+  /** Its rank. */
+  rank: string,
+  /** Its reads, with those below it. */
+  reads: number,
+};
+
 /** Upload or download. */
 export type Direction = "upload" | "download";
 
@@ -1344,6 +1356,33 @@ export type SubPanelView = {
   found: number,
 };
 
+/** What the sample page's sunburst asks for. */
+export type SunburstControls = {
+  /** The taxon at the centre (none: the root of the taxonomy). */
+  root?: string | null,
+  /** Keep the host's reads. */
+  show_host: boolean,
+  /** Rings below the centre (default 10, at most [`mgds_plots::MAX_RINGS`]). */
+  rings?: number | null,
+  /** A title above a saved picture (the sample's name; at most 200 characters are kept). */
+  title?: string | null,
+};
+
+/** The sunburst for the UI. */
+export type SunburstView = {
+  /**
+   * The SVG document: each segment a `<path class="segment" data-tax-id>` with a `<title>`;
+   * the centre a `<circle class="centre">`, with its parent's `data-tax-id` when zoomed in.
+   */
+  svg: string,
+  /** From the root of the taxonomy to the centre. */
+  path: Array<CrumbView>,
+  /** Segments drawn. */
+  segments: number,
+  /** Taxa left out: too narrow to draw, or deeper than the rings. */
+  left_out: number,
+};
+
 /** A tag with the number of samples carrying it, for the Tags screen. */
 export type TagCount = {
   /** Its id. */
@@ -1800,6 +1839,12 @@ export const commands = {
   exportDiversity: (request: DiversityRequest, what: string, dpi: number): Promise<string | null> =>
     invoke<string | null>("export_diversity", { request, what, dpi }),
   /**
+   * Saves the sunburst as SVG or PNG, or the hierarchy as Krona's text (`krona`), where the user
+   * chooses; answers the path, or `None` if cancelled.
+   */
+  exportSunburst: (id: string, options: SunburstControls, format: string, fileName: string): Promise<string | null> =>
+    invoke<string | null>("export_sunburst", { id, options, format, fileName }),
+  /**
    * Adds someone to the organisation: the invitation link to give them.
    */
   inviteUser: (email: string, role: OrgRole): Promise<LinkView> =>
@@ -1998,6 +2043,11 @@ export const commands = {
    */
   startUploads: (batch: UploadBatch): Promise<void> =>
     invoke<void>("start_uploads", { batch }),
+  /**
+   * The sunburst of classification `id` (the sample page's hierarchy).
+   */
+  sunburstChart: (id: string, options: SunburstControls): Promise<SunburstView> =>
+    invoke<SunburstView>("sunburst_chart", { id, options }),
   /**
    * Switches to another profile.
    */

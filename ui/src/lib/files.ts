@@ -4,7 +4,7 @@
 // a drawn file (a chart, a comparison's numbers) comes from the service whole; a table the
 // screen already holds is saved as it is.
 import { invoke } from "./transport";
-import type { ChartControls, CompareRequest, DiversityRequest } from "./bindings";
+import type { ChartControls, CompareRequest, DiversityRequest, SunburstControls } from "./bindings";
 
 /** What the service stores and a browser downloads. */
 export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile";
@@ -50,6 +50,19 @@ export async function downloadStored(kind: StoredKind, id: string): Promise<stri
 /** Saves a sample's abundance chart as drawn by the service. */
 export async function saveChart(id: string, options: ChartControls, format: "svg" | "png", name: string): Promise<string> {
   const f = await invoke<{ mime: string; base64: string }>("chart_file", { id, options, format });
+  saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${name} to your downloads.`;
+}
+
+/** Saves a sample's sunburst (`svg`, `png`) or its hierarchy as Krona text (`krona`), as made
+ *  by the service. */
+export async function saveSunburst(
+  id: string,
+  options: SunburstControls,
+  format: "svg" | "png" | "krona",
+  name: string,
+): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string }>("sunburst_file", { id, options, format });
   saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
   return `Saved ${name} to your downloads.`;
 }

@@ -1049,6 +1049,26 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
         checked += 1;
     }
     assert_eq!(checked, 4);
+    // Its hierarchy: the sunburst names its taxa; Krona's text counts every read of the sample
+    // (1,000) once, under its taxon's lineage or as unclassified.
+    let (sun, krona) = (dir.path().join("sun.svg"), dir.path().join("krona.tsv"));
+    ok(&run(&[
+        "analyses",
+        "results",
+        &analysis,
+        "--sunburst",
+        sun.to_str().unwrap(),
+        "--krona",
+        krona.to_str().unwrap(),
+    ]));
+    let sun = std::fs::read_to_string(&sun).unwrap();
+    assert!(
+        sun.contains("<path class=\"segment\" data-tax-id=\"573\"") && sun.contains("Klebsiella pneumoniae (species)")
+    );
+    let krona = std::fs::read_to_string(&krona).unwrap();
+    let reads: u64 = krona.lines().map(|l| l.split('\t').next().unwrap().parse::<u64>().unwrap()).sum();
+    assert_eq!(reads, 1000, "{krona}");
+    assert!(krona.lines().any(|l| l.ends_with("\tKlebsiella\tKlebsiella pneumoniae")), "{krona}");
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.starts_with("<svg") && drawn.contains("gut day 1") && drawn.contains("Klebsiella pneumoniae"));
     assert!(

@@ -9,7 +9,7 @@ use tauri_plugin_dialog::DialogExt;
 
 use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
 use crate::compare::{self, CompareCache, CompareRequest, ComparisonView, TaxonReadsProgress};
-use crate::dialogs::{ask_folder, ask_save_path, write_file};
+use crate::dialogs::{ask_folder, ask_save_path, chart_or_table, write_file};
 use crate::diversity::{self, DiversityRequest, DiversityScreen};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
 use crate::error::{CmdError, CmdResult};
@@ -651,12 +651,7 @@ pub async fn export_comparison(
     format: String,
     dpi: u32,
 ) -> CmdResult<Option<String>> {
-    let (title, filter): (&str, (&str, &[&str])) = match format.as_str() {
-        "svg" => ("Save the chart", ("SVG image", &["svg"])),
-        "png" => ("Save the chart", ("PNG image", &["png"])),
-        "tsv" => ("Save the numbers", ("Tab-separated table", &["tsv"])),
-        _ => ("Save the numbers", ("CSV table", &["csv"])),
-    };
+    let (title, filter) = chart_or_table(&format);
     let Some(path) = ask_save_path(&app, title, &compare::export_name(&request, &format), filter).await else {
         return Ok(None);
     };
@@ -694,15 +689,12 @@ pub async fn export_diversity(
     let c = session.connected().await?;
     let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
     let view = diversity::prepare(src, &request, &|_| {}).await?;
-    let (bytes, _) = view.file(&what, diversity::WIDTH, dpi)?;
-    let ext = what.rsplit('.').next().unwrap_or_default();
-    let (title, filter): (&str, (&str, &[&str])) = match ext {
-        "svg" => ("Save the chart", ("SVG image", &["svg"])),
-        "png" => ("Save the chart", ("PNG image", &["png"])),
-        "tsv" => ("Save the numbers", ("Tab-separated table", &["tsv"])),
-        _ => ("Save the numbers", ("CSV table", &["csv"])),
-    };
-    let Some(path) = ask_save_path(&app, title, &view.file_name(&what), filter).await else {
+    let (title, filter) = chart_or_table(what.rsplit('.').next().unwrap_or_default());
+    let name = view.file_name(&what);
+    let drawn = tokio::task::spawn_blocking(move || view.file(&what, diversity::WIDTH, dpi));
+    let (bytes, _) =
+        drawn.await.map_err(|e| CmdError::new("chart", format!("The file could not be made ({e}).")))??;
+    let Some(path) = ask_save_path(&app, title, &name, filter).await else {
         return Ok(None);
     };
     write_file(&path, &bytes)?;

@@ -14,6 +14,17 @@ pub async fn ask_folder(app: &AppHandle, title: &str) -> Option<PathBuf> {
     rx.await.ok().flatten().and_then(|p| p.into_path().ok())
 }
 
+/// The save dialog's title and file filter for a chart or table file with extension `ext`
+/// (`svg`, `png`, `tsv`; anything else is CSV).
+pub fn chart_or_table(ext: &str) -> (&'static str, (&'static str, &'static [&'static str])) {
+    match ext {
+        "svg" => ("Save the chart", ("SVG image", &["svg"])),
+        "png" => ("Save the chart", ("PNG image", &["png"])),
+        "tsv" => ("Save the numbers", ("Tab-separated table", &["tsv"])),
+        _ => ("Save the numbers", ("CSV table", &["csv"])),
+    }
+}
+
 /// Asks where to save, with the native dialog; `None` when the user cancelled.
 pub async fn ask_save_path(app: &AppHandle, title: &str, file_name: &str, filter: (&str, &[&str])) -> Option<PathBuf> {
     let (tx, rx) = tokio::sync::oneshot::channel();

@@ -10,22 +10,23 @@
 //! - Where two taxa of one chart would share a colour, the one with the smaller tax id keeps it
 //!   and the other takes the next free colour of the palette (in palette order). So a taxon
 //!   moves only in a chart that holds another taxon of its colour, and a chart of up to 64 taxa
-//!   never repeats a colour (the most a chart of MGDS draws is 50 and "Other").
+//!   never repeats a colour (a comparison draws at most 50 taxa, a sunburst colours its 63
+//!   largest segments).
 
 use std::sync::OnceLock;
 
 /// How many colours the palette holds.
 pub const PALETTE_SIZE: usize = 64;
 
-/// The Okabe–Ito palette without black.
-const OKABE_ITO: [[u8; 3]; 7] = [
-    [0x00, 0x72, 0xB2],
-    [0xE6, 0x9F, 0x00],
-    [0x00, 0x9E, 0x73],
-    [0xCC, 0x79, 0xA7],
-    [0x56, 0xB4, 0xE9],
-    [0xD5, 0x5E, 0x00],
-    [0xF0, 0xE4, 0x42],
+/// The Okabe–Ito colour-blind-safe palette without black, as RGB.
+pub const OKABE_ITO: [[u8; 3]; 7] = [
+    [0x00, 0x72, 0xB2], // blue
+    [0xE6, 0x9F, 0x00], // orange
+    [0x00, 0x9E, 0x73], // bluish green
+    [0xCC, 0x79, 0xA7], // reddish purple
+    [0x56, 0xB4, 0xE9], // sky blue
+    [0xD5, 0x5E, 0x00], // vermillion
+    [0xF0, 0xE4, 0x42], // yellow
 ];
 
 /// The palette (see the module's notes).

@@ -321,7 +321,8 @@ pub(crate) async fn gather(
     let ids: Vec<String> =
         samples.iter().take(10 * MAX_SAMPLES).filter(|id| seen.insert(id.as_str())).cloned().collect();
     if !(2..=MAX_SAMPLES).contains(&ids.len()) || samples.len() > 10 * MAX_SAMPLES {
-        return Err(CmdError::new("invalid", format!("Choose 2 to {MAX_SAMPLES} samples ({} chosen).", ids.len())));
+        let chosen = if samples.len() > 10 * MAX_SAMPLES { samples.len() } else { ids.len() };
+        return Err(CmdError::new("invalid", format!("Choose 2 to {MAX_SAMPLES} samples ({chosen} chosen).")));
     }
     let fetched = fetch(src, &ids, progress).await?;
     let mut custom = BTreeSet::new();

@@ -136,7 +136,7 @@ pub struct DiversityView {
     pub metric_label: String,
     /// The grouping field, if any.
     pub group_by: Option<String>,
-    /// The metadata fields the samples have, to group by.
+    /// The metadata fields to group by: the samples' custom fields, then the standard ones.
     pub fields: Vec<String>,
     /// Alpha diversity, one column per measure.
     pub alpha: Vec<AlphaColumn>,
@@ -222,30 +222,79 @@ pub async fn prepare(
         )));
     }
     if let Some(g) = req.group_by.as_deref()
-        && g.chars().count() > MAX_FIELD_CHARS
+        && (g.chars().count() > MAX_FIELD_CHARS || g.chars().any(char::is_control))
     {
         let shown: String = g.chars().take(40).collect();
         return Err(invalid(format!(
-            "There is no metadata field {shown:?}…: field names are at most {MAX_FIELD_CHARS} characters."
+            "There is no metadata field {shown:?}: field names are at most {MAX_FIELD_CHARS} characters, on one line."
         )));
     }
     let Gathered { fetched, skipped, fields } = gather(src, &req.samples, progress, "for their diversity").await?;
     let ready: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
-    let results: Vec<&ClassificationResults> = ready.iter().filter_map(|f| f.results.as_deref()).collect();
-    let measure = metric_for(req.measure.as_deref(), &results)?;
+    let owned: Vec<std::sync::Arc<ClassificationResults>> = ready.iter().filter_map(|f| f.results.clone()).collect();
     let group_by = req.group_by.as_deref().map(str::trim).filter(|g| !g.is_empty()).map(String::from);
     let samples: Vec<DiversitySample> = ready
         .iter()
         .map(|f| DiversitySample {
             id: f.id.clone(),
-            label: f.info.name.clone(),
-            group: group_by.as_deref().and_then(|g| f.info.metadata.as_ref().and_then(|m| m.field_text(g))),
+            label: shown_text(&f.info.name),
+            group: group_by
+                .as_deref()
+                .and_then(|g| f.info.metadata.as_ref().and_then(|m| m.field_text(g)))
+                .map(|g| shown_text(&g)),
         })
         .collect();
+    let (measure_key, show_host) = (req.measure.clone(), req.show_host);
+    let work = Work { samples, rank, metric, group_by, permutations, seed, show_host, fields, skipped };
+    // The numbers are CPU work (a PERMANOVA of 500 samples is seconds): off the async runtime,
+    // a few at a time in this process whoever asks.
+    let _turn = COMPUTING.acquire().await.map_err(|_| CmdError::new("busy", "Stopping; try again in a moment."))?;
+    tokio::task::spawn_blocking(move || {
+        let results: Vec<&ClassificationResults> = owned.iter().map(|r| r.as_ref()).collect();
+        let measure = metric_for(measure_key.as_deref(), &results)?;
+        compute(&results, measure, work)
+    })
+    .await
+    .map_err(|e| CmdError::new("failed", format!("The diversity could not be computed ({e}).")))?
+}
+
+/// Diversity computations running at once in this process.
+static COMPUTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
+/// The longest sample name or group value shown (a metadata value may be 16 KB).
+const MAX_SHOWN_CHARS: usize = 100;
+
+/// Text from the service as charts and files show it: control characters as spaces, at most
+/// [`MAX_SHOWN_CHARS`] characters.
+fn shown_text(s: &str) -> String {
+    let mut out: String = s.chars().take(MAX_SHOWN_CHARS).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if s.chars().count() > MAX_SHOWN_CHARS {
+        out.push('…');
+    }
+    out
+}
+
+/// What [`compute`] works on, checked.
+struct Work {
+    samples: Vec<DiversitySample>,
+    rank: String,
+    metric: BetaMetric,
+    group_by: Option<String>,
+    permutations: usize,
+    seed: u64,
+    show_host: bool,
+    fields: Vec<String>,
+    skipped: Vec<SkippedSample>,
+}
+
+/// The diversity of `results` (one per sample of `w.samples`), as [`prepare`] answers it.
+fn compute(results: &[&ClassificationResults], measure: Metric, w: Work) -> CmdResult<DiversityView> {
+    let Work { samples, rank, metric, group_by, permutations, seed, show_host, fields, skipped } = w;
     let ids: Vec<String> = samples.iter().map(|s| s.id.clone()).collect();
+    let req_show_host = show_host;
 
     // Alpha: reads at the rank.
-    let (_, counts) = table(&results, &rank, req.show_host, &|t, _| Some(t.readcount_w_children as f64));
+    let (_, counts) = table(results, &rank, req_show_host, &|t, _| Some(t.readcount_w_children as f64));
     if counts.iter().all(|r| r.is_empty()) {
         return Err(CmdError::new(
             "no_data",
@@ -287,14 +336,16 @@ pub async fn prepare(
         Metric::Share(m) => m.value(t, r.n_reads),
         Metric::Readcount => Some(t.readcount_w_children as f64),
     };
-    let (taxa, rows) = table(&results, &rank, req.show_host, &value);
+    let (taxa, rows) = table(results, &rank, req_show_host, &value);
+    // The taxonomy only for UniFrac, which walks it.
+    let unifrac = matches!(metric, BetaMetric::WeightedUnifrac | BetaMetric::UnweightedUnifrac);
     let mut taxonomy = Taxonomy::new();
-    for r in &results {
+    for r in results.iter().filter(|_| unifrac) {
         for t in &r.table {
             taxonomy.add(&t.tax_id, t.parent_tax_id.as_deref());
         }
     }
-    let dm = mgds_diversity::beta(metric, &ids, &taxa, &rows, Some(&taxonomy))
+    let dm = mgds_diversity::beta(metric, &ids, &taxa, &rows, unifrac.then_some(&taxonomy))
         .map_err(|e| invalid(sentence(&e.to_string())))?;
     let o = mgds_diversity::pcoa(&dm);
     let axes = AXES.min(o.eigenvalues.len());
@@ -355,7 +406,7 @@ pub async fn prepare(
         ),
         "PCoA: the eigenvectors of the double-centred −d²/2 matrix, scaled by the square roots of their eigenvalues; each axis's share of variance over the positive eigenvalues.".to_string(),
     ];
-    methods.push(if req.show_host {
+    methods.push(if req_show_host {
         "Host reads included.".to_string()
     } else {
         "Host reads left out (the taxa the database names as host, and those below them).".to_string()
@@ -444,8 +495,13 @@ pub async fn screen(
     progress: &(dyn Fn(CompareProgress) + Sync),
 ) -> CmdResult<DiversityScreen> {
     let view = prepare(src, req, progress).await?;
-    let (alpha_svg, ordination_svg) = (view.alpha_chart(WIDTH)?, view.ordination_chart(WIDTH)?);
-    Ok(DiversityScreen { view, alpha_svg, ordination_svg })
+    let _turn = COMPUTING.acquire().await.map_err(|_| CmdError::new("busy", "Stopping; try again in a moment."))?;
+    tokio::task::spawn_blocking(move || {
+        let (alpha_svg, ordination_svg) = (view.alpha_chart(WIDTH)?, view.ordination_chart(WIDTH)?);
+        Ok(DiversityScreen { view, alpha_svg, ordination_svg })
+    })
+    .await
+    .map_err(|e| CmdError::new("chart", format!("The diversity could not be drawn ({e}).")))?
 }
 
 impl DiversityView {
@@ -629,6 +685,7 @@ impl DiversityView {
         }
         out.extend(self.test_notes.iter().cloned());
         out.extend(self.methods.iter().cloned());
-        out
+        // One line each, whatever a field's name holds.
+        out.into_iter().map(|l| l.replace(['\r', '\n'], " ")).collect()
     }
 }

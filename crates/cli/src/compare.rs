@@ -183,6 +183,10 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
 /// `mgds compare --diversity`: the application's diversity view (`mgds_app::diversity`), as a
 /// table on the terminal and as CSV files.
 async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<()> {
+    // A file name that says no picture is refused before any work.
+    for path in [&args.alpha_chart, &args.ordination_chart].into_iter().flatten() {
+        picture_format(path)?;
+    }
     let req = DiversityRequest {
         samples: args.samples.clone(),
         rank: args.rank.clone(),
@@ -224,11 +228,7 @@ async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<(
     }
     for (path, kind) in [(&args.alpha_chart, "alpha"), (&args.ordination_chart, "ordination")] {
         let Some(path) = path else { continue };
-        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-        let format = match ext.as_deref() {
-            Some(e @ ("svg" | "png")) => e.to_string(),
-            _ => bail!("{} must end in .svg or .png: its extension says which picture to write", path.display()),
-        };
+        let format = picture_format(path)?;
         let (bytes, _) = v.file(&format!("{kind}.{format}"), args.width, args.dpi)?;
         std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("wrote {}", path.display());
@@ -284,6 +284,15 @@ async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<(
     }
     print!("{out}");
     Ok(())
+}
+
+/// The picture a file's extension asks for: `svg` or `png`.
+pub(crate) fn picture_format(path: &std::path::Path) -> Result<&'static str> {
+    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("svg") => Ok("svg"),
+        Some("png") => Ok("png"),
+        _ => bail!("{} must end in .svg or .png: its extension says which picture to write", path.display()),
+    }
 }
 
 /// Waits for the samples' classifications that are still running (on the local profile, this

@@ -533,6 +533,8 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
         }
         AnalysesCommand::Show { id } => print_one(&analyses.get(id.as_str()).await?),
         AnalysesCommand::Results { id, sort, kraken_report, sunburst, root, krona, show_host, wait, out } => {
+            // A file name that says no picture is refused before any work.
+            let picture = sunburst.as_deref().map(crate::compare::picture_format).transpose()?;
             let mut a = analyses.get(id.as_str()).await?;
             if !a.complete
                 && let Some(secs) = wait
@@ -560,17 +562,8 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
                 let controls = mgds_app::chart::SunburstControls { root, show_host, rings: None, title: None };
                 let files = [(sunburst, None), (krona, Some("krona"))];
                 for (path, kind) in files.into_iter().filter_map(|(p, k)| p.map(|p| (p, k))) {
-                    let format = match kind {
-                        Some(k) => k.to_string(),
-                        None => match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase) {
-                            Some(e) if e == "svg" || e == "png" => e,
-                            _ => bail!(
-                                "{} must end in .svg or .png: its extension says which picture to write",
-                                path.display()
-                            ),
-                        },
-                    };
-                    let bytes = mgds_app::chart::sunburst_file(results.clone(), &controls, &format).await?;
+                    let format = kind.or(picture).unwrap_or("svg");
+                    let bytes = mgds_app::chart::sunburst_file(results.clone(), &controls, format).await?;
                     std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
                     eprintln!("wrote {}", path.display());
                 }

@@ -12,15 +12,7 @@ use crate::{Chart, Error};
 
 /// The Okabe–Ito colour-blind-safe palette (black left out), as RGB: groups' colours start with
 /// it, and so does the taxa's palette ([`mgds_api::palette`]).
-pub const OKABE_ITO: [[u8; 3]; 7] = [
-    [0x00, 0x72, 0xB2], // blue
-    [0xE6, 0x9F, 0x00], // orange
-    [0x00, 0x9E, 0x73], // bluish green
-    [0xCC, 0x79, 0xA7], // reddish purple
-    [0x56, 0xB4, 0xE9], // sky blue
-    [0xD5, 0x5E, 0x00], // vermillion
-    [0xF0, 0xE4, 0x42], // yellow
-];
+pub const OKABE_ITO: [[u8; 3]; 7] = mgds_api::palette::OKABE_ITO;
 
 /// The colour of the "Other" bar, a neutral grey.
 pub const OTHER_COLOUR: [u8; 3] = [0xA6, 0xA6, 0xA6];
@@ -269,7 +261,7 @@ pub(crate) fn format_tick(v: f64, metric: Metric) -> String {
 }
 
 /// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -116,11 +116,11 @@ fn group_order(groups: &[Option<String>]) -> Vec<Option<String>> {
     order
 }
 
-/// A group's colour: ungrouped samples all take the first colour; grouped, a sample without a
-/// value is grey.
-fn group_colour(order: &[Option<String>], group: &Option<String>) -> [u8; 3] {
+/// A group's colour: ungrouped samples (`grouped` false) all take the first colour; grouped, a
+/// sample without a value is grey.
+fn group_colour(order: &[Option<String>], group: &Option<String>, grouped: bool) -> [u8; 3] {
     match group {
-        None if order.len() == 1 => palette(0),
+        None if !grouped => palette(0),
         None => OTHER_COLOUR,
         Some(_) => palette(order.iter().position(|g| g == group).unwrap_or(0)),
     }
@@ -248,6 +248,14 @@ fn draw_text<DB: DrawingBackend>(
     root.draw(&Text::new(s.to_string(), at, text(size).color(colour).pos(pos))).map_err(draw_error)
 }
 
+/// Groups named in a legend at most; the rest are counted on one line.
+const MAX_LEGEND: usize = 24;
+
+/// The legend's height for `groups` groups.
+fn legend_height(groups: usize) -> i32 {
+    20 + 18 * groups.min(MAX_LEGEND) as i32 + if groups > MAX_LEGEND { 18 } else { 0 }
+}
+
 /// Draws the legend of the groups from `(x, y)` down, at most `max_w` wide.
 fn legend<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
@@ -269,12 +277,16 @@ fn legend<DB: DrawingBackend>(
         )?;
         at += 20;
     }
-    for (g, n) in order.iter().zip(counts) {
-        let [r, gr, b] = group_colour(order, g);
+    for (g, n) in order.iter().zip(counts).take(MAX_LEGEND) {
+        let [r, gr, b] = group_colour(order, g, true);
         root.draw(&Circle::new((x + 6, at + 7), 5, RGBColor(r, gr, b).filled())).map_err(draw_error)?;
         let name = truncate_to_width(&format!("{} ({n})", group_name(g, field)), LABEL_SIZE, max_w.saturating_sub(18));
         draw_text(root, &name, (x + 16, at), LABEL_SIZE, &TEXT_COLOUR, Pos::new(HPos::Left, VPos::Top))?;
         at += 18;
+    }
+    if order.len() > MAX_LEGEND {
+        let more = format!("and {} more groups", order.len() - MAX_LEGEND);
+        draw_text(root, &more, (x, at), LABEL_SIZE, &MUTED_TEXT, Pos::new(HPos::Left, VPos::Top))?;
     }
     Ok(())
 }
@@ -291,6 +303,7 @@ pub fn ordination_chart(o: &Ordination, width: u32) -> Result<String, Error> {
     let plot_right = w - MARGIN - legend_w - if legend_w > 0 { 20 } else { 10 };
     let plot_side = (plot_right - plot_left).max(100);
     let plot_h = (f64::from(plot_side) * 0.7).clamp(200.0, 640.0) as i32;
+    let plot_h = if legend_w > 0 { plot_h.max(legend_height(order.len())) } else { plot_h };
     let notes = note_lines(&o.notes, (w - 2 * MARGIN).max(100) as u32);
     let top = MARGIN + 34;
     let bottom = top + plot_h;
@@ -383,7 +396,7 @@ pub fn ordination_chart(o: &Ordination, width: u32) -> Result<String, Error> {
                 axis_name(&o.y_label),
                 shown(p.y)
             );
-            (px(p.x), py(p.y), group_colour(&order, &p.group), i, title)
+            (px(p.x), py(p.y), group_colour(&order, &p.group, o.group_by.is_some()), i, title)
         })
         .collect();
     Ok(with_points(svg, &points))
@@ -499,7 +512,8 @@ pub fn alpha_chart(a: &AlphaChart, width: u32) -> Result<String, Error> {
                     let name = a.samples.get(*i).cloned().unwrap_or_default();
                     let group = g.as_ref().map(|g| format!(" · {g}")).unwrap_or_default();
                     let title = format!("{name}{group} · {} {}", panel.label, shown(*v));
-                    points.push(((centre + offset).round() as i32, py(*v), group_colour(&order, g), *i, title));
+                    let colour = group_colour(&order, g, a.group_by.is_some());
+                    points.push(((centre + offset).round() as i32, py(*v), colour, *i, title));
                 }
                 if !members.is_empty() {
                     let mut sorted: Vec<f64> = members.iter().map(|m| m.1).collect();

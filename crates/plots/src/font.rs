@@ -30,22 +30,29 @@ pub(crate) fn text_width(s: &str, size: f64) -> u32 {
     (FAMILY, size).into_font().box_size(s).map(|(w, _)| w).unwrap_or(0)
 }
 
-/// `name` cut to fit `max_px` at `size`, ending in an ellipsis when cut.
+/// `name` cut to fit `max_px` at `size`, ending in an ellipsis when cut. Names are measured at
+/// most [`MEASURED_CHARS`] characters long (no line of a chart holds more), and the cut is found
+/// by halving, so a long name costs a few measurements.
 pub(crate) fn truncate_to_width(name: &str, size: f64, max_px: u32) -> String {
-    if text_width(name, size) <= max_px {
+    let chars: Vec<char> = name.chars().take(MEASURED_CHARS).collect();
+    if chars.len() == name.chars().count() && text_width(name, size) <= max_px {
         return name.to_owned();
     }
-    let mut chars: Vec<char> = name.chars().collect();
-    while !chars.is_empty() {
-        chars.pop();
-        let head: String = chars.iter().collect();
-        let candidate = format!("{}…", head.trim_end());
-        if text_width(&candidate, size) <= max_px {
-            return candidate;
-        }
+    let candidate = |n: usize| {
+        let head: String = chars[..n].iter().collect();
+        format!("{}…", head.trim_end())
+    };
+    // The longest head that fits with its ellipsis (widths grow with the head).
+    let (mut lo, mut hi) = (0usize, chars.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if text_width(&candidate(mid), size) <= max_px { lo = mid } else { hi = mid - 1 }
     }
-    "…".to_owned()
+    if lo == 0 { "…".to_owned() } else { candidate(lo) }
 }
+
+/// The most characters of a name measured (see [`truncate_to_width`]).
+const MEASURED_CHARS: usize = 400;
 
 #[cfg(test)]
 mod tests {
@@ -57,6 +64,11 @@ mod tests {
         let w = text_width("Escherichia coli", 13.0);
         assert!((60..200).contains(&w), "width {w}");
         assert_eq!(truncate_to_width("Escherichia coli", 13.0, 1000), "Escherichia coli");
+        // A 16 KB name (a metadata value) is cut after a few measurements.
+        let long = "x".repeat(16_000);
+        let cut = truncate_to_width(&long, 13.0, 100);
+        assert!(cut.ends_with('…') && text_width(&cut, 13.0) <= 100 && cut.len() > 5, "{cut}");
+        assert_eq!(truncate_to_width("abc", 13.0, 1), "…");
         let cut = truncate_to_width("Bifidobacterium bifidum ATCC 29521 = JCM 1255 = DSM 20456", 13.0, 150);
         assert!(cut.ends_with('…') && cut.starts_with("Bifidobacterium"), "{cut}");
         assert!(text_width(&cut, 13.0) <= 150);

@@ -9,9 +9,10 @@
 //! numbers on hover. The centre is a `<circle class="centre">` holding the parent's tax id when
 //! zoomed in (`data-tax-id`), so clicking it goes up a level.
 //!
-//! Bounds: at most [`MAX_RINGS`] rings below the centre and [`MAX_SEGMENTS`] segments (the
-//! largest; a segment narrower than [`MIN_DEGREES`] is left out with its clade, as Krona leaves
-//! out what it cannot draw); the [`COLOURED`] largest segments take their taxon's own colour
+//! Bounds: at most [`MAX_RINGS`] rings below the centre and [`MAX_SEGMENTS`] segments (laid out
+//! ring by ring, the widest first in each clade; a segment narrower than [`MIN_DEGREES`] is left
+//! out with its clade, as Krona leaves out what it cannot draw; [`Sunburst::left_out`] counts
+//! the clades not drawn); the [`COLOURED`] largest segments take their taxon's own colour
 //! ([`mgds_api::palette`], so no two share one), smaller ones are drawn in a light grey.
 
 use std::collections::{HashMap, HashSet};
@@ -20,6 +21,7 @@ use std::fmt::Write as _;
 use mgds_api::ClassificationResults;
 
 use crate::Error;
+use crate::chart::thousands;
 use crate::font::{self, FAMILY, text_width, truncate_to_width};
 use crate::svg::escape_xml;
 
@@ -78,7 +80,8 @@ pub struct Sunburst {
     pub path: Vec<Crumb>,
     /// Segments drawn.
     pub segments: usize,
-    /// Taxa left out, too narrow to draw or past the rings.
+    /// Clades left out, too narrow to draw or past the rings (each counted once, with all that
+    /// is below it).
     pub left_out: usize,
 }
 
@@ -111,14 +114,15 @@ impl<'a> Tree<'a> {
             if !top {
                 continue;
             }
+            // Each taxon above once, whatever loops the table's parents make (NCBI's root is
+            // its own parent).
+            let mut seen = HashSet::new();
             let mut up = t.parent_tax_id.as_deref();
-            let mut guard = 0;
-            while let Some(p) = up.filter(|_| guard < 256) {
+            while let Some(p) = up.filter(|p| seen.insert(*p)) {
                 if let Some(v) = value.get_mut(p) {
                     *v = v.saturating_sub(t.readcount_w_children);
                 }
                 up = rows.get(p).and_then(|row| row.parent_tax_id.as_deref());
-                guard += 1;
             }
         }
         let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
@@ -142,9 +146,23 @@ impl<'a> Tree<'a> {
         Crumb { tax_id: t.tax_id.clone(), name: t.name.clone(), rank: t.rank.clone(), reads: self.value[id] }
     }
 
+    /// The taxon above `id` (none for a root, one that is its own parent included).
     fn parent(&self, id: &str) -> Option<&'a str> {
-        let p = self.rows.get(id)?.parent_tax_id.as_deref()?;
+        let p = self.rows.get(id)?.parent_tax_id.as_deref().filter(|p| *p != id)?;
         self.rows.get_key_value(p).map(|(k, _)| *k)
+    }
+
+    /// From the root down to `id`, each taxon once.
+    fn lineage(&self, id: &'a str) -> Vec<&'a str> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let mut at = self.rows.get_key_value(id).map(|(k, _)| *k);
+        while let Some(t) = at.filter(|t| seen.insert(*t)) {
+            out.push(t);
+            at = self.parent(t);
+        }
+        out.reverse();
+        out
     }
 }
 
@@ -188,18 +206,6 @@ fn dark(hex: &str) -> bool {
     0.2126 * channel(1) + 0.7152 * channel(3) + 0.0722 * channel(5) < 0.2
 }
 
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn percent(part: u64, whole: u64) -> String {
     if whole == 0 { "0%".into() } else { format!("{:.2}%", part as f64 * 100.0 / whole as f64) }
 }
@@ -219,13 +225,8 @@ pub fn sunburst(results: &ClassificationResults, opts: &SunburstOptions) -> Resu
         .and_then(|r| tree.rows.get_key_value(r).map(|(k, _)| *k))
         .or_else(|| (tree.roots.len() == 1).then(|| tree.roots[0]));
     // From the root of the taxonomy down to the centre.
-    let mut path = Vec::new();
-    let mut at = centre;
-    while let Some(id) = at.filter(|_| path.len() < 256) {
-        path.push(tree.crumb(id));
-        at = tree.parent(id);
-    }
-    path.reverse();
+    let path: Vec<Crumb> =
+        centre.map(|c| tree.lineage(c)).unwrap_or_default().into_iter().map(|id| tree.crumb(id)).collect();
     let top_level: Vec<&str> = match centre {
         Some(c) => tree.children.get(c).cloned().unwrap_or_default(),
         None => tree.roots.clone(),
@@ -406,7 +407,8 @@ pub fn sunburst(results: &ClassificationResults, opts: &SunburstOptions) -> Resu
 
 /// The classification as Krona's text input (`ktImportText`): one line per taxon with reads of
 /// its own, its reads then its lineage's names from the top of the taxonomy, tab-separated;
-/// the unclassified reads on a line of their own. Host taxa are left out when `hide_host`.
+/// the unclassified reads on a line of their own. Host taxa are left out when `hide_host`, so
+/// the lines add up to the sample's reads less the host's.
 pub fn krona_text(results: &ClassificationResults, hide_host: bool) -> String {
     let tree = Tree::new(results, hide_host);
     let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
@@ -415,19 +417,19 @@ pub fn krona_text(results: &ClassificationResults, hide_host: bool) -> String {
     rows.sort_by(|a, b| b.readcount.cmp(&a.readcount).then_with(|| a.tax_id.cmp(&b.tax_id)));
     let mut classified = 0u64;
     for t in rows {
-        let mut lineage = Vec::new();
-        let mut at = Some(t.tax_id.as_str());
-        while let Some(id) = at.filter(|_| lineage.len() < 256) {
-            lineage.push(clean(&tree.rows[id].name));
-            at = tree.parent(id);
-        }
-        lineage.reverse();
-        // Krona draws its own root: the taxonomy's ("root") is left out.
-        if lineage.len() > 1 && lineage[0] == "root" {
+        let mut lineage: Vec<String> =
+            tree.lineage(t.tax_id.as_str()).into_iter().map(|id| clean(&tree.rows[id].name)).collect();
+        // Krona draws its own root: the taxonomy's ("root") is left out, and reads at the root
+        // itself are a line with no lineage.
+        if lineage.first().is_some_and(|n| n == "root") {
             lineage.remove(0);
         }
         classified += t.readcount;
-        let _ = writeln!(out, "{}\t{}", t.readcount, lineage.join("\t"));
+        if lineage.is_empty() {
+            let _ = writeln!(out, "{}", t.readcount);
+        } else {
+            let _ = writeln!(out, "{}\t{}", t.readcount, lineage.join("\t"));
+        }
     }
     let unclassified = results.n_reads.saturating_sub(tree.classified.max(classified));
     if unclassified > 0 {
@@ -505,6 +507,20 @@ mod tests {
             sunburst(&results(), &SunburstOptions { size: 10, ..Default::default() }),
             Err(Error::InvalidSize { .. })
         ));
+    }
+
+    #[test]
+    fn a_root_that_is_its_own_parent_is_the_root() {
+        let mut r = results();
+        r.table[0].parent_tax_id = Some("1".into());
+        let s = sunburst(&r, &SunburstOptions::default()).unwrap();
+        assert_eq!(s.path.len(), 1, "one crumb, not a loop");
+        assert_eq!(s.path[0].reads, 700, "the host's reads come off once");
+        assert!(s.svg.contains("Unclassified · 100 reads") && !s.svg.contains("<circle class=\"centre\" data-tax-id"));
+        let text = krona_text(&r, true);
+        assert!(text.starts_with("500\tBacteria\tEscherichia coli\n"), "{text}");
+        r.table[0].readcount = 5;
+        assert!(krona_text(&r, true).contains("\n5\n"), "reads at the root: a line with no lineage");
     }
 
     #[test]

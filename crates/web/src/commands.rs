@@ -31,7 +31,7 @@ const MAX_FOLDER_PATHS: usize = 10_000;
 
 /// The highest resolution a browser saves a comparison's PNG at (a 1,100-pixel-wide chart at
 /// 300 dpi is about 3,400 pixels wide).
-const MAX_BROWSER_DPI: u32 = 300;
+pub(crate) const MAX_BROWSER_DPI: u32 = 300;
 
 pub(crate) async fn drawing_turn() -> CmdResult<tokio::sync::SemaphorePermit<'static>> {
     DRAWING.acquire().await.map_err(|_| CmdError::new("busy", "The service is stopping; try again in a moment."))
@@ -209,7 +209,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         "sample_diversity" => {
             let request: DiversityRequest = arg(args, "request")?;
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };
-            let _turn = drawing_turn().await?;
+            // Computed and drawn a few at a time (`mgds_app::diversity`), after the fetching.
             out(diversity::screen(src, &request, &|_| {}).await?)
         }
         "diversity_file" => {
@@ -217,8 +217,8 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             let what: String = arg(args, "what")?;
             let dpi: u32 = arg::<Option<u32>>(args, "dpi")?.unwrap_or(150).min(MAX_BROWSER_DPI);
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };
-            let _turn = drawing_turn().await?;
             let view = diversity::prepare(src, &request, &|_| {}).await?;
+            let _turn = drawing_turn().await?;
             let name = view.file_name(&what);
             let drawn = tokio::task::spawn_blocking(move || view.file(&what, diversity::WIDTH, dpi))
                 .await

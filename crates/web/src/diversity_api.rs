@@ -20,8 +20,8 @@ use mgds_server::routes::{CSRF_HEADER, cookie_name_and_path, session_cookie};
 
 use crate::WebUi;
 
-/// The largest PNG resolution the API draws at.
-const MAX_DPI: u32 = 600;
+/// The largest PNG resolution the API draws at (a picture of about 3,400 × 4,500 pixels).
+const MAX_DPI: u32 = crate::commands::MAX_BROWSER_DPI;
 
 /// An answer in the service's error shape.
 fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
@@ -32,6 +32,7 @@ fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
 fn refusal(e: &CmdError) -> Response {
     let status = match e.code {
         "invalid" => StatusCode::BAD_REQUEST,
+        "chart" | "failed" => StatusCode::INTERNAL_SERVER_ERROR,
         other => crate::commands::status_of(&CmdError::new(other, "")),
     };
     refuse(status, e.code, &e.message)
@@ -102,16 +103,17 @@ impl WebUi {
             Ok(c) => c,
             Err(e) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, "failed", &e.to_string()),
         };
-        let _turn = match crate::commands::drawing_turn().await {
-            Ok(t) => t,
-            Err(e) => return refusal(&e),
-        };
         let src = Source { client: &client, base_url: &user.id, cache: &self.compare };
+        // Computed a few at a time (`mgds_app::diversity`), after the fetching.
         let view = match diversity::prepare(src, &request, &|_| {}).await {
             Ok(v) => v,
             Err(e) => return refusal(&e),
         };
         let Some(what) = file else { return axum::Json(view).into_response() };
+        let _turn = match crate::commands::drawing_turn().await {
+            Ok(t) => t,
+            Err(e) => return refusal(&e),
+        };
         let name = view.file_name(&what);
         let drawn = tokio::task::spawn_blocking(move || view.file(&what, diversity::WIDTH, dpi)).await;
         match drawn {

@@ -553,7 +553,7 @@ export type DiversityView = {
   metric_label: string,
   /** The grouping field, if any. */
   group_by: string | null,
-  /** The metadata fields the samples have, to group by. */
+  /** The metadata fields to group by: the samples' custom fields, then the standard ones. */
   fields: Array<string>,
   /** Alpha diversity, one column per measure. */
   alpha: Array<AlphaColumn>,

@@ -7,7 +7,7 @@ import { formatCount } from "./format";
 
 export type { Alert, LiveGroup, LivePoint, LiveRun };
 
-/** A colour for a taxon the service gave none (an older watcher's state): grey. */
+/** A colour for a taxon without one (the lists are made together, so only if they ever differ): grey. */
 const NO_COLOUR = "#A6A6A6";
 
 /** A run's state in words, with a tone for its badge. */

@@ -20,6 +20,9 @@ pub struct ChartControls {
     /// `reestimated`, `genome_copies`, `bases_genome_copies`, `read_share` (see
     /// `mgds_api::Measure`) or `readcount`.
     pub metric: String,
+    /// Keep the host's taxa (left out by default, as the `onecodex` library leaves them out).
+    #[serde(default)]
+    pub show_host: bool,
 }
 
 /// The most bars a chart may have.
@@ -36,6 +39,7 @@ impl ChartControls {
             width: 960,
             height: (140 + 30 * (top_n as u32 + 1)).clamp(320, 1800),
             title: None,
+            hide_host: !self.show_host,
         }
     }
 }
@@ -214,13 +218,15 @@ mod tests {
 
     #[test]
     fn controls_map_to_bounded_options() {
-        let o = ChartControls { rank: "genus".into(), top_n: 500, metric: "readcount".into() }.options();
+        let o =
+            ChartControls { rank: "genus".into(), top_n: 500, metric: "readcount".into(), show_host: false }.options();
         assert_eq!(o.top_n, MAX_TOP_N);
         assert_eq!(o.metric, Metric::Readcount);
         assert!(o.height <= 1800);
-        let o = ChartControls { rank: "species".into(), top_n: 0, metric: "x".into() }.options();
+        let o = ChartControls { rank: "species".into(), top_n: 0, metric: "x".into(), show_host: true }.options();
         assert_eq!((o.top_n, o.metric, o.height), (1, Metric::Share(mgds_api::Measure::GenomeCopies), 320));
-        let o = ChartControls { rank: "species".into(), top_n: 5, metric: "reestimated".into() }.options();
+        let o = ChartControls { rank: "species".into(), top_n: 5, metric: "reestimated".into(), show_host: false }
+            .options();
         assert_eq!(o.metric, Metric::Share(mgds_api::Measure::Reestimated));
     }
 }

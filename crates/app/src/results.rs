@@ -147,6 +147,9 @@ pub struct ClassificationView {
     /// The measure shown first ([`mgds_api::Measure::default_for`]: for long reads, genome copies
     /// by bases), by its key.
     pub default_measure: String,
+    /// The host's taxa in the table (those the database names as host and those below them),
+    /// which the page leaves out unless asked.
+    pub host: Vec<String>,
 }
 
 impl ClassificationView {
@@ -157,6 +160,11 @@ impl ClassificationView {
             table: r.table.clone(),
             median_read_length: r.median_read_length,
             default_measure: mgds_api::Measure::default_for(r).key().to_owned(),
+            host: {
+                let mut host: Vec<String> = mgds_plots::host_subtree(r).into_iter().collect();
+                host.sort();
+                host
+            },
         }
     }
 }

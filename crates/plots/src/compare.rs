@@ -107,8 +107,14 @@ pub struct Comparison {
 /// Compares `samples` at `opts.rank`: every taxon's value in each sample; the `top_n` taxa with
 /// the highest mean across the samples get their own column, the rest are summed into "Other".
 pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Comparison, Error> {
-    let per_rank =
-        AbundanceChartOptions { rank: opts.rank.clone(), top_n: usize::MAX, metric: opts.metric, ..Default::default() };
+    // Every taxon: the host's are left out below, so that the chart can say it hid them.
+    let per_rank = AbundanceChartOptions {
+        rank: opts.rank.clone(),
+        top_n: usize::MAX,
+        metric: opts.metric,
+        hide_host: false,
+        ..Default::default()
+    };
     // Each sample's taxa at the rank: tax id -> (name, value, reads).
     let mut tables: Vec<HashMap<String, (String, f64, u64)>> = Vec::with_capacity(samples.len());
     let mut hid_host = false;

@@ -21,6 +21,9 @@ pub struct AbundanceChartOptions {
     pub height: u32,
     /// Title above the chart; `None` picks one from the rank and metric.
     pub title: Option<String>,
+    /// Leave out the host's taxa (the results' `host_tax_ids` and what lies below them), as
+    /// the `onecodex` library's `include_host=False` does (default).
+    pub hide_host: bool,
 }
 
 impl Default for AbundanceChartOptions {
@@ -32,6 +35,7 @@ impl Default for AbundanceChartOptions {
             width: 900,
             height: 480,
             title: None,
+            hide_host: true,
         }
     }
 }
@@ -89,6 +93,7 @@ impl Bar {
 /// the bars may add up to less than 100%.
 pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -> Vec<Bar> {
     let table = &results.table;
+    let host = if opts.hide_host { crate::host_subtree(results) } else { Default::default() };
     let at_rank = |rank: &str| rank.trim().eq_ignore_ascii_case(opts.rank.trim());
 
     // Per taxon at the rank: (index of its row, value), in table order.
@@ -96,7 +101,7 @@ pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -
     match opts.metric {
         Metric::Readcount | Metric::Share(Measure::ReadShare) => {
             for (i, row) in table.iter().enumerate() {
-                if at_rank(&row.rank) {
+                if at_rank(&row.rank) && !host.contains(&row.tax_id) {
                     let v = match opts.metric {
                         Metric::Readcount => Some(row.readcount_w_children as f64),
                         _ => Measure::ReadShare.value(row, results.n_reads).map(|v| v * 100.0),
@@ -118,7 +123,10 @@ pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -
             // summed up to the rank.
             let direct = table.iter().any(|r| at_rank(&r.rank) && measure.value(r, results.n_reads).is_some());
             let source_rank = if direct { opts.rank.as_str() } else { "species" };
-            for row in table.iter().filter(|r| r.rank.trim().eq_ignore_ascii_case(source_rank.trim())) {
+            for row in table
+                .iter()
+                .filter(|r| r.rank.trim().eq_ignore_ascii_case(source_rank.trim()) && !host.contains(&r.tax_id))
+            {
                 let Some(a) = measure.value(row, results.n_reads).filter(|a| *a > 0.0) else {
                     continue;
                 };
@@ -220,6 +228,22 @@ mod tests {
 
     fn opts(rank: &str, top_n: usize, metric: Metric) -> AbundanceChartOptions {
         AbundanceChartOptions { rank: rank.into(), top_n, metric, ..Default::default() }
+    }
+
+    #[test]
+    fn the_host_is_left_out_unless_asked_for() {
+        let mut r = results();
+        r.host_tax_ids = vec!["20".into()];
+        let shown = |hide_host: bool, rank: &str| -> Vec<String> {
+            let o = AbundanceChartOptions { hide_host, ..opts(rank, 10, Metric::Readcount) };
+            top_taxa(&r, &o).into_iter().filter_map(|b| b.tax_id).collect()
+        };
+        // The host genus and the species below it, by reads and by a measure.
+        assert!(!shown(true, "genus").contains(&"20".to_string()));
+        assert!(!shown(true, "species").contains(&"21".to_string()));
+        assert!(shown(false, "species").contains(&"21".to_string()));
+        let o = opts("species", 10, Metric::Share(Measure::GenomeCopies));
+        assert!(top_taxa(&r, &o).iter().all(|b| b.tax_id.as_deref() != Some("21")));
     }
 
     #[test]

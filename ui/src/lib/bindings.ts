@@ -332,6 +332,8 @@ export type ChartControls = {
    * `mgds_api::Measure`) or `readcount`.
    */
   metric: string,
+  /** Keep the host's taxa (left out by default, as the `onecodex` library leaves them out). */
+  show_host: boolean,
 };
 
 /** A chart for the UI: the SVG to show inline, and its bars. */
@@ -355,6 +357,11 @@ export type ClassificationView = {
    * by bases), by its key.
    */
   default_measure: string,
+  /**
+   * The host's taxa in the table (those the database names as host and those below them),
+   * which the page leaves out unless asked.
+   */
+  host: Array<string>,
 };
 
 /** An error crossing to the UI. */

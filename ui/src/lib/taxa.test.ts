@@ -19,6 +19,10 @@ describe("taxa table", () => {
     expect(filterTaxa(rows, v).map((r) => r.name)).toEqual(["Escherichia coli", "Escherichia"]);
     expect(filterTaxa(rows, { ...v, text: "", rank: "species" }).map((r) => r.name)).toEqual(["Escherichia coli", "Bacillus, sp."]);
     expect(filterTaxa(rows, { ...v, text: "", desc: false }).map((r) => r.name)).toEqual(["Bacillus, sp.", "Escherichia coli", "Escherichia"]);
+    // The host's taxa are left out unless asked for.
+    const host = new Set([rows[0].tax_id]);
+    expect(filterTaxa(rows, { ...v, text: "" }, host, false).map((r) => r.tax_id)).not.toContain(rows[0].tax_id);
+    expect(filterTaxa(rows, { ...v, text: "" }, host, true).map((r) => r.tax_id)).toContain(rows[0].tax_id);
   });
   it("sort toggles and ranks in taxonomic order", () => {
     const v = toggleTaxaSort({ text: "", rank: "", sort: "abundance", desc: true }, "readcount");

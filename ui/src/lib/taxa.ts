@@ -65,10 +65,13 @@ export interface TaxaView {
   desc: boolean;
 }
 
-export function filterTaxa(rows: TaxonRow[], v: TaxaView): TaxonRow[] {
+/** The rows shown: at the rank, matching the text, the host's taxa (`host`, as the service
+ *  names them) left out unless `showHost`; sorted. */
+export function filterTaxa(rows: TaxonRow[], v: TaxaView, host: ReadonlySet<string> = new Set(), showHost = true): TaxonRow[] {
   const text = v.text.trim().toLowerCase();
   const out = rows.filter(
     (r) =>
+      (showHost || !host.has(r.tax_id)) &&
       (v.rank === "" || r.rank === v.rank) &&
       (text === "" || r.name.toLowerCase().includes(text) || r.tax_id === text),
   );

@@ -17,6 +17,7 @@ use crate::chart::OTHER_COLOUR;
 use crate::compare_chart::palette;
 use crate::font::{self, text, text_width, truncate_to_width};
 use crate::svg::escape_xml;
+use mgds_api::palette::hex;
 
 /// One sample in an ordination.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,10 +125,6 @@ fn group_colour(order: &[Option<String>], group: &Option<String>, grouped: bool)
         None => OTHER_COLOUR,
         Some(_) => palette(order.iter().position(|g| g == group).unwrap_or(0)),
     }
-}
-
-fn hex([r, g, b]: [u8; 3]) -> String {
-    format!("#{r:02X}{g:02X}{b:02X}")
 }
 
 fn group_name(group: &Option<String>, field: Option<&str>) -> String {
@@ -248,6 +245,25 @@ fn draw_text<DB: DrawingBackend>(
     root.draw(&Text::new(s.to_string(), at, text(size).color(colour).pos(pos))).map_err(draw_error)
 }
 
+/// The horizontal grid lines at `ticks` (step, values) from `left` to `right`, each labelled
+/// at the left; with `zero_axis`, the line at 0 drawn as an axis.
+fn y_grid<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    (step, values): (f64, Vec<f64>),
+    (left, right): (i32, i32),
+    py: &dyn Fn(f64) -> i32,
+    zero_axis: bool,
+) -> Result<(), Error> {
+    for t in values {
+        let y = py(t);
+        let colour = if zero_axis && t == 0.0 { AXIS } else { GRID };
+        root.draw(&PathElement::new(vec![(left, y), (right, y)], colour)).map_err(draw_error)?;
+        let at = (left - 6, y);
+        draw_text(root, &tick_label(t, step), at, TICK_SIZE, &MUTED_TEXT, Pos::new(HPos::Right, VPos::Center))?;
+    }
+    Ok(())
+}
+
 /// Groups named in a legend at most; the rest are counted on one line.
 const MAX_LEGEND: usize = 24;
 
@@ -339,20 +355,7 @@ pub fn ordination_chart(o: &Ordination, width: u32) -> Result<String, Error> {
                 Pos::new(HPos::Center, VPos::Top),
             )?;
         }
-        let (ys, y_ticks) = ticks(y_lo, y_hi, 6);
-        for t in &y_ticks {
-            let y = py(*t);
-            let colour = if *t == 0.0 { AXIS } else { GRID };
-            root.draw(&PathElement::new(vec![(plot_left, y), (plot_right, y)], colour)).map_err(draw_error)?;
-            draw_text(
-                &root,
-                &tick_label(*t, ys),
-                (plot_left - 6, y),
-                TICK_SIZE,
-                &MUTED_TEXT,
-                Pos::new(HPos::Right, VPos::Center),
-            )?;
-        }
+        y_grid(&root, ticks(y_lo, y_hi, 6), (plot_left, plot_right), &py, true)?;
         root.draw(&Rectangle::new([(plot_left, top), (plot_right, bottom)], AXIS.stroke_width(1)))
             .map_err(draw_error)?;
         draw_text(
@@ -469,19 +472,7 @@ pub fn alpha_chart(a: &AlphaChart, width: u32) -> Result<String, Error> {
             let (lo, hi) = if hi - lo < floor { ((lo + hi - floor) / 2.0, (lo + hi + floor) / 2.0) } else { (lo, hi) };
             let (lo, hi) = if values.is_empty() { (0.0, 1.0) } else { padded(lo, hi) };
             let py = |v: f64| bottom - ((v - lo) / (hi - lo) * f64::from(plot_h)).round() as i32;
-            let (step, y_ticks) = ticks(lo, hi, 5);
-            for t in &y_ticks {
-                let y = py(*t);
-                root.draw(&PathElement::new(vec![(left, y), (right, y)], GRID)).map_err(draw_error)?;
-                draw_text(
-                    &root,
-                    &tick_label(*t, step),
-                    (left - 6, y),
-                    TICK_SIZE,
-                    &MUTED_TEXT,
-                    Pos::new(HPos::Right, VPos::Center),
-                )?;
-            }
+            y_grid(&root, ticks(lo, hi, 5), (left, right), &py, false)?;
             root.draw(&Rectangle::new([(left, top), (right, bottom)], AXIS.stroke_width(1))).map_err(draw_error)?;
             let slot = f64::from(right - left) / order.len().max(1) as f64;
             for (gi, g) in order.iter().enumerate() {

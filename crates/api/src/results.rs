@@ -22,6 +22,10 @@ pub struct ClassificationResults {
     /// shown first ([`Measure::default_for`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub median_read_length: Option<u64>,
+    /// Read quality control, measured as the engine read the sample (an MGDS addition; absent
+    /// from results made before it, and from other services).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qc: Option<crate::ReadQc>,
 }
 
 /// Reads whose median length is over this many bases are long reads (Oxford Nanopore, PacBio):

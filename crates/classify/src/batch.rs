@@ -5,7 +5,7 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use mgds_formats::{Compression, Format, Reader, Record, base_id};
+use mgds_formats::{Compression, Format, QcCounter, Reader, Record, base_id};
 use rayon::prelude::*;
 
 use crate::database::Database;
@@ -157,6 +157,9 @@ pub(crate) struct Input {
     records: u64,
     min_quality: u8,
     ids: bool,
+    /// The reads' quality control, counted as they are read (on the reading thread, beside
+    /// the classification of the batch before).
+    pub(crate) qc: Option<Box<QcCounter>>,
 }
 
 impl Input {
@@ -177,6 +180,7 @@ impl Input {
             records: 0,
             min_quality: opts.min_base_quality,
             ids,
+            qc: opts.qc.then(Box::default),
         })
     }
 
@@ -215,6 +219,9 @@ impl Input {
             }
             self.records += 1;
             self.check_pairing()?;
+            if let Some(qc) = self.qc.as_mut() {
+                qc.add(&self.record);
+            }
             push(batch, &self.record, self.min_quality, self.ids);
         }
         Ok(())
@@ -234,6 +241,10 @@ impl Input {
                 break;
             }
             self.records += 1;
+            if let Some(qc) = self.qc.as_mut() {
+                qc.add(&self.record);
+                qc.add(&self.record2);
+            }
             push(batch, &self.record, self.min_quality, self.ids);
             push(batch, &self.record2, self.min_quality, self.ids);
         }

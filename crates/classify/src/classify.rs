@@ -172,6 +172,8 @@ pub fn classify_reads(
     let mean_read_length = if mates == 0 { 0.0 } else { bases as f64 / mates as f64 };
     let dist = distribution_for(db, mean_read_length)?;
     counts.n_reads = n_reads;
-    let results = results_table(db, &counts, &report, dist.as_deref(), opts);
+    let mut results = results_table(db, &counts, &report, dist.as_deref(), opts);
+    let paired = input.paired();
+    results.qc = input.qc.as_mut().map(|qc| qc.finish(paired));
     Ok(Classification { results, report, mean_read_length, reestimated_with: dist.map(|d| d.read_length()) })
 }

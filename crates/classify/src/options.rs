@@ -57,6 +57,9 @@ pub struct ClassifyOptions {
     /// Longest sequence of one read (or record) accepted, in bases; a longer one fails the
     /// run with an error naming it. Default: no limit.
     pub max_record: usize,
+    /// Whether to count the reads' quality control as they are read (`results.qc`; see
+    /// `mgds_formats::QcCounter`). Default true; off only to measure what it costs.
+    pub qc: bool,
 }
 
 impl Default for ClassifyOptions {
@@ -69,6 +72,7 @@ impl Default for ClassifyOptions {
             min_base_quality: 0,
             reestimate_threshold: DEFAULT_REESTIMATE_THRESHOLD,
             max_record: usize::MAX,
+            qc: true,
         }
     }
 }

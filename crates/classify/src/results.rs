@@ -139,7 +139,13 @@ pub(crate) fn results_table(
     table.sort_by(|a, b| {
         b.readcount_w_children.cmp(&a.readcount_w_children).then_with(|| tax_key(&a.tax_id).cmp(&tax_key(&b.tax_id)))
     });
-    ClassificationResults { table, n_reads, host_tax_ids: Vec::new(), median_read_length: counts.lengths.median() }
+    ClassificationResults {
+        table,
+        n_reads,
+        host_tax_ids: Vec::new(),
+        median_read_length: counts.lengths.median(),
+        qc: None,
+    }
 }
 
 fn tax_key(id: &str) -> u64 {

@@ -13,6 +13,8 @@
 //!   ([`ReadLevelReader::for_each_row`]).
 //! - Subset reads: [`subset_reads`] writes the reads assigned to chosen taxa, with the semantics
 //!   of `onecodex scripts subset_reads` ([`SubsetOptions`], [`SubsetInput`], [`PairMode`]).
+//! - Read quality control: [`QcCounter`] counts records as a reader streams them and sums them up
+//!   as `mgds_api::ReadQc` (lengths, N50, qualities by position, GC, N), judged on the thresholds.
 //! - Panel results: [`read_panel_results`] and [`sub_panels`] over `mgds_api::PanelResults`.
 //! - Classification helpers: [`TaxTree`] (parents, descendants) and [`species_abundances`].
 //!
@@ -26,6 +28,7 @@ mod fastx;
 mod output;
 mod pairs;
 mod panel;
+mod qc;
 mod readlevel;
 mod subset;
 mod taxonomy;
@@ -40,6 +43,7 @@ pub use pairs::{
     interleave_into, interleave_limited, interleaved_name, mate_from_file_name,
 };
 pub use panel::{SubPanels, parse_panel_results, read_panel_results, sub_panels};
+pub use qc::QcCounter;
 pub use readlevel::{Columns, ReadLevelReader, ReadLevelRecord, ReadLevelRow};
 pub use subset::{
     PairMode, SubsetInput, SubsetOptions, SubsetOutput, SubsetReport, filtered_file_name, subset_reads, subset_stream,

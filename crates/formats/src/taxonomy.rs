@@ -151,7 +151,7 @@ mod tests {
     }
 
     fn results(table: Vec<TaxonRow>) -> ClassificationResults {
-        ClassificationResults { table, n_reads: 100, host_tax_ids: vec![], median_read_length: None }
+        ClassificationResults { table, n_reads: 100, host_tax_ids: vec![], median_read_length: None, qc: None }
     }
 
     #[test]

@@ -260,18 +260,7 @@ pub(crate) fn format_tick(v: f64, metric: Metric) -> String {
     }
 }
 
-/// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub(crate) use mgds_api::thousands;
 
 #[cfg(test)]
 mod tests {

@@ -443,6 +443,7 @@ mod tests {
             n_reads: 100,
             host_tax_ids: vec!["9606".into()],
             median_read_length: None,
+            qc: None,
         }
     }
 

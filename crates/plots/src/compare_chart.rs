@@ -431,7 +431,7 @@ mod tests {
                 ..table[0].clone()
             });
         }
-        ClassificationResults { table, n_reads: total + 10, host_tax_ids: vec![], median_read_length: None }
+        ClassificationResults { table, n_reads: total + 10, host_tax_ids: vec![], median_read_length: None, qc: None }
     }
 
     fn comparison() -> Comparison {

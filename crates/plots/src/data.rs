@@ -223,6 +223,7 @@ mod tests {
             n_reads: 100,
             host_tax_ids: vec![],
             median_read_length: None,
+            qc: None,
         }
     }
 

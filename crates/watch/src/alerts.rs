@@ -230,6 +230,7 @@ mod tests {
             n_reads,
             host_tax_ids: Vec::new(),
             median_read_length: None,
+            qc: None,
             table: rows
                 .iter()
                 .map(|(id, name, reads)| TaxonRow {

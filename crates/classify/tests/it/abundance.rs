@@ -249,6 +249,15 @@ fn long_reads_of_uneven_lengths_get_genome_copies_from_their_bases() {
     assert_eq!(mgds_api::Measure::default_for(&results), mgds_api::Measure::BasesGenomeCopies);
     // Only species rows carry it.
     assert!(results.table.iter().all(|r| r.bases_abundance.is_none() || r.rank == "species"));
+    // The reads' quality control was counted as they were read: long reads, their N50 above
+    // their median, the length bins holding every read.
+    let qc = results.qc.as_ref().expect("quality control");
+    assert!(qc.long_reads);
+    assert_eq!(qc.reads, results.n_reads);
+    assert_eq!(qc.median_length, median);
+    assert!(qc.n50 >= qc.median_length, "{} {}", qc.n50, qc.median_length);
+    assert_eq!(qc.lengths.iter().map(|b| b.reads).sum::<u64>(), qc.reads);
+    assert!(qc.lengths.len() <= mgds_api::MAX_LENGTH_BINS);
 }
 
 #[test]
@@ -256,6 +265,10 @@ fn short_reads_keep_their_default_measure() {
     let results = run(our_db(MapKind::TwoColumns));
     assert_eq!(results.median_read_length, Some(150));
     assert_eq!(mgds_api::Measure::default_for(&results), mgds_api::Measure::Reestimated);
+    let qc = results.qc.as_ref().expect("quality control");
+    assert_eq!((qc.reads, qc.median_length, qc.min_length, qc.max_length), (results.n_reads, 150, 150, 150));
+    assert_eq!(qc.bases, 150 * qc.reads);
+    assert!(!qc.long_reads && (0.2..0.8).contains(&qc.gc), "{qc:?}");
     // For reads of one length, counting bases gives the genome copies counting reads gives.
     let (by_bases, by_reads) = (species(&results, |r| r.bases_abundance), species(&results, |r| r.abundance));
     assert!(l1(&by_bases, &by_reads) < 1e-9, "{by_bases:?} {by_reads:?}");

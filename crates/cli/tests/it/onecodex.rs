@@ -361,10 +361,11 @@ fn allow_null_refs(v: &mut Value) {
 /// README): rows of taxa with reads only below them (`readcount` 0) and the root's `null`
 /// parent, as the real service's own answers have them (its fixtures), the real service's
 /// `filtered_readcount` fields, and what this service adds: re-estimated abundance, genome
-/// copies by bases and the median read length. Nothing else is allowed.
+/// copies by bases, the median read length and the reads' quality control. Nothing else is allowed.
 fn classification_results_as_served(results: &mut Value) {
     if let Some(top) = results.pointer_mut("/properties").and_then(Value::as_object_mut) {
         top.insert("median_read_length".into(), json!({"type": "integer", "minimum": 0}));
+        top.insert("qc".into(), json!({"type": "object", "required": ["reads", "bases", "failures"]}));
     }
     if let Some(row) = results.pointer_mut("/properties/table/items/properties").and_then(Value::as_object_mut) {
         row.insert("bases_abundance".into(), json!({"type": ["number", "null"], "minimum": 0, "maximum": 1}));

@@ -122,6 +122,14 @@ async fn an_upload_is_classified_by_itself_with_results_and_read_level_rows() {
     let abundance: f64 = table.iter().filter_map(|r| r["abundance"].as_f64()).sum();
     assert!((abundance - 1.0).abs() < 1e-6, "species abundances sum to 1: {abundance}");
     assert!(table.iter().any(|r| r["tax_id"] == json!("562") && r["rank"] == json!("species")), "E. coli found");
+    // The reads' quality control came with the classification, from the same pass: the demo
+    // reads are 150 bp single reads of good quality, and pass.
+    let qc = &results["qc"];
+    assert_eq!(qc["reads"].as_u64(), Some(n_reads), "{qc}");
+    assert_eq!((qc["median_length"].as_u64(), qc["pairs"].as_u64()), (Some(150), Some(0)), "{qc}");
+    assert!(qc["mean_quality"].as_f64().unwrap() > 20.0, "{qc}");
+    assert_eq!(qc["failures"], json!([]), "{qc}");
+    assert_eq!(qc["quality_by_position"].as_array().unwrap().len(), 150);
 
     let (st, rl) = svc.get(Some(&u), &format!("/api/v1/classifications/{id}/readlevel")).await;
     assert_eq!(st, 200);

@@ -1,0 +1,500 @@
+//! Read quality control counted record by record, as a reader streams a sample
+//! ([`QcCounter`]), summed up as `mgds_api::ReadQc`.
+//!
+//! The counter's memory is fixed whatever the sample: lengths in 7,424 buckets (exact below 256
+//! bases, then 128 per doubling, each within 1%), base qualities in 832 position buckets (each
+//! position below 256 alone, then 32 per doubling) of 94 Phred values, read qualities in 61 and
+//! GC content in 101. About 740 KB.
+
+use mgds_api::{LengthBin, MAX_LENGTH_BINS, MAX_POSITION_BINS, MAX_QUALITY, PositionQuality, ReadQc};
+
+use crate::{Format, Record};
+
+/// Lengths (and positions) counted exactly below this.
+const EXACT: u64 = 256;
+/// Length buckets per doubling above [`EXACT`].
+const LENGTH_PER_DOUBLING: u64 = 128;
+const LENGTH_BUCKETS: usize = (EXACT + LENGTH_PER_DOUBLING * 56) as usize;
+/// Position buckets per doubling above [`EXACT`], up to 2^26 bases (a position past that
+/// counts in the last bucket).
+const POSITION_PER_DOUBLING: u64 = 32;
+const POSITION_BUCKETS: usize = (EXACT + POSITION_PER_DOUBLING * 18) as usize;
+/// Phred scores 0..=93, each counted as itself (`!` to `~`).
+const QUALITIES: usize = 94;
+/// Bases of every read count in the distribution by position until this many are counted ...
+const POSITION_ALL: u64 = 16 << 20;
+/// ... and after them, one read in this many.
+const POSITION_EVERY: u64 = 8;
+const READ_QUALITIES: usize = MAX_QUALITY as usize + 1;
+
+/// Counts a sample's records for its quality control; [`QcCounter::finish`] sums them up.
+#[derive(Clone)]
+pub struct QcCounter {
+    reads: u64,
+    bases: u64,
+    min_length: u64,
+    max_length: u64,
+    lengths: Vec<u64>,
+    gc_bases: u64,
+    at_bases: u64,
+    /// [`POSITION_BUCKETS`] × [`QUALITIES`] counts: quality `q` at bucket `b` is
+    /// `b * QUALITIES + q` (a bucket's counts side by side, as a long read fills them).
+    positions: Vec<u64>,
+    /// Bases counted by position so far.
+    position_bases: u64,
+    /// [`QUALITIES`] × [`EXACT`] counts of the positions below 256 since they were last
+    /// emptied into `positions` (each record adds at most one to each).
+    near: Vec<u16>,
+    near_reads: u64,
+    quality_bases: u64,
+    quality_sum: u64,
+    q30: u64,
+    read_quality: [u64; READ_QUALITIES],
+    gc_content: [u64; 101],
+}
+
+impl Default for QcCounter {
+    fn default() -> Self {
+        QcCounter {
+            reads: 0,
+            bases: 0,
+            min_length: u64::MAX,
+            max_length: 0,
+            lengths: vec![0; LENGTH_BUCKETS],
+            gc_bases: 0,
+            at_bases: 0,
+            positions: vec![0; POSITION_BUCKETS * QUALITIES],
+            near: vec![0; QUALITIES * EXACT as usize],
+            near_reads: 0,
+            position_bases: 0,
+            quality_bases: 0,
+            quality_sum: 0,
+            q30: 0,
+            read_quality: [0; READ_QUALITIES],
+            gc_content: [0; 101],
+        }
+    }
+}
+
+fn length_bucket(len: u64) -> usize {
+    if len < EXACT {
+        return len as usize;
+    }
+    let e = 63 - u64::from(len.leading_zeros());
+    let m = (len >> (e - 7)) & (LENGTH_PER_DOUBLING - 1);
+    (EXACT + (e - 8) * LENGTH_PER_DOUBLING + m) as usize
+}
+
+/// The shortest and longest length of a length bucket.
+fn length_range(b: usize) -> (u64, u64) {
+    let b = b as u64;
+    if b < EXACT {
+        return (b, b);
+    }
+    let (e, m) = ((b - EXACT) / LENGTH_PER_DOUBLING + 8, (b - EXACT) % LENGTH_PER_DOUBLING);
+    let low = (LENGTH_PER_DOUBLING + m) << (e - 7);
+    (low, low + (1u64 << (e - 7)) - 1)
+}
+
+/// The first position (0-based) of a position bucket; the bucket after the last starts at
+/// `u64::MAX`.
+fn position_start(b: usize) -> u64 {
+    let b = b as u64;
+    if b < EXACT {
+        return b;
+    }
+    if b >= POSITION_BUCKETS as u64 {
+        return u64::MAX;
+    }
+    let (e, m) = ((b - EXACT) / POSITION_PER_DOUBLING + 8, (b - EXACT) % POSITION_PER_DOUBLING);
+    (POSITION_PER_DOUBLING + m) << (e - 5)
+}
+
+impl QcCounter {
+    /// A counter with nothing counted.
+    pub fn new() -> Self {
+        QcCounter::default()
+    }
+
+    /// Counts one record (each mate of a pair is a record). Written for speed: it runs for
+    /// every base of every sample, beside the classification.
+    pub fn add(&mut self, record: &Record) {
+        let seq = record.sequence();
+        let len = seq.len() as u64;
+        self.reads += 1;
+        self.bases += len;
+        self.min_length = self.min_length.min(len);
+        self.max_length = self.max_length.max(len);
+        self.lengths[length_bucket(len)] += 1;
+
+        // Compares only, into byte counters over 255 bases at a time, so that the loop is
+        // vectorised.
+        let (mut gc, mut at) = (0u64, 0u64);
+        for chunk in seq.chunks(255) {
+            let (mut g, mut a) = (0u8, 0u8);
+            for &b in chunk {
+                let u = b & 0xDF;
+                g = g.wrapping_add(u8::from(u == b'G') | u8::from(u == b'C'));
+                a = a.wrapping_add(u8::from(u == b'A') | u8::from(u == b'T'));
+            }
+            gc += u64::from(g);
+            at += u64::from(a);
+        }
+        self.gc_bases += gc;
+        self.at_bases += at;
+        if gc + at > 0 {
+            let p = (gc as f64 * 100.0 / (gc + at) as f64).round() as usize;
+            self.gc_content[p.min(100)] += 1;
+        }
+
+        let quality = record.quality();
+        if record.format() != Some(Format::Fastq) || quality.is_empty() {
+            return;
+        }
+        // Every base: its score summed and its Q30 counted (compares and byte sums, vectorised).
+        let (mut sum, mut q30) = (0u64, 0u64);
+        for chunk in quality.chunks(255) {
+            let (mut s, mut n) = (0u32, 0u8);
+            for &c in chunk {
+                let q = c.wrapping_sub(33);
+                s += u32::from(q);
+                n = n.wrapping_add(u8::from(q >= 30));
+            }
+            sum += u64::from(s);
+            q30 += u64::from(n);
+        }
+        self.quality_bases += quality.len() as u64;
+        self.quality_sum += sum;
+        self.q30 += q30;
+        // The distribution by position: from every read until [`POSITION_ALL`] bases are
+        // counted, then from one read in [`POSITION_EVERY`] (the quartiles of a hundred
+        // thousand short reads or a thousand long ones are theirs to within a score).
+        if self.position_bases < POSITION_ALL || self.reads.is_multiple_of(POSITION_EVERY) {
+            self.count_positions(quality);
+        }
+        // The read's quality: the mean of its scores, as FastQC gives it.
+        let q = (sum / quality.len() as u64).min(u64::from(MAX_QUALITY));
+        self.read_quality[q as usize] += 1;
+    }
+
+    /// Counts each base of `quality` at its position.
+    fn count_positions(&mut self, quality: &[u8]) {
+        let exact = quality.len().min(EXACT as usize);
+        for (i, &c) in quality[..exact].iter().enumerate() {
+            let q = usize::from(c.wrapping_sub(33).min(93));
+            self.near[q * EXACT as usize + i] += 1;
+        }
+        self.near_reads += 1;
+        if self.near_reads == u64::from(u16::MAX) {
+            self.empty_near();
+        }
+        let mut b = EXACT as usize;
+        let mut start = exact;
+        while start < quality.len() {
+            let end = if b + 1 >= POSITION_BUCKETS {
+                quality.len()
+            } else {
+                (position_start(b + 1) as usize).min(quality.len())
+            };
+            let slot: &mut [u64; QUALITIES] =
+                (&mut self.positions[b * QUALITIES..(b + 1) * QUALITIES]).try_into().expect("a bucket's counts");
+            for &c in &quality[start..end] {
+                slot[usize::from(c.wrapping_sub(33).min(93))] += 1;
+            }
+            start = end;
+            b += 1;
+        }
+        self.position_bases += quality.len() as u64;
+    }
+
+    /// Adds the 16-bit counts of the first positions to the totals and sets them to zero.
+    fn empty_near(&mut self) {
+        for (q, row) in self.near.chunks_exact_mut(EXACT as usize).enumerate() {
+            for (i, c) in row.iter_mut().enumerate() {
+                self.positions[i * QUALITIES + q] += u64::from(*c);
+                *c = 0;
+            }
+        }
+        self.near_reads = 0;
+    }
+
+    /// Records counted so far.
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// The summary, judged against the thresholds. `paired`: the records were mates of pairs
+    /// (read 1 and read 2 in turn).
+    pub fn finish(&mut self, paired: bool) -> ReadQc {
+        self.empty_near();
+        let (median_length, n50) = self.median_and_n50();
+        let long_reads = median_length > mgds_api::LONG_READS;
+        let acgt = self.gc_bases + self.at_bases;
+        let quality = self.quality_bases > 0;
+        let mut qc = ReadQc {
+            reads: self.reads,
+            pairs: if paired { self.reads / 2 } else { 0 },
+            bases: self.bases,
+            min_length: if self.reads == 0 { 0 } else { self.min_length },
+            max_length: self.max_length,
+            mean_length: if self.reads == 0 { 0.0 } else { self.bases as f64 / self.reads as f64 },
+            median_length,
+            n50,
+            long_reads,
+            gc: if acgt == 0 { 0.0 } else { self.gc_bases as f64 / acgt as f64 },
+            n_share: if self.bases == 0 { 0.0 } else { (self.bases - acgt) as f64 / self.bases as f64 },
+            mean_quality: quality.then(|| self.quality_sum as f64 / self.quality_bases as f64),
+            q30_share: quality.then(|| self.q30 as f64 / self.quality_bases as f64),
+            lengths: self.length_bins(long_reads),
+            quality_by_position: if quality { self.position_bins() } else { Vec::new() },
+            read_quality: if quality { self.read_quality.to_vec() } else { Vec::new() },
+            gc_content: self.gc_content.to_vec(),
+            failures: Vec::new(),
+        };
+        qc.failures = qc.judge();
+        qc
+    }
+
+    /// The median length and the N50, each the middle of its bucket (exact below 256 bases).
+    fn median_and_n50(&self) -> (u64, u64) {
+        if self.reads == 0 {
+            return (0, 0);
+        }
+        // The middle of a bucket as the classification's own median takes it (`lo + width / 2`).
+        let middle = |b: usize| {
+            let (lo, hi) = length_range(b);
+            lo + (hi - lo).div_ceil(2)
+        };
+        let half = self.reads.div_ceil(2);
+        let mut seen = 0;
+        let mut median = 0;
+        for (b, &c) in self.lengths.iter().enumerate() {
+            seen += c;
+            if seen >= half {
+                median = middle(b);
+                break;
+            }
+        }
+        // N50: from the longest down, the length at which half the bases are reached.
+        let mut bases = 0u128;
+        let half_bases = u128::from(self.bases).div_ceil(2);
+        let mut n50 = 0;
+        for (b, &c) in self.lengths.iter().enumerate().rev() {
+            if c == 0 {
+                continue;
+            }
+            let (lo, hi) = length_range(b);
+            bases += u128::from(c) * u128::from((lo + hi) / 2);
+            if bases >= half_bases {
+                n50 = middle(b);
+                break;
+            }
+        }
+        (median.clamp(self.min_length, self.max_length), n50.clamp(self.min_length, self.max_length))
+    }
+
+    /// Lengths from the shortest to the longest in at most [`MAX_LENGTH_BINS`] bins: equal
+    /// widths for short reads, equal ratios for long reads (whose lengths span decades).
+    fn length_bins(&self, long_reads: bool) -> Vec<LengthBin> {
+        if self.reads == 0 {
+            return Vec::new();
+        }
+        let (lo, hi) = (self.min_length, self.max_length);
+        let n = MAX_LENGTH_BINS as u64;
+        let edges: Vec<u64> = if long_reads && lo > 0 && hi / lo.max(1) >= 4 {
+            let ratio = (hi as f64 / lo as f64).powf(1.0 / n as f64);
+            let mut e: Vec<u64> = (0..n).map(|i| (lo as f64 * ratio.powi(i as i32)).round() as u64).collect();
+            e.dedup();
+            e
+        } else {
+            let width = (hi - lo + 1).div_ceil(n).max(1);
+            (0..n).map(|i| lo + i * width).take_while(|&s| s <= hi).collect()
+        };
+        let mut bins: Vec<LengthBin> = edges
+            .iter()
+            .enumerate()
+            .map(|(i, &from)| {
+                let to = edges.get(i + 1).map_or(hi, |next| next - 1);
+                LengthBin { from, to, reads: 0 }
+            })
+            .collect();
+        for (b, &c) in self.lengths.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let (blo, bhi) = length_range(b);
+            let at = ((blo + bhi) / 2).clamp(lo, hi);
+            let i = bins.partition_point(|bin| bin.to < at).min(bins.len() - 1);
+            bins[i].reads += c;
+        }
+        bins
+    }
+
+    /// Quality by position: the buckets that hold bases, merged in neighbouring pairs until at
+    /// most [`MAX_POSITION_BINS`] are left.
+    fn position_bins(&self) -> Vec<PositionQuality> {
+        let mut bins: Vec<(u64, u64, [u64; QUALITIES])> = Vec::new();
+        for b in 0..POSITION_BUCKETS {
+            let mut h = [0u64; QUALITIES];
+            h.copy_from_slice(&self.positions[b * QUALITIES..(b + 1) * QUALITIES]);
+            if h.iter().all(|&c| c == 0) {
+                continue;
+            }
+            let from = position_start(b) + 1;
+            let to = if b + 1 >= POSITION_BUCKETS { self.max_length } else { position_start(b + 1) };
+            bins.push((from, to.min(self.max_length).max(from), h));
+        }
+        while bins.len() > MAX_POSITION_BINS {
+            bins = bins
+                .chunks(2)
+                .map(|pair| {
+                    let mut h = pair[0].2;
+                    if let Some(next) = pair.get(1) {
+                        for (a, b) in h.iter_mut().zip(next.2) {
+                            *a += b;
+                        }
+                    }
+                    (pair[0].0, pair[pair.len() - 1].1, h)
+                })
+                .collect();
+        }
+        bins.into_iter()
+            .map(|(from, to, h)| {
+                let bases: u64 = h.iter().sum();
+                let sum: u64 = h.iter().enumerate().map(|(q, &c)| q as u64 * c).sum();
+                let at = |share: f64| {
+                    let want = ((bases as f64 * share).ceil() as u64).max(1);
+                    let mut seen = 0;
+                    for (q, &c) in h.iter().enumerate() {
+                        seen += c;
+                        if seen >= want {
+                            return q as u8;
+                        }
+                    }
+                    (QUALITIES - 1) as u8
+                };
+                PositionQuality {
+                    from,
+                    to,
+                    bases,
+                    mean: sum as f64 / bases as f64,
+                    p10: at(0.1),
+                    q1: at(0.25),
+                    median: at(0.5),
+                    q3: at(0.75),
+                    p90: at(0.9),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Reader;
+
+    fn count(text: &str) -> QcCounter {
+        let mut reader = Reader::new(text.as_bytes());
+        let mut record = Record::default();
+        let mut qc = QcCounter::new();
+        while reader.read_record(&mut record).unwrap() > 0 {
+            qc.add(&record);
+        }
+        qc
+    }
+
+    #[test]
+    fn figures_of_a_small_fastq() {
+        // Qualities: 'I' is Q40, '+' is Q10, '5' is Q20.
+        let qc = count("@a\nACGTN\n+\nIIII+\n@b\nGGCC\n+\n5555\n@c\nAT\n+\nII\n").finish(false);
+        assert_eq!((qc.reads, qc.bases, qc.min_length, qc.max_length, qc.pairs), (3, 11, 2, 5, 0));
+        assert_eq!(qc.median_length, 4);
+        // Bases by length from the longest: 5, then 5 + 4 >= 6.
+        assert_eq!(qc.n50, 4);
+        assert!((qc.gc - 6.0 / 10.0).abs() < 1e-12);
+        assert!((qc.n_share - 1.0 / 11.0).abs() < 1e-12);
+        assert!((qc.mean_quality.unwrap() - (4.0 * 40.0 + 10.0 + 4.0 * 20.0 + 80.0) / 11.0).abs() < 1e-12);
+        assert!((qc.q30_share.unwrap() - 6.0 / 11.0).abs() < 1e-12);
+        // Position 1: Q40, Q20, Q40.
+        let p1 = qc.quality_by_position[0];
+        assert_eq!((p1.from, p1.to, p1.bases, p1.median, p1.p10, p1.p90), (1, 1, 3, 40, 20, 40));
+        assert_eq!(qc.quality_by_position.len(), 5);
+        assert_eq!(qc.quality_by_position[4].median, 10);
+        // Read quality, the mean score rounded down: read a is 170 / 5 = Q34.
+        assert_eq!(qc.read_quality[34], 1);
+        assert_eq!(qc.read_quality[20], 1);
+        assert_eq!(qc.read_quality[40], 1);
+        assert_eq!(qc.gc_content[50], 1);
+        assert_eq!(qc.gc_content[100], 1);
+        assert_eq!(qc.gc_content[0], 1);
+        assert_eq!(qc.lengths.iter().map(|b| b.reads).sum::<u64>(), 3);
+        assert_eq!(qc.lengths.first().unwrap().from, 2);
+        assert_eq!(qc.lengths.last().unwrap().to, 5);
+        // Three reads: under the thousand.
+        assert_eq!(qc.failures.len(), 3, "{:?}", qc.failures);
+    }
+
+    #[test]
+    fn fasta_has_no_quality_figures() {
+        let qc = count(">a\nACGT\n>b\nACGTACGT\n").finish(false);
+        assert_eq!(qc.mean_quality, None);
+        assert!(qc.quality_by_position.is_empty() && qc.read_quality.is_empty());
+        assert_eq!(qc.bases, 12);
+    }
+
+    #[test]
+    fn long_reads_are_binned_and_bounded() {
+        let mut text = String::new();
+        for (i, len) in [900usize, 2_000, 5_000, 12_000, 40_000, 150_000].iter().enumerate() {
+            text.push_str(&format!("@r{i}\n{}\n+\n{}\n", "ACGT".repeat(len / 4), "5".repeat(*len)));
+        }
+        let qc = count(&text).finish(false);
+        assert!(qc.long_reads);
+        assert!(qc.lengths.len() <= MAX_LENGTH_BINS && qc.quality_by_position.len() <= MAX_POSITION_BINS);
+        assert_eq!(qc.lengths.iter().map(|b| b.reads).sum::<u64>(), 6);
+        assert_eq!(qc.quality_by_position.iter().map(|b| b.bases).sum::<u64>(), qc.bases);
+        assert_eq!(qc.quality_by_position.last().unwrap().to, 150_000);
+        // Half of 209,900 bases is in the longest read.
+        assert!((qc.n50 as f64 - 150_000.0).abs() / 150_000.0 < 0.01, "{}", qc.n50);
+        for w in qc.quality_by_position.windows(2) {
+            assert_eq!(w[0].to + 1, w[1].from, "{:?}", w);
+        }
+        assert!(qc.quality_by_position.iter().all(|b| b.median == 20));
+    }
+
+    #[test]
+    fn the_first_positions_count_past_sixteen_bits() {
+        let qc = count(&"@r\nACG\n+\nII5\n".repeat(70_000)).finish(false);
+        assert_eq!(qc.quality_by_position.len(), 3);
+        assert!(qc.quality_by_position.iter().all(|p| p.bases == 70_000), "{:?}", qc.quality_by_position);
+        assert_eq!(qc.quality_by_position[2].median, 20);
+        assert_eq!(qc.read_quality[33], 70_000);
+    }
+
+    #[test]
+    fn past_sixteen_million_bases_one_read_in_eight_counts_by_position() {
+        let read = format!("@r\n{}\n+\n{}\n", "A".repeat(200), "I".repeat(200));
+        let qc = count(&read.repeat(100_000)).finish(false);
+        // Every read until 16 Mi bases are counted (83,887 reads of 200), then one in eight.
+        let all = (16u64 << 20).div_ceil(200);
+        let counted = all + (all + 1..=100_000u64).filter(|r| r % 8 == 0).count() as u64;
+        assert!(qc.quality_by_position.iter().all(|p| p.bases == counted), "{counted}");
+        assert_eq!(qc.mean_quality, Some(40.0));
+        assert_eq!(qc.read_quality[40], 100_000);
+    }
+
+    #[test]
+    fn position_buckets_tile_the_read() {
+        let mut next = 0;
+        for b in 0..POSITION_BUCKETS {
+            assert_eq!(position_start(b), next, "bucket {b}");
+            next = position_start(b + 1);
+        }
+        assert_eq!(position_start(POSITION_BUCKETS - 1), (POSITION_PER_DOUBLING * 2 - 1) << 20);
+        for len in [1u64, 255, 256, 257, 1000, 123_456, 1 << 40] {
+            let (lo, hi) = length_range(length_bucket(len));
+            assert!(lo <= len && len <= hi, "{len}: {lo}..={hi}");
+        }
+    }
+}

@@ -24,6 +24,7 @@ use crate::organization::{
     AuditPage, AuditQuery, LinkView, OrganizationView, UserChange, WebhookSecretView, WebhooksView,
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
+use crate::qc::{QcComparison, QcView};
 use crate::results::{AnalysesChanged, ClassificationView, PanelView};
 use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
@@ -64,6 +65,7 @@ const APP_SOURCES: &[(&str, &str)] = &[
     ("organization", include_str!("../../crates/app/src/organization.rs")),
     ("people", include_str!("../../crates/app/src/people.rs")),
     ("projects", include_str!("../../crates/app/src/projects.rs")),
+    ("qc", include_str!("../../crates/app/src/qc.rs")),
     ("results", include_str!("../../crates/app/src/results.rs")),
     ("samples", include_str!("../../crates/app/src/samples.rs")),
     ("testing", include_str!("../../crates/app/src/testing.rs")),
@@ -100,6 +102,8 @@ fn signature_types(t: &mut Types) {
         ChartView,
         SunburstControls,
         SunburstView,
+        QcView,
+        QcComparison,
         ClassificationView,
         CompareRequest,
         ComparisonView,

@@ -7,6 +7,7 @@ pub use mgds_app::chart::{BarView, ChartControls, ChartView, CrumbView, MAX_TOP_
 
 use crate::dialogs::{ask_save_path, write_file};
 use crate::error::CmdResult;
+use crate::qc::{self, QcView};
 use crate::results::ResultsCache;
 use crate::session::Session;
 
@@ -82,6 +83,39 @@ pub async fn export_sunburst(
     let c = session.connected().await?;
     let results = cache.classification(&c.client, &c.base_url, &id).await?;
     let bytes = mgds_app::chart::sunburst_file(results, &options, &format).await?;
+    write_file(&path, &bytes)?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// The reads' quality control of classification `id` (the sample page's quality section).
+#[tauri::command]
+pub async fn sample_qc(session: State<'_, Session>, cache: State<'_, ResultsCache>, id: String) -> CmdResult<QcView> {
+    let c = session.connected().await?;
+    let results = cache.classification(&c.client, &c.base_url, &id).await?;
+    qc::view(results).await
+}
+
+/// Saves a file of the quality control of classification `id` where the user chooses
+/// (`format`: one of [`qc::FILES`]); answers the path, or `None` if cancelled.
+#[tauri::command]
+pub async fn export_qc(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, ResultsCache>,
+    id: String,
+    format: String,
+    file_name: String,
+    title: String,
+) -> CmdResult<Option<String>> {
+    let c = session.connected().await?;
+    let results = cache.classification(&c.client, &c.base_url, &id).await?;
+    // Made before asking where, so that a refusal (no figures, no qualities) comes first.
+    let bytes = qc::file(results, &title, &format).await?;
+    let ext = if format == "positions" { "csv" } else { format.as_str() };
+    let (what, filter) = crate::dialogs::chart_or_table(ext);
+    let Some(path) = ask_save_path(&app, what, &file_name, filter).await else {
+        return Ok(None);
+    };
     write_file(&path, &bytes)?;
     Ok(Some(path.display().to_string()))
 }

@@ -18,6 +18,7 @@ use crate::organization::{
     AuditPage, AuditQuery, LinkView, OrganizationView, UserChange, WebhookSecretView, WebhooksView,
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
+use crate::qc::{self, QcComparison};
 use crate::results::{ClassificationView, PanelView, ResultsCache, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
@@ -695,6 +696,42 @@ pub async fn export_diversity(
     let (bytes, _) =
         drawn.await.map_err(|e| CmdError::new("chart", format!("The file could not be made ({e}).")))??;
     let Some(path) = ask_save_path(&app, title, &name, filter).await else {
+        return Ok(None);
+    };
+    write_file(&path, &bytes)?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// The reads' quality control of the compared samples (the comparison's quality tab).
+#[tauri::command]
+pub async fn compare_qc(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    samples: Vec<String>,
+) -> CmdResult<QcComparison> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    qc::compare(src, &samples, &|p| events::emit(&app, p)).await
+}
+
+/// Saves the compared samples' quality control as CSV where the user chooses. Answers the
+/// path, or `None` when the user cancelled.
+#[tauri::command]
+pub async fn export_compare_qc(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    samples: Vec<String>,
+    file_name: String,
+) -> CmdResult<Option<String>> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    let v = qc::compare(src, &samples, &|_| {}).await?;
+    let mut bytes = Vec::new();
+    qc::write_table(&mut bytes, &v.rows, b',')?;
+    let (title, filter) = chart_or_table("csv");
+    let Some(path) = ask_save_path(&app, title, &file_name, filter).await else {
         return Ok(None);
     };
     write_file(&path, &bytes)?;

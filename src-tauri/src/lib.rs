@@ -20,7 +20,7 @@ pub mod session;
 pub mod watching;
 
 pub use mgds_app::{
-    analyses, compare, diversity, documents, error, organization, people, projects, results, samples, uploads,
+    analyses, compare, diversity, documents, error, organization, people, projects, qc, results, samples, uploads,
 };
 
 #[cfg(test)]
@@ -153,6 +153,10 @@ pub fn run() {
             chart::export_chart,
             chart::sunburst_chart,
             chart::export_sunburst,
+            chart::sample_qc,
+            chart::export_qc,
+            commands::compare_qc,
+            commands::export_compare_qc,
             commands::save_csv,
             commands::demo_reads,
             commands::watch_view,

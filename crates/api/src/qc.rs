@@ -91,7 +91,9 @@ pub struct ReadQc {
     /// own read quality, which averages error probabilities.
     #[serde(default, deserialize_with = "null_as_default")]
     pub read_quality: Vec<u64>,
-    /// Records by GC content: entry `p` counts records with `p`% GC (rounded), 101 entries.
+    /// Records by GC content, 101 entries: entry `p` counts records with `p`% GC, each record
+    /// shared out over the whole percentages its GC count stands for (rounded to whole
+    /// records), so that reads of one length draw no comb.
     #[serde(default, deserialize_with = "null_as_default")]
     pub gc_content: Vec<u64>,
     /// The thresholds the sample failed, in words (empty when it passed).

@@ -19,6 +19,7 @@ pub mod files;
 pub mod organization;
 pub mod people;
 pub mod projects;
+pub mod qc;
 pub mod results;
 pub mod samples;
 pub mod uploads;

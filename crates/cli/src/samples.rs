@@ -59,6 +59,10 @@ pub enum SamplesCommand {
         /// The sample id.
         id: String,
     },
+    /// The reads' quality control of samples, as the service counted it with their
+    /// classification: reads, bases, lengths and N50, quality, GC, N, and whether each passed
+    /// the thresholds (the reasons in words).
+    Qc(QcArgs),
     /// Change a sample's visibility, project or tags.
     Update {
         /// The sample id.
@@ -200,6 +204,137 @@ fn metadata_change(
     serde_json::from_value(Value::Object(body)).context("the metadata change")
 }
 
+/// `mgds samples qc`.
+#[derive(clap::Args, Debug)]
+pub struct QcArgs {
+    /// The sample ids.
+    #[arg(required = true)]
+    ids: Vec<String>,
+    /// Write the table as csv or tsv to stdout instead of text (thresholds as `#` lines).
+    #[arg(long, value_parser = ["text", "csv", "tsv"], default_value = "text")]
+    format: String,
+    /// One sample: write its chart (four panels and the verdict) here, SVG or PNG by the
+    /// extension.
+    #[arg(long, value_name = "FILE")]
+    chart: Option<std::path::PathBuf>,
+    /// One sample: write its base quality by position here as CSV.
+    #[arg(long, value_name = "FILE")]
+    positions: Option<std::path::PathBuf>,
+    /// Exit with status 3 when a sample failed a threshold or has no quality control.
+    #[arg(long)]
+    strict: bool,
+}
+
+/// The most samples one `mgds samples qc` looks at.
+const MAX_QC_SAMPLES: usize = 1_000;
+
+/// `mgds samples qc`: each sample's figures from its primary classification's results.
+async fn qc(ctx: &Ctx, a: QcArgs) -> Result<()> {
+    use futures::StreamExt;
+    use mgds_app::qc::{NO_QC, QcRow};
+    if a.ids.len() > MAX_QC_SAMPLES {
+        anyhow::bail!("look at {MAX_QC_SAMPLES} samples at most at once ({} given)", a.ids.len());
+    }
+    if (a.chart.is_some() || a.positions.is_some()) && a.ids.len() != 1 {
+        anyhow::bail!("--chart and --positions draw one sample: give one id ({} given)", a.ids.len());
+    }
+    let chart_format = a.chart.as_deref().map(crate::compare::picture_format).transpose()?;
+    let client = &ctx.client;
+    let rows: Vec<(QcRow, Option<std::sync::Arc<mgds_api::ClassificationResults>>)> =
+        futures::stream::iter(a.ids.iter().cloned())
+            .map(|id| async move {
+                let sample = client.samples().get(id.as_str()).await.with_context(|| format!("sample {id}"))?;
+                let name = sample.filename.clone().unwrap_or_else(|| id.clone());
+                let none =
+                    |why: &str| (QcRow { id: id.clone(), name: name.clone(), qc: None, why: Some(why.into()) }, None);
+                let Some(c) = sample.primary_classification else {
+                    return anyhow::Ok(none("It has no classification yet: its upload has not been confirmed."));
+                };
+                let analysis = client.analyses().get(c.id()).await?;
+                if !analysis.complete {
+                    return Ok(none("Its classification is still running; try again when it has finished."));
+                }
+                if !analysis.success {
+                    return Ok(none("Its classification failed, so its reads were not counted."));
+                }
+                let r = std::sync::Arc::new(client.classifications().results(c.id()).await?);
+                Ok(match &r.qc {
+                    Some(q) => (QcRow { id: id.clone(), name, qc: Some(q.clone()), why: None }, Some(r)),
+                    None => none(NO_QC),
+                })
+            })
+            .buffered(8)
+            .collect::<Vec<_>>()
+            .await
+            .into_iter()
+            .collect::<Result<_>>()?;
+    if let Some((row, Some(results))) = rows.first() {
+        for (path, what) in [(&a.chart, chart_format.unwrap_or("svg")), (&a.positions, "positions")] {
+            if let Some(path) = path {
+                let bytes = mgds_app::qc::file(results.clone(), &row.name, what).await?;
+                std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;
+                eprintln!("wrote {}", path.display());
+            }
+        }
+    } else if a.chart.is_some() || a.positions.is_some() {
+        let why = rows.first().and_then(|(r, _)| r.why.clone()).unwrap_or_default();
+        anyhow::bail!("no chart for sample {}: {why}", a.ids[0]);
+    }
+    let rows: Vec<QcRow> = rows.into_iter().map(|(r, _)| r).collect();
+    match a.format.as_str() {
+        "csv" | "tsv" => {
+            let delimiter = if a.format == "tsv" { b'\t' } else { b',' };
+            mgds_app::qc::write_table(std::io::stdout().lock(), &rows, delimiter)?;
+        }
+        _ => print_qc(&rows),
+    }
+    let bad = rows.iter().filter(|r| r.qc.as_ref().is_none_or(|q| !q.passed())).count();
+    if a.strict && bad > 0 {
+        eprintln!("{bad} of {} samples failed a threshold or have no quality control", rows.len());
+        std::process::exit(3);
+    }
+    Ok(())
+}
+
+/// The quality control as text: a line of figures per sample, then why each failed.
+fn print_qc(rows: &[mgds_app::qc::QcRow]) {
+    use mgds_api::thousands;
+    println!(
+        "{:<24} {:<6} {:>12} {:>15} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6}",
+        "sample", "qc", "reads", "bases", "median", "N50", "mean Q", "Q30 %", "GC %", "N %"
+    );
+    let cut = |s: &str| -> String {
+        if s.chars().count() > 24 { s.chars().take(23).chain(['…']).collect() } else { s.to_string() }
+    };
+    for r in rows {
+        match &r.qc {
+            Some(q) => println!(
+                "{:<24} {:<6} {:>12} {:>15} {:>8} {:>8} {:>6} {:>6} {:>6.1} {:>6.2}",
+                cut(&r.name),
+                if q.passed() { "pass" } else { "FAIL" },
+                thousands(q.reads),
+                thousands(q.bases),
+                thousands(q.median_length),
+                thousands(q.n50),
+                q.mean_quality.map_or("-".into(), |v| format!("{v:.1}")),
+                q.q30_share.map_or("-".into(), |v| format!("{:.1}", v * 100.0)),
+                q.gc * 100.0,
+                q.n_share * 100.0
+            ),
+            None => println!("{:<24} {:<6} -", cut(&r.name), "none"),
+        }
+    }
+    for r in rows {
+        if let Some(q) = &r.qc {
+            for f in &q.failures {
+                println!("{} ({}): {f}", r.name, r.id);
+            }
+        } else if let Some(why) = &r.why {
+            println!("{} ({}): {why}", r.name, r.id);
+        }
+    }
+}
+
 /// Runs a `samples` command.
 pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
     let samples = ctx.client.samples();
@@ -216,6 +351,7 @@ pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
             print_list(&a.list.out, &items, COLUMNS)
         }
         SamplesCommand::Show { id } => print_one(&samples.get(id.as_str()).await?),
+        SamplesCommand::Qc(a) => qc(ctx, a).await,
         SamplesCommand::Update { id, visibility, project, no_project } => {
             let mut u = samples.update(id.as_str());
             if let Some(v) = visibility {

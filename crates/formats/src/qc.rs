@@ -50,7 +50,9 @@ pub struct QcCounter {
     quality_sum: u64,
     q30: u64,
     read_quality: [u64; READ_QUALITIES],
+    /// Reads by GC percentage (see [`QcCounter::add_gc`]).
     gc_content: [u64; 101],
+    gc_step: f64,
 }
 
 impl Default for QcCounter {
@@ -72,6 +74,7 @@ impl Default for QcCounter {
             q30: 0,
             read_quality: [0; READ_QUALITIES],
             gc_content: [0; 101],
+            gc_step: 0.0,
         }
     }
 }
@@ -143,8 +146,7 @@ impl QcCounter {
         self.gc_bases += gc;
         self.at_bases += at;
         if gc + at > 0 {
-            let p = (gc as f64 * 100.0 / (gc + at) as f64).round() as usize;
-            self.gc_content[p.min(100)] += 1;
+            self.add_gc(gc, gc + at);
         }
 
         let quality = record.quality();
@@ -175,6 +177,20 @@ impl QcCounter {
         // The read's quality: the mean of its scores, as FastQC gives it.
         let q = (sum / quality.len() as u64).min(u64::from(MAX_QUALITY));
         self.read_quality[q as usize] += 1;
+    }
+
+    /// Counts a read with `gc` G or C of `acgt` bases. Its GC count stands for the percentages
+    /// from `(gc - 0.5) / acgt` to `(gc + 0.5) / acgt` (clipped to 0–100); the read counts at a
+    /// point of that range picked by a low-discrepancy sequence (the golden ratio's multiples),
+    /// so that the reads of one count spread evenly over it. Counting at the count's own
+    /// percentage would draw a comb wherever the possible counts fall unevenly on whole
+    /// percentages (150 bases: two counts in some, one in others).
+    fn add_gc(&mut self, gc: u64, acgt: u64) {
+        let lo = ((gc as f64 - 0.5) / acgt as f64 * 100.0).max(0.0);
+        let hi = ((gc as f64 + 0.5) / acgt as f64 * 100.0).min(100.0);
+        self.gc_step = (self.gc_step + 0.618_033_988_749_894_9).fract();
+        let at = lo + (hi - lo) * self.gc_step;
+        self.gc_content[(at.round() as usize).min(100)] += 1;
     }
 
     /// Counts each base of `quality` at its position.
@@ -425,9 +441,11 @@ mod tests {
         assert_eq!(qc.read_quality[34], 1);
         assert_eq!(qc.read_quality[20], 1);
         assert_eq!(qc.read_quality[40], 1);
-        assert_eq!(qc.gc_content[50], 1);
-        assert_eq!(qc.gc_content[100], 1);
-        assert_eq!(qc.gc_content[0], 1);
+        // 2 of 4 (37.5–62.5%), 4 of 4 (87.5–100%), 0 of 2 (0–25%), each within its range.
+        assert_eq!(qc.gc_content.iter().sum::<u64>(), 3, "{:?}", qc.gc_content);
+        assert_eq!(qc.gc_content[..26].iter().sum::<u64>(), 1, "{:?}", qc.gc_content);
+        assert_eq!(qc.gc_content[38..63].iter().sum::<u64>(), 1, "{:?}", qc.gc_content);
+        assert_eq!(qc.gc_content[87..].iter().sum::<u64>(), 1, "{:?}", qc.gc_content);
         assert_eq!(qc.lengths.iter().map(|b| b.reads).sum::<u64>(), 3);
         assert_eq!(qc.lengths.first().unwrap().from, 2);
         assert_eq!(qc.lengths.last().unwrap().to, 5);
@@ -482,6 +500,22 @@ mod tests {
         assert!(qc.quality_by_position.iter().all(|p| p.bases == counted), "{counted}");
         assert_eq!(qc.mean_quality, Some(40.0));
         assert_eq!(qc.read_quality[40], 100_000);
+    }
+
+    #[test]
+    fn gc_of_150_base_reads_draws_no_comb() {
+        // One read of each GC count from 60 to 90 of 150 bases (40–60%): every whole
+        // percentage in between gets about the same share.
+        let mut qc = QcCounter::new();
+        for _ in 0..300 {
+            for g in 60..=90u64 {
+                qc.add_gc(g, 150);
+            }
+        }
+        let inner: Vec<u64> = qc.gc_content[42..=58].to_vec();
+        let (lo, hi) = inner.iter().fold((u64::MAX, 0), |(a, b), &v| (a.min(v), b.max(v)));
+        assert!(hi as f64 / lo as f64 <= 1.03, "{inner:?}");
+        assert_eq!(qc.gc_content.iter().sum::<u64>(), 300 * 31);
     }
 
     #[test]

@@ -77,28 +77,28 @@ pub struct AlphaChart {
     pub notes: Vec<String>,
 }
 
-const MIN_SIDE: u32 = 300;
-const MAX_SIDE: u32 = 16000;
-const MARGIN: i32 = 14;
-const TITLE_SIZE: f64 = 19.0;
-const LABEL_SIZE: f64 = 13.0;
-const TICK_SIZE: f64 = 12.0;
-const NOTE_SIZE: f64 = 12.0;
-const NOTE_LINE: i32 = 17;
+pub(crate) const MIN_SIDE: u32 = 300;
+pub(crate) const MAX_SIDE: u32 = 16000;
+pub(crate) const MARGIN: i32 = 14;
+pub(crate) const TITLE_SIZE: f64 = 19.0;
+pub(crate) const LABEL_SIZE: f64 = 13.0;
+pub(crate) const TICK_SIZE: f64 = 12.0;
+pub(crate) const NOTE_SIZE: f64 = 12.0;
+pub(crate) const NOTE_LINE: i32 = 17;
 /// Lines of a panel's test written at most.
 const MAX_TEST_LINES: usize = 5;
 /// Notes written at most (longer lists end with an ellipsis line).
 const MAX_NOTE_LINES: usize = 40;
-const TEXT_COLOUR: RGBColor = RGBColor(0x22, 0x22, 0x22);
-const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
-const AXIS: RGBColor = RGBColor(0x80, 0x80, 0x80);
-const GRID: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
+pub(crate) const TEXT_COLOUR: RGBColor = RGBColor(0x22, 0x22, 0x22);
+pub(crate) const MUTED_TEXT: RGBColor = RGBColor(0x55, 0x55, 0x55);
+pub(crate) const AXIS: RGBColor = RGBColor(0x80, 0x80, 0x80);
+pub(crate) const GRID: RGBColor = RGBColor(0xE4, 0xE4, 0xE4);
 
-fn draw_error<E: std::fmt::Display>(e: E) -> Error {
+pub(crate) fn draw_error<E: std::fmt::Display>(e: E) -> Error {
     Error::Draw(e.to_string())
 }
 
-fn check_width(width: u32) -> Result<(), Error> {
+pub(crate) fn check_width(width: u32) -> Result<(), Error> {
     if !(MIN_SIDE..=MAX_SIDE).contains(&width) {
         return Err(Error::InvalidSize { width, height: width, min: MIN_SIDE, max: MAX_SIDE });
     }
@@ -136,7 +136,7 @@ fn group_name(group: &Option<String>, field: Option<&str>) -> String {
 }
 
 /// `s` broken into lines at most `max_px` wide at `size` (a word longer than a line is cut).
-fn wrap(s: &str, size: f64, max_px: u32) -> Vec<String> {
+pub(crate) fn wrap(s: &str, size: f64, max_px: u32) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in s.split_whitespace() {
@@ -155,7 +155,7 @@ fn wrap(s: &str, size: f64, max_px: u32) -> Vec<String> {
 }
 
 /// The notes as lines `max_px` wide, at most [`MAX_NOTE_LINES`].
-fn note_lines(notes: &[String], max_px: u32) -> Vec<String> {
+pub(crate) fn note_lines(notes: &[String], max_px: u32) -> Vec<String> {
     let mut lines: Vec<String> = notes.iter().flat_map(|n| wrap(n, NOTE_SIZE, max_px)).collect();
     if lines.len() > MAX_NOTE_LINES {
         lines.truncate(MAX_NOTE_LINES - 1);
@@ -165,7 +165,7 @@ fn note_lines(notes: &[String], max_px: u32) -> Vec<String> {
 }
 
 /// About `n` round steps covering `lo..=hi`: the step and the ticks.
-fn ticks(lo: f64, hi: f64, n: usize) -> (f64, Vec<f64>) {
+pub(crate) fn ticks(lo: f64, hi: f64, n: usize) -> (f64, Vec<f64>) {
     let span = (hi - lo).abs().max(f64::MIN_POSITIVE);
     let raw = span / n.max(1) as f64;
     let magnitude = 10f64.powf(raw.log10().floor());
@@ -186,7 +186,7 @@ fn ticks(lo: f64, hi: f64, n: usize) -> (f64, Vec<f64>) {
     (step, out)
 }
 
-fn tick_label(v: f64, step: f64) -> String {
+pub(crate) fn tick_label(v: f64, step: f64) -> String {
     let decimals = if step >= 1.0 { 0 } else { (-step.log10().floor()) as usize };
     format!("{v:.decimals$}")
 }
@@ -234,7 +234,7 @@ fn with_points(svg: String, points: &[(i32, i32, [u8; 3], usize, String)]) -> St
     }
 }
 
-fn draw_text<DB: DrawingBackend>(
+pub(crate) fn draw_text<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     s: &str,
     at: (i32, i32),
@@ -247,7 +247,7 @@ fn draw_text<DB: DrawingBackend>(
 
 /// The horizontal grid lines at `ticks` (step, values) from `left` to `right`, each labelled
 /// at the left; with `zero_axis`, the line at 0 drawn as an axis.
-fn y_grid<DB: DrawingBackend>(
+pub(crate) fn y_grid<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     (step, values): (f64, Vec<f64>),
     (left, right): (i32, i32),

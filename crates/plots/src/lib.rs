@@ -15,6 +15,7 @@ mod compare_chart;
 mod data;
 mod diversity_chart;
 mod font;
+mod qc_chart;
 mod raster;
 mod sunburst;
 mod svg;
@@ -27,6 +28,7 @@ pub use compare::{
 pub use compare_chart::{ChartSize, heatmap, stacked_bars};
 pub use data::{AbundanceChartOptions, Bar, Metric, top_taxa};
 pub use diversity_chart::{AlphaChart, AlphaPanel, Ordination, OrdinationPoint, alpha_chart, ordination_chart};
+pub use qc_chart::{qc_chart, qc_lines};
 pub use sunburst::{Crumb, MAX_RINGS, Sunburst, SunburstOptions, krona_text, sunburst};
 
 /// A chart rendered as SVG, with the data it shows.

@@ -228,6 +228,37 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             answer["name"] = json!(name);
             out(answer)
         }
+        "compare_qc" => {
+            let samples: Vec<String> = arg(args, "samples")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            out(mgds_app::qc::compare(src, &samples, &|_| {}).await?)
+        }
+        "compare_qc_file" => {
+            let samples: Vec<String> = arg(args, "samples")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let v = mgds_app::qc::compare(src, &samples, &|_| {}).await?;
+            let mut bytes = Vec::new();
+            mgds_app::qc::write_table(&mut bytes, &v.rows, b',')?;
+            out(file_answer(&bytes, "text/csv"))
+        }
+        "sample_qc" => {
+            let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            let _turn = drawing_turn().await?;
+            out(mgds_app::qc::view(r).await?)
+        }
+        "qc_file" => {
+            let format: String = arg(args, "format")?;
+            let title: String = arg::<Option<String>>(args, "title")?.unwrap_or_default();
+            let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
+            let _turn = drawing_turn().await?;
+            let bytes = mgds_app::qc::file(r, &title, &format).await?;
+            let mime = match format.as_str() {
+                "png" => "image/png",
+                "svg" => "image/svg+xml",
+                _ => "text/csv",
+            };
+            out(file_answer(&bytes, mime))
+        }
         // Files for a browser to save. A stored file (reads, a document, an analysis's output)
         // is the service's own signed, expiring download address, which the browser follows
         // (the file streams from the store; nothing holds it here). A drawn one (a chart, a

@@ -449,6 +449,20 @@ async fn scenario(
         krona.lines().any(|l| l.contains("\tBacteria\t") && l.ends_with("\tEscherichia coli")),
         "the Krona text saved: {krona}"
     );
+    // The sample's read quality: the service's figures and verdict, its chart, the figures
+    // saved as CSV.
+    a.wait_for("[data-testid=qc-chart] svg", WAIT).await.context("the quality chart never drew")?;
+    a.wait_for_text("[data-testid=qc-summary]", " reads", WAIT).await?;
+    a.wait_for("[data-testid=qc-verdict]", WAIT).await?;
+    a.script("document.querySelector('[data-testid=qc]').scrollIntoView();", json!([])).await?;
+    axe.check(a, "browser read quality").await?;
+    a.screenshot("browser-03b-quality").await?;
+    click_button(a, "Figures as CSV").await?;
+    let qc = std::fs::read_to_string(downloaded(downloads, "_qc.csv").await?)?;
+    ensure!(
+        qc.starts_with("sample_id,sample,passed,reads,") && qc.contains("# Threshold: at least 1,000 reads"),
+        "the quality figures saved: {qc}"
+    );
     // A panel run from the sample page: it shows up, runs, and opens once the page (which asks
     // again while it runs) sees it complete.
     a.click(&a.wait_for("[data-testid=run-analysis]", WAIT).await?).await?;
@@ -527,6 +541,12 @@ async fn scenario(
     let distances = std::fs::read_to_string(downloaded(downloads, "_distances_braycurtis.csv").await?)?;
     let rows: Vec<&str> = distances.lines().filter(|l| !l.starts_with('#')).collect();
     ensure!(rows.len() == 3 && distances.contains("# Bray–Curtis distances on"), "the distances saved: {distances}");
+    // The samples' read quality side by side.
+    a.click(&a.wait_for("[data-testid=compare-tab-qc]", WAIT).await?).await?;
+    a.wait_for("[data-testid=qc-table] tbody tr:nth-child(2)", WAIT).await.context("the quality table never came")?;
+    a.wait_for_text("[data-testid=qc-caption]", "Figures counted by the service", WAIT).await?;
+    axe.check(a, "browser quality comparison").await?;
+    a.screenshot("browser-03c-quality").await?;
     a.click(&a.wait_for("[data-testid=compare-tab-taxa]", WAIT).await?).await?;
 
     // The other screens a browser has.

@@ -783,6 +783,16 @@ export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in
 /** How the files of a folder are turned into samples. */
 export type Layout = "auto" | "illumina" | "nanopore" | "files";
 
+/** Records whose length is in `from..=to`. */
+export type LengthBin = {
+  /** Shortest length in the bin. */
+  from: number,
+  /** Longest length in the bin. */
+  to: number,
+  /** Records in the bin. */
+  reads: number,
+};
+
 /** A one-time link to give a user: an invitation or a password reset. */
 export type LinkView = {
   /** Whom it is for. */
@@ -1145,6 +1155,28 @@ export type Person = {
   me: boolean,
 };
 
+/** Base qualities at positions `from..=to` (1-based) of the reads that reach them. */
+export type PositionQuality = {
+  /** First position of the bin (1 is a read's first base). */
+  from: number,
+  /** Last position of the bin. */
+  to: number,
+  /** Bases counted at these positions. */
+  bases: number,
+  /** Mean Phred score. */
+  mean: number,
+  /** 10th percentile. */
+  p10: number,
+  /** Lower quartile. */
+  q1: number,
+  /** Median. */
+  median: number,
+  /** Upper quartile. */
+  q3: number,
+  /** 90th percentile. */
+  p90: number,
+};
+
 /** One profile, as the profiles screen lists it. */
 export type ProfileView = {
   /** Its name. */
@@ -1208,6 +1240,103 @@ export type ProjectRow = {
   role: Role,
   /** What the signed-in user may do in it (`can_see_files`, `can_add_files`, ...). */
   permissions: Array<string>,
+};
+
+/** Samples side by side in the comparison's quality tab. */
+export type QcComparison = {
+  /**
+   * One row per sample asked for, in the order asked (the histograms left out: the table
+   * shows figures).
+   */
+  rows: Array<QcRow>,
+  /** How many failed a threshold. */
+  failed: number,
+  /** The thresholds, in words. */
+  thresholds: Array<string>,
+};
+
+/** One sample in a table of quality control. */
+export type QcRow = {
+  /** The sample's id (empty in a one-sample file). */
+  id: string,
+  /** Its name. */
+  name: string,
+  /** Its figures; `None` when it has none (see `why`). */
+  qc: ReadQc | null,
+  /** Why it has none. */
+  why: string | null,
+};
+
+/** One sample's quality control on its page. */
+export type QcView = {
+  /** The figures, or `None` (see `missing`). */
+  qc: ReadQc | null,
+  /** Why there are none. */
+  missing: string | null,
+  /** The chart (four panels, the figures and the verdict under them), as SVG. */
+  svg: string | null,
+  /** The thresholds a sample is judged by, in words. */
+  thresholds: Array<string>,
+};
+
+/** Read quality control of one sample, measured as the classification engine read it. */
+export type ReadQc = {
+  /** Records read (each mate of a pair counts once). */
+  reads: number,
+  /** Pairs (0 for single reads). */
+  pairs: number,
+  /** Bases in all records. */
+  bases: number,
+  /** Shortest record, in bases. */
+  min_length: number,
+  /** Longest record, in bases. */
+  max_length: number,
+  /** Mean record length. */
+  mean_length: number,
+  /** Median record length (exact below 256 bases, else within 1%). */
+  median_length: number,
+  /**
+   * N50: the length such that records at least this long hold half the bases (exact below
+   * 256 bases, else within 1%).
+   */
+  n50: number,
+  /**
+   * Whether these are long reads (median length over 1,000 bases): positions are binned,
+   * the quality threshold is Q10, and N50 is the length figure to read.
+   */
+  long_reads: boolean,
+  /** G and C as a share of the A, C, G and T bases. */
+  gc: number,
+  /** N and other ambiguous bases as a share of all bases. */
+  n_share: number,
+  /** Mean Phred score of all bases (`None` for FASTA). */
+  mean_quality: number | null,
+  /** Share of bases at Q30 or above (`None` for FASTA). */
+  q30_share: number | null,
+  /** Records by length, in at most [`MAX_LENGTH_BINS`] bins covering every length seen. */
+  lengths: Array<LengthBin>,
+  /**
+   * Base quality by position in the read (empty for FASTA): each position alone below 256,
+   * then positions in bins (32 per doubling), merged until at most [`MAX_POSITION_BINS`]
+   * bins are left. Counted from every read of the first 65,536 and one in eight after them
+   * (the mean quality and the Q30 share count every base).
+   */
+  quality_by_position: Array<PositionQuality>,
+  /**
+   * Records by read quality: entry `q` counts the records whose mean base score is `q`
+   * (rounded down, as FastQC's per-sequence quality; the last entry, [`MAX_QUALITY`], counts
+   * everything above). Empty for FASTA. A mean of scores reads higher than Oxford Nanopore's
+   * own read quality, which averages error probabilities.
+   */
+  read_quality: Array<number>,
+  /**
+   * Records by GC content, 101 entries: entry `p` counts records with `p`% GC, each record
+   * shared out over the whole percentages its GC count stands for (rounded to whole
+   * records), so that reads of one length draw no comb.
+   */
+  gc_content: Array<number>,
+  /** The thresholds the sample failed, in words (empty when it passed). */
+  failures: Array<string>,
 };
 
 /** A reference to another resource: `{"$ref": "/api/v1/<collection>/<id>"}`. */
@@ -1778,6 +1907,11 @@ export const commands = {
   classification: (id: string): Promise<ClassificationView> =>
     invoke<ClassificationView>("classification", { id }),
   /**
+   * The reads' quality control of the compared samples (the comparison's quality tab).
+   */
+  compareQc: (samples: string[]): Promise<QcComparison> =>
+    invoke<QcComparison>("compare_qc", { samples }),
+  /**
    * Samples side by side (the comparison view); fetching progress arrives in `compare-progress`
    * events.
    */
@@ -1834,6 +1968,12 @@ export const commands = {
   exportChart: (id: string, options: ChartControls, format: string, fileName: string): Promise<string | null> =>
     invoke<string | null>("export_chart", { id, options, format, fileName }),
   /**
+   * Saves the compared samples' quality control as CSV where the user chooses. Answers the
+   * path, or `None` when the user cancelled.
+   */
+  exportCompareQc: (samples: string[], fileName: string): Promise<string | null> =>
+    invoke<string | null>("export_compare_qc", { samples, fileName }),
+  /**
    * Saves the comparison where the user chooses: the chart as `svg` or `png` (at `dpi`), or the
    * numbers behind it as `csv` or `tsv`. Answers the path, or `None` when the user cancelled.
    */
@@ -1845,6 +1985,12 @@ export const commands = {
    */
   exportDiversity: (request: DiversityRequest, what: string, dpi: number): Promise<string | null> =>
     invoke<string | null>("export_diversity", { request, what, dpi }),
+  /**
+   * Saves a file of the quality control of classification `id` where the user chooses
+   * (`format`: one of [`qc::FILES`]); answers the path, or `None` if cancelled.
+   */
+  exportQc: (id: string, format: string, fileName: string, title: string): Promise<string | null> =>
+    invoke<string | null>("export_qc", { id, format, fileName, title }),
   /**
    * Saves the sunburst as SVG or PNG, or the hierarchy as Krona's text (`krona`), where the user
    * chooses; answers the path, or `None` if cancelled.
@@ -2013,6 +2159,11 @@ export const commands = {
    */
   sampleDiversity: (request: DiversityRequest): Promise<DiversityScreen> =>
     invoke<DiversityScreen>("sample_diversity", { request }),
+  /**
+   * The reads' quality control of classification `id` (the sample page's quality section).
+   */
+  sampleQc: (id: string): Promise<QcView> =>
+    invoke<QcView>("sample_qc", { id }),
   /**
    * Saves text the UI made (the taxa table as CSV) where the user chooses. Answers the path, or
    * `None` when the user cancelled.

@@ -94,3 +94,18 @@ export function downloadTaxonReads(sample: string, taxId: string): string {
   follow(`api/web/v1/taxon_reads?sample=${encodeURIComponent(sample)}&tax_id=${encodeURIComponent(taxId)}`, null);
   return STARTED;
 }
+
+/** Saves a file of a sample's quality control (`svg`, `png`, `csv`, `positions`) as made by
+ *  the service. */
+export async function saveQc(id: string, format: string, name: string, title: string): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string }>("qc_file", { id, format, title });
+  saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${name} to your downloads.`;
+}
+
+/** Saves the compared samples' quality control as CSV, as made by the service. */
+export async function saveCompareQc(samples: string[], name: string): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string }>("compare_qc_file", { samples });
+  saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${name} to your downloads.`;
+}

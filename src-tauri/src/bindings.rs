@@ -16,6 +16,7 @@ use ts_rs::{Config, TS, TypeVisitor};
 use crate::analyses::{AnalysesPage, AnalysisQuery, BatchRun};
 use crate::chart::{ChartControls, ChartView, SunburstControls, SunburstView};
 use crate::compare::{CompareProgress, CompareRequest, ComparisonView, TaxonReadsProgress};
+use crate::contamination::{ContaminationRequest, ContaminationView};
 use crate::diversity::{DiversityRequest, DiversityScreen};
 use crate::documents::{DocumentFile, DocumentTransfer, DocumentsView};
 use crate::error::CmdError;
@@ -56,6 +57,7 @@ const APP_SOURCES: &[(&str, &str)] = &[
     ("browser_uploads", include_str!("../../crates/app/src/browser_uploads.rs")),
     ("chart", include_str!("../../crates/app/src/chart.rs")),
     ("connection", include_str!("../../crates/app/src/connection.rs")),
+    ("contamination", include_str!("../../crates/app/src/contamination.rs")),
     ("compare", include_str!("../../crates/app/src/compare.rs")),
     ("diversity", include_str!("../../crates/app/src/diversity.rs")),
     ("documents", include_str!("../../crates/app/src/documents.rs")),
@@ -104,6 +106,8 @@ fn signature_types(t: &mut Types) {
         SunburstView,
         QcView,
         QcComparison,
+        ContaminationRequest,
+        ContaminationView,
         ClassificationView,
         CompareRequest,
         ComparisonView,

@@ -9,6 +9,7 @@ use tauri_plugin_dialog::DialogExt;
 
 use crate::analyses::{self, AnalysesPage, AnalysisQuery, BatchRun};
 use crate::compare::{self, CompareCache, CompareRequest, ComparisonView, TaxonReadsProgress};
+use crate::contamination::{ContaminationRequest, ContaminationView};
 use crate::dialogs::{ask_folder, ask_save_path, chart_or_table, write_file};
 use crate::diversity::{self, DiversityRequest, DiversityScreen};
 use crate::documents::{DocumentFile, DocumentTransfers, DocumentsView};
@@ -730,6 +731,43 @@ pub async fn export_compare_qc(
     let v = qc::compare(src, &samples, &|_| {}).await?;
     let mut bytes = Vec::new();
     qc::write_table(&mut bytes, &v.rows, b',')?;
+    let (title, filter) = chart_or_table("csv");
+    let Some(path) = ask_save_path(&app, title, &file_name, filter).await else {
+        return Ok(None);
+    };
+    write_file(&path, &bytes)?;
+    Ok(Some(path.display().to_string()))
+}
+
+/// The compared samples' taxa scored against the negative controls among them (the
+/// comparison's controls tab).
+#[tauri::command]
+pub async fn compare_contaminants(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: ContaminationRequest,
+) -> CmdResult<ContaminationView> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    crate::contamination::prepare(src, &request, &|p| events::emit(&app, p)).await
+}
+
+/// Saves the contaminant scores as CSV where the user chooses. Answers the path, or `None`
+/// when the user cancelled.
+#[tauri::command]
+pub async fn export_contaminants(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: ContaminationRequest,
+    file_name: String,
+) -> CmdResult<Option<String>> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    let v = crate::contamination::prepare(src, &request, &|_| {}).await?;
+    let mut bytes = Vec::new();
+    v.write_table(&mut bytes, b',')?;
     let (title, filter) = chart_or_table("csv");
     let Some(path) = ask_save_path(&app, title, &file_name, filter).await else {
         return Ok(None);

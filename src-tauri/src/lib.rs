@@ -20,7 +20,8 @@ pub mod session;
 pub mod watching;
 
 pub use mgds_app::{
-    analyses, compare, diversity, documents, error, organization, people, projects, qc, results, samples, uploads,
+    analyses, compare, contamination, diversity, documents, error, organization, people, projects, qc, results,
+    samples, uploads,
 };
 
 #[cfg(test)]
@@ -157,6 +158,8 @@ pub fn run() {
             chart::export_qc,
             commands::compare_qc,
             commands::export_compare_qc,
+            commands::compare_contaminants,
+            commands::export_contaminants,
             commands::save_csv,
             commands::demo_reads,
             commands::watch_view,

@@ -10,10 +10,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::null_as_default;
 
+/// Most entries of [`ReadQc::failures`] a client shows, and the longest it shows, in
+/// characters.
+pub const MAX_FAILURES: usize = 10;
+/// See [`MAX_FAILURES`].
+pub const MAX_FAILURE_CHARS: usize = 300;
 /// Most bins of [`ReadQc::lengths`].
 pub const MAX_LENGTH_BINS: usize = 64;
-/// Most bins of [`ReadQc::quality_by_position`].
-pub const MAX_POSITION_BINS: usize = 256;
+/// Most bins of [`ReadQc::quality_by_position`] (the 256 first positions each alone, then
+/// bins).
+pub const MAX_POSITION_BINS: usize = 512;
 /// The highest read quality (Phred) counted as itself in [`ReadQc::read_quality`]; higher ones
 /// count as this (Q60 is one error in a million bases). Base qualities are counted up to Q93.
 pub const MAX_QUALITY: u8 = 60;
@@ -23,8 +29,9 @@ pub const MAX_QUALITY: u8 = 60;
 pub const MIN_READS: u64 = 1_000;
 /// Lowest mean base quality (Phred) of short reads to pass: Q20, one error in a hundred bases.
 pub const MIN_MEAN_QUALITY_SHORT: f64 = 20.0;
-/// Lowest mean base quality (Phred) of long reads to pass: Q10, as Oxford Nanopore's basecallers
-/// take Q8–Q10 as the pass mark for a read.
+/// Lowest mean base quality (Phred) of long reads to pass: Q10. This is the mean of the base
+/// scores, which reads higher than Oxford Nanopore's own read quality (an average of error
+/// probabilities): the bar is lenient, for runs that went wrong rather than ordinary ones.
 pub const MIN_MEAN_QUALITY_LONG: f64 = 10.0;
 /// Highest share of N (and other ambiguous) bases to pass.
 pub const MAX_N_SHARE: f64 = 0.05;
@@ -34,15 +41,18 @@ pub const MIN_MEDIAN_LENGTH: u64 = 50;
 
 /// The thresholds a sample is judged by, in words, for screens, exports and the README.
 pub const QC_THRESHOLDS: [&str; 5] = [
-    "at least 1,000 reads",
-    "mean base quality at least Q20 for short reads, Q10 for long reads (median length over 1,000 bases)",
+    "at least 1000 reads (each mate of a pair counts)",
+    "mean base quality at least Q20 for short reads and Q10 for long reads (median length over 1000 bases)",
     "at most 5% N or other ambiguous bases",
     "median read length at least 50 bases",
     "reads with qualities (FASTQ) are judged on quality; FASTA reads are not",
 ];
 
-/// Read quality control of one sample, measured as the classification engine read it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read quality control of one sample, measured as the classification engine read it. Read
+/// leniently: a field missing from a service's answer is read as empty or zero rather than
+/// failing the whole results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ReadQc {
@@ -79,10 +89,13 @@ pub struct ReadQc {
     /// Records by length, in at most [`MAX_LENGTH_BINS`] bins covering every length seen.
     #[serde(default, deserialize_with = "null_as_default")]
     pub lengths: Vec<LengthBin>,
+    /// Whether the length bins are of equal ratios (a log scale: long reads whose lengths span
+    /// a factor of 4 or more) rather than of equal widths.
+    pub lengths_log_scale: bool,
     /// Base quality by position in the read (empty for FASTA): each position alone below 256,
-    /// then positions in bins (32 per doubling), merged until at most [`MAX_POSITION_BINS`]
-    /// bins are left. Counted from every read of the first 65,536 and one in eight after them
-    /// (the mean quality and the Q30 share count every base).
+    /// then positions in bins (32 per doubling), neighbouring bins merged until at most
+    /// [`MAX_POSITION_BINS`] are left. Counted from every read until 16 Mi bases are counted,
+    /// then from one read in seven (the mean quality and the Q30 share count every base).
     #[serde(default, deserialize_with = "null_as_default")]
     pub quality_by_position: Vec<PositionQuality>,
     /// Records by read quality: entry `q` counts the records whose mean base score is `q`
@@ -151,7 +164,7 @@ impl ReadQc {
         let mut out = Vec::new();
         if self.reads < MIN_READS {
             out.push(format!(
-                "only {} reads: fewer than {} make a profile whose shares move with a handful of reads; sequence deeper or pool runs",
+                "only {} reads (each mate counts): with fewer than {} a handful of reads moves the profile's shares; sequence deeper or combine runs of the same library",
                 thousands(self.reads),
                 thousands(MIN_READS)
             ));
@@ -163,21 +176,24 @@ impl ReadQc {
                 (MIN_MEAN_QUALITY_SHORT, "short reads")
             };
             if q < min {
+                // Rounded down, so that the figure shown is below the bar it failed.
+                let shown = (q * 10.0).floor() / 10.0;
                 out.push(format!(
-                    "mean base quality Q{q:.1} is below Q{min:.0} for {kind}: many reads will be misclassified or left unclassified; check the run's quality or trim"
+                    "mean base quality Q{shown:.1} is below Q{min:.0} for {kind}: many reads will be misread, misclassified or left unclassified; check the run's quality report, or quality-trim the reads and upload them again"
                 ));
             }
         }
         if self.n_share > MAX_N_SHARE {
+            // Rounded up, so that the figure shown is above the bar it failed.
+            let shown = (self.n_share * 1000.0).ceil() / 10.0;
             out.push(format!(
-                "{:.1}% of bases are N or ambiguous (at most {:.0}%): ambiguous bases end k-mers, so fewer reads are classified",
-                self.n_share * 100.0,
+                "{shown:.1}% of bases are N or ambiguous (at most {:.0}%): the classifier skips the stretches around them, so fewer reads are classified; check the run for failed cycles, or filter out reads with many N",
                 MAX_N_SHARE * 100.0
             ));
         }
         if self.median_length < MIN_MEDIAN_LENGTH && self.reads > 0 {
             out.push(format!(
-                "median read length {} bases is under {MIN_MEDIAN_LENGTH}: too few 35-base k-mers per read to classify on; check adapter trimming",
+                "median read length {} bases is under {MIN_MEDIAN_LENGTH}: reads this short match too little of a genome to be classified reliably; check that adapter trimming did not cut the reads down",
                 self.median_length
             ));
         }
@@ -218,6 +234,7 @@ mod tests {
             mean_quality: Some(35.0),
             q30_share: Some(0.9),
             lengths: vec![],
+            lengths_log_scale: false,
             quality_by_position: vec![],
             read_quality: vec![],
             gc_content: vec![],
@@ -235,10 +252,23 @@ mod tests {
         q.median_length = 40;
         let f = q.judge();
         assert_eq!(f.len(), 4, "{f:?}");
-        assert!(f[0].starts_with("only 999 reads: fewer than 1,000"), "{}", f[0]);
+        assert!(f[0].starts_with("only 999 reads (each mate counts): with fewer than 1,000"), "{}", f[0]);
         assert!(f[1].contains("Q18.2 is below Q20 for short reads"), "{}", f[1]);
         assert!(f[2].starts_with("6.0% of bases are N"), "{}", f[2]);
         assert!(f[3].contains("40 bases is under 50"), "{}", f[3]);
+        // Figures near a bar are not rounded onto it.
+        let mut near = qc();
+        near.mean_quality = Some(19.96);
+        near.n_share = 0.0504;
+        let f = near.judge();
+        assert!(f[0].contains("Q19.9 is below Q20"), "{}", f[0]);
+        assert!(f[1].starts_with("5.1% of bases"), "{}", f[1]);
+    }
+
+    #[test]
+    fn a_partial_qc_is_read_leniently() {
+        let q: ReadQc = serde_json::from_str(r#"{"reads": 5, "failures": ["x"]}"#).unwrap();
+        assert_eq!((q.reads, q.bases, q.failures.len()), (5, 0, 1));
     }
 
     #[test]

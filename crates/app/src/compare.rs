@@ -57,6 +57,14 @@ pub struct CompareRequest {
     pub show_host: bool,
     /// A column for the unclassified reads (reads and the share of reads only).
     pub show_unclassified: bool,
+    /// Taxa (tax ids) marked as possible contaminants by the controls tab
+    /// ([`crate::contamination`]): named so on the chart and in the numbers, at most
+    /// [`crate::contamination::MAX_ROWS`].
+    #[serde(default)]
+    pub flagged: Vec<String>,
+    /// Leave the flagged taxa out.
+    #[serde(default)]
+    pub hide_flagged: bool,
 }
 
 /// A compared sample, in the order drawn.
@@ -512,6 +520,14 @@ pub async fn prepare(
         metric,
         hide_host: !req.show_host,
         show_unclassified: req.show_unclassified,
+        flagged: req
+            .flagged
+            .iter()
+            .take(crate::contamination::MAX_ROWS)
+            .filter(|t| t.len() <= 32 && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b)))
+            .cloned()
+            .collect(),
+        hide_flagged: req.hide_flagged,
     };
     let mut comparison = mgds_plots::compare(&compared, &opts).map_err(|e| match e {
         mgds_plots::Error::NoData { rank } => CmdError::new(
@@ -782,6 +798,8 @@ mod tests {
             order_by: Some("site".into()),
             show_host: false,
             show_unclassified: false,
+            flagged: vec![],
+            hide_flagged: false,
         };
         let seen = std::sync::Mutex::new(Vec::new());
         let view = compare(src, &req, &|p| seen.lock().unwrap().push(p.done)).await.unwrap();

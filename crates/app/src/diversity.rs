@@ -160,7 +160,7 @@ fn invalid(message: String) -> CmdError {
 
 /// The taxa at `rank` of each sample, with the value `value` gives, host taxa left out unless
 /// `show_host`: the table's taxa (in first-seen order) and one row per sample.
-fn table(
+pub(crate) fn table(
     results: &[&ClassificationResults],
     rank: &str,
     show_host: bool,

@@ -11,6 +11,7 @@ pub mod browser_uploads;
 pub mod chart;
 pub mod compare;
 pub mod connection;
+pub mod contamination;
 pub mod diversity;
 pub mod documents;
 pub mod error;

@@ -32,6 +32,31 @@ pub struct QcView {
     pub thresholds: Vec<String>,
 }
 
+/// `qc` as a service sent it, held to the stated ceilings: histograms no longer than
+/// [`mgds_api::MAX_LENGTH_BINS`] and the others, at most [`mgds_api::MAX_FAILURES`] failures
+/// of [`mgds_api::MAX_FAILURE_CHARS`] characters each, without control characters.
+pub fn bounded(mut qc: ReadQc) -> ReadQc {
+    qc.lengths.truncate(mgds_api::MAX_LENGTH_BINS);
+    qc.quality_by_position.truncate(mgds_api::MAX_POSITION_BINS);
+    qc.read_quality.truncate(usize::from(mgds_api::MAX_QUALITY) + 1);
+    qc.gc_content.truncate(101);
+    qc.failures.truncate(mgds_api::MAX_FAILURES);
+    for f in &mut qc.failures {
+        *f = shown(f, mgds_api::MAX_FAILURE_CHARS);
+    }
+    qc
+}
+
+/// Text from a service as a screen, file or terminal shows it: control characters (escape
+/// sequences, line breaks) as spaces, at most `max` characters.
+pub fn shown(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
 fn thresholds() -> Vec<String> {
     mgds_api::QC_THRESHOLDS.iter().map(|t| t.to_string()).collect()
 }
@@ -42,7 +67,7 @@ fn draw_error(e: impl std::fmt::Display) -> CmdError {
 
 /// The quality control of `results` for the sample page.
 pub async fn view(results: Arc<ClassificationResults>) -> CmdResult<QcView> {
-    let Some(qc) = results.qc.clone() else {
+    let Some(qc) = results.qc.clone().map(bounded) else {
         return Ok(QcView { qc: None, missing: Some(NO_QC.to_string()), svg: None, thresholds: thresholds() });
     };
     let drawn = qc.clone();
@@ -60,7 +85,7 @@ pub const FILES: [&str; 4] = ["svg", "png", "csv", "positions"];
 /// `csv` (the figures, one row, thresholds as `#` lines) or `positions` (quality by position
 /// as CSV).
 pub async fn file(results: Arc<ClassificationResults>, title: &str, what: &str) -> CmdResult<Vec<u8>> {
-    let Some(qc) = results.qc.clone() else { return Err(CmdError::new("no_data", NO_QC)) };
+    let Some(qc) = results.qc.clone().map(bounded) else { return Err(CmdError::new("no_data", NO_QC)) };
     let what = match FILES.iter().find(|f| **f == what) {
         Some(f) => *f,
         None => {
@@ -143,13 +168,14 @@ pub async fn compare(
 
 /// The figures of `qc` without its histograms.
 fn figures_only(qc: &ReadQc) -> ReadQc {
-    ReadQc {
+    bounded(ReadQc {
         lengths: Vec::new(),
         quality_by_position: Vec::new(),
         read_quality: Vec::new(),
         gc_content: Vec::new(),
+        failures: qc.failures.iter().take(mgds_api::MAX_FAILURES).cloned().collect(),
         ..qc.clone()
-    }
+    })
 }
 
 /// The columns of a quality control table.
@@ -266,6 +292,7 @@ mod tests {
             mean_quality: Some(34.5),
             q30_share: Some(0.9),
             lengths: vec![],
+            lengths_log_scale: false,
             quality_by_position: vec![],
             read_quality: vec![],
             gc_content: vec![],

@@ -103,6 +103,35 @@ pub struct CompareArgs {
     /// Implies --diversity.
     #[arg(long, value_name = "FILE")]
     pub ordination_chart: Option<PathBuf>,
+    /// Score each taxon as a possible contaminant against the negative controls among the
+    /// samples (custom metadata field `control` = negative, blank, ntc, ...), as decontam does,
+    /// and print the taxa by score (lowest first).
+    #[arg(long)]
+    pub contaminants: bool,
+    /// decontam's method for --contaminants; by default combined where every true sample has a
+    /// DNA concentration, else prevalence.
+    #[arg(long, value_parser = ["prevalence", "frequency", "combined"])]
+    pub contaminant_method: Option<String>,
+    /// The score below which a taxon is called a contaminant (decontam's default 0.1).
+    #[arg(long)]
+    pub contaminant_threshold: Option<f64>,
+    /// The metadata field holding each sample's DNA concentration (frequency method).
+    #[arg(long, value_name = "FIELD")]
+    pub concentration_field: Option<String>,
+    /// The metadata field whose values are batches (each scored apart).
+    #[arg(long, value_name = "FIELD")]
+    pub batch_by: Option<String>,
+    /// Write the contaminant scores as CSV here (method and notes as `#` lines); `-` for
+    /// stdout. Implies --contaminants.
+    #[arg(long, value_name = "FILE")]
+    pub contaminants_csv: Option<PathBuf>,
+    /// Score the taxa against the negative controls first (as --contaminants), and name the
+    /// possible contaminants so on the chart and in the numbers.
+    #[arg(long)]
+    pub mark_contaminants: bool,
+    /// The same, and leave the possible contaminants out of the chart and the numbers.
+    #[arg(long, conflicts_with = "mark_contaminants")]
+    pub hide_contaminants: bool,
 }
 
 /// What the classification results of one run may take in memory (an estimate): enough for
@@ -125,7 +154,21 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     {
         return diversity(client, &args).await;
     }
+    if args.contaminants || args.contaminants_csv.is_some() {
+        return contaminants(client, &args).await;
+    }
+    let flagged = if args.mark_contaminants || args.hide_contaminants {
+        let cache = CompareCache::with_budget(CACHE_BUDGET);
+        let src = Source { client, base_url: "", cache: &cache };
+        let v = mgds_app::contamination::prepare(src, &contamination_request(&args), &|_| {}).await?;
+        eprintln!("{} of {} taxa are possible contaminants ({})", v.flagged, v.taxa, v.method_label);
+        v.flagged_taxa()
+    } else {
+        Vec::new()
+    };
     let req = CompareRequest {
+        flagged,
+        hide_flagged: args.hide_contaminants,
         samples: args.samples.clone(),
         rank: args.rank.clone(),
         top: args.top,
@@ -177,6 +220,71 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
         compared.write_table(std::io::stdout().lock(), b',')?;
     }
     eprintln!("{}", compared.notes().join("; "));
+    Ok(())
+}
+
+/// `mgds compare --contaminants`: the application's contaminants view
+/// (`mgds_app::contamination`), as a table on the terminal or as CSV.
+fn contamination_request(args: &CompareArgs) -> mgds_app::contamination::ContaminationRequest {
+    mgds_app::contamination::ContaminationRequest {
+        samples: args.samples.clone(),
+        rank: args.rank.clone(),
+        method: args.contaminant_method.clone(),
+        threshold: args.contaminant_threshold,
+        concentration_field: args.concentration_field.clone(),
+        batch_by: args.batch_by.clone(),
+        show_host: args.show_host,
+    }
+}
+
+async fn contaminants(client: &mgds_client::Client, args: &CompareArgs) -> Result<()> {
+    let req = contamination_request(args);
+    let cache = CompareCache::with_budget(CACHE_BUDGET);
+    let src = Source { client, base_url: "", cache: &cache };
+    let v = mgds_app::contamination::prepare(src, &req, &|_| {}).await?;
+    for s in &v.skipped {
+        eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
+    }
+    if let Some(path) = &args.contaminants_csv {
+        if path.as_os_str() == "-" {
+            v.write_table(std::io::stdout().lock(), b',')?;
+        } else {
+            let file = std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?;
+            v.write_table(std::io::BufWriter::new(file), b',')?;
+            eprintln!("wrote {}", path.display());
+        }
+        return Ok(());
+    }
+    let shown = |p: Option<f64>| p.map_or("-".to_string(), |p| format!("{p:.4}"));
+    println!(
+        "{} of {} taxa called contaminants ({}, threshold {}); controls: {}",
+        v.flagged,
+        v.taxa,
+        v.method_label,
+        v.threshold,
+        v.controls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    println!(
+        "{:<40} {:>8} {:>11} {:>10} {:>11} {:>10}",
+        "taxon", "score", "contaminant", "controls", "samples", "prevalence"
+    );
+    for r in v.rows.iter().take(50) {
+        let name: String = r.name.chars().take(40).collect();
+        println!(
+            "{name:<40} {:>8} {:>11} {:>10} {:>11} {:>10}",
+            shown(r.score),
+            if r.contaminant { "yes" } else { "no" },
+            format!("{}/{}", r.in_controls, v.controls.len()),
+            format!("{}/{}", r.in_samples, v.samples.len()),
+            shown(r.prevalence)
+        );
+    }
+    if v.rows.len() > 50 {
+        println!("… {} more taxa: --contaminants-csv FILE writes them all", v.rows.len() - 50);
+    }
+    for n in &v.notes {
+        println!("# {n}");
+    }
     Ok(())
 }
 

@@ -240,27 +240,35 @@ async fn qc(ctx: &Ctx, a: QcArgs) -> Result<()> {
     }
     let chart_format = a.chart.as_deref().map(crate::compare::picture_format).transpose()?;
     let client = &ctx.client;
+    // The results are kept only for the one sample a file is drawn of.
+    let keep = a.chart.is_some() || a.positions.is_some();
     let rows: Vec<(QcRow, Option<std::sync::Arc<mgds_api::ClassificationResults>>)> =
         futures::stream::iter(a.ids.iter().cloned())
             .map(|id| async move {
-                let sample = client.samples().get(id.as_str()).await.with_context(|| format!("sample {id}"))?;
-                let name = sample.filename.clone().unwrap_or_else(|| id.clone());
-                let none =
-                    |why: &str| (QcRow { id: id.clone(), name: name.clone(), qc: None, why: Some(why.into()) }, None);
+                let shown_id = mgds_app::qc::shown(&id, 40);
+                let none = |name: String, why: &str| (QcRow { id: shown_id.clone(), name, qc: None, why: Some(why.into()) }, None);
+                let sample = match client.samples().get(id.as_str()).await {
+                    Ok(s) => s,
+                    Err(e) if e.status() == Some(404) => {
+                        return anyhow::Ok(none(shown_id.clone(), "No such sample, or it is not shared with you."));
+                    }
+                    Err(e) => return Err(anyhow::Error::from(e).context(format!("sample {shown_id}"))),
+                };
+                let name = mgds_app::qc::shown(&sample.filename.clone().unwrap_or_else(|| id.clone()), 100);
                 let Some(c) = sample.primary_classification else {
-                    return anyhow::Ok(none("It has no classification yet: its upload has not been confirmed."));
+                    return Ok(none(name, "It has no classification yet: its upload is not confirmed, or the service has no classification database."));
                 };
                 let analysis = client.analyses().get(c.id()).await?;
                 if !analysis.complete {
-                    return Ok(none("Its classification is still running; try again when it has finished."));
+                    return Ok(none(name, "Its classification is still running; try again when it has finished."));
                 }
                 if !analysis.success {
-                    return Ok(none("Its classification failed, so its reads were not counted."));
+                    return Ok(none(name, "Its classification failed, so its reads were not counted."));
                 }
                 let r = std::sync::Arc::new(client.classifications().results(c.id()).await?);
-                Ok(match &r.qc {
-                    Some(q) => (QcRow { id: id.clone(), name, qc: Some(q.clone()), why: None }, Some(r)),
-                    None => none(NO_QC),
+                Ok(match r.qc.clone().map(mgds_app::qc::bounded) {
+                    Some(q) => (QcRow { id: shown_id.clone(), name, qc: Some(q), why: None }, keep.then_some(r)),
+                    None => none(name, NO_QC),
                 })
             })
             .buffered(8)

@@ -1,7 +1,8 @@
 //! Diversity of samples from their abundance tables: alpha diversity (observed taxa, Shannon,
 //! Simpson, Chao1), beta diversity (Bray–Curtis, Jaccard, weighted and unweighted UniFrac over
 //! the taxonomy, Aitchison), principal coordinates (PCoA) and group tests (PERMANOVA,
-//! Kruskal–Wallis, Mann–Whitney U).
+//! Kruskal–Wallis, Mann–Whitney U), and contaminants told apart by negative controls as decontam
+//! scores them ([`decontam`]).
 //!
 //! Each is computed as scikit-bio 0.7 computes it when the `onecodex` library calls it: on the
 //! same table, a figure here and one from scikit-bio (or from `onecodex`, given the same table:
@@ -15,6 +16,7 @@
 
 mod alpha;
 mod beta;
+mod decontam;
 mod error;
 mod numpy_rng;
 mod pcoa;
@@ -24,6 +26,9 @@ mod tree;
 
 pub use alpha::{AlphaMetric, alpha};
 pub use beta::{BetaMetric, DistanceMatrix, beta};
+pub use decontam::{
+    ContaminantScore, DecontamMethod, THRESHOLD as DECONTAM_THRESHOLD, decontam, frequency_score, prevalence_score,
+};
 pub use error::Error;
 pub use pcoa::{Ordination, pcoa};
 pub use permanova::{Permanova, permanova};

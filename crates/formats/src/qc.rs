@@ -23,8 +23,9 @@ const POSITION_BUCKETS: usize = (EXACT + POSITION_PER_DOUBLING * 18) as usize;
 const QUALITIES: usize = 94;
 /// Bases of every read count in the distribution by position until this many are counted ...
 const POSITION_ALL: u64 = 16 << 20;
-/// ... and after them, one read in this many.
-const POSITION_EVERY: u64 = 8;
+/// ... and after them, one read in this many (odd, so that read 1 and read 2 of pairs, which
+/// come in turn, are both counted).
+const POSITION_EVERY: u64 = 7;
 const READ_QUALITIES: usize = MAX_QUALITY as usize + 1;
 
 /// Counts a sample's records for its quality control; [`QcCounter::finish`] sums them up.
@@ -170,7 +171,8 @@ impl QcCounter {
         self.q30 += q30;
         // The distribution by position: from every read until [`POSITION_ALL`] bases are
         // counted, then from one read in [`POSITION_EVERY`] (the quartiles of a hundred
-        // thousand short reads or a thousand long ones are theirs to within a score).
+        // thousand short reads or a thousand long ones are theirs to within a score). Mates of
+        // pairs are pooled in one profile.
         if self.position_bases < POSITION_ALL || self.reads.is_multiple_of(POSITION_EVERY) {
             self.count_positions(quality);
         }
@@ -247,6 +249,7 @@ impl QcCounter {
         let long_reads = median_length > mgds_api::LONG_READS;
         let acgt = self.gc_bases + self.at_bases;
         let quality = self.quality_bases > 0;
+        let (lengths, lengths_log_scale) = self.length_bins(long_reads);
         let mut qc = ReadQc {
             reads: self.reads,
             pairs: if paired { self.reads / 2 } else { 0 },
@@ -261,7 +264,8 @@ impl QcCounter {
             n_share: if self.bases == 0 { 0.0 } else { (self.bases - acgt) as f64 / self.bases as f64 },
             mean_quality: quality.then(|| self.quality_sum as f64 / self.quality_bases as f64),
             q30_share: quality.then(|| self.q30 as f64 / self.quality_bases as f64),
-            lengths: self.length_bins(long_reads),
+            lengths,
+            lengths_log_scale,
             quality_by_position: if quality { self.position_bins() } else { Vec::new() },
             read_quality: if quality { self.read_quality.to_vec() } else { Vec::new() },
             gc_content: self.gc_content.to_vec(),
@@ -311,16 +315,31 @@ impl QcCounter {
 
     /// Lengths from the shortest to the longest in at most [`MAX_LENGTH_BINS`] bins: equal
     /// widths for short reads, equal ratios for long reads (whose lengths span decades).
-    fn length_bins(&self, long_reads: bool) -> Vec<LengthBin> {
+    fn length_bins(&self, long_reads: bool) -> (Vec<LengthBin>, bool) {
         if self.reads == 0 {
-            return Vec::new();
+            return (Vec::new(), false);
         }
         let (lo, hi) = (self.min_length, self.max_length);
+        // The shortest length above zero (an empty record does not decide the scale).
+        let shortest = self
+            .lengths
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, c)| **c > 0)
+            .map_or(hi, |(b, _)| length_range(b).0)
+            .max(1);
         let n = MAX_LENGTH_BINS as u64;
-        let edges: Vec<u64> = if long_reads && lo > 0 && hi / lo.max(1) >= 4 {
-            let ratio = (hi as f64 / lo as f64).powf(1.0 / n as f64);
-            let mut e: Vec<u64> = (0..n).map(|i| (lo as f64 * ratio.powi(i as i32)).round() as u64).collect();
+        let log = long_reads && hi / shortest >= 4;
+        let edges: Vec<u64> = if log {
+            let ratio = (hi as f64 / shortest as f64).powf(1.0 / (n - 1) as f64);
+            let mut e: Vec<u64> = Vec::with_capacity(MAX_LENGTH_BINS);
+            if lo < shortest {
+                e.push(lo);
+            }
+            e.extend((0..n - e.len() as u64).map(|i| (shortest as f64 * ratio.powi(i as i32)).round() as u64));
             e.dedup();
+            e.retain(|&x| x <= hi);
             e
         } else {
             let width = (hi - lo + 1).div_ceil(n).max(1);
@@ -343,7 +362,7 @@ impl QcCounter {
             let i = bins.partition_point(|bin| bin.to < at).min(bins.len() - 1);
             bins[i].reads += c;
         }
-        bins
+        (bins, log)
     }
 
     /// Quality by position: the buckets that hold bases, merged in neighbouring pairs until at
@@ -360,8 +379,12 @@ impl QcCounter {
             let to = if b + 1 >= POSITION_BUCKETS { self.max_length } else { position_start(b + 1) };
             bins.push((from, to.min(self.max_length).max(from), h));
         }
-        while bins.len() > MAX_POSITION_BINS {
-            bins = bins
+        // The first positions stay each alone; the bins after them are merged in neighbouring
+        // pairs until the whole fits.
+        let head = bins.iter().take_while(|b| b.0 <= EXACT).count();
+        let mut tail = bins.split_off(head);
+        while bins.len() + tail.len() > MAX_POSITION_BINS {
+            tail = tail
                 .chunks(2)
                 .map(|pair| {
                     let mut h = pair[0].2;
@@ -374,6 +397,7 @@ impl QcCounter {
                 })
                 .collect();
         }
+        bins.extend(tail);
         bins.into_iter()
             .map(|(from, to, h)| {
                 let bases: u64 = h.iter().sum();
@@ -468,7 +492,7 @@ mod tests {
             text.push_str(&format!("@r{i}\n{}\n+\n{}\n", "ACGT".repeat(len / 4), "5".repeat(*len)));
         }
         let qc = count(&text).finish(false);
-        assert!(qc.long_reads);
+        assert!(qc.long_reads && qc.lengths_log_scale);
         assert!(qc.lengths.len() <= MAX_LENGTH_BINS && qc.quality_by_position.len() <= MAX_POSITION_BINS);
         assert_eq!(qc.lengths.iter().map(|b| b.reads).sum::<u64>(), 6);
         assert_eq!(qc.quality_by_position.iter().map(|b| b.bases).sum::<u64>(), qc.bases);
@@ -491,15 +515,37 @@ mod tests {
     }
 
     #[test]
-    fn past_sixteen_million_bases_one_read_in_eight_counts_by_position() {
+    fn past_sixteen_million_bases_one_read_in_seven_counts_by_position() {
         let read = format!("@r\n{}\n+\n{}\n", "A".repeat(200), "I".repeat(200));
         let qc = count(&read.repeat(100_000)).finish(false);
-        // Every read until 16 Mi bases are counted (83,887 reads of 200), then one in eight.
+        // Every read until 16 Mi bases are counted (83,887 reads of 200), then one in seven.
         let all = (16u64 << 20).div_ceil(200);
-        let counted = all + (all + 1..=100_000u64).filter(|r| r % 8 == 0).count() as u64;
+        let counted = all + (all + 1..=100_000u64).filter(|r| r % 7 == 0).count() as u64;
         assert!(qc.quality_by_position.iter().all(|p| p.bases == counted), "{counted}");
         assert_eq!(qc.mean_quality, Some(40.0));
         assert_eq!(qc.read_quality[40], 100_000);
+    }
+
+    #[test]
+    fn past_the_first_bases_both_mates_are_sampled() {
+        // 300-base mates in turn (1, 2, 1, 2, ...): read 1 scores Q40, read 2 Q20.
+        let pair = format!(
+            "@p/1\n{}\n+\n{}\n@p/2\n{}\n+\n{}\n",
+            "A".repeat(300),
+            "I".repeat(300),
+            "A".repeat(300),
+            "5".repeat(300)
+        );
+        let qc = count(&pair.repeat(60_000)).finish(true);
+        assert_eq!(qc.pairs, 60_000);
+        // Both mates are in the profile in about equal numbers: the median is read 1's or
+        // read 2's score and the mean near their middle.
+        let p = qc.quality_by_position[0];
+        assert!((p.mean - 30.0).abs() < 0.5, "{p:?}");
+        // Each of the first 256 positions alone, then the rest in 8-base bins.
+        assert_eq!(qc.quality_by_position.len(), 256 + 6, "{}", qc.quality_by_position.len());
+        assert_eq!((qc.quality_by_position[255].from, qc.quality_by_position[256].from), (256, 257));
+        assert!(!qc.lengths_log_scale);
     }
 
     #[test]
@@ -520,11 +566,14 @@ mod tests {
 
     #[test]
     fn position_buckets_tile_the_read() {
-        let mut next = 0;
-        for b in 0..POSITION_BUCKETS {
-            assert_eq!(position_start(b), next, "bucket {b}");
-            next = position_start(b + 1);
+        // Each position alone below 256, then 8 positions a bucket up to 512, doubling every
+        // 32 buckets.
+        for b in 0..POSITION_BUCKETS - 1 {
+            let width = position_start(b + 1) - position_start(b);
+            let want = if b < 256 { 1 } else { 8 << ((b - 256) / 32) };
+            assert_eq!(width, want, "bucket {b}");
         }
+        assert_eq!(position_start(256), 256);
         assert_eq!(position_start(POSITION_BUCKETS - 1), (POSITION_PER_DOUBLING * 2 - 1) << 20);
         for len in [1u64, 255, 256, 257, 1000, 123_456, 1 << 40] {
             let (lo, hi) = length_range(length_bucket(len));

@@ -23,7 +23,15 @@ pub struct CompareOptions {
     /// Add the sample's unclassified reads as a column of their own, where the value counts them
     /// (reads, or the share of reads); abundance measures are shares of classified species.
     pub show_unclassified: bool,
+    /// Taxa marked as possible contaminants (by negative controls): named so on the chart, or
+    /// left out with `hide_flagged`.
+    pub flagged: Vec<String>,
+    /// Leave the flagged taxa out (the chart says how many).
+    pub hide_flagged: bool,
 }
+
+/// What a flagged taxon's name ends with on a chart.
+pub const FLAGGED_MARK: &str = " (possible contaminant)";
 
 impl Default for CompareOptions {
     fn default() -> Self {
@@ -33,6 +41,8 @@ impl Default for CompareOptions {
             metric: Metric::default(),
             hide_host: true,
             show_unclassified: false,
+            flagged: Vec::new(),
+            hide_flagged: false,
         }
     }
 }
@@ -118,6 +128,8 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
     // Each sample's taxa at the rank: tax id -> (name, value, reads).
     let mut tables: Vec<HashMap<String, (String, f64, u64)>> = Vec::with_capacity(samples.len());
     let mut hid_host = false;
+    let flagged: HashSet<&str> = opts.flagged.iter().map(String::as_str).collect();
+    let mut hid_flagged: HashSet<String> = HashSet::new();
     for s in samples {
         let hosts = if opts.hide_host { host_subtree(s.results) } else { HashSet::new() };
         let reads_of: HashMap<&str, u64> =
@@ -129,8 +141,14 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
                 hid_host = true;
                 continue;
             }
+            let is_flagged = flagged.contains(id.as_str());
+            if is_flagged && opts.hide_flagged {
+                hid_flagged.insert(id);
+                continue;
+            }
             let reads = reads_of.get(id.as_str()).copied().unwrap_or(0);
-            taxa.insert(id, (bar.label, bar.value, reads));
+            let label = if is_flagged { format!("{}{FLAGGED_MARK}", bar.label) } else { bar.label };
+            taxa.insert(id, (label, bar.value, reads));
         }
         tables.push(taxa);
     }
@@ -194,6 +212,12 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
         }
     } else if samples.iter().any(|s| !s.results.host_tax_ids.is_empty()) {
         notes.push("host reads shown".to_string());
+    }
+    if !hid_flagged.is_empty() {
+        let n = hid_flagged.len();
+        notes.push(format!("{n} possible contaminant{} left out", if n == 1 { "" } else { "s" }));
+    } else if !opts.flagged.is_empty() && !opts.hide_flagged {
+        notes.push("possible contaminants marked".to_string());
     }
     match (opts.show_unclassified, unclassified) {
         (true, true) => notes.push("unclassified reads shown".into()),
@@ -445,6 +469,22 @@ mod tests {
             median_read_length: None,
             qc: None,
         }
+    }
+
+    #[test]
+    fn possible_contaminants_are_named_or_left_out() {
+        let (s1, s2) = (sample(60, 20, 5, 5), sample(10, 50, 20, 10));
+        let samples = [Compared { label: "one", results: &s1 }, Compared { label: "two", results: &s2 }];
+        let opts =
+            CompareOptions { top_n: 5, metric: Metric::Readcount, flagged: vec!["13".into()], ..Default::default() };
+        let c = compare(&samples, &opts).unwrap();
+        let labels: Vec<String> = c.columns.iter().map(Column::label).collect();
+        assert_eq!(labels, ["Alpha", "Beta", "Gamma (possible contaminant)"]);
+        assert!(c.notes.contains(&"possible contaminants marked".to_string()));
+        let c = compare(&samples, &CompareOptions { hide_flagged: true, ..opts }).unwrap();
+        let labels: Vec<String> = c.columns.iter().map(Column::label).collect();
+        assert_eq!(labels, ["Alpha", "Beta"]);
+        assert!(c.notes.contains(&"1 possible contaminant left out".to_string()), "{:?}", c.notes);
     }
 
     #[test]

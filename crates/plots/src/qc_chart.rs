@@ -123,14 +123,15 @@ pub fn qc_chart(qc: &ReadQc, title: Option<&str>, width: u32) -> Result<String, 
             }
         }
         let mut y = top + rows * panel_full + 10;
+        let mut colour = TEXT_COLOUR;
         for line in &notes {
-            let colour = if line.starts_with("Failed:") {
-                FAIL
+            // A wrapped line keeps the colour of the line it continues (the verdict's lines
+            // come last).
+            if line.starts_with("Failed:") {
+                colour = FAIL;
             } else if line.starts_with("Passed") {
-                PASS
-            } else {
-                TEXT_COLOUR
-            };
+                colour = PASS;
+            }
             draw_text(&root, line, (MARGIN, y), NOTE_SIZE, &colour, Pos::new(HPos::Left, VPos::Top))?;
             y += NOTE_LINE;
         }
@@ -153,6 +154,20 @@ impl Frame {
 }
 
 type Root<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+
+/// A count on an axis: whole numbers only (a fractional tick of a small count is left
+/// unlabelled), millions and thousands shortened to fit the axis's width.
+fn count_label(t: f64) -> String {
+    if t.fract() != 0.0 {
+        String::new()
+    } else if t >= 1e6 {
+        format!("{}M", (t / 1e5).round() / 10.0)
+    } else if t >= 1e4 {
+        format!("{}k", (t / 1e2).round() / 10.0)
+    } else {
+        thousands(t as u64)
+    }
+}
 
 /// The panel's name above it, the axis name below, the y grid from 0 to `max` at the left.
 fn frame(
@@ -375,7 +390,7 @@ fn histogram_panel(
     let first = first.min(last.saturating_sub(9));
     let last = last.max(first + 9).min(counts.len() - 1);
     let max = counts[first..=last].iter().copied().max().unwrap_or(1).max(1) as f64;
-    frame(root, f, name, x_name, max, &|t| thousands(t as u64))?;
+    frame(root, f, name, x_name, max, &count_label)?;
     let n = (last - first + 1) as i32;
     let px = |v: f64| f.left + (((v - first as f64 + 0.5) / f64::from(n)) * f64::from(f.width())).round() as i32;
     let total: u64 = counts.iter().sum();
@@ -386,7 +401,11 @@ fn histogram_panel(
         if hgt > 0 {
             root.draw(&Rectangle::new([(x0, f.bottom - hgt), (x1 - 1, f.bottom)], BAR.filled())).map_err(draw_error)?;
         }
-        let value = if unit == "Q" { format!("Q{i}") } else { format!("{i}{unit}") };
+        let value = match unit {
+            "Q" if i + 1 == counts.len() => format!("Q{i} or above"),
+            "Q" => format!("Q{i}"),
+            _ => format!("{i}{unit}"),
+        };
         hovers.push(Hover {
             x: x0,
             y: f.top,
@@ -441,6 +460,7 @@ mod tests {
             mean_quality: (!fasta).then_some(35.2),
             q30_share: (!fasta).then_some(0.91),
             lengths: vec![LengthBin { from: 150, to: 150, reads: 1_000 }],
+            lengths_log_scale: false,
             quality_by_position: if fasta {
                 vec![]
             } else {

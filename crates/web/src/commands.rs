@@ -228,6 +228,19 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             answer["name"] = json!(name);
             out(answer)
         }
+        "compare_contaminants" => {
+            let request: mgds_app::contamination::ContaminationRequest = arg(args, "request")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            out(mgds_app::contamination::prepare(src, &request, &|_| {}).await?)
+        }
+        "contaminants_file" => {
+            let request: mgds_app::contamination::ContaminationRequest = arg(args, "request")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let v = mgds_app::contamination::prepare(src, &request, &|_| {}).await?;
+            let mut bytes = Vec::new();
+            v.write_table(&mut bytes, b',')?;
+            out(file_answer(&bytes, "text/csv"))
+        }
         "compare_qc" => {
             let samples: Vec<String> = arg(args, "samples")?;
             let src = Source { client: c, base_url: cx.user, cache: cx.compare };

@@ -460,7 +460,7 @@ async fn scenario(
     click_button(a, "Figures as CSV").await?;
     let qc = std::fs::read_to_string(downloaded(downloads, "_qc.csv").await?)?;
     ensure!(
-        qc.starts_with("sample_id,sample,passed,reads,") && qc.contains("# Threshold: at least 1,000 reads"),
+        qc.starts_with("sample_id,sample,passed,reads,") && qc.contains("# Threshold: at least 1000 reads"),
         "the quality figures saved: {qc}"
     );
     // A panel run from the sample page: it shows up, runs, and opens once the page (which asks
@@ -547,6 +547,11 @@ async fn scenario(
     a.wait_for_text("[data-testid=qc-caption]", "Figures counted by the service", WAIT).await?;
     axe.check(a, "browser quality comparison").await?;
     a.screenshot("browser-03c-quality").await?;
+    // No sample here is marked a negative control: the controls tab says how to mark one.
+    a.click(&a.wait_for("[data-testid=compare-tab-controls]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=contaminants-problem]", "custom metadata field \"control\"", WAIT)
+        .await
+        .context("the controls tab without controls")?;
     a.click(&a.wait_for("[data-testid=compare-tab-taxa]", WAIT).await?).await?;
 
     // The other screens a browser has.

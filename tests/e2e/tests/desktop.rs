@@ -174,6 +174,11 @@ async fn scenario(s: &Session, root: &Path, tmp: &Path, config_dir: &Path, start
     s.wait_for("[data-testid=sunburst-chart] svg path.segment[data-tax-id]", LONG).await.context("the sunburst")?;
     s.script("document.querySelector('[data-testid=sunburst]').scrollIntoView(); return true;", json!([])).await?;
     s.screenshot("05f-sunburst").await?;
+    // Its read quality below that, through the app's own command.
+    s.wait_for("[data-testid=qc-chart] svg", LONG).await.context("the read quality chart")?;
+    s.wait_for("[data-testid=qc-verdict]", SHORT).await?;
+    s.script("document.querySelector('[data-testid=qc]').scrollIntoView(); return true;", json!([])).await?;
+    s.screenshot("05g-read-quality").await?;
 
     // 3b. Another analysis run from the sample page: a wrong argument is named before anything is
     // sent; the panel then runs, shows up in the list, and its markers open.

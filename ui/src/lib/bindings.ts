@@ -405,6 +405,14 @@ export type CompareRequest = {
   show_host: boolean,
   /** A column for the unclassified reads (reads and the share of reads only). */
   show_unclassified: boolean,
+  /**
+   * Taxa (tax ids) marked as possible contaminants by the controls tab
+   * ([`crate::contamination`]): named so on the chart and in the numbers, at most
+   * [`crate::contamination::MAX_ROWS`].
+   */
+  flagged: Array<string>,
+  /** Leave the flagged taxa out. */
+  hide_flagged: boolean,
 };
 
 /** A column of the comparison: a taxon, "Other" or the unclassified reads. */
@@ -467,6 +475,87 @@ export type ConnectionView = {
   email: string | null,
   /** The local service's data folder (the desktop's embedded service; empty elsewhere). */
   data_dir: string,
+};
+
+/** One taxon's scores. */
+export type ContaminantRow = {
+  /** Its tax id. */
+  tax_id: string,
+  /** Its name. */
+  name: string,
+  /** The score the call is made on (absent where it could not be made). */
+  score: number | null,
+  /** The prevalence score. */
+  prevalence: number | null,
+  /** The frequency score. */
+  frequency: number | null,
+  /** Called a contaminant (score below the threshold). */
+  contaminant: boolean,
+  /** Controls it is present in. */
+  in_controls: number,
+  /** True samples it is present in. */
+  in_samples: number,
+  /** Its mean share of the reads of the controls. */
+  mean_share_controls: number,
+  /** Its mean share of the reads of the true samples. */
+  mean_share_samples: number,
+};
+
+/** What the contaminants view asks for. */
+export type ContaminationRequest = {
+  /** The samples, controls among them. */
+  samples: Array<string>,
+  /** The rank to score taxa at. */
+  rank: string,
+  /**
+   * `prevalence`, `frequency` or `combined`; `None`: combined where every true sample has a
+   * concentration, else prevalence.
+   */
+  method: string | null,
+  /** The threshold (default decontam's 0.1). */
+  threshold: number | null,
+  /** The field holding DNA concentration (default [`CONCENTRATION_FIELD`]). */
+  concentration_field: string | null,
+  /** A field whose values are batches. */
+  batch_by: string | null,
+  /** Count the host's taxa too. */
+  show_host: boolean,
+};
+
+/** A sample as the view names it. */
+export type ContaminationSample = {
+  /** Its id. */
+  id: string,
+  /** Its name. */
+  name: string,
+  /** Its batch, when batches were asked for. */
+  batch: string | null,
+};
+
+/** The contaminants view. */
+export type ContaminationView = {
+  /** The method's key (`prevalence`, `frequency`, `combined`). */
+  method: string,
+  /** The method in words. */
+  method_label: string,
+  /** The threshold. */
+  threshold: number,
+  /** The rank. */
+  rank: string,
+  /** The negative controls. */
+  controls: Array<ContaminationSample>,
+  /** The true samples. */
+  samples: Array<ContaminationSample>,
+  /** Taxa by score, lowest first (those without a score last), at most [`MAX_ROWS`]. */
+  rows: Array<ContaminantRow>,
+  /** Taxa scored in all. */
+  taxa: number,
+  /** Taxa called contaminants. */
+  flagged: number,
+  /** Samples left out, with why. */
+  skipped: Array<SkippedSample>,
+  /** How the numbers were made, for the screen and the files. */
+  notes: Array<string>,
 };
 
 /** Files of a folder per state. */
@@ -1279,7 +1368,11 @@ export type QcView = {
   thresholds: Array<string>,
 };
 
-/** Read quality control of one sample, measured as the classification engine read it. */
+/**
+ * Read quality control of one sample, measured as the classification engine read it. Read
+ * leniently: a field missing from a service's answer is read as empty or zero rather than
+ * failing the whole results.
+ */
 export type ReadQc = {
   /** Records read (each mate of a pair counts once). */
   reads: number,
@@ -1316,10 +1409,15 @@ export type ReadQc = {
   /** Records by length, in at most [`MAX_LENGTH_BINS`] bins covering every length seen. */
   lengths: Array<LengthBin>,
   /**
+   * Whether the length bins are of equal ratios (a log scale: long reads whose lengths span
+   * a factor of 4 or more) rather than of equal widths.
+   */
+  lengths_log_scale: boolean,
+  /**
    * Base quality by position in the read (empty for FASTA): each position alone below 256,
-   * then positions in bins (32 per doubling), merged until at most [`MAX_POSITION_BINS`]
-   * bins are left. Counted from every read of the first 65,536 and one in eight after them
-   * (the mean quality and the Q30 share count every base).
+   * then positions in bins (32 per doubling), neighbouring bins merged until at most
+   * [`MAX_POSITION_BINS`] are left. Counted from every read until 16 Mi bases are counted,
+   * then from one read in seven (the mean quality and the Q30 share count every base).
    */
   quality_by_position: Array<PositionQuality>,
   /**
@@ -1907,6 +2005,12 @@ export const commands = {
   classification: (id: string): Promise<ClassificationView> =>
     invoke<ClassificationView>("classification", { id }),
   /**
+   * The compared samples' taxa scored against the negative controls among them (the
+   * comparison's controls tab).
+   */
+  compareContaminants: (request: ContaminationRequest): Promise<ContaminationView> =>
+    invoke<ContaminationView>("compare_contaminants", { request }),
+  /**
    * The reads' quality control of the compared samples (the comparison's quality tab).
    */
   compareQc: (samples: string[]): Promise<QcComparison> =>
@@ -1979,6 +2083,12 @@ export const commands = {
    */
   exportComparison: (request: CompareRequest, format: string, dpi: number): Promise<string | null> =>
     invoke<string | null>("export_comparison", { request, format, dpi }),
+  /**
+   * Saves the contaminant scores as CSV where the user chooses. Answers the path, or `None`
+   * when the user cancelled.
+   */
+  exportContaminants: (request: ContaminationRequest, fileName: string): Promise<string | null> =>
+    invoke<string | null>("export_contaminants", { request, fileName }),
   /**
    * Saves a file of the diversity view where the user chooses (`what`: one of
    * [`diversity::FILES`], a PNG at `dpi`). Answers the path, or `None` when the user cancelled.

@@ -57,8 +57,9 @@ export function selectionProblem(count: number): string | null {
   return null;
 }
 
-/** The request the controls make for these samples. */
-export function toRequest(samples: string[], c: CompareControls): CompareRequest {
+/** The request the controls make for these samples; `flagged`: taxa the controls tab called
+ *  possible contaminants (marked on the chart, or left out with `hideFlagged`). */
+export function toRequest(samples: string[], c: CompareControls, flagged: string[] = [], hideFlagged = false): CompareRequest {
   const top = Math.min(MAX_TOP, Math.max(1, Math.round(Number.isFinite(c.top) ? c.top : 20)));
   return {
     samples,
@@ -72,6 +73,8 @@ export function toRequest(samples: string[], c: CompareControls): CompareRequest
     order_by: c.chart === "heatmap" && c.cluster ? null : c.orderBy || null,
     show_host: c.showHost,
     show_unclassified: c.showUnclassified,
+    flagged,
+    hide_flagged: hideFlagged && flagged.length > 0,
   };
 }
 

@@ -4,7 +4,7 @@
 // a drawn file (a chart, a comparison's numbers) comes from the service whole; a table the
 // screen already holds is saved as it is.
 import { invoke } from "./transport";
-import type { ChartControls, CompareRequest, DiversityRequest, SunburstControls } from "./bindings";
+import type { ChartControls, CompareRequest, ContaminationRequest, DiversityRequest, SunburstControls } from "./bindings";
 
 /** What the service stores and a browser downloads. */
 export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile";
@@ -106,6 +106,13 @@ export async function saveQc(id: string, format: string, name: string, title: st
 /** Saves the compared samples' quality control as CSV, as made by the service. */
 export async function saveCompareQc(samples: string[], name: string): Promise<string> {
   const f = await invoke<{ mime: string; base64: string }>("compare_qc_file", { samples });
+  saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return `Saved ${name} to your downloads.`;
+}
+
+/** Saves the contaminant scores of compared samples as CSV, as made by the service. */
+export async function saveContaminants(request: ContaminationRequest, name: string): Promise<string> {
+  const f = await invoke<{ mime: string; base64: string }>("contaminants_file", { request });
   saveBlob(name, new Blob([fromBase64(f.base64)], { type: f.mime }));
   return `Saved ${name} to your downloads.`;
 }

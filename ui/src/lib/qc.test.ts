@@ -16,6 +16,7 @@ const qc = (over: Partial<ReadQc> = {}): ReadQc => ({
   mean_quality: 35.25,
   q30_share: 0.9,
   lengths: [],
+  lengths_log_scale: false,
   quality_by_position: [],
   read_quality: [],
   gc_content: [],

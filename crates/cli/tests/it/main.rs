@@ -1122,6 +1122,35 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("alpha.jpg must end in .svg or .png"), "{said}");
 
+    // Their read quality, as the service counted it with each classification: one row each,
+    // the thresholds after the table.
+    let mut args = vec!["samples", "qc", "--format", "csv"];
+    args.extend(samples.iter().map(String::as_str));
+    let text = ok(&run(&args));
+    let (header, rows) = csv_rows(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"));
+    assert_eq!(&header[..4], ["sample_id", "sample", "passed", "reads"], "{text}");
+    assert_eq!(rows.len(), 3, "{text}");
+    let reads: Vec<&str> = rows.iter().map(|r| r[3].as_str()).collect();
+    assert_eq!(reads, ["10019", "1000", "1000"], "{text}");
+    assert!(text.contains("# Threshold: at least 1000 reads"), "{text}");
+
+    // Controls: with none marked, the view says how to mark one; with the first sample a
+    // blank, each taxon is scored against it (decontam's prevalence method, no concentrations).
+    let mut args = vec!["compare", "--contaminants"];
+    args.extend(samples.iter().map(String::as_str));
+    let out = run(&args);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && said.contains("custom metadata field \"control\""), "{said}");
+    ok(&run(&["samples", "metadata", &samples[0], "--set", "control=blank"]));
+    let mut args = vec!["compare", "--contaminants-csv", "-"];
+    args.extend(samples.iter().map(String::as_str));
+    let text = ok(&run(&args));
+    assert!(text.starts_with("tax_id,name,score,contaminant,prevalence_score,"), "{text}");
+    assert!(text.contains("# Controls: ") && text.contains("decontam's prevalence method"), "{text}");
+    let (_, scored) = csv_rows(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"));
+    assert!(scored.iter().any(|r| r[1] == "Klebsiella pneumoniae"), "{text}");
+    ok(&run(&["samples", "metadata", &samples[0], "--unset", "control"]));
+
     // A measure a sample lacks, and one sample alone, are explained.
     let out = run(&["compare", "--measure", "readcount", "--rank", "kingdom", &samples[0]]);
     assert!(!out.status.success());

@@ -1,0 +1,442 @@
+//! Contaminants of compared samples, told apart by the negative controls among them: each taxon
+//! at the rank scored as decontam scores it (`mgds_diversity::decontam`: prevalence in the
+//! controls against the true samples, share against DNA concentration, or both), the method and
+//! its threshold named. The view, its CSV and `mgds compare --contaminants` all come from
+//! [`prepare`]. Nothing is subtracted: taxa are marked, and the comparison can leave marked ones
+//! out when asked.
+//!
+//! Which samples are controls, and their concentrations, come from their metadata:
+//! - a negative control has a custom field `control` (or `negative_control`) whose value is
+//!   one of [`CONTROL_VALUES`] (case and spaces aside);
+//! - the DNA concentration (for the frequency method) is a custom field, `dna_concentration`
+//!   unless asked otherwise, a number above 0 (a true sample without one leaves the frequency
+//!   method out, and the view says which);
+//! - batches (scored apart, the lowest score kept) are the values of a field when asked
+//!   (`batch_by`), else all the samples are one batch.
+
+use std::collections::HashMap;
+
+use mgds_api::ClassificationResults;
+use mgds_diversity::{ContaminantScore, DecontamMethod};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::compare::{CompareProgress, Gathered, SkippedSample, Source, gather};
+use crate::diversity::shown_text;
+use crate::error::{CmdError, CmdResult, sentence};
+
+/// Values of the `control` field that mark a negative control.
+pub const CONTROL_VALUES: [&str; 9] = [
+    "negative",
+    "negative control",
+    "blank",
+    "extraction blank",
+    "kit blank",
+    "ntc",
+    "no template control",
+    "yes",
+    "true",
+];
+/// The field read for DNA concentration unless another is named.
+pub const CONCENTRATION_FIELD: &str = "dna_concentration";
+/// Taxa listed at most (the lowest scores first); the CSV has them all.
+pub const MAX_ROWS: usize = 2_000;
+
+/// What the contaminants view asks for.
+#[derive(Debug, Clone, Deserialize, TS)]
+pub struct ContaminationRequest {
+    /// The samples, controls among them.
+    pub samples: Vec<String>,
+    /// The rank to score taxa at.
+    pub rank: String,
+    /// `prevalence`, `frequency` or `combined`; `None`: combined where every true sample has a
+    /// concentration, else prevalence.
+    #[serde(default)]
+    pub method: Option<String>,
+    /// The threshold (default decontam's 0.1).
+    #[serde(default)]
+    pub threshold: Option<f64>,
+    /// The field holding DNA concentration (default [`CONCENTRATION_FIELD`]).
+    #[serde(default)]
+    pub concentration_field: Option<String>,
+    /// A field whose values are batches.
+    #[serde(default)]
+    pub batch_by: Option<String>,
+    /// Count the host's taxa too.
+    #[serde(default)]
+    pub show_host: bool,
+}
+
+/// One taxon's scores.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ContaminantRow {
+    /// Its tax id.
+    pub tax_id: String,
+    /// Its name.
+    pub name: String,
+    /// The score the call is made on (absent where it could not be made).
+    pub score: Option<f64>,
+    /// The prevalence score.
+    pub prevalence: Option<f64>,
+    /// The frequency score.
+    pub frequency: Option<f64>,
+    /// Called a contaminant (score below the threshold).
+    pub contaminant: bool,
+    /// Controls it is present in.
+    pub in_controls: usize,
+    /// True samples it is present in.
+    pub in_samples: usize,
+    /// Its mean share of the reads of the controls.
+    pub mean_share_controls: f64,
+    /// Its mean share of the reads of the true samples.
+    pub mean_share_samples: f64,
+}
+
+/// A sample as the view names it.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ContaminationSample {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its batch, when batches were asked for.
+    pub batch: Option<String>,
+}
+
+/// The contaminants view.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ContaminationView {
+    /// The method's key (`prevalence`, `frequency`, `combined`).
+    pub method: String,
+    /// The method in words.
+    pub method_label: String,
+    /// The threshold.
+    pub threshold: f64,
+    /// The rank.
+    pub rank: String,
+    /// The negative controls.
+    pub controls: Vec<ContaminationSample>,
+    /// The true samples.
+    pub samples: Vec<ContaminationSample>,
+    /// Taxa by score, lowest first (those without a score last), at most [`MAX_ROWS`].
+    pub rows: Vec<ContaminantRow>,
+    /// Taxa scored in all.
+    pub taxa: usize,
+    /// Taxa called contaminants.
+    pub flagged: usize,
+    /// Samples left out, with why.
+    pub skipped: Vec<SkippedSample>,
+    /// How the numbers were made, for the screen and the files.
+    pub notes: Vec<String>,
+}
+
+/// The control a sample's metadata marks it as, if any.
+pub fn control_kind(m: &mgds_api::Metadata) -> Option<String> {
+    let value = m.custom.iter().find_map(|(k, v)| {
+        let k = k.trim().to_ascii_lowercase();
+        (k == "control" || k == "negative_control").then_some(v)
+    })?;
+    let text = match value {
+        serde_json::Value::String(s) => s.trim().to_ascii_lowercase(),
+        serde_json::Value::Bool(true) => "true".into(),
+        _ => return None,
+    };
+    CONTROL_VALUES.contains(&text.as_str()).then_some(text)
+}
+
+fn invalid(message: String) -> CmdError {
+    CmdError::new("invalid", message)
+}
+
+/// Fetches the samples `req` names and scores their taxa (see the module's notes).
+pub async fn prepare(
+    src: Source<'_>,
+    req: &ContaminationRequest,
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<ContaminationView> {
+    let rank = req.rank.trim().to_lowercase();
+    if rank.is_empty() || rank.len() > 32 || !rank.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ') {
+        return Err(invalid("Choose a rank: species, genus, family, order, class or phylum.".into()));
+    }
+    let threshold = req.threshold.unwrap_or(mgds_diversity::DECONTAM_THRESHOLD);
+    if !(0.0..=1.0).contains(&threshold) {
+        return Err(invalid(format!("The threshold is a probability from 0 to 1, not {threshold}.")));
+    }
+    let asked = match req.method.as_deref().map(str::trim).filter(|m| !m.is_empty()) {
+        None => None,
+        Some("prevalence") => Some(DecontamMethod::Prevalence),
+        Some("frequency") => Some(DecontamMethod::Frequency),
+        Some("combined") => Some(DecontamMethod::Combined),
+        Some(other) => {
+            let shown: String = other.chars().take(20).collect();
+            return Err(invalid(format!("There is no method {shown:?}: prevalence, frequency or combined.")));
+        }
+    };
+    let conc_field =
+        req.concentration_field.as_deref().map(str::trim).filter(|f| !f.is_empty()).unwrap_or(CONCENTRATION_FIELD);
+    let batch_by = req.batch_by.as_deref().map(str::trim).filter(|b| !b.is_empty());
+    for f in [Some(conc_field), batch_by].into_iter().flatten() {
+        if f.chars().count() > mgds_api::MAX_CUSTOM_METADATA_KEY_CHARS || f.chars().any(char::is_control) {
+            return Err(invalid("A metadata field's name is at most 255 characters, on one line.".into()));
+        }
+    }
+    let Gathered { fetched, skipped, .. } =
+        gather(src, &req.samples, progress, "to be scored against controls").await?;
+    let ready: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
+    let control: Vec<bool> = ready.iter().map(|f| f.info.metadata.as_ref().and_then(control_kind).is_some()).collect();
+    let n_controls = control.iter().filter(|&&c| c).count();
+    let marking = format!(
+        "Mark a negative control with a custom metadata field \"control\" set to one of: {}.",
+        CONTROL_VALUES.join(", ")
+    );
+    if n_controls == 0 {
+        return Err(CmdError::new("not_ready", format!("None of these samples is a negative control. {marking}")));
+    }
+    if n_controls == ready.len() {
+        return Err(CmdError::new(
+            "not_ready",
+            "Every sample here is a negative control: compare the controls with the samples they came with.",
+        ));
+    }
+    let concentration: Vec<Option<f64>> = ready
+        .iter()
+        .map(|f| {
+            f.info.metadata.as_ref().and_then(|m| m.field_text(conc_field)).and_then(|v| v.trim().parse::<f64>().ok())
+        })
+        .map(|c| c.filter(|c| c.is_finite() && *c > 0.0))
+        .collect();
+    let missing_conc: Vec<String> = ready
+        .iter()
+        .zip(&control)
+        .zip(&concentration)
+        .filter(|((_, c), conc)| !**c && conc.is_none())
+        .map(|((f, _), _)| shown_text(&f.info.name))
+        .collect();
+    let method = match asked {
+        Some(m) => m,
+        None if missing_conc.is_empty() => DecontamMethod::Combined,
+        None => DecontamMethod::Prevalence,
+    };
+    if method != DecontamMethod::Prevalence && !missing_conc.is_empty() {
+        let some: Vec<&str> = missing_conc.iter().take(5).map(String::as_str).collect();
+        return Err(invalid(format!(
+            "The frequency method needs each true sample's DNA concentration in the field \"{conc_field}\" (a number above 0); {} of them have none ({}). Add it, or choose the prevalence method.",
+            missing_conc.len(),
+            some.join(", ")
+        )));
+    }
+    let batches: Vec<Option<String>> = ready
+        .iter()
+        .map(|f| batch_by.and_then(|b| f.info.metadata.as_ref().and_then(|m| m.field_text(b))).map(|v| shown_text(&v)))
+        .collect();
+    let named = |i: usize| ContaminationSample {
+        id: ready[i].id.clone(),
+        name: shown_text(&ready[i].info.name),
+        batch: batches[i].clone(),
+    };
+    let controls: Vec<ContaminationSample> = (0..ready.len()).filter(|&i| control[i]).map(named).collect();
+    let samples: Vec<ContaminationSample> = (0..ready.len()).filter(|&i| !control[i]).map(named).collect();
+    let owned: Vec<std::sync::Arc<ClassificationResults>> = ready.iter().filter_map(|f| f.results.clone()).collect();
+    let show_host = req.show_host;
+    let rank2 = rank.clone();
+    let computed = tokio::task::spawn_blocking(move || {
+        let results: Vec<&ClassificationResults> = owned.iter().map(|r| r.as_ref()).collect();
+        let (taxa, counts) =
+            crate::diversity::table(&results, &rank2, show_host, &|t, _| Some(t.readcount_w_children as f64));
+        let shares: Vec<Vec<f64>> = counts
+            .iter()
+            .map(|row| {
+                let total: f64 = row.iter().sum();
+                row.iter().map(|v| if total > 0.0 { v / total } else { 0.0 }).collect()
+            })
+            .collect();
+        let mut batch_index: HashMap<Option<String>, usize> = HashMap::new();
+        let batch_ids: Vec<usize> = batches
+            .iter()
+            .map(|b| {
+                let next = batch_index.len();
+                *batch_index.entry(b.clone()).or_insert(next)
+            })
+            .collect();
+        let conc: Vec<f64> = concentration.iter().map(|c| c.unwrap_or(f64::NAN)).collect();
+        let scores = mgds_diversity::decontam(&shares, &control, &batch_ids, Some(&conc), method, threshold);
+        let names: HashMap<&str, &str> =
+            results.iter().flat_map(|r| r.table.iter()).map(|t| (t.tax_id.as_str(), t.name.as_str())).collect();
+        let mut rows: Vec<ContaminantRow> = taxa
+            .iter()
+            .zip(&scores)
+            .enumerate()
+            .map(|(j, (tax_id, s))| {
+                row(j, tax_id, names.get(tax_id.as_str()).copied().unwrap_or(tax_id), s, &shares, &control)
+            })
+            .collect();
+        rows.sort_by(|a, b| match (a.score, b.score) {
+            (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| a.name.cmp(&b.name)),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => a.name.cmp(&b.name),
+        });
+        rows
+    })
+    .await
+    .map_err(|e| CmdError::new("failed", format!("The contaminants could not be scored ({e}).")))?;
+    let taxa = computed.len();
+    let flagged = computed.iter().filter(|r| r.contaminant).count();
+    let mut rows = computed;
+    rows.truncate(MAX_ROWS);
+    let mut notes = vec![
+        format!(
+            "Taxa at rank {rank} scored by {} against {} ({} negative control{}, {} true sample{}); a score below {threshold} calls a taxon a contaminant. Nothing is subtracted.",
+            method.label(),
+            if batch_by.is_some() { "each batch's controls" } else { "the controls" },
+            controls.len(),
+            if controls.len() == 1 { "" } else { "s" },
+            samples.len(),
+            if samples.len() == 1 { "" } else { "s" },
+        ),
+        "Prevalence: present in a larger share of the controls than of the true samples (one-sided two-proportion test with continuity correction; Fisher's exact mid-p where a count expected under no difference is below 5).".to_string(),
+        marking,
+    ];
+    if method != DecontamMethod::Prevalence {
+        notes.insert(
+            2,
+            format!(
+                "Frequency: a share falling as the DNA concentration (field \"{conc_field}\") rises, as a fixed amount of contaminating DNA makes it; F test of the fits with slope −1 and slope 0 on log scales."
+            ),
+        );
+    }
+    if let Some(b) = batch_by {
+        notes.push(format!("Batches by \"{b}\": each scored apart, the lowest score kept."));
+    }
+    if !show_host {
+        notes.push("The host's taxa are left out.".to_string());
+    }
+    Ok(ContaminationView {
+        method: match method {
+            DecontamMethod::Prevalence => "prevalence",
+            DecontamMethod::Frequency => "frequency",
+            DecontamMethod::Combined => "combined",
+        }
+        .into(),
+        method_label: method.label().into(),
+        threshold,
+        rank,
+        controls,
+        samples,
+        rows,
+        taxa,
+        flagged,
+        skipped,
+        notes,
+    })
+}
+
+fn row(
+    j: usize,
+    tax_id: &str,
+    name: &str,
+    s: &ContaminantScore,
+    shares: &[Vec<f64>],
+    control: &[bool],
+) -> ContaminantRow {
+    let (mut in_c, mut in_s, mut sum_c, mut sum_s) = (0, 0, 0.0, 0.0);
+    for (r, &c) in shares.iter().zip(control) {
+        let v = r.get(j).copied().unwrap_or(0.0);
+        if c {
+            in_c += usize::from(v > 0.0);
+            sum_c += v;
+        } else {
+            in_s += usize::from(v > 0.0);
+            sum_s += v;
+        }
+    }
+    let n_c = control.iter().filter(|&&c| c).count().max(1) as f64;
+    let n_s = control.iter().filter(|&&c| !c).count().max(1) as f64;
+    ContaminantRow {
+        tax_id: tax_id.to_string(),
+        name: shown_text(name),
+        score: s.score,
+        prevalence: s.prevalence,
+        frequency: s.frequency,
+        contaminant: s.contaminant,
+        in_controls: in_c,
+        in_samples: in_s,
+        mean_share_controls: sum_c / n_c,
+        mean_share_samples: sum_s / n_s,
+    }
+}
+
+impl ContaminationView {
+    /// Writes every listed taxon's scores as delimited text, the method and notes after them as
+    /// `#` lines.
+    pub fn write_table(&self, mut out: impl std::io::Write, delimiter: u8) -> CmdResult<()> {
+        let err = |e: csv::Error| CmdError::new("file", sentence(&e.to_string()));
+        let file = |e: std::io::Error| CmdError::new("file", sentence(&e.to_string()));
+        let num = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
+        {
+            let mut w = csv::WriterBuilder::new().delimiter(delimiter).from_writer(&mut out);
+            w.write_record([
+                "tax_id",
+                "name",
+                "score",
+                "contaminant",
+                "prevalence_score",
+                "frequency_score",
+                "in_controls",
+                "in_samples",
+                "mean_share_controls",
+                "mean_share_samples",
+            ])
+            .map_err(err)?;
+            for r in &self.rows {
+                w.write_record([
+                    r.tax_id.clone(),
+                    r.name.clone(),
+                    num(r.score),
+                    if r.contaminant { "yes" } else { "no" }.into(),
+                    num(r.prevalence),
+                    num(r.frequency),
+                    r.in_controls.to_string(),
+                    r.in_samples.to_string(),
+                    format!("{}", r.mean_share_controls),
+                    format!("{}", r.mean_share_samples),
+                ])
+                .map_err(err)?;
+            }
+            w.flush().map_err(file)?;
+        }
+        let names = |s: &[ContaminationSample]| s.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
+        writeln!(out, "# Controls: {}", names(&self.controls)).map_err(file)?;
+        for n in &self.notes {
+            writeln!(out, "# {n}").map_err(file)?;
+        }
+        out.flush().map_err(file)
+    }
+
+    /// The tax ids called contaminants (for the comparison to mark or leave out).
+    pub fn flagged_taxa(&self) -> Vec<String> {
+        self.rows.iter().filter(|r| r.contaminant).map(|r| r.tax_id.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_marked_by_their_metadata() {
+        let with = |k: &str, v: serde_json::Value| {
+            let mut m: mgds_api::Metadata = serde_json::from_value(
+                serde_json::json!({"$uri": "/api/v1/metadata/x", "sample": {"$ref": "/api/v1/samples/x"}}),
+            )
+            .unwrap();
+            m.custom.insert(k.into(), v);
+            m
+        };
+        assert_eq!(control_kind(&with("control", "Negative ".into())).as_deref(), Some("negative"));
+        assert_eq!(control_kind(&with("Control", "blank".into())).as_deref(), Some("blank"));
+        assert_eq!(control_kind(&with("negative_control", true.into())).as_deref(), Some("true"));
+        assert_eq!(control_kind(&with("control", "positive".into())), None);
+        assert_eq!(control_kind(&with("site", "blank".into())), None);
+    }
+}

@@ -58,14 +58,18 @@ pub struct CompareRequest {
     /// A column for the unclassified reads (reads and the share of reads only).
     pub show_unclassified: bool,
     /// Taxa (tax ids) marked as possible contaminants by the controls tab
-    /// ([`crate::contamination`]): named so on the chart and in the numbers, at most
-    /// [`crate::contamination::MAX_ROWS`].
+    /// (`crate::contamination`): named so on the chart and in the numbers, at most
+    /// [`MAX_FLAGGED`].
     #[serde(default)]
     pub flagged: Vec<String>,
     /// Leave the flagged taxa out.
     #[serde(default)]
     pub hide_flagged: bool,
 }
+
+/// The most taxa a comparison marks as possible contaminants (the contaminants view lists at
+/// most as many).
+pub const MAX_FLAGGED: usize = 2_000;
 
 /// A compared sample, in the order drawn.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -523,7 +527,7 @@ pub async fn prepare(
         flagged: req
             .flagged
             .iter()
-            .take(crate::contamination::MAX_ROWS)
+            .take(MAX_FLAGGED)
             .filter(|t| t.len() <= 32 && t.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b)))
             .cloned()
             .collect(),

@@ -39,8 +39,8 @@ pub const CONTROL_VALUES: [&str; 9] = [
 ];
 /// The field read for DNA concentration unless another is named.
 pub const CONCENTRATION_FIELD: &str = "dna_concentration";
-/// Taxa listed at most (the lowest scores first); the CSV has them all.
-pub const MAX_ROWS: usize = 2_000;
+/// Taxa listed at most (the lowest scores first), in the view and the CSV.
+pub const MAX_ROWS: usize = crate::compare::MAX_FLAGGED;
 
 /// What the contaminants view asks for.
 #[derive(Debug, Clone, Deserialize, TS)]

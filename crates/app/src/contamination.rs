@@ -37,9 +37,13 @@ pub const CONTROL_VALUES: [&str; 9] = [
     "yes",
     "true",
 ];
+/// Scorings running at once in this process.
+static SCORING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// The field read for DNA concentration unless another is named.
 pub const CONCENTRATION_FIELD: &str = "dna_concentration";
-/// Taxa listed at most (the lowest scores first), in the view and the CSV.
+/// Taxa listed at most (the lowest scores first), in the view and the CSV; the view says when
+/// more were scored.
 pub const MAX_ROWS: usize = crate::compare::MAX_FLAGGED;
 
 /// What the contaminants view asks for.
@@ -137,7 +141,10 @@ pub fn control_kind(m: &mgds_api::Metadata) -> Option<String> {
         (k == "control" || k == "negative_control").then_some(v)
     })?;
     let text = match value {
-        serde_json::Value::String(s) => s.trim().to_ascii_lowercase(),
+        // Case, hyphens, underscores and runs of spaces aside.
+        serde_json::Value::String(s) => {
+            s.to_ascii_lowercase().replace(['-', '_'], " ").split_whitespace().collect::<Vec<_>>().join(" ")
+        }
         serde_json::Value::Bool(true) => "true".into(),
         _ => return None,
     };
@@ -175,22 +182,80 @@ pub async fn prepare(
     let conc_field =
         req.concentration_field.as_deref().map(str::trim).filter(|f| !f.is_empty()).unwrap_or(CONCENTRATION_FIELD);
     let batch_by = req.batch_by.as_deref().map(str::trim).filter(|b| !b.is_empty());
-    for f in [Some(conc_field), batch_by].into_iter().flatten() {
+    for (what, f) in [("concentration", Some(conc_field)), ("batch", batch_by)] {
+        let Some(f) = f else { continue };
         if f.chars().count() > mgds_api::MAX_CUSTOM_METADATA_KEY_CHARS || f.chars().any(char::is_control) {
-            return Err(invalid("A metadata field's name is at most 255 characters, on one line.".into()));
+            return Err(invalid(format!(
+                "The {what} field's name is not one a sample can have: names are at most {} characters, on one line.",
+                mgds_api::MAX_CUSTOM_METADATA_KEY_CHARS
+            )));
         }
     }
     let Gathered { fetched, skipped, .. } =
         gather(src, &req.samples, progress, "to be scored against controls").await?;
-    let ready: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
+    let all: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
+    // decontam leaves out samples without reads: a blank with nothing at the rank would count
+    // as a control in which every taxon is absent.
+    let owned_all: Vec<std::sync::Arc<ClassificationResults>> = all.iter().filter_map(|f| f.results.clone()).collect();
+    let (show_host, rank2) = (req.show_host, rank.clone());
+    let (taxa, counts) = tokio::task::spawn_blocking(move || {
+        let results: Vec<&ClassificationResults> = owned_all.iter().map(|r| r.as_ref()).collect();
+        crate::diversity::table(&results, &rank2, show_host, &|t, _| Some(t.readcount_w_children as f64))
+    })
+    .await
+    .map_err(|e| CmdError::new("failed", format!("The contaminants could not be scored ({e}).")))?;
+    let empty: Vec<String> = all
+        .iter()
+        .zip(&counts)
+        .filter(|(_, row)| row.iter().sum::<f64>() <= 0.0)
+        .map(|(f, _)| shown_text(&f.info.name))
+        .collect();
+    let (ready, counts): (Vec<&crate::compare::Fetched>, Vec<Vec<f64>>) =
+        all.iter().zip(counts).filter(|(_, row)| row.iter().sum::<f64>() > 0.0).map(|(f, r)| (*f, r)).unzip();
     let control: Vec<bool> = ready.iter().map(|f| f.info.metadata.as_ref().and_then(control_kind).is_some()).collect();
     let n_controls = control.iter().filter(|&&c| c).count();
     let marking = format!(
         "Mark a negative control with a custom metadata field \"control\" set to one of: {}.",
         CONTROL_VALUES.join(", ")
     );
-    if n_controls == 0 {
-        return Err(CmdError::new("not_ready", format!("None of these samples is a negative control. {marking}")));
+    let raw_conc: Vec<Option<String>> =
+        ready.iter().map(|f| f.info.metadata.as_ref().and_then(|m| m.field_text(conc_field))).collect();
+    let concentration: Vec<Option<f64>> = raw_conc
+        .iter()
+        .map(|v| v.as_deref().and_then(|v| v.trim().parse::<f64>().ok()).filter(|c| c.is_finite() && *c > 0.0))
+        .collect();
+    let missing_conc: Vec<String> = (0..ready.len())
+        .filter(|&i| !control[i] && concentration[i].is_none())
+        .map(|i| match &raw_conc[i] {
+            Some(v) => format!("{} (\"{}\" is not a number above 0)", shown_text(&ready[i].info.name), shown_text(v)),
+            None => shown_text(&ready[i].info.name),
+        })
+        .collect();
+    let method = match asked {
+        Some(m) => m,
+        None if missing_conc.is_empty() && n_controls == 0 => DecontamMethod::Frequency,
+        None if missing_conc.is_empty() => DecontamMethod::Combined,
+        None => DecontamMethod::Prevalence,
+    };
+    let empty_note = (!empty.is_empty()).then(|| {
+        let some: Vec<&str> = empty.iter().take(5).map(String::as_str).collect();
+        format!(
+            "{} sample{} with no reads at rank {rank} left out, as decontam leaves them out: {}{}.",
+            empty.len(),
+            if empty.len() == 1 { "" } else { "s" },
+            some.join(", "),
+            if empty.len() > 5 { ", …" } else { "" }
+        )
+    });
+    if method != DecontamMethod::Frequency && n_controls == 0 {
+        let why = match &empty_note {
+            Some(n) if !empty.is_empty() => format!(" ({n})"),
+            _ => String::new(),
+        };
+        return Err(CmdError::new(
+            "not_ready",
+            format!("None of these samples is a negative control with reads at rank {rank}{why}. {marking}"),
+        ));
     }
     if n_controls == ready.len() {
         return Err(CmdError::new(
@@ -198,56 +263,42 @@ pub async fn prepare(
             "Every sample here is a negative control: compare the controls with the samples they came with.",
         ));
     }
-    let concentration: Vec<Option<f64>> = ready
-        .iter()
-        .map(|f| {
-            f.info.metadata.as_ref().and_then(|m| m.field_text(conc_field)).and_then(|v| v.trim().parse::<f64>().ok())
-        })
-        .map(|c| c.filter(|c| c.is_finite() && *c > 0.0))
-        .collect();
-    let missing_conc: Vec<String> = ready
-        .iter()
-        .zip(&control)
-        .zip(&concentration)
-        .filter(|((_, c), conc)| !**c && conc.is_none())
-        .map(|((f, _), _)| shown_text(&f.info.name))
-        .collect();
-    let method = match asked {
-        Some(m) => m,
-        None if missing_conc.is_empty() => DecontamMethod::Combined,
-        None => DecontamMethod::Prevalence,
+    let some_missing = || {
+        let some: Vec<&str> = missing_conc.iter().take(5).map(String::as_str).collect();
+        format!("{}{}", some.join(", "), if missing_conc.len() > 5 { ", …" } else { "" })
     };
     if method != DecontamMethod::Prevalence && !missing_conc.is_empty() {
-        let some: Vec<&str> = missing_conc.iter().take(5).map(String::as_str).collect();
         return Err(invalid(format!(
-            "The frequency method needs each true sample's DNA concentration in the field \"{conc_field}\" (a number above 0); {} of them have none ({}). Add it, or choose the prevalence method.",
+            "The frequency method needs each true sample's DNA concentration in the field \"{conc_field}\" (a number above 0); {} of them have none: {}. Add it, or choose the prevalence method.",
             missing_conc.len(),
-            some.join(", ")
+            some_missing()
         )));
     }
-    let batches: Vec<Option<String>> = ready
-        .iter()
-        .map(|f| batch_by.and_then(|b| f.info.metadata.as_ref().and_then(|m| m.field_text(b))).map(|v| shown_text(&v)))
-        .collect();
+    let batches: Vec<Option<String>> =
+        ready.iter().map(|f| batch_by.and_then(|b| f.info.metadata.as_ref().and_then(|m| m.field_text(b)))).collect();
     let named = |i: usize| ContaminationSample {
         id: ready[i].id.clone(),
         name: shown_text(&ready[i].info.name),
-        batch: batches[i].clone(),
+        batch: batches[i].as_deref().map(shown_text),
     };
     let controls: Vec<ContaminationSample> = (0..ready.len()).filter(|&i| control[i]).map(named).collect();
     let samples: Vec<ContaminationSample> = (0..ready.len()).filter(|&i| !control[i]).map(named).collect();
-    let owned: Vec<std::sync::Arc<ClassificationResults>> = ready.iter().filter_map(|f| f.results.clone()).collect();
-    let show_host = req.show_host;
-    let rank2 = rank.clone();
+    let names: HashMap<String, String> = ready
+        .iter()
+        .filter_map(|f| f.results.as_ref())
+        .flat_map(|r| r.table.iter())
+        .map(|t| (t.tax_id.clone(), t.name.clone()))
+        .collect();
+    let without_batch = batches.iter().filter(|b| b.is_none()).count();
+    let _turn = SCORING.acquire().await.map_err(|_| CmdError::new("busy", "Stopping; try again in a moment."))?;
+    let control2 = control.clone();
     let computed = tokio::task::spawn_blocking(move || {
-        let results: Vec<&ClassificationResults> = owned.iter().map(|r| r.as_ref()).collect();
-        let (taxa, counts) =
-            crate::diversity::table(&results, &rank2, show_host, &|t, _| Some(t.readcount_w_children as f64));
+        let control = control2;
         let shares: Vec<Vec<f64>> = counts
             .iter()
             .map(|row| {
                 let total: f64 = row.iter().sum();
-                row.iter().map(|v| if total > 0.0 { v / total } else { 0.0 }).collect()
+                row.iter().map(|v| v / total).collect()
             })
             .collect();
         let mut batch_index: HashMap<Option<String>, usize> = HashMap::new();
@@ -260,14 +311,13 @@ pub async fn prepare(
             .collect();
         let conc: Vec<f64> = concentration.iter().map(|c| c.unwrap_or(f64::NAN)).collect();
         let scores = mgds_diversity::decontam(&shares, &control, &batch_ids, Some(&conc), method, threshold);
-        let names: HashMap<&str, &str> =
-            results.iter().flat_map(|r| r.table.iter()).map(|t| (t.tax_id.as_str(), t.name.as_str())).collect();
         let mut rows: Vec<ContaminantRow> = taxa
             .iter()
             .zip(&scores)
             .enumerate()
             .map(|(j, (tax_id, s))| {
-                row(j, tax_id, names.get(tax_id.as_str()).copied().unwrap_or(tax_id), s, &shares, &control)
+                let name = names.get(tax_id).map_or(tax_id.as_str(), String::as_str);
+                row(j, tax_id, name, s, &shares, &control)
             })
             .collect();
         rows.sort_by(|a, b| match (a.score, b.score) {
@@ -284,30 +334,55 @@ pub async fn prepare(
     let flagged = computed.iter().filter(|r| r.contaminant).count();
     let mut rows = computed;
     rows.truncate(MAX_ROWS);
-    let mut notes = vec![
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut notes = vec![if method == DecontamMethod::Frequency {
+        format!(
+            "Taxa at rank {rank} scored by {} over {} true sample{}; a score below {threshold} calls a taxon a contaminant. Nothing is subtracted.",
+            method.label(),
+            samples.len(),
+            plural(samples.len())
+        )
+    } else {
         format!(
             "Taxa at rank {rank} scored by {} against {} ({} negative control{}, {} true sample{}); a score below {threshold} calls a taxon a contaminant. Nothing is subtracted.",
             method.label(),
             if batch_by.is_some() { "each batch's controls" } else { "the controls" },
             controls.len(),
-            if controls.len() == 1 { "" } else { "s" },
+            plural(controls.len()),
             samples.len(),
-            if samples.len() == 1 { "" } else { "s" },
-        ),
-        "Prevalence: present in a larger share of the controls than of the true samples (one-sided two-proportion test with continuity correction; Fisher's exact mid-p where a count expected under no difference is below 5).".to_string(),
-        marking,
-    ];
+            plural(samples.len())
+        )
+    }];
+    if method != DecontamMethod::Frequency {
+        notes.push("Prevalence: present in a larger share of the controls than of the true samples (one-sided two-proportion test with continuity correction; Fisher's exact mid-p where a count expected under no difference is below 5). A taxon in every sample scores 0.5; one in fewer than two samples is not scored.".to_string());
+    }
     if method != DecontamMethod::Prevalence {
-        notes.insert(
-            2,
-            format!(
-                "Frequency: a share falling as the DNA concentration (field \"{conc_field}\") rises, as a fixed amount of contaminating DNA makes it; F test of the fits with slope −1 and slope 0 on log scales."
-            ),
-        );
+        notes.push(format!(
+            "Frequency: a share falling as the DNA concentration (field \"{conc_field}\") rises, as a fixed amount of contaminating DNA makes it; F test of the fits with slope −1 and slope 0 on log scales."
+        ));
+    }
+    if asked.is_none() && method == DecontamMethod::Prevalence && !missing_conc.is_empty() {
+        notes.push(format!(
+            "The frequency method is left out: {} true sample{} have no DNA concentration in \"{conc_field}\": {}.",
+            missing_conc.len(),
+            plural(missing_conc.len()),
+            some_missing()
+        ));
+    }
+    if let Some(n) = empty_note {
+        notes.push(n);
     }
     if let Some(b) = batch_by {
-        notes.push(format!("Batches by \"{b}\": each scored apart, the lowest score kept."));
+        let without = without_batch;
+        notes.push(format!(
+            "Batches by \"{b}\": each scored apart, the lowest score kept{}; a batch without a control has no prevalence score.",
+            if without > 0 { format!(" ({without} samples without the field form one batch)") } else { String::new() }
+        ));
     }
+    if taxa > rows.len() {
+        notes.push(format!("The {} lowest scores of {taxa} taxa are listed.", rows.len()));
+    }
+    notes.push(marking);
     if !show_host {
         notes.push("The host's taxa are left out.".to_string());
     }
@@ -436,6 +511,10 @@ mod tests {
         assert_eq!(control_kind(&with("control", "Negative ".into())).as_deref(), Some("negative"));
         assert_eq!(control_kind(&with("Control", "blank".into())).as_deref(), Some("blank"));
         assert_eq!(control_kind(&with("negative_control", true.into())).as_deref(), Some("true"));
+        assert_eq!(
+            control_kind(&with("control", "No-Template  control".into())).as_deref(),
+            Some("no template control")
+        );
         assert_eq!(control_kind(&with("control", "positive".into())), None);
         assert_eq!(control_kind(&with("site", "blank".into())), None);
     }

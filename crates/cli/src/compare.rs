@@ -106,7 +106,7 @@ pub struct CompareArgs {
     /// Score each taxon as a possible contaminant against the negative controls among the
     /// samples (custom metadata field `control` = negative, blank, ntc, ...), as decontam does,
     /// and print the taxa by score (lowest first).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["diversity", "mark_contaminants", "hide_contaminants"])]
     pub contaminants: bool,
     /// decontam's method for --contaminants; by default combined where every true sample has a
     /// DNA concentration, else prevalence.
@@ -123,7 +123,7 @@ pub struct CompareArgs {
     pub batch_by: Option<String>,
     /// Write the contaminant scores as CSV here (method and notes as `#` lines); `-` for
     /// stdout. Implies --contaminants.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["diversity", "mark_contaminants", "hide_contaminants"])]
     pub contaminants_csv: Option<PathBuf>,
     /// Score the taxa against the negative controls first (as --contaminants), and name the
     /// possible contaminants so on the chart and in the numbers.

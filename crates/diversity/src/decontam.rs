@@ -25,7 +25,6 @@ use serde::{Deserialize, Serialize};
 use statrs::function::beta::beta_reg;
 use statrs::function::erf::erfc;
 use statrs::function::factorial::ln_binomial;
-use statrs::function::gamma::gamma_ur;
 
 /// decontam's default threshold: a taxon scoring strictly below it is called a contaminant.
 pub const THRESHOLD: f64 = 0.1;
@@ -81,13 +80,15 @@ pub fn decontam(
 ) -> Vec<ContaminantScore> {
     let taxa = shares.first().map_or(0, Vec::len);
     let batches: std::collections::BTreeSet<usize> = batch.iter().copied().collect();
+    // Each batch's samples, found once.
+    let members_of: Vec<Vec<usize>> =
+        batches.iter().map(|&b| (0..shares.len()).filter(|&s| batch.get(s) == Some(&b)).collect()).collect();
     let value = |s: usize, t: usize| shares.get(s).and_then(|r| r.get(t)).copied().unwrap_or(0.0);
     (0..taxa)
         .map(|t| {
             let mut prevalence: Option<f64> = None;
             let mut frequency: Option<f64> = None;
-            for &b in &batches {
-                let members: Vec<usize> = (0..shares.len()).filter(|&s| batch.get(s) == Some(&b)).collect();
+            for members in &members_of {
                 if method != DecontamMethod::Frequency {
                     let present: Vec<bool> = members.iter().map(|&s| value(s, t) > 0.0).collect();
                     let neg: Vec<bool> = members.iter().map(|&s| control.get(s).copied().unwrap_or(false)).collect();
@@ -108,8 +109,7 @@ pub fn decontam(
                 DecontamMethod::Prevalence => prevalence,
                 DecontamMethod::Frequency => frequency,
                 DecontamMethod::Combined => match (prevalence, frequency) {
-                    // −2 ln(p1 p2) is chi-squared with 4 degrees of freedom.
-                    (Some(p), Some(f)) => Some(chi2_upper(-2.0 * (p * f).ln(), 4.0)),
+                    (Some(p), Some(f)) => Some(fisher_combined(p, f)),
                     _ => None,
                 },
             };
@@ -126,11 +126,20 @@ fn min_some(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-fn chi2_upper(x: f64, df: f64) -> f64 {
-    if x.is_nan() {
-        return f64::NAN;
+/// Fisher's method for two scores: −2 ln(p f) is chi-squared with 4 degrees of freedom, whose
+/// upper tail at `x = −2 l` is `e^l (1 − l)`, with `l = ln p + ln f` (in logs, so that two tiny
+/// scores do not underflow: a score of 0 gives 0).
+fn fisher_combined(p: f64, f: f64) -> f64 {
+    let l = p.ln() + f.ln();
+    if l == f64::NEG_INFINITY {
+        return 0.0;
     }
-    if x <= 0.0 { 1.0 } else { gamma_ur(df / 2.0, x / 2.0) }
+    (l.exp() * (1.0 - l)).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+fn chi2_upper(x: f64, df: f64) -> f64 {
+    if x <= 0.0 { 1.0 } else { statrs::function::gamma::gamma_ur(df / 2.0, x / 2.0) }
 }
 
 /// The prevalence score of one taxon in one batch: `present[i]` in sample `i`, `neg[i]` a
@@ -294,6 +303,21 @@ mod tests {
         let c = decontam(&shares, &control, &batch, Some(&conc), DecontamMethod::Combined, THRESHOLD);
         let (p, q) = (c[2].prevalence.unwrap(), c[2].frequency.unwrap());
         let want = chi2_upper(-2.0 * (p * q).ln(), 4.0);
-        assert!((c[2].score.unwrap() - want).abs() < 1e-15);
+        assert!((c[2].score.unwrap() - want).abs() < 1e-12, "{} {want}", c[2].score.unwrap());
+    }
+
+    #[test]
+    fn tiny_scores_combine_without_underflow() {
+        assert_eq!(fisher_combined(0.0, 0.3), 0.0);
+        // 1e-400 and less: below what a double holds, so 0, not a panic or NaN.
+        let tiny = fisher_combined(1e-200, 1e-200);
+        assert!((0.0..1e-300).contains(&tiny), "{tiny}");
+        let small = fisher_combined(1e-100, 1e-100);
+        assert!(small > 0.0 && small < 1e-190, "{small}");
+        assert!((fisher_combined(1.0, 1.0) - 1.0).abs() < 1e-15);
+        for (p, f) in [(0.3f64, 0.2f64), (0.01, 0.5), (0.9, 0.05)] {
+            let want = chi2_upper(-2.0 * (p * f).ln(), 4.0);
+            assert!((fisher_combined(p, f) - want).abs() < 1e-12, "{p} {f}");
+        }
     }
 }

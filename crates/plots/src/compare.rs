@@ -130,6 +130,7 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
     let mut hid_host = false;
     let flagged: HashSet<&str> = opts.flagged.iter().map(String::as_str).collect();
     let mut hid_flagged: HashSet<String> = HashSet::new();
+    let mut marked = false;
     for s in samples {
         let hosts = if opts.hide_host { host_subtree(s.results) } else { HashSet::new() };
         let reads_of: HashMap<&str, u64> =
@@ -147,6 +148,7 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
                 continue;
             }
             let reads = reads_of.get(id.as_str()).copied().unwrap_or(0);
+            marked |= is_flagged;
             let label = if is_flagged { format!("{}{FLAGGED_MARK}", bar.label) } else { bar.label };
             taxa.insert(id, (label, bar.value, reads));
         }
@@ -216,7 +218,7 @@ pub fn compare(samples: &[Compared<'_>], opts: &CompareOptions) -> Result<Compar
     if !hid_flagged.is_empty() {
         let n = hid_flagged.len();
         notes.push(format!("{n} possible contaminant{} left out", if n == 1 { "" } else { "s" }));
-    } else if !opts.flagged.is_empty() && !opts.hide_flagged {
+    } else if marked {
         notes.push("possible contaminants marked".to_string());
     }
     match (opts.show_unclassified, unclassified) {

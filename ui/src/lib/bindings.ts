@@ -407,8 +407,8 @@ export type CompareRequest = {
   show_unclassified: boolean,
   /**
    * Taxa (tax ids) marked as possible contaminants by the controls tab
-   * ([`crate::contamination`]): named so on the chart and in the numbers, at most
-   * [`crate::contamination::MAX_ROWS`].
+   * (`crate::contamination`): named so on the chart and in the numbers, at most
+   * [`MAX_FLAGGED`].
    */
   flagged: Array<string>,
   /** Leave the flagged taxa out. */

@@ -267,11 +267,7 @@ const MAX_SHOWN_CHARS: usize = 100;
 /// Text from the service as charts and files show it: control characters as spaces, at most
 /// [`MAX_SHOWN_CHARS`] characters.
 pub(crate) fn shown_text(s: &str) -> String {
-    let mut out: String = s.chars().take(MAX_SHOWN_CHARS).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().count() > MAX_SHOWN_CHARS {
-        out.push('…');
-    }
-    out
+    crate::qc::shown(s, MAX_SHOWN_CHARS)
 }
 
 /// What [`compute`] works on, checked.

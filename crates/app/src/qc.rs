@@ -279,24 +279,17 @@ mod tests {
     fn qc(failures: Vec<String>) -> ReadQc {
         ReadQc {
             reads: 2_000,
-            pairs: 0,
             bases: 300_000,
             min_length: 150,
             max_length: 150,
             mean_length: 150.0,
             median_length: 150,
             n50: 150,
-            long_reads: false,
             gc: 0.5123,
-            n_share: 0.0,
             mean_quality: Some(34.5),
             q30_share: Some(0.9),
-            lengths: vec![],
-            lengths_log_scale: false,
-            quality_by_position: vec![],
-            read_quality: vec![],
-            gc_content: vec![],
             failures,
+            ..ReadQc::default()
         }
     }
 

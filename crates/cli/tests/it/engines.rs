@@ -166,11 +166,11 @@ fn a_worker_stopped_mid_analysis_gives_it_back_and_the_next_runs_it_once() {
     let status = first.child.wait().unwrap();
     assert!(status.success(), "the worker exits 0 on SIGTERM: {status}\n{}", first.log());
     // Its last line may still be on its way from the pipe to the log when it has exited.
-    let gave_back = || first.log().contains("gave 1 unfinished analysis back to the queue").then_some(());
-    if gave_back().is_none() {
-        std::thread::sleep(std::time::Duration::from_secs(2));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !first.log().contains("gave 1 unfinished analysis back to the queue") {
+        assert!(Instant::now() < deadline, "the worker never said it gave the analysis back:\n{}", first.log());
+        std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(gave_back().is_some(), "{}", first.log());
     assert_eq!(first.completed(), 0);
     assert_eq!(std::fs::read_dir(&work).unwrap().count(), 0, "the stopped run's work folder is removed");
 

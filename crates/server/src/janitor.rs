@@ -87,10 +87,12 @@ pub async fn round(state: &Store, holder: &str, every: Duration) -> bool {
     true
 }
 
-/// Runs rounds every `every` until dropped (the task is aborted when the service stops).
+/// Runs rounds every `every` until dropped (the task is aborted when the service stops). The
+/// first is `every` after the call: [`crate::AppState::open`] has just run one (or found another
+/// host at it), and a round at once would only race it for the turn.
 pub async fn run(state: Store, every: Duration) {
     let holder = format!("{}-{}", std::process::id(), db::new_id());
-    let mut tick = tokio::time::interval(every);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;

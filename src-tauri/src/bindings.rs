@@ -26,7 +26,7 @@ use crate::organization::{
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::qc::{QcComparison, QcView};
-use crate::results::{AnalysesChanged, ClassificationView, PanelView};
+use crate::results::{AnalysesChanged, ClassificationView, HostCopy, PanelView};
 use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
 };
@@ -109,6 +109,7 @@ fn signature_types(t: &mut Types) {
         ContaminationRequest,
         ContaminationView,
         ClassificationView,
+        HostCopy,
         CompareRequest,
         ComparisonView,
         ConnectionView,

@@ -20,7 +20,7 @@ use crate::organization::{
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::qc::{self, QcComparison};
-use crate::results::{ClassificationView, PanelView, ResultsCache, Watcher};
+use crate::results::{ClassificationView, HostCopy, PanelView, ResultsCache, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
     TagCount,
@@ -512,6 +512,13 @@ pub async fn classification(
     let c = session.connected().await?;
     let r = cache.classification(&c.client, &c.base_url, &id).await?;
     Ok(ClassificationView::of(&r))
+}
+
+/// Starts a copy, without the host's reads, of the sample that classification `id` is of (the
+/// service writes it; the new sample is `importing` until then).
+#[tauri::command]
+pub async fn remove_host_reads(session: State<'_, Session>, id: String) -> CmdResult<HostCopy> {
+    crate::results::remove_host(&session.connected().await?.client, &id).await
 }
 
 /// The results of a panel analysis.

@@ -149,6 +149,7 @@ pub fn run() {
             commands::start_uploads,
             commands::cancel_upload,
             commands::classification,
+            commands::remove_host_reads,
             commands::panel,
             chart::abundance_chart,
             chart::export_chart,

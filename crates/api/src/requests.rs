@@ -207,6 +207,19 @@ pub struct CancelUploadRequest {
     pub sample_id: String,
 }
 
+/// `POST /samples/{id}/remove_host` (an MGDS addition): a copy of the sample without the
+/// reads a classification called the host's. The answer is the new sample, `importing` until
+/// the copy is written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RemoveHostRequest {
+    /// The classification whose calls say which reads are the host's (default: the sample's
+    /// newest finished classification made with a database that names host taxa).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classification: Option<String>,
+}
+
 /// Answer to a cancel.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

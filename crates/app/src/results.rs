@@ -150,6 +150,9 @@ pub struct ClassificationView {
     /// The host's taxa in the table (those the database names as host and those below them),
     /// which the page leaves out unless asked.
     pub host: Vec<String>,
+    /// Reads counted for the host's taxa (a copy without the host's reads also removes those
+    /// the confidence filter held back).
+    pub host_reads: u64,
 }
 
 impl ClassificationView {
@@ -165,6 +168,31 @@ impl ClassificationView {
                 host.sort();
                 host
             },
+            host_reads: {
+                let host = mgds_plots::host_subtree(r);
+                r.table.iter().filter(|row| host.contains(&row.tax_id)).map(|row| row.readcount).sum()
+            },
         }
     }
+}
+
+/// A copy of a sample without its host's reads, as started from the sample page.
+#[derive(Debug, Serialize, TS)]
+pub struct HostCopy {
+    /// The new sample's id.
+    pub sample_id: String,
+    /// Its file name.
+    pub filename: String,
+}
+
+/// Starts a copy, without the host's reads, of the sample that classification `id` is of, by
+/// that classification's calls (`POST /samples/{id}/remove_host`); the service writes it, and
+/// the new sample is `importing` until then.
+pub async fn remove_host(client: &Client, id: &str) -> CmdResult<HostCopy> {
+    let analysis = client.classifications().get(id).await?;
+    let copy = client.samples().remove_host(analysis.sample.id(), Some(id)).await?;
+    Ok(HostCopy {
+        sample_id: mgds_client::ResourceId::resource_id(&copy).to_string(),
+        filename: crate::qc::shown(copy.filename.as_deref().unwrap_or("sample"), 255),
+    })
 }

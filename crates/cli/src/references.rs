@@ -110,6 +110,25 @@ pub enum DbCommand {
         #[arg(long)]
         default: bool,
     },
+    /// Name the host of an installed classification database: reads it classifies as one of
+    /// these taxa (or below them) are left out of tables and charts unless asked for, and
+    /// `mgds samples remove-host` removes them. Without taxa, shows the host named now. By
+    /// default a database's host is human (9606) where its taxonomy has it. Analyses made from
+    /// now on carry the change (a running service picks it up); classify a sample again to
+    /// apply it to that sample.
+    Host {
+        /// The database's folder name (`mgds db list`).
+        name: String,
+        /// Tax ids of the host, e.g. 9606 (human), 10090 (mouse), 9823 (pig).
+        #[arg(value_name = "TAXID")]
+        tax_ids: Vec<String>,
+        /// The database has no host.
+        #[arg(long, conflicts_with_all = ["tax_ids", "default_host"])]
+        none: bool,
+        /// Back to the default rule: human where the database has it.
+        #[arg(long = "default", conflicts_with = "tax_ids")]
+        default_host: bool,
+    },
     /// List the installed references.
     List {
         /// One JSON array: every reference with its manifest (for classification databases,
@@ -374,6 +393,29 @@ pub async fn run_db(config: Config, cmd: DbCommand) -> Result<()> {
                 eprintln!("no k-mer distribution: results carry no re-estimated abundance");
             }
             print_genomes(import.manifest.genomes.as_deref());
+        }
+        DbCommand::Host { name, tax_ids, none, default_host } => {
+            check_name(&name)?;
+            for t in &tax_ids {
+                if mgds_formats::parse_tax_id(t).is_none() {
+                    bail!("{t:?} is not a tax id: give NCBI taxonomy ids such as 9606 (human)");
+                }
+            }
+            let manifest = if none || default_host || !tax_ids.is_empty() {
+                let set = if default_host { None } else { Some(tax_ids) };
+                references::set_host_taxa(&dir, &name, set).with_context(|| format!("naming the host of {name}"))?
+            } else {
+                references::read_manifest(&dir.join(references::DATABASES_DIR).join(&name))
+                    .with_context(|| format!("reading the database {name}"))?
+            };
+            match &manifest.host_tax_ids {
+                None => println!(
+                    "{name}: host is human ({}) where the database has it (the default)",
+                    references::DEFAULT_HOST_TAX_ID
+                ),
+                Some(t) if t.is_empty() => println!("{name}: no host"),
+                Some(t) => println!("{name}: host tax ids {}", t.join(", ")),
+            }
         }
         DbCommand::List { json } => {
             let installed = references::list_installed(&dir);

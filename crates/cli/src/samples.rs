@@ -92,6 +92,22 @@ pub enum SamplesCommand {
         #[arg(long, value_name = "KEY")]
         unset: Vec<String>,
     },
+    /// Make a copy of a sample without its host's reads (to share a sample taken from a
+    /// person): every read its classification called the host (the taxa its database names,
+    /// human by default, and those below them) goes, whether or not the call passed the
+    /// confidence filter; unclassified reads stay. The copy is a new sample of yours, with the
+    /// source's metadata, classified as any new sample; the source is not changed.
+    RemoveHost {
+        /// The sample id.
+        id: String,
+        /// The classification whose calls say which reads are the host's (default: the
+        /// sample's newest made with a database that names a host).
+        #[arg(long, value_name = "ID")]
+        classification: Option<String>,
+        /// Wait until the copy is written, and say what was removed.
+        #[arg(long)]
+        wait: bool,
+    },
     /// Delete a sample, its file and its analyses.
     Delete {
         /// The sample id.
@@ -387,11 +403,62 @@ pub async fn run(ctx: &Ctx, cmd: SamplesCommand) -> Result<()> {
             let input = metadata_change(&current.custom, &set, &unset)?;
             print_one(&records.update(record.id()).fields(input).send().await?)
         }
+        SamplesCommand::RemoveHost { id, classification, wait } => {
+            // The copy needs a finished classification: one still running (on the local
+            // profile, this command's own service runs it) is waited for first.
+            let running = match &classification {
+                Some(c) => Some(c.clone()),
+                None => samples.get(id.as_str()).await?.primary_classification.map(|c| c.id().to_string()),
+            };
+            if let Some(c) = running
+                && !ctx.client.analyses().get(c.as_str()).await?.complete
+            {
+                eprintln!("waiting for classification {c} of sample {id} to finish");
+                ctx.client.jobs().wait(c.as_str()).send().await?;
+            }
+            let copy = samples.remove_host(id.as_str(), classification.as_deref()).await?;
+            let copy_id = mgds_client::ResourceId::resource_id(&copy).to_string();
+            println!("{copy_id}");
+            eprintln!(
+                "sample {copy_id} ({}) is being made from {id} without its host reads",
+                copy.filename.as_deref().unwrap_or("copy")
+            );
+            if wait { wait_for_copy(ctx, &id, &copy_id).await } else { Ok(()) }
+        }
         SamplesCommand::Delete { id } => {
             samples.delete(id.as_str()).await?;
             eprintln!("deleted sample {id}");
             Ok(())
         }
+    }
+}
+
+/// Waits (up to an hour) until the copy `copy_id` of `source` without its host reads is
+/// written, then says what was removed; a copy that could not be made says why.
+async fn wait_for_copy(ctx: &Ctx, source: &str, copy_id: &str) -> Result<()> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+    loop {
+        let s = ctx.client.samples().get(copy_id).await?;
+        if let Some(why) = &s.import_error {
+            bail!("the copy of {source} without its host reads could not be made: {why}");
+        }
+        if s.visibility != Visibility::Importing {
+            let custom = match &s.metadata {
+                Some(m) => ctx.client.metadata().get(m.id()).await?.custom,
+                None => Default::default(),
+            };
+            let removed = custom.get("host_reads_removed").and_then(serde_json::Value::as_u64).unwrap_or(0);
+            let percent = custom.get("host_reads_removed_percent").and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            eprintln!(
+                "removed {} host reads ({percent:.2}% of the sample's reads); {copy_id} holds the rest",
+                mgds_api::thousands(removed)
+            );
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            bail!("the copy {copy_id} is still being made after an hour; `mgds samples show {copy_id}` follows it");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use mgds_api::{
     CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitMultipartUploadRequest,
     InitMultipartUploadResponse, InitUploadRequest, InitUploadResponse, MetadataInput, PreuploadRequest,
-    PreuploadResponse, Sample, SampleUpdate, SuccessResponse, TagInput, Visibility,
+    PreuploadResponse, RemoveHostRequest, Sample, SampleUpdate, SuccessResponse, TagInput, Visibility,
 };
 use reqwest::Method;
 use tokio_util::sync::CancellationToken;
@@ -119,6 +119,18 @@ impl Samples {
     ) -> Result<InitMultipartUploadResponse> {
         let url = self.client.api_url(&["samples", "init_multipart_upload"]);
         self.client.send_json(Method::POST, url, body, Idempotency::ConnectOnly).await
+    }
+
+    /// `POST /samples/{id}/remove_host` (an MGDS addition): starts a copy of the sample without
+    /// the reads `classification` (default: the sample's newest finished classification made
+    /// with a database that names a host) called the host's. Answers the new sample,
+    /// `importing` until the service has written the copy; what was removed is then in its
+    /// custom metadata (`host_reads_removed`, `host_reads_removed_percent`). Never sent twice:
+    /// each request makes a copy.
+    pub async fn remove_host(&self, id: impl ResourceId, classification: Option<&str>) -> Result<Sample> {
+        let url = self.client.api_url(&["samples", id.resource_id(), "remove_host"]);
+        let body = RemoveHostRequest { classification: classification.map(str::to_string) };
+        self.client.send_json(Method::POST, url, &body, Idempotency::ConnectOnly).await
     }
 
     /// Abandons an upload that was not confirmed (`POST /samples/cancel_upload`): its file and

@@ -203,6 +203,21 @@ pub(crate) struct JoinJob {
     pub(crate) memory: u64,
 }
 
+/// A copy of a sample without the reads a classification called the host's.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct HostJob {
+    /// The sample's file, and its name as uploaded (for messages).
+    pub(crate) reads: (PathBuf, String),
+    /// The classification's read-level results (one row per record, in order).
+    pub(crate) readlevel: PathBuf,
+    /// The host's taxa with everything below them.
+    pub(crate) tax_ids: Vec<mgds_formats::TaxId>,
+    /// The folder the copy is written into.
+    pub(crate) out: PathBuf,
+    /// The memory ceiling, in bytes.
+    pub(crate) memory: u64,
+}
+
 /// What an engine process is given to do.
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub(crate) enum EngineTask {
@@ -210,6 +225,8 @@ pub(crate) enum EngineTask {
     Analysis(EngineJob),
     /// A pair's join.
     Join(JoinJob),
+    /// A copy without the host's reads.
+    RemoveHost(HostJob),
 }
 
 impl EngineTask {
@@ -218,6 +235,7 @@ impl EngineTask {
         match self {
             EngineTask::Analysis(j) => j.memory,
             EngineTask::Join(j) => j.memory,
+            EngineTask::RemoveHost(j) => j.memory,
         }
     }
 
@@ -226,6 +244,7 @@ impl EngineTask {
         match self {
             EngineTask::Analysis(_) => "the analysis",
             EngineTask::Join(_) => "joining the pair",
+            EngineTask::RemoveHost(_) => "removing the host's reads",
         }
     }
 
@@ -235,6 +254,7 @@ impl EngineTask {
         match self {
             EngineTask::Analysis(job) => run_engine(databases, job),
             EngineTask::Join(job) => run_join(job),
+            EngineTask::RemoveHost(job) => run_remove_host(job),
         }
     }
 }
@@ -272,6 +292,57 @@ fn run_join(job: &JoinJob) -> Result<(Value, Option<Artifact>), Failure> {
             Err(Failure::Refused(format!("the two files of the pair could not be joined into one sample: {why}")))
         }
     }
+}
+
+/// Writes a copy of a sample without the reads its classification called the host's: every
+/// record whose read-level row names a host taxon goes, whether or not the call passed the
+/// confidence filter (a read that looked like the host's is not shared); unclassified reads and
+/// reads of other taxa stay, byte for byte and in order. An interleaved pair is kept or removed
+/// whole. The copy is gzipped. Answers the reads read and removed.
+fn run_remove_host(job: &HostJob) -> Result<(Value, Option<Artifact>), Failure> {
+    let HostJob { reads: (path, name), readlevel, tax_ids, out, .. } = job;
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::Transient(format!("the service cannot write its work folder: {e}")))?;
+    let options = mgds_formats::SubsetOptions {
+        tax_ids: tax_ids.iter().copied().collect(),
+        exclude: true,
+        include_lowconf: true,
+        pair_mode: mgds_formats::PairMode::Both,
+        output: mgds_formats::OutputCompression::Gzip { level: 1 },
+        keep_existing: false,
+    };
+    // Read as the classifier read it: an interleaved pair (the first two records one read's
+    // mates) is judged by pairs, keeping a pair only when neither mate was called the host's.
+    let input = if interleaved(path) {
+        mgds_formats::SubsetInput::Interleaved(path.clone())
+    } else {
+        mgds_formats::SubsetInput::Single(path.clone())
+    };
+    let report = mgds_formats::subset_reads(readlevel, &input, out, &options).map_err(|e| {
+        let why = e
+            .to_string()
+            .replace(&path.display().to_string(), name)
+            .replace(&readlevel.display().to_string(), "the classification's read-level results");
+        Failure::Refused(format!("the host's reads could not be removed from {name}: {why}"))
+    })?;
+    let written =
+        report.outputs.first().ok_or_else(|| Failure::Transient("removing the host's reads wrote no file".into()))?;
+    let results = serde_json::json!({
+        "reads": report.records,
+        "kept": written.records,
+        "removed": report.records.saturating_sub(written.records),
+    });
+    Ok((results, Some(Artifact::File(written.path.clone()))))
+}
+
+/// Whether the first two records of `path` are mates of one read (the classifier's rule for
+/// reading one file as interleaved pairs).
+fn interleaved(path: &Path) -> bool {
+    let Ok((_, input)) = mgds_formats::open(path) else { return false };
+    let mut reader = mgds_formats::Reader::new(input);
+    let (mut a, mut b) = (mgds_formats::Record::default(), mgds_formats::Record::default());
+    matches!((reader.read_record(&mut a), reader.read_record(&mut b)), (Ok(n), Ok(m)) if n > 0 && m > 0)
+        && mgds_formats::base_id(a.header()) == mgds_formats::base_id(b.header())
 }
 
 /// What an engine process answers on stdout.
@@ -532,7 +603,9 @@ pub(crate) fn run_engine(databases: &Databases, job: &EngineJob) -> Result<(Valu
             // worker stores it beside the results.
             let report = dir.join(KRAKEN_REPORT);
             std::fs::write(&report, c.report.render(&db)).map_err(|e| cannot_write("the Kraken-style report", &e))?;
-            let v = json(serde_json::to_value(c.results))?;
+            let mut results = c.results;
+            results.host_tax_ids = host_taxa(reference, &db);
+            let v = json(serde_json::to_value(results))?;
             Ok((v, Some(Artifact::File(path))))
         }
         ReferenceKind::Panel => {
@@ -566,6 +639,45 @@ pub(crate) fn run_engine(databases: &Databases, job: &EngineJob) -> Result<(Valu
             Ok((json(serde_json::to_value(profile))?, Some(Artifact::File(path))))
         }
     }
+}
+
+/// The most host taxa results name (a host and the subspecies and strains below it in the
+/// database's taxonomy; a mammal has a few dozen).
+pub const MAX_HOST_TAXA: usize = 10_000;
+
+/// The host taxa of a classification database, as its results name them: those its manifest
+/// names (else human where its taxonomy has it, [`crate::references::DEFAULT_HOST_TAX_ID`]),
+/// with every taxon below them in its taxonomy, so that a read called a subspecies of the host
+/// counts as the host's even where no read of it passed the confidence filter (the results'
+/// table lists only taxa with reads that passed), and a client that leaves out exactly the
+/// listed taxa (as the `onecodex` library does) leaves out the host's subtree.
+fn host_taxa(reference: &Installed, db: &mgds_classify::Database) -> Vec<String> {
+    let taxonomy = db.taxonomy();
+    let named: Vec<String> = match &reference.manifest.host_tax_ids {
+        Some(named) => named.clone(),
+        None => vec![crate::references::DEFAULT_HOST_TAX_ID.to_string()],
+    };
+    let tops: Vec<u32> = named.iter().filter_map(|t| taxonomy.index_of(t.parse().ok()?)).collect();
+    if reference.manifest.host_tax_ids.is_none() && tops.is_empty() {
+        return Vec::new();
+    }
+    let mut out: std::collections::BTreeSet<String> = named.into_iter().collect();
+    // A parent's index is below its children's: one pass down the taxonomy marks the subtrees.
+    let mut inside = vec![false; taxonomy.len()];
+    for &top in &tops {
+        inside[top as usize] = true;
+    }
+    let first = tops.iter().min().copied().unwrap_or(u32::MAX);
+    for idx in first.saturating_add(1)..taxonomy.len() as u32 {
+        if out.len() >= MAX_HOST_TAXA {
+            break;
+        }
+        if taxonomy.parent(idx).is_some_and(|p| inside[p as usize]) {
+            inside[idx as usize] = true;
+            out.insert(taxonomy.tax_id(idx).to_string());
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// Writes into `out` the genome records of `tax_id` from a genomes reference (records mapped to

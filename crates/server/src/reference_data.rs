@@ -127,6 +127,34 @@ pub struct Manifest {
     /// ([`DEMO_VERSION`]); a data folder with older demo references gets the current ones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub demo_version: Option<u32>,
+    /// For a classification database: the taxa whose reads are the host's (with everything
+    /// below them), which tables and charts leave out unless asked and a copy without the
+    /// host's reads removes. `None`: human (9606) where the database's taxonomy has it; an
+    /// empty list: no host. Set with `mgds db host`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_tax_ids: Option<Vec<String>>,
+}
+
+/// The host a classification database names when its manifest does not say: human.
+pub const DEFAULT_HOST_TAX_ID: &str = "9606";
+
+/// Names the host taxa of the installed classification database `folder` (`None`: back to the
+/// default rule), keeping the rest of its manifest. Analyses made from now on carry them.
+pub fn set_host_taxa(data_dir: &Path, folder: &str, tax_ids: Option<Vec<String>>) -> Result<Manifest, InstallError> {
+    let dir = data_dir.join(DATABASES_DIR).join(folder);
+    let mut manifest = read_manifest(&dir)?;
+    if manifest.kind != ReferenceKind::Classification {
+        return Err(InstallError::Engine(format!("{folder} is not a classification database; only those name a host")));
+    }
+    manifest.host_tax_ids = tax_ids;
+    let path = dir.join(MANIFEST);
+    let text = serde_json::to_vec_pretty(&manifest).map_err(|e| InstallError::Manifest(path.clone(), e))?;
+    // Staged beside the databases' folders and moved in, which dates their folder: a running
+    // service's workers see the change there and read the references again.
+    let staged = data_dir.join(DATABASES_DIR).join(format!(".{folder}.{MANIFEST}.new"));
+    std::fs::write(&staged, text).map_err(|e| InstallError::Io(staged.clone(), e))?;
+    std::fs::rename(&staged, &path).map_err(|e| InstallError::Io(path.clone(), e))?;
+    Ok(manifest)
 }
 
 /// The format of a classification database.
@@ -271,6 +299,7 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 format: DatabaseFormat::Mgds,
                 genomes: Some(report.genomes),
                 demo_version: Some(DEMO_VERSION),
+                host_tax_ids: None,
             })
         })?);
     }
@@ -289,6 +318,7 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 format: DatabaseFormat::Mgds,
                 genomes: None,
                 demo_version: Some(DEMO_VERSION),
+                host_tax_ids: None,
             })
         })?);
     }
@@ -309,6 +339,7 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 format: DatabaseFormat::Mgds,
                 genomes: None,
                 demo_version: Some(DEMO_VERSION),
+                host_tax_ids: None,
             })
         })?);
     }
@@ -327,6 +358,7 @@ pub fn install_demo(data_dir: &Path) -> Result<Vec<Manifest>, InstallError> {
                 format: DatabaseFormat::Mgds,
                 genomes: None,
                 demo_version: Some(DEMO_VERSION),
+                host_tax_ids: None,
             })
         })?);
     }
@@ -393,6 +425,7 @@ pub fn install_classification(
             format: DatabaseFormat::Mgds,
             genomes: Some(r.genomes.clone()),
             demo_version: None,
+            host_tax_ids: None,
         };
         report = Some(r);
         Ok(manifest)
@@ -491,6 +524,7 @@ pub fn import_kraken2(
             format: DatabaseFormat::Kraken2,
             genomes,
             demo_version: None,
+            host_tax_ids: None,
         };
         result =
             Some(Kraken2Import { manifest: manifest.clone(), options: *k2.options(), table_bytes, prepared, bracken });

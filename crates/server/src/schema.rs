@@ -192,6 +192,14 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
                     schema_of::<a::SuccessResponse>(),
                 ),
                 with_target(link("POST", "samples/{id}/download_uri", "download_uri"), schema_of::<a::DownloadUri>()),
+                // An MGDS addition: a copy of the sample without its host's reads.
+                with_target(
+                    with_schema(
+                        link("POST", "samples/{id}/remove_host", "remove_host"),
+                        schema_of::<a::RemoveHostRequest>(),
+                    ),
+                    this(),
+                ),
             ],
         ),
         (

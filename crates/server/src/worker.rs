@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 pub use crate::engine::{
     DEFAULT_MAX_RECORD, DEFAULT_TIME_LIMIT, ENGINE_ARG, EngineHost, Failure, Limits, engine_entry, memory_ceiling,
 };
-use crate::engine::{EngineJob, EngineTask, JoinJob, join_memory_ceiling, run_in_process};
+use crate::engine::{EngineJob, EngineTask, HostJob, JoinJob, join_memory_ceiling, run_in_process};
 pub use crate::runner::{MAX_ATTEMPTS, MAX_CLAIMS, Runner, RunnerConfig, WORK_DIR, sweep_work_dir};
 use crate::state::AppState;
 pub use crate::warm::WarmConfig;
@@ -275,9 +275,10 @@ async fn run_task(state: &AppState, task: EngineTask) -> Result<(Value, Option<A
 async fn import_claimed(state: &AppState, worker: &str, import: &Import, claims: i64) {
     let id = import.sample_id.as_str();
     let outcome = if claims > MAX_CLAIMS {
+        let again = if import.host_of.is_some() { "ask for the copy again" } else { "upload it again" };
         Err(Failure::Refused(format!(
             "making the sample's file stopped before finishing {MAX_CLAIMS} times (its worker was interrupted \
-             each time); upload it again"
+             each time); {again}"
         )))
     } else {
         let heartbeat = keep_lease(state, Held::Import, id, worker);
@@ -316,6 +317,9 @@ async fn import_claimed(state: &AppState, worker: &str, import: &Import, claims:
 /// versions checked at the callback), then, for a pair, joins the two in an engine process and
 /// stores the joined file; gives the sample its file.
 async fn make_file(state: &AppState, worker: &str, import: &Import) -> Result<Finished, Failure> {
+    if import.host_of.is_some() {
+        return remove_host(state, worker, import).await;
+    }
     if let Some(bucket) = &import.bucket {
         let files = [(&import.r1_key, &import.r1_name, &import.r1_etag)]
             .into_iter()
@@ -338,7 +342,7 @@ async fn make_file(state: &AppState, worker: &str, import: &Import) -> Result<Fi
             .await
             .map_err(|e| Failure::Transient(format!("the sample's file could not be read: {e}")))?
             .ok_or_else(|| Failure::Refused(format!("{} is not in the store", import.r1_name)))?;
-        return settle(state, worker, import, size).await;
+        return settle(state, worker, import, size, &Map::new()).await;
     };
     let work_root = state.runner.data_dir.join(WORK_DIR);
     let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
@@ -377,13 +381,85 @@ async fn make_file(state: &AppState, worker: &str, import: &Import) -> Result<Fi
         .put_file(&import.object_key, &out)
         .await
         .map_err(|e| Failure::Transient(format!("the joined file could not be stored: {e}")))?;
-    settle(state, worker, import, written.bytes).await
+    settle(state, worker, import, written.bytes, &Map::new()).await
+}
+
+/// Makes the file of a copy of a sample without its host's reads: fetches the source sample's
+/// file and its classification's read-level results, writes the copy in an engine process
+/// (with the memory ceiling of a join), stores it, and gives the copy its file, with what was
+/// removed in its custom metadata (`host_removed_from`, `host_removed_classification`,
+/// `host_reads_removed`, `host_reads_removed_percent`).
+async fn remove_host(state: &AppState, worker: &str, import: &Import) -> Result<Finished, Failure> {
+    let (Some(classification), Some(tax_ids), Some(readlevel_key)) =
+        (&import.host_of, &import.host_tax_ids, &import.host_readlevel_key)
+    else {
+        return Err(Failure::Refused("the request named no classification to remove the host's reads by".into()));
+    };
+    let tax_ids: Vec<mgds_formats::TaxId> = serde_json::from_str(tax_ids)
+        .map_err(|e| Failure::Refused(format!("the host's taxa kept with the request are unreadable: {e}")))?;
+    let work_root = state.runner.data_dir.join(WORK_DIR);
+    let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
+    std::fs::create_dir_all(&work_root).map_err(unwritable)?;
+    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
+    let gone = [
+        format!("the sample {} was deleted before its host reads were removed", import.r1_name),
+        format!("classification {classification} was deleted before the host reads it found were removed"),
+    ];
+    let mut local = Vec::with_capacity(2);
+    for ((key, copy), gone) in [(&import.r1_key, "reads"), (readlevel_key, "readlevel.tsv.gz")].into_iter().zip(gone) {
+        let fetch_failed =
+            |e: &dyn std::fmt::Display| Failure::Transient(format!("the worker could not fetch {key}: {e}"));
+        if state.storage.size(key).await.map_err(|e| fetch_failed(&e))?.is_none() {
+            return Err(Failure::Refused(gone));
+        }
+        let path = match state.storage.local_path(key) {
+            Some(p) => p,
+            None => {
+                let dest = workdir.path().join(copy);
+                state.storage.download_to(key, &dest).await.map_err(|e| fetch_failed(&e))?;
+                dest
+            }
+        };
+        local.push(path);
+    }
+    let (reads, readlevel) = (local.swap_remove(0), local.swap_remove(0));
+    let task = EngineTask::RemoveHost(HostJob {
+        reads: (reads, import.r1_name.clone()),
+        readlevel,
+        tax_ids,
+        out: workdir.path().join("out"),
+        memory: join_memory_ceiling(&state.runner.config.limits),
+    });
+    let (results, artifact) = run_task(state, task).await?;
+    let Some(Artifact::File(out)) = artifact else {
+        return Err(Failure::Transient("removing the host's reads wrote no file".into()));
+    };
+    let written = state
+        .storage
+        .put_file(&import.object_key, &out)
+        .await
+        .map_err(|e| Failure::Transient(format!("the copy without the host's reads could not be stored: {e}")))?;
+    let count = |k: &str| results.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (reads, removed) = (count("reads"), count("removed"));
+    let percent = if reads == 0 { 0.0 } else { (removed as f64 * 10_000.0 / reads as f64).round() / 100.0 };
+    let mut custom = Map::new();
+    custom.insert("host_removed_from".into(), Value::from(import.upload_id.as_str()));
+    custom.insert("host_removed_classification".into(), Value::from(classification.as_str()));
+    custom.insert("host_reads_removed".into(), Value::from(removed));
+    custom.insert("host_reads_removed_percent".into(), Value::from(percent));
+    settle(state, worker, import, written.bytes, &custom).await
 }
 
 /// Gives `import`'s sample its file of `size` bytes (removed again if the sample went
 /// meanwhile), and the upload's own bucket, whose files are in, goes.
-async fn settle(state: &AppState, worker: &str, import: &Import, size: u64) -> Result<Finished, Failure> {
-    let finished = imports::finish(&state.db, import, worker, size)
+async fn settle(
+    state: &AppState,
+    worker: &str,
+    import: &Import,
+    size: u64,
+    custom: &Map<String, Value>,
+) -> Result<Finished, Failure> {
+    let finished = imports::finish(&state.db, import, worker, size, custom)
         .await
         .map_err(|e| Failure::Transient(format!("the sample could not be given its file: {e}")))?;
     if finished == Finished::Discarded {

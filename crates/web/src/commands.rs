@@ -159,6 +159,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             let r = c.classifications().results(&id()?).await?;
             out(ClassificationView::of(&r))
         }
+        "remove_host_reads" => out(results::remove_host(c, &id()?).await?),
         "panel" => out(results::panel(c, &id()?).await?),
         "abundance_chart" => {
             let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);

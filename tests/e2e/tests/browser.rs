@@ -109,6 +109,21 @@ impl Served {
         self.cli(key, &["upload"], file)
     }
 
+    /// `mgds db ARGS` on the service's data folder, as its administrator.
+    fn db(&self, args: &[&str]) -> Result<()> {
+        let out = Command::new(&self.bin)
+            .args(["--data-dir"])
+            .arg(self.data.path())
+            .arg("db")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .status()?;
+        ensure!(out.success(), "mgds db {} failed", args.join(" "));
+        Ok(())
+    }
+
     /// `mgds ARGS FILE` with `key`, against the service.
     fn cli(&self, key: &str, args: &[&str], file: &Path) -> Result<()> {
         let out = Command::new(&self.bin)
@@ -553,6 +568,36 @@ async fn scenario(
         .await
         .context("the controls tab without controls")?;
     a.click(&a.wait_for("[data-testid=compare-tab-taxa]", WAIT).await?).await?;
+
+    // The database names a host (E. coli here: the demo taxonomy has no human): a sample
+    // classified from then on offers a copy without the host's reads, which the service writes
+    // as a new sample.
+    served.db(&["host", "demo-bacteria", "562"])?;
+    let host_sample = files.join("swab.fastq.gz");
+    std::fs::copy(root_reads(), &host_sample)?;
+    served.upload(old_key, &host_sample)?;
+    a.navigate(&format!("{url}/")).await?;
+    a.wait_for_text("[data-testid=samples-table] tbody", "swab.fastq.gz", WAIT).await?;
+    let opened = a
+        .script(
+            "const td = [...document.querySelectorAll('[data-testid=samples-table] tbody tr[data-id] td.name')]\
+             .find(td => td.innerText.includes('swab.fastq.gz')); if (td) td.click(); return !!td;",
+            json!([]),
+        )
+        .await?;
+    ensure!(opened == json!(true), "no row of swab.fastq.gz");
+    let copy =
+        a.wait_for("[data-testid=remove-host]", Duration::from_secs(120)).await.context("no host-free copy offered")?;
+    a.click(&copy).await?;
+    a.wait_for_text("[data-testid=classification] .note", "is being made as swab.host_removed.fastq.gz", WAIT)
+        .await
+        .context("the copy without the host's reads")?;
+    axe.check(a, "browser host-free copy").await?;
+    a.screenshot("browser-03c-host-removed").await?;
+    a.navigate(&format!("{url}/")).await?;
+    a.wait_for_text("[data-testid=samples-table] tbody", "swab.host_removed.fastq.gz", WAIT)
+        .await
+        .context("the copy in the samples list")?;
 
     // The other screens a browser has.
     for (screen, ready) in [

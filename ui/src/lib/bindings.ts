@@ -362,6 +362,11 @@ export type ClassificationView = {
    * which the page leaves out unless asked.
    */
   host: Array<string>,
+  /**
+   * Reads counted for the host's taxa (a copy without the host's reads also removes those
+   * the confidence filter held back).
+   */
+  host_reads: number,
 };
 
 /** An error crossing to the UI. */
@@ -832,6 +837,14 @@ export type GroupSize = {
   group: string,
   /** Its samples. */
   samples: number,
+};
+
+/** A copy of a sample without its host's reads, as started from the sample page. */
+export type HostCopy = {
+  /** The new sample's id. */
+  sample_id: string,
+  /** Its file name. */
+  filename: string,
 };
 
 /** How an Illumina run's FASTQ files become samples. */
@@ -2206,6 +2219,12 @@ export const commands = {
    */
   refreshComparison: (): Promise<void> =>
     invoke<void>("refresh_comparison"),
+  /**
+   * Starts a copy, without the host's reads, of the sample that classification `id` is of (the
+   * service writes it; the new sample is `importing` until then).
+   */
+  removeHostReads: (id: string): Promise<HostCopy> =>
+    invoke<HostCopy>("remove_host_reads", { id }),
   /**
    * Forgets a remote profile and its key.
    */

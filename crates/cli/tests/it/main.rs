@@ -1167,6 +1167,57 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     assert!(said.contains("1 of 2 have one"), "{said}");
 }
 
+/// A database names its host; `mgds samples remove-host` makes a copy of a sample without the
+/// reads its classification called the host's, and says what went.
+#[test]
+fn remove_host_copies_a_sample_without_the_reads_of_the_host_the_database_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, data) = (dir.path().join("cfg"), dir.path().join("data"));
+    let run = |args: &[&str]| mgds(&cfg, &data).args(args).output().unwrap();
+    let reads = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/demo/reads.fastq.gz");
+    let classified = |sample: &str| {
+        let shown: Value = serde_json::from_str(&ok(&run(&["samples", "show", sample]))).unwrap();
+        let a = shown["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+        ok(&run(&["analyses", "results", &a, "--wait", "--csv"]));
+        a
+    };
+    let first = ok(&mgds(&cfg, &data).arg("upload").arg(&reads).output().unwrap()).trim().to_string();
+    classified(&first);
+    // The demo taxonomy has no human, so by default the demo database has no host.
+    let said = ok(&run(&["db", "host", "demo-bacteria"]));
+    assert!(said.contains("host is human (9606) where the database has it"), "{said}");
+    let out = run(&["samples", "remove-host", &first]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("mgds db host NAME TAXID"), "{err}");
+    let out = run(&["db", "host", "demo-bacteria", "E. coli"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"E. coli\" is not a tax id"), "{out:?}");
+
+    // Named E. coli for the test: samples classified from now on carry it.
+    assert!(ok(&run(&["db", "host", "demo-bacteria", "562"])).contains("demo-bacteria: host tax ids 562"));
+    let second = ok(&mgds(&cfg, &data).arg("upload").arg(&reads).output().unwrap()).trim().to_string();
+    let classification = classified(&second);
+    let out = run(&["samples", "remove-host", &second, "--wait"]);
+    let copy = ok(&out).trim().to_string();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&format!("is being made from {second} without its host reads")), "{said}");
+    let removed: u64 = said
+        .split("removed ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .map(|n| n.replace(',', "").parse().unwrap())
+        .unwrap_or_else(|| panic!("{said}"));
+    let csv = ok(&run(&["analyses", "results", &classification, "--csv"]));
+    let e_coli: u64 = csv
+        .lines()
+        .find(|l| l.starts_with("562,"))
+        .and_then(|l| l.split(',').nth(2)?.parse().ok())
+        .unwrap_or_else(|| panic!("{csv}"));
+    assert!(removed >= e_coli && removed > 0, "{removed} removed, {e_coli} E. coli reads: {said}");
+    let shown: Value = serde_json::from_str(&ok(&run(&["samples", "show", &copy]))).unwrap();
+    assert_eq!(shown["filename"], json!("reads.host_removed.fastq.gz"), "{shown}");
+    assert_eq!(shown["visibility"], json!("private"), "{shown}");
+}
+
 /// A lab's IT: the operator makes an organisation's owner; the owner invites and manages its
 /// users over the API with `mgds org`; the operator lists, disables and re-enables accounts.
 #[test]

@@ -7,7 +7,8 @@ use axum::routing::{get, post};
 use mgds_api::{
     CancelUploadRequest, ConfirmUploadRequest, ConfirmUploadResponse, DownloadUri, InitMultipartUploadRequest,
     InitMultipartUploadResponse, InitUploadRequest, InitUploadResponse, Metadata, MetadataInput, PreuploadRequest,
-    PreuploadResponse, Ref, Sample, SampleUpdate, SuccessResponse, UploadCallbackRequest, UploadCallbackResponse,
+    PreuploadResponse, Ref, RemoveHostRequest, Sample, SampleUpdate, SuccessResponse, UploadCallbackRequest,
+    UploadCallbackResponse,
 };
 
 use super::extract::{Json, ListParams, Listed};
@@ -16,7 +17,7 @@ use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::signing::DOWNLOAD_VALID_HOURS;
 use crate::state::AppState;
-use crate::store::{metadata, samples, uploads};
+use crate::store::{host_removal, metadata, samples, uploads};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -31,6 +32,7 @@ pub(super) fn router() -> Router<AppState> {
         .route("/samples/upload_callback/{id}", post(upload_callback))
         .route("/samples/{id}", get(get_sample).patch(update_sample).delete(delete_sample))
         .route("/samples/{id}/download_uri", post(download_uri))
+        .route("/samples/{id}/remove_host", post(remove_host))
         .route("/metadata", get(list_metadata))
         .route("/metadata/{id}", get(get_metadata).patch(update_metadata))
 }
@@ -155,6 +157,19 @@ async fn download_uri(
         download_uri: transfers::download_address(&state, &key, &filename, &caller).await?,
         expires_in_hours: DOWNLOAD_VALID_HOURS,
     }))
+}
+
+/// `POST /samples/{id}/remove_host` (an MGDS addition): starts a copy of the sample without the
+/// host's reads ([`host_removal`]); 201 with the new sample, which a worker fills.
+async fn remove_host(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(req): Json<RemoveHostRequest>,
+) -> ApiResult<(StatusCode, axum::Json<Sample>)> {
+    let sample = host_removal::remove_host(&state, &caller, &id, req.classification.as_deref()).await?;
+    state.wake_workers();
+    Ok((StatusCode::CREATED, axum::Json(sample)))
 }
 
 async fn list_metadata(

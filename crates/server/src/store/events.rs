@@ -56,6 +56,7 @@ fn events_of(e: &Entry<'_>) -> (&'static [&'static str], &'static str) {
         "sample.uploaded" => (&["sample.created", "sample.confirmed"], "samples"),
         "sample.updated" | "sample.tagged" | "metadata.updated" => (&["sample.updated"], "samples"),
         "sample.deleted" => (&["sample.deleted"], "samples"),
+        "sample.host_removed" => (&["sample.created"], "samples"),
         "document.uploaded" => (&["document.created"], "documents"),
         "document.shared" => (&["document.shared"], "documents"),
         "document.deleted" => (&["document.deleted"], "documents"),

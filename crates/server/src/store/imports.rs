@@ -26,7 +26,8 @@ pub const MAX_IMPORT_ERROR_CHARS: usize = 500;
 pub struct Import {
     /// The sample the joined file is for.
     pub sample_id: String,
-    /// The upload the two files came with.
+    /// The upload the two files came with; for a copy without the host's reads, the sample it
+    /// is made from.
     pub upload_id: String,
     /// Where read 1's file is stored.
     pub r1_key: String,
@@ -47,24 +48,34 @@ pub struct Import {
     pub r1_etag: Option<String>,
     /// The ETag of read 2's file as it was checked.
     pub r2_etag: Option<String>,
+    /// For a copy of a sample without its host reads: the classification whose read-level
+    /// results say which reads are the host's (`r1_key` is then the source sample's own file,
+    /// never removed with the import).
+    pub host_of: Option<String>,
+    /// The host's taxa with everything below them, as a JSON array of tax ids.
+    pub host_tax_ids: Option<String>,
+    /// Where that classification's read-level results are stored.
+    pub host_readlevel_key: Option<String>,
 }
 
 impl Import {
     /// The stored files that were only steps to the sample's file, to remove once it is made.
     fn sources(&self) -> impl Iterator<Item = &String> {
-        std::iter::once(&self.r1_key).chain(self.r2_key.as_ref()).filter(|k| **k != self.object_key)
+        let own = self.host_of.is_none();
+        std::iter::once(&self.r1_key).chain(self.r2_key.as_ref()).filter(move |k| own && **k != self.object_key)
     }
 }
 
 /// The columns of an [`Import`].
-const COLUMNS: &str =
-    "sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename, bucket, r1_etag, r2_etag";
+const COLUMNS: &str = "sample_id, upload_id, r1_key, r2_key, r1_name, r2_name, object_key, filename, bucket, r1_etag, \
+                       r2_etag, host_of, host_tax_ids, host_readlevel_key";
 
 /// Records `import` inside the transaction that makes its sample; on PostgreSQL, workers on
 /// other machines hear of it when the transaction commits.
 pub async fn record(tx: &mut Tx, import: &Import) -> ApiResult<()> {
     sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO imports ({COLUMNS}, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+        "INSERT INTO imports ({COLUMNS}, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
     )))
     .bind(&import.sample_id)
     .bind(&import.upload_id)
@@ -77,6 +88,9 @@ pub async fn record(tx: &mut Tx, import: &Import) -> ApiResult<()> {
     .bind(&import.bucket)
     .bind(&import.r1_etag)
     .bind(&import.r2_etag)
+    .bind(&import.host_of)
+    .bind(&import.host_tax_ids)
+    .bind(&import.host_readlevel_key)
     .bind(db::now())
     .execute(&mut **tx)
     .await?;
@@ -146,23 +160,26 @@ pub async fn requeue(db: &Pool, sample_id: &str, worker: &str, after: Duration) 
 }
 
 /// Keeps why the work for `sample_id` cannot be done (the sample stays `importing` and says
-/// so); the files it was given go.
+/// so); the files it was given go (not a source sample's own file, for a copy without the
+/// host's reads).
 pub async fn fail(db: &Pool, sample_id: &str, worker: &str, why: &str) -> ApiResult<()> {
     let mut tx = begin_write(db, Scope::Row("samples", sample_id)).await?;
-    let keys: Option<(String, Option<String>)> =
-        sqlx::query_as("SELECT r1_key, r2_key FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
-            .bind(sample_id)
-            .bind(worker)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some((r1, r2)) = keys else { return Ok(()) };
+    let keys: Option<(String, Option<String>, Option<String>)> = sqlx::query_as(
+        "SELECT r1_key, r2_key, host_of FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL",
+    )
+    .bind(sample_id)
+    .bind(worker)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((r1, r2, host_of)) = keys else { return Ok(()) };
+    let given = if host_of.is_none() { std::iter::once(r1).chain(r2).collect() } else { Vec::new() };
     let why: String = why.chars().take(MAX_IMPORT_ERROR_CHARS).collect();
     sqlx::query("UPDATE imports SET error = $1, lease_until = NULL, worker = NULL WHERE sample_id = $2")
         .bind(why)
         .bind(sample_id)
         .execute(&mut *tx)
         .await?;
-    for key in std::iter::once(r1).chain(r2) {
+    for key in given {
         queue_delete(&mut tx, &key).await?;
     }
     tx.commit().await?;
@@ -181,8 +198,15 @@ pub enum Finished {
 
 /// Gives the sample of `import` its file (`size` bytes, stored at `import.object_key`) if
 /// `worker` still holds the work: the sample becomes `private`, its default classification is
-/// queued, and the files that were only steps to it (a pair's two) go.
-pub async fn finish(db: &Pool, import: &Import, worker: &str, size: u64) -> ApiResult<Finished> {
+/// queued, and the files that were only steps to it (a pair's two) go. `custom` is written
+/// into the sample's custom metadata (what a copy without the host's reads removed).
+pub async fn finish(
+    db: &Pool,
+    import: &Import,
+    worker: &str,
+    size: u64,
+    custom: &serde_json::Map<String, serde_json::Value>,
+) -> ApiResult<Finished> {
     let mut tx = begin_write(db, Scope::Row("samples", &import.sample_id)).await?;
     let held = sqlx::query("DELETE FROM imports WHERE sample_id = $1 AND worker = $2 AND error IS NULL")
         .bind(&import.sample_id)
@@ -210,6 +234,9 @@ pub async fn finish(db: &Pool, import: &Import, worker: &str, size: u64) -> ApiR
     }
     for key in import.sources() {
         queue_delete(&mut tx, key).await?;
+    }
+    if !custom.is_empty() {
+        super::metadata::add_custom(&mut tx, &import.sample_id, custom).await?;
     }
     let queued = queue::queue_default_classification(&mut tx, &import.sample_id).await?;
     tx.commit().await?;

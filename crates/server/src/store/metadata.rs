@@ -5,7 +5,7 @@ use mgds_api::{
     ErrorCode, LIBRARY_TYPES, MAX_CUSTOM_METADATA_BYTES, MAX_CUSTOM_METADATA_KEY_CHARS, MAX_CUSTOM_METADATA_KEYS,
     MAX_DESCRIPTION_CHARS, MAX_EXTERNAL_SAMPLE_ID_CHARS, Metadata, MetadataInput, PLATFORMS, Ref, SAMPLE_TYPES,
 };
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::access;
 use super::audit;
@@ -262,6 +262,48 @@ pub(crate) fn duplicate_external_id(id: &str) -> ApiError {
 /// The id of the metadata record of `sample_id`.
 pub(crate) async fn of_sample(tx: &mut Tx, sample_id: &str) -> ApiResult<String> {
     Ok(sqlx::query_scalar("SELECT id FROM metadata WHERE sample_id = $1").bind(sample_id).fetch_one(&mut **tx).await?)
+}
+
+/// Sets the keys of `add` in the custom metadata of `sample_id`, keeping the others; where the
+/// keys would pass [`MAX_CUSTOM_METADATA_KEYS`], the last of the others make room (what the
+/// service writes is the record of what it did, so it is never the part dropped).
+pub(crate) async fn add_custom(tx: &mut Tx, sample_id: &str, add: &Map<String, Value>) -> ApiResult<()> {
+    let text: String = sqlx::query_scalar("SELECT custom FROM metadata WHERE sample_id = $1")
+        .bind(sample_id)
+        .fetch_one(&mut **tx)
+        .await?;
+    let mut custom: Map<String, Value> = serde_json::from_str(&text).unwrap_or_default();
+    for k in add.keys() {
+        custom.remove(k);
+    }
+    while custom.len() + add.len() > MAX_CUSTOM_METADATA_KEYS {
+        let Some(last) = custom.keys().next_back().cloned() else { break };
+        custom.remove(&last);
+    }
+    custom.extend(add.iter().map(|(k, v)| (k.clone(), v.clone())));
+    sqlx::query("UPDATE metadata SET custom = $1 WHERE sample_id = $2")
+        .bind(Value::Object(custom).to_string())
+        .bind(sample_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Copies the metadata of the sample `from` onto the sample `to` (a copy made of it), with
+/// `name` as its name; its lab identifier and star are not copied (they name one record).
+pub(crate) async fn copy(tx: &mut Tx, from: &str, to: &str, name: &str) -> ApiResult<()> {
+    sqlx::query(
+        "UPDATE metadata SET (custom, description, date_collected, date_sequenced, platform, library_type, \
+         sample_type, location_lat, location_lon, location_string) = \
+         (SELECT custom, description, date_collected, date_sequenced, platform, library_type, sample_type, \
+         location_lat, location_lon, location_string FROM metadata WHERE sample_id = $1) WHERE sample_id = $2",
+    )
+    .bind(from)
+    .bind(to)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query("UPDATE metadata SET name = $1 WHERE sample_id = $2").bind(name).bind(to).execute(&mut **tx).await?;
+    Ok(())
 }
 
 /// Writes the given metadata fields (absent ones are left alone).

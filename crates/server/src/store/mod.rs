@@ -24,6 +24,7 @@ pub mod events;
 pub mod files;
 pub mod garage_admin;
 mod handle;
+pub mod host_removal;
 pub mod identities;
 pub mod imports;
 pub mod jobs;

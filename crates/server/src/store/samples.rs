@@ -74,8 +74,8 @@ const SAMPLES: ListSpec = ListSpec {
 pub(crate) struct SampleRow {
     id: String,
     pub(crate) owner_id: String,
-    visibility: String,
-    filename: Option<String>,
+    pub(crate) visibility: String,
+    pub(crate) filename: Option<String>,
     size: Option<i64>,
     project_id: Option<String>,
     primary_classification_id: Option<String>,
@@ -327,6 +327,19 @@ pub async fn delete(state: &Store, caller: &Caller, id: &str) -> ApiResult<()> {
 /// The file of the sample `id`, for the caller to download: its object key and the name to
 /// download it as. Project members need `can_download_files` for a sample that is not public.
 pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String, String)> {
+    let row = downloadable(state, caller, id).await?;
+    let key: Option<String> =
+        sqlx::query_scalar("SELECT object_key FROM samples WHERE id = $1").bind(id).fetch_one(&state.db).await?;
+    let key = key.ok_or_else(|| ApiError::BadRequest("the sample has no file yet: it is awaiting data".into()))?;
+    let entry = audit::Entry::new("sample.downloaded", "sample", id, &row.owner_id)
+        .with(json!({"filename": row.filename, "visibility": row.visibility}));
+    audit::record_for(&state.db, caller, entry).await?;
+    Ok((key, row.filename.unwrap_or_else(|| "sample".into())))
+}
+
+/// The sample `id` if the caller may read its file: 404 if hidden, 403 for a project member
+/// without `can_download_files` on a sample that is not public.
+pub(crate) async fn downloadable(state: &Store, caller: &Caller, id: &str) -> ApiResult<SampleRow> {
     let user = caller.require()?;
     let row = visible(state, caller, id).await?.ok_or_else(|| ApiError::not_found("sample"))?;
     if row.owner_id != user.id
@@ -340,13 +353,7 @@ pub async fn file(state: &Store, caller: &Caller, id: &str) -> ApiResult<(String
             "your project membership does not include can_download_files for this sample".into(),
         ));
     }
-    let key: Option<String> =
-        sqlx::query_scalar("SELECT object_key FROM samples WHERE id = $1").bind(id).fetch_one(&state.db).await?;
-    let key = key.ok_or_else(|| ApiError::BadRequest("the sample has no file yet: it is awaiting data".into()))?;
-    let entry = audit::Entry::new("sample.downloaded", "sample", id, &row.owner_id)
-        .with(json!({"filename": row.filename, "visibility": row.visibility}));
-    audit::record_for(&state.db, caller, entry).await?;
-    Ok((key, row.filename.unwrap_or_else(|| "sample".into())))
+    Ok(row)
 }
 
 /// Creates the caller's tag (or finds the one with that name) and attaches it to a sample the

@@ -558,6 +558,9 @@ async fn take_and_confirm(
             bucket: in_bucket.map(|b| b.bucket.clone()),
             r1_etag: e_tags.first().cloned().flatten(),
             r2_etag: e_tags.get(1).cloned().flatten(),
+            host_of: None,
+            host_tax_ids: None,
+            host_readlevel_key: None,
         };
         let sample = settle_sample(&mut tx, user, &user.id, upload_id, Settle::Importing(import)).await?;
         tx.commit().await?;
@@ -944,7 +947,7 @@ pub async fn check_open(state: &Store, key: &str) -> ApiResult<()> {
 
 /// Inserts a sample and its (empty) metadata record; returns the metadata record's id.
 #[allow(clippy::too_many_arguments)]
-async fn insert_sample(
+pub(super) async fn insert_sample(
     tx: &mut Tx,
     id: &str,
     owner: &str,

@@ -9,6 +9,7 @@ mod access;
 mod audit;
 mod engines;
 mod hardening;
+mod host_removal;
 mod lists;
 mod organization;
 mod resources;

@@ -724,3 +724,72 @@ fn genome_for(reference: &Installed, tax_id: &str, out: &Path) -> Result<(), Str
     }
     w.flush().map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Four pairs interleaved in one file, and the calls the classifier would make (one per
+    /// mate, the same for both mates of a pair): the copy keeps the pairs not called the
+    /// host's, whole and in order; a pair called the host's below the confidence filter goes.
+    #[test]
+    fn a_copy_without_the_host_keeps_whole_pairs_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let reads = dir.path().join("pair.fastq");
+        let mut fastq = String::new();
+        for i in 0..5 {
+            for mate in 1..=2 {
+                fastq.push_str(&format!("@r{i} {mate}:N:0:1\nACGTACGTAC\n+\nIIIIIIIIII\n"));
+            }
+        }
+        std::fs::write(&reads, fastq).unwrap();
+        // Pair 0 unclassified, pair 1 the host, pair 2 another taxon, pair 3 the host's
+        // subspecies below the confidence filter, pair 4 (mates called apart, as a file read
+        // record by record would be) one mate the host's.
+        let calls = [("0", 'T'), ("9606", 'T'), ("562", 'T'), ("63221", 'F')];
+        let mut rows = String::from("Tax ID\tN Hits\tSeq Len\tPassed Filter\n");
+        for (tax, passed) in calls {
+            for _ in 0..2 {
+                rows.push_str(&format!("{tax}\t3\t10\t{passed}\n"));
+            }
+        }
+        rows.push_str("562\t3\t10\tT\n9606\t3\t10\tT\n");
+        let readlevel = dir.path().join("readlevel.tsv");
+        std::fs::write(&readlevel, rows).unwrap();
+        assert!(interleaved(&reads));
+        let job = HostJob {
+            reads: (reads, "pair.fastq".into()),
+            readlevel,
+            tax_ids: vec![9606, 63221],
+            out: dir.path().join("out"),
+            memory: 0,
+        };
+        let (results, artifact) = run_remove_host(&job).unwrap();
+        assert_eq!(results, serde_json::json!({"reads": 10, "kept": 4, "removed": 6}));
+        let Some(Artifact::File(path)) = artifact else { panic!("no file") };
+        let mut text = String::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()).read_to_string(&mut text).unwrap();
+        let names: Vec<&str> = text.lines().step_by(4).collect();
+        assert_eq!(names, ["@r0 1:N:0:1", "@r0 2:N:0:1", "@r2 1:N:0:1", "@r2 2:N:0:1"]);
+    }
+
+    /// Rows that do not match the reads refuse the copy, naming the sample as uploaded.
+    #[test]
+    fn results_that_do_not_match_the_reads_refuse_the_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let reads = dir.path().join("stored-key");
+        std::fs::write(&reads, "@a\nACGT\n+\nIIII\n@b\nACGT\n+\nIIII\n").unwrap();
+        let readlevel = dir.path().join("readlevel.tsv");
+        std::fs::write(&readlevel, "Tax ID\tN Hits\tSeq Len\tPassed Filter\n9606\t3\t4\tT\n").unwrap();
+        let job = HostJob {
+            reads: (reads, "gut.fastq".into()),
+            readlevel,
+            tax_ids: vec![9606],
+            out: dir.path().join("out"),
+            memory: 0,
+        };
+        let Err(Failure::Refused(why)) = run_remove_host(&job) else { panic!("refused") };
+        assert!(why.starts_with("the host's reads could not be removed from gut.fastq: "), "{why}");
+        assert!(!why.contains("stored-key"), "{why}");
+    }
+}

@@ -46,7 +46,6 @@ mod error;
 pub mod genomes;
 mod kmer;
 mod kraken2;
-mod lengths;
 mod library;
 mod mmap;
 mod open;

@@ -6,9 +6,9 @@ use mgds_api::{ClassificationResults, TaxonRow};
 use crate::abundance;
 use crate::database::Database;
 use crate::error::Error;
-use crate::lengths::ReadLengths;
 use crate::options::ClassifyOptions;
 use crate::report::KrakenReport;
+use mgds_formats::LengthHistogram;
 
 /// The k-mer distribution for reads of about `mean` bases: a stored one within 5% of it, else
 /// one computed for the rounded mean from the k-mer profile, else the stored one nearest to it
@@ -41,7 +41,7 @@ pub(crate) struct Counts {
     /// Reads (records) in the sample.
     pub n_reads: u64,
     /// The lengths of all of them.
-    pub lengths: ReadLengths,
+    pub lengths: LengthHistogram,
 }
 
 /// Sums per-taxon figures up the tree: each taxon gets its own and its descendants'.

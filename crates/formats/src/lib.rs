@@ -13,6 +13,7 @@
 //!   ([`ReadLevelReader::for_each_row`]).
 //! - Subset reads: [`subset_reads`] writes the reads assigned to chosen taxa, with the semantics
 //!   of `onecodex scripts subset_reads` ([`SubsetOptions`], [`SubsetInput`], [`PairMode`]).
+//! - Read lengths: [`LengthHistogram`], bounded (exact below 256 bases, within 1% above).
 //! - Read quality control: [`QcCounter`] counts records as a reader streams them and sums them up
 //!   as `mgds_api::ReadQc` (lengths, N50, qualities by position, GC, N), judged on the thresholds.
 //! - Panel results: [`read_panel_results`] and [`sub_panels`] over `mgds_api::PanelResults`.
@@ -25,6 +26,7 @@
 mod compression;
 mod error;
 mod fastx;
+mod lengths;
 mod output;
 mod pairs;
 mod panel;
@@ -37,6 +39,7 @@ mod validate;
 pub use compression::{Compression, decompress, open, open_counted};
 pub use error::{Error, ParseError, ParseErrorKind};
 pub use fastx::{Format, MAX_LINE_LEN, Mate, Reader, Record, Records, base_id, mate_from_header};
+pub use lengths::{LENGTH_BUCKETS, LengthHistogram};
 pub use output::OutputCompression;
 pub use pairs::{
     FileGroup, NameMate, PairReason, PairSummary, SingleReason, check_pair, group_paths, group_paths_by, interleave,

@@ -8,13 +8,11 @@
 
 use mgds_api::{LengthBin, MAX_LENGTH_BINS, MAX_POSITION_BINS, MAX_QUALITY, PositionQuality, ReadQc};
 
+use crate::lengths::LengthHistogram;
 use crate::{Format, Record};
 
-/// Lengths (and positions) counted exactly below this.
+/// Positions counted exactly below this.
 const EXACT: u64 = 256;
-/// Length buckets per doubling above [`EXACT`].
-const LENGTH_PER_DOUBLING: u64 = 128;
-const LENGTH_BUCKETS: usize = (EXACT + LENGTH_PER_DOUBLING * 56) as usize;
 /// Position buckets per doubling above [`EXACT`], up to 2^26 bases (a position past that
 /// counts in the last bucket).
 const POSITION_PER_DOUBLING: u64 = 32;
@@ -33,9 +31,7 @@ const READ_QUALITIES: usize = MAX_QUALITY as usize + 1;
 pub struct QcCounter {
     reads: u64,
     bases: u64,
-    min_length: u64,
-    max_length: u64,
-    lengths: Vec<u64>,
+    lengths: LengthHistogram,
     gc_bases: u64,
     at_bases: u64,
     /// [`POSITION_BUCKETS`] × [`QUALITIES`] counts: quality `q` at bucket `b` is
@@ -61,9 +57,7 @@ impl Default for QcCounter {
         QcCounter {
             reads: 0,
             bases: 0,
-            min_length: u64::MAX,
-            max_length: 0,
-            lengths: vec![0; LENGTH_BUCKETS],
+            lengths: LengthHistogram::default(),
             gc_bases: 0,
             at_bases: 0,
             positions: vec![0; POSITION_BUCKETS * QUALITIES],
@@ -80,24 +74,8 @@ impl Default for QcCounter {
     }
 }
 
-fn length_bucket(len: u64) -> usize {
-    if len < EXACT {
-        return len as usize;
-    }
-    let e = 63 - u64::from(len.leading_zeros());
-    let m = (len >> (e - 7)) & (LENGTH_PER_DOUBLING - 1);
-    (EXACT + (e - 8) * LENGTH_PER_DOUBLING + m) as usize
-}
-
-/// The shortest and longest length of a length bucket.
 fn length_range(b: usize) -> (u64, u64) {
-    let b = b as u64;
-    if b < EXACT {
-        return (b, b);
-    }
-    let (e, m) = ((b - EXACT) / LENGTH_PER_DOUBLING + 8, (b - EXACT) % LENGTH_PER_DOUBLING);
-    let low = (LENGTH_PER_DOUBLING + m) << (e - 7);
-    (low, low + (1u64 << (e - 7)) - 1)
+    LengthHistogram::range(b)
 }
 
 /// The first position (0-based) of a position bucket; the bucket after the last starts at
@@ -127,9 +105,7 @@ impl QcCounter {
         let len = seq.len() as u64;
         self.reads += 1;
         self.bases += len;
-        self.min_length = self.min_length.min(len);
-        self.max_length = self.max_length.max(len);
-        self.lengths[length_bucket(len)] += 1;
+        self.lengths.add(len);
 
         // Compares only, into byte counters over 255 bases at a time, so that the loop is
         // vectorised.
@@ -254,8 +230,8 @@ impl QcCounter {
             reads: self.reads,
             pairs: if paired { self.reads / 2 } else { 0 },
             bases: self.bases,
-            min_length: if self.reads == 0 { 0 } else { self.min_length },
-            max_length: self.max_length,
+            min_length: self.lengths.min(),
+            max_length: self.lengths.max(),
             mean_length: if self.reads == 0 { 0.0 } else { self.bases as f64 / self.reads as f64 },
             median_length,
             n50,
@@ -280,37 +256,24 @@ impl QcCounter {
         if self.reads == 0 {
             return (0, 0);
         }
-        // The middle of a bucket as the classification's own median takes it (`lo + width / 2`).
-        let middle = |b: usize| {
-            let (lo, hi) = length_range(b);
-            lo + (hi - lo).div_ceil(2)
-        };
-        let half = self.reads.div_ceil(2);
-        let mut seen = 0;
-        let mut median = 0;
-        for (b, &c) in self.lengths.iter().enumerate() {
-            seen += c;
-            if seen >= half {
-                median = middle(b);
-                break;
-            }
-        }
+        // The median as the classification's own takes it (one histogram for both).
+        let median = self.lengths.median().unwrap_or(0);
         // N50: from the longest down, the length at which half the bases are reached.
         let mut bases = 0u128;
         let half_bases = u128::from(self.bases).div_ceil(2);
         let mut n50 = 0;
-        for (b, &c) in self.lengths.iter().enumerate().rev() {
+        for (b, &c) in self.lengths.counts().iter().enumerate().rev() {
             if c == 0 {
                 continue;
             }
             let (lo, hi) = length_range(b);
             bases += u128::from(c) * u128::from((lo + hi) / 2);
             if bases >= half_bases {
-                n50 = middle(b);
+                n50 = LengthHistogram::middle(b);
                 break;
             }
         }
-        (median.clamp(self.min_length, self.max_length), n50.clamp(self.min_length, self.max_length))
+        (median, n50.clamp(self.lengths.min(), self.lengths.max()))
     }
 
     /// Lengths from the shortest to the longest in at most [`MAX_LENGTH_BINS`] bins: equal
@@ -319,10 +282,11 @@ impl QcCounter {
         if self.reads == 0 {
             return (Vec::new(), false);
         }
-        let (lo, hi) = (self.min_length, self.max_length);
+        let (lo, hi) = (self.lengths.min(), self.lengths.max());
         // The shortest length above zero (an empty record does not decide the scale).
         let shortest = self
             .lengths
+            .counts()
             .iter()
             .enumerate()
             .skip(1)
@@ -353,7 +317,7 @@ impl QcCounter {
                 LengthBin { from, to, reads: 0 }
             })
             .collect();
-        for (b, &c) in self.lengths.iter().enumerate() {
+        for (b, &c) in self.lengths.counts().iter().enumerate() {
             if c == 0 {
                 continue;
             }
@@ -376,8 +340,9 @@ impl QcCounter {
                 continue;
             }
             let from = position_start(b) + 1;
-            let to = if b + 1 >= POSITION_BUCKETS { self.max_length } else { position_start(b + 1) };
-            bins.push((from, to.min(self.max_length).max(from), h));
+            let longest = self.lengths.max();
+            let to = if b + 1 >= POSITION_BUCKETS { longest } else { position_start(b + 1) };
+            bins.push((from, to.min(longest).max(from), h));
         }
         // The first positions stay each alone; the bins after them are merged in neighbouring
         // pairs until the whole fits.
@@ -576,7 +541,7 @@ mod tests {
         assert_eq!(position_start(256), 256);
         assert_eq!(position_start(POSITION_BUCKETS - 1), (POSITION_PER_DOUBLING * 2 - 1) << 20);
         for len in [1u64, 255, 256, 257, 1000, 123_456, 1 << 40] {
-            let (lo, hi) = length_range(length_bucket(len));
+            let (lo, hi) = length_range(LengthHistogram::bucket(len));
             assert!(lo <= len && len <= hi, "{len}: {lo}..={hi}");
         }
     }

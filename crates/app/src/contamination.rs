@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::compare::{CompareProgress, Gathered, SkippedSample, Source, gather};
-use crate::diversity::shown_text;
 use crate::error::{CmdError, CmdResult, sentence};
+use crate::text::shown_text;
 
 /// Values of the `control` field that mark a negative control.
 pub const CONTROL_VALUES: [&str; 9] = [

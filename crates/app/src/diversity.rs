@@ -16,6 +16,8 @@ use std::collections::HashMap;
 
 use mgds_api::ClassificationResults;
 use mgds_diversity::{AlphaMetric, BetaMetric, Taxonomy};
+
+use crate::text::shown_text;
 use mgds_plots::Metric;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -260,15 +262,6 @@ pub async fn prepare(
 
 /// Diversity computations running at once in this process.
 static COMPUTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
-
-/// The longest sample name or group value shown (a metadata value may be 16 KB).
-const MAX_SHOWN_CHARS: usize = 100;
-
-/// Text from the service as charts and files show it: control characters as spaces, at most
-/// [`MAX_SHOWN_CHARS`] characters.
-pub(crate) fn shown_text(s: &str) -> String {
-    crate::qc::shown(s, MAX_SHOWN_CHARS)
-}
 
 /// What [`compute`] works on, checked.
 struct Work {

@@ -23,6 +23,7 @@ pub mod projects;
 pub mod qc;
 pub mod results;
 pub mod samples;
+pub mod text;
 pub mod uploads;
 
 #[cfg(test)]

@@ -42,19 +42,9 @@ pub fn bounded(mut qc: ReadQc) -> ReadQc {
     qc.gc_content.truncate(101);
     qc.failures.truncate(mgds_api::MAX_FAILURES);
     for f in &mut qc.failures {
-        *f = shown(f, mgds_api::MAX_FAILURE_CHARS);
+        *f = crate::text::shown(f, mgds_api::MAX_FAILURE_CHARS);
     }
     qc
-}
-
-/// Text from a service as a screen, file or terminal shows it: control characters (escape
-/// sequences, line breaks) as spaces, at most `max` characters.
-pub fn shown(s: &str, max: usize) -> String {
-    let mut out: String = s.chars().take(max).map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if s.chars().count() > max {
-        out.push('…');
-    }
-    out
 }
 
 fn thresholds() -> Vec<String> {
@@ -96,7 +86,7 @@ pub async fn file(results: Arc<ClassificationResults>, title: &str, what: &str) 
             ));
         }
     };
-    let title = crate::diversity::shown_text(title);
+    let title = crate::text::shown_text(title);
     tokio::task::spawn_blocking(move || match what {
         "csv" => {
             let mut out = Vec::new();
@@ -151,7 +141,7 @@ pub async fn compare(
         .fetched
         .iter()
         .map(|f| {
-            let name = crate::diversity::shown_text(&f.info.name);
+            let name = crate::text::shown_text(&f.info.name);
             match (&f.results, &f.info.ready) {
                 (Some(r), _) => match &r.qc {
                     Some(qc) => QcRow { id: f.id.clone(), name, qc: Some(figures_only(qc)), why: None },

@@ -193,6 +193,6 @@ pub async fn remove_host(client: &Client, id: &str) -> CmdResult<HostCopy> {
     let copy = client.samples().remove_host(analysis.sample.id(), Some(id)).await?;
     Ok(HostCopy {
         sample_id: mgds_client::ResourceId::resource_id(&copy).to_string(),
-        filename: crate::qc::shown(copy.filename.as_deref().unwrap_or("sample"), 255),
+        filename: crate::text::shown(copy.filename.as_deref().unwrap_or("sample"), 255),
     })
 }

@@ -261,7 +261,7 @@ async fn qc(ctx: &Ctx, a: QcArgs) -> Result<()> {
     let rows: Vec<(QcRow, Option<std::sync::Arc<mgds_api::ClassificationResults>>)> =
         futures::stream::iter(a.ids.iter().cloned())
             .map(|id| async move {
-                let shown_id = mgds_app::qc::shown(&id, 40);
+                let shown_id = mgds_app::text::shown(&id, 40);
                 let none = |name: String, why: &str| (QcRow { id: shown_id.clone(), name, qc: None, why: Some(why.into()) }, None);
                 let sample = match client.samples().get(id.as_str()).await {
                     Ok(s) => s,
@@ -270,7 +270,7 @@ async fn qc(ctx: &Ctx, a: QcArgs) -> Result<()> {
                     }
                     Err(e) => return Err(anyhow::Error::from(e).context(format!("sample {shown_id}"))),
                 };
-                let name = mgds_app::qc::shown(&sample.filename.clone().unwrap_or_else(|| id.clone()), 100);
+                let name = mgds_app::text::shown(&sample.filename.clone().unwrap_or_else(|| id.clone()), 100);
                 let Some(c) = sample.primary_classification else {
                     return Ok(none(name, "It has no classification yet: its upload is not confirmed, or the service has no classification database."));
                 };

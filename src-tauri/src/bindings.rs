@@ -70,6 +70,7 @@ const APP_SOURCES: &[(&str, &str)] = &[
     ("qc", include_str!("../../crates/app/src/qc.rs")),
     ("results", include_str!("../../crates/app/src/results.rs")),
     ("samples", include_str!("../../crates/app/src/samples.rs")),
+    ("text", include_str!("../../crates/app/src/text.rs")),
     ("testing", include_str!("../../crates/app/src/testing.rs")),
     ("uploads", include_str!("../../crates/app/src/uploads.rs")),
 ];

@@ -114,8 +114,8 @@ pub enum DbCommand {
     /// these taxa (or below them) are left out of tables and charts unless asked for, and
     /// `mgds samples remove-host` removes them. Without taxa, shows the host named now. By
     /// default a database's host is human (9606) where its taxonomy has it. Analyses made from
-    /// now on carry the change (a running service picks it up); classify a sample again to
-    /// apply it to that sample.
+    /// now on carry the change (running services and workers, on any machine of the install,
+    /// pick it up within a minute); classify a sample again to apply it to that sample.
     Host {
         /// The database's folder name (`mgds db list`).
         name: String,
@@ -401,13 +401,21 @@ pub async fn run_db(config: Config, cmd: DbCommand) -> Result<()> {
                     bail!("{t:?} is not a tax id: give NCBI taxonomy ids such as 9606 (human)");
                 }
             }
-            let manifest = if none || default_host || !tax_ids.is_empty() {
+            let mut manifest = references::read_manifest(&dir.join(references::DATABASES_DIR).join(&name))
+                .with_context(|| format!("reading the database {name}"))?;
+            // The install's database keeps the host too, so that workers on other machines
+            // (which read the manifest they fetched) classify with the same host.
+            let state = crate::open_with(config).await?;
+            if none || default_host || !tax_ids.is_empty() {
                 let set = if default_host { None } else { Some(tax_ids) };
-                references::set_host_taxa(&dir, &name, set).with_context(|| format!("naming the host of {name}"))?
-            } else {
-                references::read_manifest(&dir.join(references::DATABASES_DIR).join(&name))
-                    .with_context(|| format!("reading the database {name}"))?
-            };
+                mgds_server::store::settings::set_host_taxa(&state.db, &manifest.digest, set.as_deref())
+                    .await
+                    .with_context(|| format!("naming the host of {name} in the service's database"))?;
+                manifest = references::set_host_taxa(&dir, &name, set)
+                    .with_context(|| format!("naming the host of {name}"))?;
+            } else if let Some(host) = mgds_server::store::settings::host_taxa(&state.db, &manifest.digest).await? {
+                manifest.host_tax_ids = host;
+            }
             match &manifest.host_tax_ids {
                 None => println!(
                     "{name}: host is human ({}) where the database has it (the default)",
@@ -416,6 +424,8 @@ pub async fn run_db(config: Config, cmd: DbCommand) -> Result<()> {
                 Some(t) if t.is_empty() => println!("{name}: no host"),
                 Some(t) => println!("{name}: host tax ids {}", t.join(", ")),
             }
+            state.db.close().await;
+            return Ok(());
         }
         DbCommand::List { json } => {
             let installed = references::list_installed(&dir);

@@ -58,13 +58,20 @@ impl References {
         dirs.sort();
         let mut default = None;
         for dir in dirs {
-            let manifest = match read_manifest(&dir) {
+            let mut manifest = match read_manifest(&dir) {
                 Ok(m) => m,
                 Err(e) => {
                     tracing::warn!(folder = %dir.display(), error = %e, "skipping a reference folder without a usable manifest");
                     continue;
                 }
             };
+            // The host named on this install holds on every machine, whatever the manifest a
+            // worker fetched says (`mgds db host`).
+            if manifest.kind == ReferenceKind::Classification
+                && let Some(host) = settings::host_taxa(&state.db, &manifest.digest).await?
+            {
+                manifest.host_tax_ids = host;
+            }
             let (engine, version) = manifest.kind.engine();
             let job_id = register_job(
                 state,

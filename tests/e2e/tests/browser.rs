@@ -589,11 +589,19 @@ async fn scenario(
     let copy =
         a.wait_for("[data-testid=remove-host]", Duration::from_secs(120)).await.context("no host-free copy offered")?;
     a.click(&copy).await?;
-    a.wait_for_text("[data-testid=classification] .note", "is being made as swab.host_removed.fastq.gz", WAIT)
+    a.wait_for_text("[data-testid=copy-note]", "is being made as swab.host_removed.fastq.gz", WAIT)
         .await
         .context("the copy without the host's reads")?;
     axe.check(a, "browser host-free copy").await?;
     a.screenshot("browser-03c-host-removed").await?;
+    // The copy opens from the note, and is written and classified by the service.
+    a.click(&a.wait_for("[data-testid=open-copy]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=sample-title]", "swab.fastq.gz (host reads removed)", WAIT)
+        .await
+        .context("the copy's page")?;
+    a.wait_for("[data-testid=chart] svg rect.bar", Duration::from_secs(120))
+        .await
+        .context("the copy was never written and classified")?;
     a.navigate(&format!("{url}/")).await?;
     a.wait_for_text("[data-testid=samples-table] tbody", "swab.host_removed.fastq.gz", WAIT)
         .await

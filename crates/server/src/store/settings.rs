@@ -1,5 +1,6 @@
-//! The service's own settings: the secret that signs upload forms and download addresses, and
-//! the job that runs by itself on every confirmed upload.
+//! The service's own settings: the secret that signs upload forms and download addresses, the
+//! job that runs by itself on every confirmed upload, and the host each classification database
+//! names (kept here so that every machine of an install reads the same).
 
 use crate::store::db::Pool;
 
@@ -45,4 +46,34 @@ pub async fn default_classification(tx: &mut Tx) -> Result<Option<String>, sqlx:
         .bind(DEFAULT_CLASSIFICATION_KEY)
         .fetch_optional(&mut **tx)
         .await
+}
+
+/// The `settings` key of the host taxa of the classification database with this digest.
+fn host_key(digest: &str) -> String {
+    format!("host_tax_ids:{digest}")
+}
+
+/// The host taxa named for the classification database with `digest`, if any were named on this
+/// install: `Some(None)` is the default rule (human where the database has it), `Some(Some(list))`
+/// the taxa named (empty: no host), `None` nothing named here (the manifest decides).
+pub async fn host_taxa(db: &Pool, digest: &str) -> Result<Option<Option<Vec<String>>>, sqlx::Error> {
+    let value: Option<String> = sqlx::query_scalar("SELECT value FROM settings WHERE key = $1")
+        .bind(host_key(digest))
+        .fetch_optional(db)
+        .await?;
+    Ok(value.map(|v| serde_json::from_str(&v).unwrap_or(None)))
+}
+
+/// Names the host taxa of the classification database with `digest` for every machine of the
+/// install (`None`: the default rule).
+pub async fn set_host_taxa(db: &Pool, digest: &str, tax_ids: Option<&[String]>) -> Result<(), sqlx::Error> {
+    let value = serde_json::to_string(&tax_ids).unwrap_or_else(|_| "null".into());
+    sqlx::query(
+        "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(host_key(digest))
+    .bind(value)
+    .execute(db)
+    .await?;
+    Ok(())
 }

@@ -233,6 +233,35 @@ async fn copies_that_wait_are_capped_and_one_whose_source_went_says_so() {
     }
 }
 
+/// The host named in the install's database holds on a machine whose manifest says otherwise
+/// (a worker on another machine reads the manifest it fetched when the database was new).
+#[tokio::test]
+async fn the_host_named_in_the_database_holds_over_the_manifest() {
+    use mgds_server::store::settings;
+    let svc = start_with_demo(|_| {}).await;
+    let data = svc.data_dir();
+    let manifest = references::read_manifest(&data.join(references::DATABASES_DIR).join("demo-bacteria")).unwrap();
+    assert_eq!(manifest.host_tax_ids, None, "this machine's manifest names no host");
+    let u = svc.user("lab@example.org").await;
+    let host_of = |sample: String| {
+        let (svc, u) = (&svc, &u);
+        async move {
+            let c = classified(svc, u, &sample).await;
+            let (_, results) = svc.get(Some(u), &format!("/api/v1/classifications/{c}/results")).await;
+            results["host_tax_ids"].clone()
+        }
+    };
+    settings::set_host_taxa(&svc.state.db, &manifest.digest, Some(&["562".to_string()])).await.unwrap();
+    svc.state.reload_references(&data).await.unwrap();
+    let first = svc.upload_sample(&u, "a.fastq.gz", &demo_reads(), json!({})).await;
+    assert_eq!(host_of(first).await, json!(["562"]));
+    // Back to the default rule: the demo taxonomy has no human, so no host.
+    settings::set_host_taxa(&svc.state.db, &manifest.digest, None).await.unwrap();
+    svc.state.reload_references(&data).await.unwrap();
+    let second = svc.upload_sample(&u, "b.fastq.gz", &demo_reads(), json!({})).await;
+    assert_eq!(host_of(second).await, json!([]));
+}
+
 #[test]
 fn host_names_survive_the_manifest() {
     let dir = tempfile::tempdir().unwrap();

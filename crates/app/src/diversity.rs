@@ -16,14 +16,13 @@ use std::collections::HashMap;
 
 use mgds_api::ClassificationResults;
 use mgds_diversity::{AlphaMetric, BetaMetric, Taxonomy};
-
-use crate::text::shown_text;
 use mgds_plots::Metric;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::compare::{CompareProgress, Gathered, SkippedSample, Source, gather, metric_for, metric_key};
 use crate::error::{CmdError, CmdResult, sentence};
+use crate::text::shown_text;
 
 /// PERMANOVA's permutations unless asked otherwise.
 pub const PERMUTATIONS: usize = 999;

@@ -114,8 +114,9 @@ pub enum DbCommand {
     /// these taxa (or below them) are left out of tables and charts unless asked for, and
     /// `mgds samples remove-host` removes them. Without taxa, shows the host named now. By
     /// default a database's host is human (9606) where its taxonomy has it. Analyses made from
-    /// now on carry the change (running services and workers, on any machine of the install,
-    /// pick it up within a minute); classify a sample again to apply it to that sample.
+    /// now on carry the change (the install's database keeps it: running services and workers
+    /// pick it up, those on other machines with an S3 store within a minute); classify a sample
+    /// again to apply it to that sample.
     Host {
         /// The database's folder name (`mgds db list`).
         name: String,
@@ -403,6 +404,9 @@ pub async fn run_db(config: Config, cmd: DbCommand) -> Result<()> {
             }
             let mut manifest = references::read_manifest(&dir.join(references::DATABASES_DIR).join(&name))
                 .with_context(|| format!("reading the database {name}"))?;
+            if manifest.kind != ReferenceKind::Classification {
+                bail!("{name} is a {} reference; only classification databases name a host", kind_name(manifest.kind));
+            }
             // The install's database keeps the host too, so that workers on other machines
             // (which read the manifest they fetched) classify with the same host.
             let state = crate::open_with(config).await?;

@@ -729,9 +729,9 @@ fn genome_for(reference: &Installed, tax_id: &str, out: &Path) -> Result<(), Str
 mod tests {
     use super::*;
 
-    /// Four pairs interleaved in one file, and the calls the classifier would make (one per
-    /// mate, the same for both mates of a pair): the copy keeps the pairs not called the
-    /// host's, whole and in order; a pair called the host's below the confidence filter goes.
+    /// Five pairs interleaved in one file, with one read-level row per mate: the copy keeps the
+    /// pairs not called the host's, whole and in order; a pair called the host's below the
+    /// confidence filter goes, and so does a pair with one mate called the host's.
     #[test]
     fn a_copy_without_the_host_keeps_whole_pairs_in_order() {
         let dir = tempfile::tempdir().unwrap();

@@ -61,7 +61,13 @@ pub async fn host_taxa(db: &Pool, digest: &str) -> Result<Option<Option<Vec<Stri
         .bind(host_key(digest))
         .fetch_optional(db)
         .await?;
-    Ok(value.map(|v| serde_json::from_str(&v).unwrap_or(None)))
+    Ok(value.and_then(|v| match serde_json::from_str(&v) {
+        Ok(host) => Some(host),
+        Err(e) => {
+            tracing::warn!(digest, error = %e, "the host named for a database is unreadable; its manifest decides");
+            None
+        }
+    }))
 }
 
 /// Names the host taxa of the classification database with `digest` for every machine of the

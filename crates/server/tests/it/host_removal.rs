@@ -255,11 +255,22 @@ async fn the_host_named_in_the_database_holds_over_the_manifest() {
     svc.state.reload_references(&data).await.unwrap();
     let first = svc.upload_sample(&u, "a.fastq.gz", &demo_reads(), json!({})).await;
     assert_eq!(host_of(first).await, json!(["562"]));
-    // Back to the default rule: the demo taxonomy has no human, so no host.
-    settings::set_host_taxa(&svc.state.db, &manifest.digest, None).await.unwrap();
+    // This machine's manifest now names another host; the install's "no host", then its
+    // "default rule" (the demo taxonomy has no human), hold over it.
+    references::set_host_taxa(&data, "demo-bacteria", Some(vec!["573".into()])).unwrap();
+    settings::set_host_taxa(&svc.state.db, &manifest.digest, Some(&[])).await.unwrap();
     svc.state.reload_references(&data).await.unwrap();
     let second = svc.upload_sample(&u, "b.fastq.gz", &demo_reads(), json!({})).await;
     assert_eq!(host_of(second).await, json!([]));
+    settings::set_host_taxa(&svc.state.db, &manifest.digest, None).await.unwrap();
+    svc.state.reload_references(&data).await.unwrap();
+    let third = svc.upload_sample(&u, "c.fastq.gz", &demo_reads(), json!({})).await;
+    assert_eq!(host_of(third).await, json!([]));
+    // Named nowhere on the install: the manifest decides.
+    sqlx::query("DELETE FROM settings WHERE key LIKE 'host_tax_ids:%'").execute(&svc.state.db).await.unwrap();
+    svc.state.reload_references(&data).await.unwrap();
+    let fourth = svc.upload_sample(&u, "d.fastq.gz", &demo_reads(), json!({})).await;
+    assert_eq!(host_of(fourth).await, json!(["573"]));
 }
 
 #[test]

@@ -6,6 +6,12 @@ fn main() {
     // any window.
     mgds_server::worker::engine_entry();
     lighten_processes();
+    // The embedded service's controls analyses score with the application's contaminants logic.
+    mgds_server::controls::provide(
+        mgds_app::contamination::score_controls,
+        mgds_app::contamination::SCORING_VERSION,
+        mgds_app::contamination::controls_args_schema(),
+    );
     mgds_desktop::run();
 }
 

@@ -10,6 +10,7 @@
 //! client built on them reads any compatible service, including the real one whose responses are
 //! kept as test fixtures.
 
+pub mod controls;
 mod events;
 mod job_args;
 mod multipart;

@@ -101,7 +101,7 @@ pub struct MeasureChoice {
 }
 
 /// A sample that is not in the chart, and why.
-#[derive(Debug, Clone, Serialize, TS)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, TS)]
 pub struct SkippedSample {
     /// Its id.
     pub id: String,

@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 
 use mgds_api::ClassificationResults;
+use mgds_api::controls::{ControlsInput, ControlsOutput};
 use mgds_diversity::{ContaminantScore, DecontamMethod};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -25,18 +26,8 @@ use crate::compare::{CompareProgress, Gathered, SkippedSample, Source, gather};
 use crate::error::{CmdError, CmdResult, sentence};
 use crate::text::shown_text;
 
-/// Values of the `control` field that mark a negative control.
-pub const CONTROL_VALUES: [&str; 9] = [
-    "negative",
-    "negative control",
-    "blank",
-    "extraction blank",
-    "kit blank",
-    "ntc",
-    "no template control",
-    "yes",
-    "true",
-];
+pub use mgds_api::controls::{CONTROL_VALUES, control_kind};
+
 /// Scorings running at once in this process.
 static SCORING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
@@ -72,7 +63,7 @@ pub struct ContaminationRequest {
 }
 
 /// One taxon's scores.
-#[derive(Debug, Clone, Serialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ContaminantRow {
     /// Its tax id.
     pub tax_id: String,
@@ -97,7 +88,7 @@ pub struct ContaminantRow {
 }
 
 /// A sample as the view names it.
-#[derive(Debug, Clone, Serialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ContaminationSample {
     /// Its id.
     pub id: String,
@@ -108,7 +99,7 @@ pub struct ContaminationSample {
 }
 
 /// The contaminants view.
-#[derive(Debug, Clone, Serialize, TS)]
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct ContaminationView {
     /// The method's key (`prevalence`, `frequency`, `combined`).
     pub method: String,
@@ -132,35 +123,39 @@ pub struct ContaminationView {
     pub skipped: Vec<SkippedSample>,
     /// How the numbers were made, for the screen and the files.
     pub notes: Vec<String>,
+    /// For a controls analysis of the service: the control it ran on, and the field and value
+    /// that made its batch.
+    #[serde(default)]
+    pub batch_of: Option<ControlBatch>,
 }
 
-/// The control a sample's metadata marks it as, if any.
-pub fn control_kind(m: &mgds_api::Metadata) -> Option<String> {
-    let value = m.custom.iter().find_map(|(k, v)| {
-        let k = k.trim().to_ascii_lowercase();
-        (k == "control" || k == "negative_control").then_some(v)
-    })?;
-    let text = match value {
-        // Case, hyphens, underscores and runs of spaces aside.
-        serde_json::Value::String(s) => {
-            s.to_ascii_lowercase().replace(['-', '_'], " ").split_whitespace().collect::<Vec<_>>().join(" ")
-        }
-        serde_json::Value::Bool(true) => "true".into(),
-        _ => return None,
-    };
-    CONTROL_VALUES.contains(&text.as_str()).then_some(text)
+/// The batch a controls analysis scored.
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
+pub struct ControlBatch {
+    /// The control the analysis ran on.
+    pub control: String,
+    /// The custom field that names the batch.
+    pub field: String,
+    /// Its value.
+    pub value: String,
 }
 
 fn invalid(message: String) -> CmdError {
     CmdError::new("invalid", message)
 }
 
-/// Fetches the samples `req` names and scores their taxa (see the module's notes).
-pub async fn prepare(
-    src: Source<'_>,
-    req: &ContaminationRequest,
-    progress: &(dyn Fn(CompareProgress) + Sync),
-) -> CmdResult<ContaminationView> {
+/// A request's checked parameters.
+struct Checked {
+    rank: String,
+    threshold: f64,
+    asked: Option<DecontamMethod>,
+    conc_field: String,
+    batch_by: Option<String>,
+    show_host: bool,
+}
+
+/// Checks a request's parameters, each refusal naming the parameter and what it may be.
+fn check(req: &ContaminationRequest) -> CmdResult<Checked> {
     let rank = req.rank.trim().to_lowercase();
     if rank.is_empty() || rank.len() > 32 || !rank.bytes().all(|b| b.is_ascii_alphabetic() || b == b' ') {
         return Err(invalid("Choose a rank: species, genus, family, order, class or phylum.".into()));
@@ -191,35 +186,80 @@ pub async fn prepare(
             )));
         }
     }
+    Ok(Checked {
+        rank,
+        threshold,
+        asked,
+        conc_field: conc_field.to_string(),
+        batch_by: batch_by.map(String::from),
+        show_host: req.show_host,
+    })
+}
+
+/// A sample with its classification, as the scoring takes it.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    /// Its id.
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Its metadata (which says whether it is a control, and its concentration and batch).
+    pub metadata: Option<mgds_api::Metadata>,
+    /// Its classification's results.
+    pub results: std::sync::Arc<ClassificationResults>,
+}
+
+/// Fetches the samples `req` names and scores their taxa (see the module's notes).
+pub async fn prepare(
+    src: Source<'_>,
+    req: &ContaminationRequest,
+    progress: &(dyn Fn(CompareProgress) + Sync),
+) -> CmdResult<ContaminationView> {
+    let checked = check(req)?;
     let Gathered { fetched, skipped, .. } =
         gather(src, &req.samples, progress, "to be scored against controls").await?;
-    let all: Vec<&crate::compare::Fetched> = fetched.iter().filter(|f| f.results.is_some()).collect();
+    let samples: Vec<Scored> = fetched
+        .into_iter()
+        .filter_map(|f| {
+            let results = f.results?;
+            Some(Scored { id: f.id, name: f.info.name, metadata: f.info.metadata, results })
+        })
+        .collect();
+    let _turn = SCORING.acquire().await.map_err(|_| CmdError::new("busy", "Stopping; try again in a moment."))?;
+    tokio::task::spawn_blocking(move || score(&checked, samples, skipped))
+        .await
+        .map_err(|e| CmdError::new("failed", format!("The contaminants could not be scored ({e}).")))?
+}
+
+/// Scores the taxa of `all` (see the module's notes): the work of [`prepare`] once the samples
+/// are fetched, and of the service's controls analyses. Runs on the caller's thread.
+fn score(checked: &Checked, all: Vec<Scored>, skipped: Vec<SkippedSample>) -> CmdResult<ContaminationView> {
+    let Checked { rank, threshold, asked, conc_field, batch_by, show_host } = checked;
+    let (rank, threshold, asked, show_host) = (rank.clone(), *threshold, *asked, *show_host);
+    let conc_field = conc_field.as_str();
+    let batch_by = batch_by.as_deref();
     // decontam leaves out samples without reads: a blank with nothing at the rank would count
     // as a control in which every taxon is absent.
-    let owned_all: Vec<std::sync::Arc<ClassificationResults>> = all.iter().filter_map(|f| f.results.clone()).collect();
-    let (show_host, rank2) = (req.show_host, rank.clone());
-    let (taxa, counts) = tokio::task::spawn_blocking(move || {
-        let results: Vec<&ClassificationResults> = owned_all.iter().map(|r| r.as_ref()).collect();
-        crate::diversity::table(&results, &rank2, show_host, &|t, _| Some(t.readcount_w_children as f64))
-    })
-    .await
-    .map_err(|e| CmdError::new("failed", format!("The contaminants could not be scored ({e}).")))?;
+    let (taxa, counts) = {
+        let results: Vec<&ClassificationResults> = all.iter().map(|r| r.results.as_ref()).collect();
+        crate::diversity::table(&results, &rank, show_host, &|t, _| Some(t.readcount_w_children as f64))
+    };
     let empty: Vec<String> = all
         .iter()
         .zip(&counts)
         .filter(|(_, row)| row.iter().sum::<f64>() <= 0.0)
-        .map(|(f, _)| shown_text(&f.info.name))
+        .map(|(f, _)| shown_text(&f.name))
         .collect();
-    let (ready, counts): (Vec<&crate::compare::Fetched>, Vec<Vec<f64>>) =
-        all.iter().zip(counts).filter(|(_, row)| row.iter().sum::<f64>() > 0.0).map(|(f, r)| (*f, r)).unzip();
-    let control: Vec<bool> = ready.iter().map(|f| f.info.metadata.as_ref().and_then(control_kind).is_some()).collect();
+    let (ready, counts): (Vec<&Scored>, Vec<Vec<f64>>) =
+        all.iter().zip(counts).filter(|(_, row)| row.iter().sum::<f64>() > 0.0).unzip();
+    let control: Vec<bool> = ready.iter().map(|f| f.metadata.as_ref().and_then(control_kind).is_some()).collect();
     let n_controls = control.iter().filter(|&&c| c).count();
     let marking = format!(
         "Mark a negative control with a custom metadata field \"control\" set to one of: {}.",
         CONTROL_VALUES.join(", ")
     );
     let raw_conc: Vec<Option<String>> =
-        ready.iter().map(|f| f.info.metadata.as_ref().and_then(|m| m.field_text(conc_field))).collect();
+        ready.iter().map(|f| f.metadata.as_ref().and_then(|m| m.field_text(conc_field))).collect();
     let concentration: Vec<Option<f64>> = raw_conc
         .iter()
         .map(|v| v.as_deref().and_then(|v| v.trim().parse::<f64>().ok()).filter(|c| c.is_finite() && *c > 0.0))
@@ -227,8 +267,8 @@ pub async fn prepare(
     let missing_conc: Vec<String> = (0..ready.len())
         .filter(|&i| !control[i] && concentration[i].is_none())
         .map(|i| match &raw_conc[i] {
-            Some(v) => format!("{} (\"{}\" is not a number above 0)", shown_text(&ready[i].info.name), shown_text(v)),
-            None => shown_text(&ready[i].info.name),
+            Some(v) => format!("{} (\"{}\" is not a number above 0)", shown_text(&ready[i].name), shown_text(v)),
+            None => shown_text(&ready[i].name),
         })
         .collect();
     let method = match asked {
@@ -275,25 +315,18 @@ pub async fn prepare(
         )));
     }
     let batches: Vec<Option<String>> =
-        ready.iter().map(|f| batch_by.and_then(|b| f.info.metadata.as_ref().and_then(|m| m.field_text(b)))).collect();
+        ready.iter().map(|f| batch_by.and_then(|b| f.metadata.as_ref().and_then(|m| m.field_text(b)))).collect();
     let named = |i: usize| ContaminationSample {
         id: ready[i].id.clone(),
-        name: shown_text(&ready[i].info.name),
+        name: shown_text(&ready[i].name),
         batch: batches[i].as_deref().map(shown_text),
     };
     let controls: Vec<ContaminationSample> = (0..ready.len()).filter(|&i| control[i]).map(named).collect();
     let samples: Vec<ContaminationSample> = (0..ready.len()).filter(|&i| !control[i]).map(named).collect();
-    let names: HashMap<String, String> = ready
-        .iter()
-        .filter_map(|f| f.results.as_ref())
-        .flat_map(|r| r.table.iter())
-        .map(|t| (t.tax_id.clone(), t.name.clone()))
-        .collect();
+    let names: HashMap<String, String> =
+        ready.iter().flat_map(|f| f.results.table.iter()).map(|t| (t.tax_id.clone(), t.name.clone())).collect();
     let without_batch = batches.iter().filter(|b| b.is_none()).count();
-    let _turn = SCORING.acquire().await.map_err(|_| CmdError::new("busy", "Stopping; try again in a moment."))?;
-    let control2 = control.clone();
-    let computed = tokio::task::spawn_blocking(move || {
-        let control = control2;
+    let computed = {
         let shares: Vec<Vec<f64>> = counts
             .iter()
             .map(|row| {
@@ -327,9 +360,7 @@ pub async fn prepare(
             (None, None) => a.name.cmp(&b.name),
         });
         rows
-    })
-    .await
-    .map_err(|e| CmdError::new("failed", format!("The contaminants could not be scored ({e}).")))?;
+    };
     let taxa = computed.len();
     let flagged = computed.iter().filter(|r| r.contaminant).count();
     let mut rows = computed;
@@ -403,7 +434,94 @@ pub async fn prepare(
         flagged,
         skipped,
         notes,
+        batch_of: None,
     })
+}
+
+/// The version of the scoring the service's controls job runs (a new one is a new job).
+pub const SCORING_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The arguments of the service's controls job, as JSON Schema: what [`score_controls`] reads.
+pub fn controls_args_schema() -> serde_json::Value {
+    serde_json::json!({
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+            "method": {
+                "type": "string",
+                "enum": ["prevalence", "frequency", "combined"],
+                "description": "decontam's method; unset: combined where every true sample has a DNA concentration, else prevalence"
+            },
+            "threshold": {
+                "type": "number", "minimum": 0, "maximum": 1, "default": mgds_diversity::DECONTAM_THRESHOLD,
+                "description": "A taxon whose score is below this is called a contaminant"
+            },
+            "rank": {
+                "type": "string",
+                "enum": ["species", "genus", "family", "order", "class", "phylum"],
+                "default": "species",
+                "description": "The rank taxa are scored at"
+            },
+            "batch_field": {
+                "type": "string", "maxLength": mgds_api::MAX_CUSTOM_METADATA_KEY_CHARS,
+                "description": "The custom metadata field naming the control's batch; unset: the first the control has of sequencing_batch, batch, run_id"
+            },
+            "concentration_field": {
+                "type": "string", "maxLength": mgds_api::MAX_CUSTOM_METADATA_KEY_CHARS, "default": CONCENTRATION_FIELD,
+                "description": "The custom metadata field holding each sample's DNA concentration (frequency method)"
+            },
+            "show_host": {
+                "type": "boolean", "default": false,
+                "description": "Score the host's taxa too"
+            }
+        }
+    })
+}
+
+/// Scores a control's batch for the service's controls analyses (`mgds_api::controls`): the
+/// same scoring as [`prepare`], on the samples and classifications the service found, with the
+/// job's arguments ([`controls_args_schema`]).
+pub fn score_controls(input: ControlsInput) -> Result<ControlsOutput, String> {
+    let text = |k: &str| input.args.get(k).and_then(|v| v.as_str()).map(String::from);
+    let req = ContaminationRequest {
+        samples: Vec::new(),
+        rank: text("rank").unwrap_or_else(|| "species".into()),
+        method: text("method"),
+        threshold: input.args.get("threshold").and_then(serde_json::Value::as_f64),
+        concentration_field: text("concentration_field"),
+        batch_by: None,
+        show_host: input.args.get("show_host").and_then(serde_json::Value::as_bool).unwrap_or(false),
+    };
+    let checked = check(&req).map_err(|e| e.message)?;
+    let mut samples = Vec::with_capacity(input.samples.len());
+    let mut skipped = Vec::new();
+    for s in input.samples {
+        match s.results {
+            Some(results) => samples.push(Scored { id: s.id, name: s.name, metadata: Some(s.metadata), results }),
+            None => skipped.push(SkippedSample {
+                id: s.id,
+                name: shown_text(&s.name),
+                why: s.missing.unwrap_or_else(|| "it has no finished classification".into()),
+            }),
+        }
+    }
+    let mut view = score(&checked, samples, skipped).map_err(|e| e.message)?;
+    view.notes.insert(
+        0,
+        format!(
+            "The batch: the samples of the control's owner (and of its project) whose field \"{}\" is \"{}\" ({} controls, {} true samples scored).",
+            shown_text(&input.batch_field),
+            shown_text(&input.batch),
+            view.controls.len(),
+            view.samples.len()
+        ),
+    );
+    view.batch_of = Some(ControlBatch { control: input.control, field: input.batch_field, value: input.batch });
+    let mut table_csv = Vec::new();
+    view.write_table(&mut table_csv, b',').map_err(|e| e.message)?;
+    let scored = view.controls.iter().chain(&view.samples).map(|s| s.id.clone()).collect();
+    let results = serde_json::to_value(&view).map_err(|e| format!("the scores could not be written: {e}"))?;
+    Ok(ControlsOutput { results, table_csv, scored })
 }
 
 fn row(
@@ -491,31 +609,5 @@ impl ContaminationView {
     /// The tax ids called contaminants (for the comparison to mark or leave out).
     pub fn flagged_taxa(&self) -> Vec<String> {
         self.rows.iter().filter(|r| r.contaminant).map(|r| r.tax_id.clone()).collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn controls_are_marked_by_their_metadata() {
-        let with = |k: &str, v: serde_json::Value| {
-            let mut m: mgds_api::Metadata = serde_json::from_value(
-                serde_json::json!({"$uri": "/api/v1/metadata/x", "sample": {"$ref": "/api/v1/samples/x"}}),
-            )
-            .unwrap();
-            m.custom.insert(k.into(), v);
-            m
-        };
-        assert_eq!(control_kind(&with("control", "Negative ".into())).as_deref(), Some("negative"));
-        assert_eq!(control_kind(&with("Control", "blank".into())).as_deref(), Some("blank"));
-        assert_eq!(control_kind(&with("negative_control", true.into())).as_deref(), Some("true"));
-        assert_eq!(
-            control_kind(&with("control", "No-Template  control".into())).as_deref(),
-            Some("no template control")
-        );
-        assert_eq!(control_kind(&with("control", "positive".into())), None);
-        assert_eq!(control_kind(&with("site", "blank".into())), None);
     }
 }

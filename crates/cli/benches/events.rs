@@ -127,6 +127,7 @@ fn main() {
                             results: json!({"taxa": [{"tax_id": 562, "name": "Escherichia coli", "readcount": 1}]}),
                             artifact: None,
                             report: None,
+                            scored: Vec::new(),
                         };
                         mgds_server::store::analyses::store_outcome(&store, &id, None, Ok(produced)).await.unwrap();
                     }

@@ -242,10 +242,16 @@ async fn contaminants(client: &mgds_client::Client, args: &CompareArgs) -> Resul
     let cache = CompareCache::with_budget(CACHE_BUDGET);
     let src = Source { client, base_url: "", cache: &cache };
     let v = mgds_app::contamination::prepare(src, &req, &|_| {}).await?;
+    show_contaminants(&v, args.contaminants_csv.as_deref())
+}
+
+/// Prints a contaminants view (a comparison's, or a controls analysis's scores) as a table on
+/// the terminal, or writes it as CSV to `csv` (`-`: the terminal).
+pub fn show_contaminants(v: &mgds_app::contamination::ContaminationView, csv: Option<&std::path::Path>) -> Result<()> {
     for s in &v.skipped {
         eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
     }
-    if let Some(path) = &args.contaminants_csv {
+    if let Some(path) = csv {
         if path.as_os_str() == "-" {
             v.write_table(std::io::stdout().lock(), b',')?;
         } else {
@@ -280,7 +286,7 @@ async fn contaminants(client: &mgds_client::Client, args: &CompareArgs) -> Resul
         );
     }
     if v.rows.len() > 50 {
-        println!("… {} more taxa: --contaminants-csv FILE writes them all", v.rows.len() - 50);
+        println!("… {} more taxa: the CSV lists them all", v.rows.len() - 50);
     }
     for n in &v.notes {
         println!("# {n}");

@@ -663,6 +663,12 @@ async fn migrate(state: &AppState, to_database: &str, store: &mgds_server::stora
 fn main() -> ExitCode {
     // Analyses run in engine processes: this same program, started by the service's workers.
     mgds_server::worker::engine_entry();
+    // Controls analyses score with the application's contaminants logic.
+    mgds_server::controls::provide(
+        mgds_app::contamination::score_controls,
+        mgds_app::contamination::SCORING_VERSION,
+        mgds_app::contamination::controls_args_schema(),
+    );
     let cli = Cli::parse();
     // The service logs its work when it is the product; inside a client command (the embedded
     // local service) only its warnings matter.

@@ -449,7 +449,7 @@ pub enum AnalysesCommand {
         #[arg(long)]
         sample: Option<String>,
         /// Only analyses of this kind.
-        #[arg(long = "type", value_parser = ["classification", "panel", "alignment", "functional_profile"])]
+        #[arg(long = "type", value_parser = ["classification", "panel", "alignment", "functional_profile", "control"])]
         analysis_type: Option<String>,
         #[command(flatten)]
         list: ListArgs,
@@ -459,8 +459,9 @@ pub enum AnalysesCommand {
         /// The analysis id.
         id: String,
     },
-    /// Print the results of a finished analysis: a classification as a table of species
-    /// (`--json` for the full results), anything else as JSON.
+    /// Print the results of a finished analysis: a classification as a table of species, a
+    /// negative control's scores as a table of taxa (`--json` for the full results), anything
+    /// else as JSON.
     ///
     /// The species table gives each abundance measure in its own column, in percent:
     /// `reestimated_%` (reads re-estimated per species from the database's k-mer
@@ -603,6 +604,17 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
                     print_list(&out, &species, SPECIES_COLUMNS)
                 }
                 Some("panel") => print_one(&ctx.client.panels().results(id.as_str()).await?),
+                // A negative control's batch, scored: the taxa by score, as `mgds compare
+                // --contaminants` prints them (`--csv` for every taxon as CSV).
+                Some("control") if !out.json => {
+                    let v: mgds_app::contamination::ContaminationView =
+                        serde_json::from_value(analyses.results(id.as_str()).await?)
+                            .with_context(|| format!("the results of analysis {id} are not controls' scores"))?;
+                    if let Some(b) = &v.batch_of {
+                        eprintln!("the batch of control {}: samples whose {} is {}", b.control, b.field, b.value);
+                    }
+                    crate::compare::show_contaminants(&v, out.csv.then_some(std::path::Path::new("-")))
+                }
                 _ => print_one(&analyses.results(id.as_str()).await?),
             }
         }

@@ -133,6 +133,13 @@ impl Samples {
         self.client.send_json(Method::POST, url, &body, Idempotency::ConnectOnly).await
     }
 
+    /// `GET /samples/{id}/controls` (an MGDS addition): the finished controls analyses whose
+    /// control's batch held this sample, newest first (at most 20); their results mark the taxa
+    /// called contaminants.
+    pub async fn controls(&self, id: impl ResourceId) -> Result<Vec<mgds_api::Analysis>> {
+        self.client.get_json(self.client.api_url(&["samples", id.resource_id(), "controls"])).await
+    }
+
     /// Abandons an upload that was not confirmed (`POST /samples/cancel_upload`): its file and
     /// proposed sample go.
     pub async fn cancel_upload(&self, sample_id: &str) -> Result<SuccessResponse> {

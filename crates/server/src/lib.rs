@@ -12,6 +12,7 @@
 
 pub mod admin;
 pub mod auth;
+pub mod controls;
 pub mod engine;
 pub mod error;
 pub mod janitor;

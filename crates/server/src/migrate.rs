@@ -25,7 +25,7 @@ use crate::store::files::{S3Config, Storage};
 /// janitor's turn, held only while the service runs) `sign_in_failures` (the delays of
 /// failed sign-ins, which start again) and `sso_sign_ins` (sign-ins at a provider under way, for
 /// ten minutes).
-const TABLES: [&str; 33] = [
+const TABLES: [&str; 34] = [
     "settings",
     "organizations",
     "users",
@@ -43,6 +43,7 @@ const TABLES: [&str; 33] = [
     "jobs",
     "analyses",
     "analysis_dependencies",
+    "control_scored",
     "job_queue",
     "queue_turns",
     "documents",

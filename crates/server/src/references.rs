@@ -37,6 +37,9 @@ impl Installed {
 #[derive(Debug, Default)]
 pub struct References {
     by_job: HashMap<String, Arc<Installed>>,
+    /// The controls job, when this process was given the scoring ([`crate::controls`]): it
+    /// needs no reference data.
+    controls_job: Option<String>,
 }
 
 impl References {
@@ -100,6 +103,20 @@ impl References {
         if sets_default {
             settings::set_default_classification(&state.db, default.as_deref()).await?;
         }
+        if let Some(scoring) = crate::controls::scoring() {
+            let spec = JobSpec {
+                name: crate::controls::JOB_NAME.into(),
+                analysis_type: "control".into(),
+                job_args_schema: scoring.args_schema.clone(),
+                public: true,
+                draft: false,
+                creator_id: None,
+                engine: crate::controls::ENGINE.into(),
+                engine_version: scoring.version.into(),
+                reference: String::new(),
+            };
+            refs.controls_job = Some(register_job(state, &spec).await?);
+        }
         Ok(refs)
     }
 
@@ -110,9 +127,14 @@ impl References {
 
     /// The jobs this service can run.
     pub fn job_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.by_job.keys().cloned().collect();
+        let mut ids: Vec<String> = self.by_job.keys().chain(&self.controls_job).cloned().collect();
         ids.sort();
         ids
+    }
+
+    /// Whether `job_id` is the controls job.
+    pub fn is_controls_job(&self, job_id: &str) -> bool {
+        self.controls_job.as_deref() == Some(job_id)
     }
 
     /// Whether nothing is installed.

@@ -200,6 +200,11 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
                     ),
                     this(),
                 ),
+                // An MGDS addition: the controls analyses whose batch held the sample.
+                with_target(
+                    link("GET", "samples/{id}/controls", "controls"),
+                    json!({"type": "array", "items": schema_of::<a::Analysis>()}),
+                ),
             ],
         ),
         (
@@ -230,6 +235,13 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             l
         }),
         ("alignments", "alignments", schema_of::<a::Analysis>(), analysis_links("alignments", false, false)),
+        // The reference's `controls`: a negative control's batch scored against it (the
+        // results are the scores; the file, the scores as CSV).
+        ("controls", "controls", schema_of::<a::Analysis>(), {
+            let mut l = analysis_links("controls", false, true);
+            l.push(with_target(link("GET", "controls/{id}/files", "files"), json!({"type": "string"})));
+            l
+        }),
         (
             "functional_profiles",
             "functional_profiles",

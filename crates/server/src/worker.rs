@@ -142,10 +142,10 @@ async fn run_claimed(state: &AppState, worker: &str, id: &str, claims: i64) {
         outcome
     };
     let (result, workdir) = match outcome {
-        Ok((results, artifact, dir)) => {
+        Ok(RunOutput { results, artifact, dir, scored }) => {
             // A classification's Kraken-style report is stored with its results.
             let report = Some(dir.path().join(crate::store::analyses::KRAKEN_REPORT)).filter(|r| r.exists());
-            (Ok(Produced { results, artifact, report }), Some(dir))
+            (Ok(Produced { results, artifact, report, scored }), Some(dir))
         }
         // Tried again later, unless this was the last attempt.
         Err(Failure::Transient(why)) if queue::failures(&state.db, id).await.unwrap_or(0) + 1 < MAX_ATTEMPTS => {
@@ -198,8 +198,17 @@ fn keep_lease(state: &AppState, held: Held, id: &str, worker: &str) -> tokio::ta
     })
 }
 
-/// What an engine run leaves: results JSON, an optional file, and the folder holding it.
-type RunOutput = (Value, Option<Artifact>, tempfile::TempDir);
+/// What a run leaves.
+struct RunOutput {
+    /// The results JSON.
+    results: Value,
+    /// An optional file.
+    artifact: Option<Artifact>,
+    /// The folder holding it.
+    dir: tempfile::TempDir,
+    /// For a controls analysis, the samples it scored.
+    scored: Vec<String>,
+}
 
 async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
     let row = queue::input(&state.db, id)
@@ -208,6 +217,9 @@ async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
     let Some((job_id, job_args, object_key, filename)) = row else {
         return Err(Failure::Refused("the analysis or its sample was deleted".into()));
     };
+    if state.runner.references().is_controls_job(&job_id) {
+        return run_controls(state, id).await;
+    }
     let reference = state.runner.references().for_job(&job_id).ok_or_else(|| {
         Failure::Refused(
             "this service no longer has the reference data of this job; run the job's newest version".into(),
@@ -245,8 +257,33 @@ async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
         dir: workdir.path().to_path_buf(),
         max_record: config.limits.max_record,
     };
-    let produced = run_task(state, EngineTask::Analysis(job)).await?;
-    Ok((produced.0, produced.1, workdir))
+    let (results, artifact) = run_task(state, EngineTask::Analysis(job)).await?;
+    Ok(RunOutput { results, artifact, dir: workdir, scored: Vec::new() })
+}
+
+/// Scores a control's batch ([`crate::controls`]): reads the batch's stored classifications and
+/// scores them on a blocking thread of the worker (no sample's reads are read). The scores go
+/// with the results; the table of scores is the analysis's file.
+async fn run_controls(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
+    use crate::store::controls::{Unreadable, gather};
+    let scoring = crate::controls::scoring()
+        .ok_or_else(|| Failure::Refused("this service cannot score negative controls".into()))?;
+    let input = gather(&state.store, id).await.map_err(|e| match e {
+        Unreadable::Refused(why) => Failure::Refused(why),
+        Unreadable::Transient(why) => Failure::Transient(why),
+    })?;
+    let score = scoring.score;
+    let out = tokio::task::spawn_blocking(move || score(input))
+        .await
+        .map_err(|e| Failure::Transient(format!("the scoring stopped unexpectedly: {e}")))?
+        .map_err(Failure::Refused)?;
+    let work_root = state.runner.data_dir.join(WORK_DIR);
+    let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
+    std::fs::create_dir_all(&work_root).map_err(unwritable)?;
+    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
+    let table = workdir.path().join("contaminants.csv");
+    std::fs::write(&table, &out.table_csv).map_err(unwritable)?;
+    Ok(RunOutput { results: out.results, artifact: Some(Artifact::File(table)), dir: workdir, scored: out.scored })
 }
 
 /// Runs `task` where this runner's engines run: an engine process of its own, or a thread.

@@ -1149,6 +1149,54 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     assert!(text.contains("# Controls: ") && text.contains("decontam's prevalence method"), "{text}");
     let (_, scored) = csv_rows(&text.lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n"));
     assert!(scored.iter().any(|r| r[1] == "Klebsiella pneumoniae"), "{text}");
+
+    // The same as the service's controls analysis (the reference's /controls): run on the
+    // blank, it scores the blank's sequencing batch (the samples sharing its run_id) with the
+    // same scoring, so its table is the comparison's.
+    let jobs: Value = serde_json::from_str(&ok(&run(&["jobs", "list", "--json"]))).unwrap();
+    let job = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["analysis_type"] == "control")
+        .unwrap_or_else(|| panic!("a controls job: {jobs}"))["$uri"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let out = run(&["jobs", "run", &job, "--sample", &samples[0]]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && said.contains("the control names no sequencing batch"), "{said}");
+    for s in &samples {
+        ok(&run(&["samples", "metadata", s, "--set", "run_id=R-1"]));
+    }
+    let out = run(&["jobs", "run", &job, "--sample", &samples[1]]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && said.contains("this sample is not a negative control"), "{said}");
+    let done: Value =
+        serde_json::from_str(&ok(&run(&["jobs", "run", &job, "--sample", &samples[0], "--wait"]))).unwrap();
+    let analysis = done["$uri"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let out = run(&["analyses", "results", &analysis, "--csv"]);
+    let from_job = ok(&out);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(said.contains(&format!("the batch of control {}: samples whose run_id is R-1", samples[0])), "{said}");
+    let rows_of = |t: &str| t.lines().filter(|l| !l.starts_with('#')).map(String::from).collect::<Vec<_>>();
+    assert_eq!(rows_of(&from_job), rows_of(&text), "the job's scores are the comparison's");
+    assert!(
+        from_job.contains(
+            "# The batch: the samples of the control's owner (and of its project) whose field \"run_id\" is \"R-1\""
+        ),
+        "{from_job}"
+    );
+    let table = ok(&run(&["analyses", "results", &analysis]));
+    assert!(table.contains("taxa called contaminants") && table.contains("Klebsiella pneumoniae"), "{table}");
+    let file = dir.path().join("scores.csv");
+    ok(&run(&["analyses", "download", &analysis, "-o", file.to_str().unwrap()]));
+    assert_eq!(rows_of(&std::fs::read_to_string(&file).unwrap()), rows_of(&text));
+    let listed = ok(&run(&["analyses", "list", "--type", "control", "--csv"]));
+    assert!(listed.contains(&analysis), "{listed}");
     ok(&run(&["samples", "metadata", &samples[0], "--unset", "control"]));
 
     // A measure a sample lacks, and one sample alone, are explained.

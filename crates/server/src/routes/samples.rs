@@ -33,6 +33,7 @@ pub(super) fn router() -> Router<AppState> {
         .route("/samples/{id}", get(get_sample).patch(update_sample).delete(delete_sample))
         .route("/samples/{id}/download_uri", post(download_uri))
         .route("/samples/{id}/remove_host", post(remove_host))
+        .route("/samples/{id}/controls", get(scored_by_controls))
         .route("/metadata", get(list_metadata))
         .route("/metadata/{id}", get(get_metadata).patch(update_metadata))
 }
@@ -170,6 +171,17 @@ async fn remove_host(
     let sample = host_removal::remove_host(&state, &caller, &id, req.classification.as_deref()).await?;
     state.wake_workers();
     Ok((StatusCode::CREATED, axum::Json(sample)))
+}
+
+/// `GET /samples/{id}/controls` (an MGDS addition): the finished controls analyses that scored
+/// this sample's taxa (it was in their control's batch), newest first, at most
+/// [`crate::store::controls::MAX_SCORED_BY`], as `/controls` shows them; a JSON array.
+async fn scored_by_controls(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<axum::Json<Vec<mgds_api::Analysis>>> {
+    Ok(axum::Json(crate::store::controls::scored_by(&state, &caller, &id).await?))
 }
 
 async fn list_metadata(

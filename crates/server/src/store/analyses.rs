@@ -24,12 +24,19 @@ pub enum AnalysisKind {
     Alignment,
     /// `/functional_profiles`.
     FunctionalProfile,
+    /// `/controls`: a negative control's batch scored against it ([`super::controls`]).
+    Control,
 }
 
 impl AnalysisKind {
     /// Every kind.
-    pub const ALL: [AnalysisKind; 4] =
-        [AnalysisKind::Classification, AnalysisKind::Panel, AnalysisKind::Alignment, AnalysisKind::FunctionalProfile];
+    pub const ALL: [AnalysisKind; 5] = [
+        AnalysisKind::Classification,
+        AnalysisKind::Panel,
+        AnalysisKind::Alignment,
+        AnalysisKind::FunctionalProfile,
+        AnalysisKind::Control,
+    ];
 
     /// The `analysis_type` value.
     pub fn analysis_type(self) -> &'static str {
@@ -43,6 +50,7 @@ impl AnalysisKind {
             AnalysisKind::Panel => "panels",
             AnalysisKind::Alignment => "alignments",
             AnalysisKind::FunctionalProfile => "functional_profiles",
+            AnalysisKind::Control => "controls",
         }
     }
 
@@ -53,7 +61,7 @@ impl AnalysisKind {
 }
 
 /// The `analysis_type` values, one per [`AnalysisKind`].
-pub(crate) const ANALYSIS_TYPES: [&str; 4] = ["classification", "panel", "alignment", "functional_profile"];
+pub(crate) const ANALYSIS_TYPES: [&str; 5] = ["classification", "panel", "alignment", "functional_profile", "control"];
 
 /// The fields of `where` and `sort` in lists of analyses.
 pub(crate) const ANALYSIS_FIELDS: &[Field] = &[
@@ -366,7 +374,12 @@ pub async fn store_results(
     id: &str,
     outcome: Result<(serde_json::Value, Option<Bytes>), String>,
 ) -> ApiResult<()> {
-    let outcome = outcome.map(|(v, b)| Produced { results: v, artifact: b.map(Artifact::Bytes), report: None });
+    let outcome = outcome.map(|(v, b)| Produced {
+        results: v,
+        artifact: b.map(Artifact::Bytes),
+        report: None,
+        scored: Vec::new(),
+    });
     store_outcome(state, id, None, outcome).await.map(|_| ())
 }
 
@@ -380,6 +393,8 @@ pub struct Produced {
     pub artifact: Option<Artifact>,
     /// The Kraken-style report, on disk.
     pub report: Option<std::path::PathBuf>,
+    /// For a controls analysis, the samples it scored (whose pages mark its flagged taxa).
+    pub scored: Vec<String>,
 }
 
 /// What [`store_outcome`] did with a run's outcome.
@@ -497,6 +512,11 @@ pub async fn store_outcome(
             (Ok(_), None) => None,
         }
     };
+    if let (Some(t), Ok(p)) = (&analysis_type, &outcome)
+        && t == AnalysisKind::Control.analysis_type()
+    {
+        super::controls::record_scored(&mut tx, id, &p.scored).await?;
+    }
     match analysis_type {
         Some(t) => {
             // The webhooks' `analysis.completed` or `analysis.failed`, with the outcome.

@@ -123,13 +123,8 @@ pub(crate) async fn analysis_finished(tx: &mut Tx, id: &str) -> ApiResult<()> {
     let Some((sample, owner, analysis_type, success, error, job)) = row else { return Ok(()) };
     let success = db::flag(success);
     let t = if success { "analysis.completed" } else { "analysis.failed" };
-    let collection = match analysis_type.as_str() {
-        "classification" => "classifications",
-        "panel" => "panels",
-        "alignment" => "alignments",
-        "functional" => "functional_profiles",
-        _ => "analyses",
-    };
+    let collection = super::analyses::AnalysisKind::from_type(&analysis_type)
+        .map_or("analyses", super::analyses::AnalysisKind::collection);
     let data = json!({
         "analysis": Ref::new(collection, id),
         "sample": Ref::new("samples", &sample),

@@ -114,6 +114,9 @@ pub async fn run(state: &Store, caller: &Caller, id: &str, mut req: JobRunReques
         mgds_api::populate_default_args(&schema, &mut req.job_args);
     }
     check_args(&schema, &req.job_args)?;
+    if job.analysis_type == super::analyses::AnalysisKind::Control.analysis_type() {
+        super::controls::check_control(state, &sample_id, &req.job_args).await?;
+    }
     let mut deps = Vec::new();
     for d in &req.dependencies {
         // Any analysis collection names the same record (/analyses/x, /classifications/x, ...).

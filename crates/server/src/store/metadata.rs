@@ -35,17 +35,21 @@ pub(crate) const METADATA_FIELDS: &[Field] = &[
     Field { name: "location_string", column: "m.location_string", kind: FieldKind::Text, sortable: true },
 ];
 
+/// The columns of a metadata record (aliased `m`), as [`MetadataRow`] reads them.
+pub(crate) const COLUMNS: &str = "m.id, m.sample_id, m.starred, m.custom, m.external_sample_id, m.name, m.description, \
+     m.date_collected, m.date_sequenced, m.platform, m.library_type, m.sample_type, m.location_lat, m.location_lon, \
+     m.location_string";
+
 const METADATA: ListSpec = ListSpec {
     from: "metadata m",
-    columns: "m.id, m.sample_id, m.starred, m.custom, m.external_sample_id, m.name, m.description, m.date_collected, \
-              m.date_sequenced, m.platform, m.library_type, m.sample_type, m.location_lat, m.location_lon, m.location_string",
+    columns: COLUMNS,
     fields: METADATA_FIELDS,
     default_order: "m.rowid ASC",
     tiebreak: "m.id ASC",
 };
 
 #[derive(sqlx::FromRow)]
-struct MetadataRow {
+pub(crate) struct MetadataRow {
     id: String,
     sample_id: String,
     starred: i64,
@@ -64,7 +68,7 @@ struct MetadataRow {
 }
 
 impl MetadataRow {
-    fn into_api(self) -> Metadata {
+    pub(crate) fn into_api(self) -> Metadata {
         Metadata {
             uri: Ref::new("metadata", &self.id).uri,
             sample: Ref::new("samples", &self.sample_id),
@@ -83,6 +87,12 @@ impl MetadataRow {
             location_string: self.location_string,
         }
     }
+}
+
+/// The metadata record of the sample `sample_id`, whoever may see it (for the service's own work).
+pub(crate) async fn of_sample_row(db: &super::db::Pool, sample_id: &str) -> ApiResult<Option<MetadataRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM metadata m WHERE m.sample_id = $1");
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(sql)).bind(sample_id).fetch_optional(db).await?)
 }
 
 /// One page of the metadata of the samples the caller may see.

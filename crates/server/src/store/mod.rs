@@ -17,6 +17,7 @@ pub mod audit;
 pub mod batches;
 pub mod caller;
 pub mod change;
+pub mod controls;
 pub mod db;
 pub mod deletes;
 pub mod documents;

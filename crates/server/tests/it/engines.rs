@@ -343,6 +343,7 @@ async fn a_run_that_lost_its_claim_keeps_nothing() {
         results: json!({ "run": who }),
         artifact: Some(Artifact::Bytes(bytes::Bytes::from(format!("{who} read-level")))),
         report: None,
+        scored: Vec::new(),
     };
     let files = |id: String| {
         let storage = svc.state.storage.clone();

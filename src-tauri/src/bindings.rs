@@ -26,7 +26,7 @@ use crate::organization::{
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::qc::{QcComparison, QcView};
-use crate::results::{AnalysesChanged, ClassificationView, HostCopy, PanelView};
+use crate::results::{AnalysesChanged, ClassificationView, HostCopy, PanelView, SampleContaminants};
 use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
 };
@@ -129,6 +129,7 @@ fn signature_types(t: &mut Types) {
         NewProject,
         OrganizationView,
         PanelView,
+        SampleContaminants,
         ProfilesView,
         ProjectChange,
         ProjectDetail,

@@ -20,7 +20,7 @@ use crate::organization::{
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::qc::{self, QcComparison};
-use crate::results::{ClassificationView, HostCopy, PanelView, ResultsCache, Watcher};
+use crate::results::{ClassificationView, HostCopy, PanelView, ResultsCache, SampleContaminants, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
     TagCount,
@@ -521,6 +521,21 @@ pub async fn remove_host_reads(session: State<'_, Session>, id: String) -> CmdRe
     crate::results::remove_host(&session.connected().await?.client, &id).await
 }
 
+/// The scores of a controls analysis (a negative control's batch).
+#[tauri::command]
+pub async fn control_scores(session: State<'_, Session>, id: String) -> CmdResult<ContaminationView> {
+    crate::results::controls(&session.connected().await?.client, &id).await
+}
+
+/// The taxa the newest controls analysis of a sample's batch calls possible contaminants.
+#[tauri::command]
+pub async fn sample_contaminants(
+    session: State<'_, Session>,
+    sample_id: String,
+) -> CmdResult<Option<SampleContaminants>> {
+    crate::results::sample_contaminants(&session.connected().await?.client, &sample_id).await
+}
+
 /// The results of a panel analysis.
 #[tauri::command]
 pub async fn panel(session: State<'_, Session>, id: String) -> CmdResult<PanelView> {
@@ -576,6 +591,7 @@ pub async fn download_results(
         "sample" => ("Save the reads", ("FASTQ or FASTA", &["gz", "fastq", "fq", "fasta", "fa"])),
         "classification" => ("Save the read-level results", ("Read-level TSV (gzipped)", &["gz", "tsv"])),
         "alignment" => ("Save the alignment", ("SAM (gzipped)", &["gz", "sam"])),
+        "control" => ("Save the scores", ("CSV table", &["csv"])),
         _ => ("Save the results", ("TSV table", &["tsv", "txt"])),
     };
     let Some(path) = ask_save_path(&app, title, &file_name, filter).await else {

@@ -151,6 +151,8 @@ pub fn run() {
             commands::classification,
             commands::remove_host_reads,
             commands::panel,
+            commands::control_scores,
+            commands::sample_contaminants,
             chart::abundance_chart,
             chart::export_chart,
             chart::sunburst_chart,

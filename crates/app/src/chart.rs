@@ -23,6 +23,13 @@ pub struct ChartControls {
     /// Keep the host's taxa (left out by default, as the `onecodex` library leaves them out).
     #[serde(default)]
     pub show_host: bool,
+    /// Taxa called possible contaminants by a controls analysis of the sample's batch: marked
+    /// on their bars (at most [`crate::compare::MAX_FLAGGED`] are read).
+    #[serde(default)]
+    pub flagged: Vec<String>,
+    /// Leave the flagged taxa out.
+    #[serde(default)]
+    pub hide_flagged: bool,
 }
 
 /// The most bars a chart may have.
@@ -40,6 +47,8 @@ impl ChartControls {
             height: (140 + 30 * (top_n as u32 + 1)).clamp(320, 1800),
             title: None,
             hide_host: !self.show_host,
+            flagged: self.flagged.iter().take(crate::compare::MAX_FLAGGED).cloned().collect(),
+            hide_flagged: self.hide_flagged,
         }
     }
 }
@@ -218,15 +227,37 @@ mod tests {
 
     #[test]
     fn controls_map_to_bounded_options() {
-        let o =
-            ChartControls { rank: "genus".into(), top_n: 500, metric: "readcount".into(), show_host: false }.options();
+        let o = ChartControls {
+            rank: "genus".into(),
+            top_n: 500,
+            metric: "readcount".into(),
+            show_host: false,
+            flagged: vec![],
+            hide_flagged: false,
+        }
+        .options();
         assert_eq!(o.top_n, MAX_TOP_N);
         assert_eq!(o.metric, Metric::Readcount);
         assert!(o.height <= 1800);
-        let o = ChartControls { rank: "species".into(), top_n: 0, metric: "x".into(), show_host: true }.options();
+        let o = ChartControls {
+            rank: "species".into(),
+            top_n: 0,
+            metric: "x".into(),
+            show_host: true,
+            flagged: vec![],
+            hide_flagged: false,
+        }
+        .options();
         assert_eq!((o.top_n, o.metric, o.height), (1, Metric::Share(mgds_api::Measure::GenomeCopies), 320));
-        let o = ChartControls { rank: "species".into(), top_n: 5, metric: "reestimated".into(), show_host: false }
-            .options();
+        let o = ChartControls {
+            rank: "species".into(),
+            top_n: 5,
+            metric: "reestimated".into(),
+            show_host: false,
+            flagged: vec![],
+            hide_flagged: false,
+        }
+        .options();
         assert_eq!(o.metric, Metric::Share(mgds_api::Measure::Reestimated));
     }
 }

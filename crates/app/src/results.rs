@@ -72,6 +72,82 @@ pub async fn panel(client: &Client, id: &str) -> CmdResult<PanelView> {
     Ok(PanelView { panel_name: r.panel_name, sub_panels })
 }
 
+/// The scores of the controls analysis `id` (a negative control's batch).
+pub async fn controls(client: &Client, id: &str) -> CmdResult<crate::contamination::ContaminationView> {
+    let v = client.analyses().results(id).await?;
+    serde_json::from_value(v).map_err(|e| {
+        CmdError::new("bad_results", format!("The service's scores of these controls could not be read ({e})."))
+    })
+}
+
+/// The taxa a controls analysis of a sample's batch calls possible contaminants, for the
+/// sample's page: the newest such analysis that scored the sample.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SampleContaminants {
+    /// The controls analysis.
+    pub analysis_id: String,
+    /// The control it ran on.
+    pub control_id: String,
+    /// The control's name.
+    pub control_name: String,
+    /// The method in words.
+    pub method_label: String,
+    /// The threshold.
+    pub threshold: f64,
+    /// The rank scored.
+    pub rank: String,
+    /// When it was scored.
+    pub created_at: String,
+    /// Taxa called possible contaminants (tax id and name), lowest score first.
+    pub flagged: Vec<FlaggedTaxon>,
+    /// Other controls analyses that scored this sample (older, or of other batches).
+    pub others: usize,
+}
+
+/// A taxon called a possible contaminant.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct FlaggedTaxon {
+    /// Its tax id.
+    pub tax_id: String,
+    /// Its name.
+    pub name: String,
+    /// Its score.
+    pub score: Option<f64>,
+}
+
+/// What the newest controls analysis of `sample_id`'s batch calls possible contaminants, or
+/// `None` when no controls analysis has scored it (or the service has no such addition).
+pub async fn sample_contaminants(client: &Client, sample_id: &str) -> CmdResult<Option<SampleContaminants>> {
+    let scored_by = match client.samples().controls(sample_id).await {
+        Ok(list) => list,
+        // A service without the MGDS addition has no controls to mark with.
+        Err(e) if e.status() == Some(404) || e.status() == Some(405) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(newest) = scored_by.first() else { return Ok(None) };
+    let id = newest.uri.rsplit('/').next().unwrap_or_default().to_string();
+    let view = controls(client, &id).await?;
+    let control_id = view.batch_of.as_ref().map(|b| b.control.clone()).unwrap_or_else(|| newest.sample.id().into());
+    let control_name =
+        view.controls.iter().find(|c| c.id == control_id).map(|c| c.name.clone()).unwrap_or_else(|| control_id.clone());
+    Ok(Some(SampleContaminants {
+        analysis_id: id,
+        control_id,
+        control_name,
+        method_label: view.method_label.clone(),
+        threshold: view.threshold,
+        rank: view.rank.clone(),
+        created_at: newest.created_at.clone(),
+        flagged: view
+            .rows
+            .into_iter()
+            .filter(|r| r.contaminant)
+            .map(|r| FlaggedTaxon { tax_id: r.tax_id, name: r.name, score: r.score })
+            .collect(),
+        others: scored_by.len() - 1,
+    }))
+}
+
 /// The analyses of one sample, as sent in `analyses-changed` events.
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct AnalysesChanged {

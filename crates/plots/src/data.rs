@@ -24,6 +24,11 @@ pub struct AbundanceChartOptions {
     /// Leave out the host's taxa (the results' `host_tax_ids` and what lies below them), as
     /// the `onecodex` library's `include_host=False` does (default).
     pub hide_host: bool,
+    /// Tax ids called possible contaminants (by a controls analysis): their bars' names end
+    /// with [`crate::compare::FLAGGED_MARK`], or they are left out with `hide_flagged`.
+    pub flagged: Vec<String>,
+    /// Leave the flagged taxa out.
+    pub hide_flagged: bool,
 }
 
 impl Default for AbundanceChartOptions {
@@ -36,6 +41,8 @@ impl Default for AbundanceChartOptions {
             height: 480,
             title: None,
             hide_host: true,
+            flagged: Vec::new(),
+            hide_flagged: false,
         }
     }
 }
@@ -93,7 +100,12 @@ impl Bar {
 /// the bars may add up to less than 100%.
 pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -> Vec<Bar> {
     let table = &results.table;
-    let host = if opts.hide_host { crate::host_subtree(results) } else { Default::default() };
+    let mut host = if opts.hide_host { crate::host_subtree(results) } else { Default::default() };
+    // Flagged taxa left out are left out as the host's are.
+    if opts.hide_flagged {
+        host.extend(opts.flagged.iter().cloned());
+    }
+    let flagged: std::collections::HashSet<&str> = opts.flagged.iter().map(String::as_str).collect();
     let at_rank = |rank: &str| rank.trim().eq_ignore_ascii_case(opts.rank.trim());
 
     // Per taxon at the rank: (index of its row, value), in table order.
@@ -144,7 +156,15 @@ pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -
     let mut bars: Vec<Bar> = values
         .into_iter()
         .filter(|(_, v)| v.is_finite() && *v > 0.0)
-        .map(|(i, value)| Bar { label: table[i].name.clone(), tax_id: Some(table[i].tax_id.clone()), value })
+        .map(|(i, value)| {
+            let row = &table[i];
+            let label = if flagged.contains(row.tax_id.as_str()) {
+                format!("{}{}", row.name, crate::compare::FLAGGED_MARK)
+            } else {
+                row.name.clone()
+            };
+            Bar { label, tax_id: Some(row.tax_id.clone()), value }
+        })
         .collect();
     bars.sort_by(|a, b| {
         b.value.total_cmp(&a.value).then_with(|| a.label.cmp(&b.label)).then_with(|| a.tax_id.cmp(&b.tax_id))

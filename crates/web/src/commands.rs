@@ -161,6 +161,8 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
         }
         "remove_host_reads" => out(results::remove_host(c, &id()?).await?),
         "panel" => out(results::panel(c, &id()?).await?),
+        "control_scores" => out(results::controls(c, &id()?).await?),
+        "sample_contaminants" => out(results::sample_contaminants(c, &arg::<String>(args, "sampleId")?).await?),
         "abundance_chart" => {
             let r = std::sync::Arc::new(c.classifications().results(&id()?).await?);
             let _turn = drawing_turn().await?;
@@ -284,7 +286,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
                 "sample" => c.samples().download_uri(id.as_str()).await?.download_uri,
                 "document" => c.documents().download_uri(id.as_str()).await?.download_uri,
                 "classification" => c.classifications().readlevel_url(id.as_str()).await?.url,
-                "alignment" | "functional_profile" => {
+                "alignment" | "functional_profile" | "control" => {
                     let files = c.analyses().files(id.as_str()).await?;
                     let file = files.into_iter().next().ok_or_else(|| {
                         CmdError::new("not_found", "This analysis has no file to save: its only output is its results.")

@@ -124,6 +124,18 @@ impl Served {
         Ok(())
     }
 
+    /// `mgds ARGS` with `key`, against the service: what it prints.
+    fn cli_out(&self, key: &str, args: &[&str]) -> Result<String> {
+        let out = Command::new(&self.bin)
+            .args(["--base-url", &self.url, "--api-key", key])
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()?;
+        ensure!(out.status.success(), "mgds {} failed", args.join(" "));
+        Ok(String::from_utf8(out.stdout)?)
+    }
+
     /// `mgds ARGS FILE` with `key`, against the service.
     fn cli(&self, key: &str, args: &[&str], file: &Path) -> Result<()> {
         let out = Command::new(&self.bin)
@@ -606,6 +618,79 @@ async fn scenario(
     a.wait_for_text("[data-testid=samples-table] tbody", "swab.host_removed.fastq.gz", WAIT)
         .await
         .context("the copy in the samples list")?;
+
+    // Negative controls: the swab is a blank of run R-7, its copy a sample of the same run. The
+    // controls job, run from the blank's page (a threshold of 0.6 calls the taxa found in
+    // every sample of the run), scores the run; the copy's page then marks what it flagged.
+    let listed: serde_json::Value =
+        serde_json::from_str(&served.cli_out(old_key, &["samples", "list", "--all", "--json"])?)?;
+    let id_of = |name: &str| -> Result<String> {
+        let s = listed.as_array().into_iter().flatten().find(|s| s["filename"] == name);
+        let uri = s.and_then(|s| s["$uri"].as_str()).with_context(|| format!("no sample {name}: {listed}"))?;
+        Ok(uri.rsplit('/').next().unwrap_or_default().to_string())
+    };
+    let (blank, copy_id) = (id_of("swab.fastq.gz")?, id_of("swab.host_removed.fastq.gz")?);
+    served.cli_out(old_key, &["samples", "metadata", &blank, "--set", "control=blank", "--set", "run_id=R-7"])?;
+    served.cli_out(old_key, &["samples", "metadata", &copy_id, "--set", "run_id=R-7"])?;
+    let open_sample = |id: String| async move {
+        a.navigate(&format!("{url}/")).await?;
+        let row = format!("[data-testid=samples-table] tbody tr[data-id='{id}'] td.name");
+        a.click(&a.wait_for(&row, WAIT).await?).await?;
+        a.wait_for("[data-testid=sample-title]", WAIT).await?;
+        anyhow::Ok(())
+    };
+    open_sample(blank.clone()).await?;
+    a.click(&a.wait_for("[data-testid=run-analysis]", WAIT).await?).await?;
+    let chosen = a
+        .script(
+            "const s = document.querySelector('[data-testid=run-job]'); \
+             const o = [...s.options].find(o => o.text.startsWith('Negative controls')); \
+             if (!o) return false; s.value = o.value; s.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+            json!([]),
+        )
+        .await?;
+    ensure!(chosen == json!(true), "no controls job to choose");
+    a.wait_for("[data-testid=run-arg-threshold]", WAIT).await?;
+    a.script(
+        "const i = document.querySelector('[data-testid=run-arg-threshold]'); i.value = '0.6'; \
+         i.dispatchEvent(new Event('input', {bubbles: true})); return true;",
+        json!([]),
+    )
+    .await?;
+    a.click(&a.wait_for("[data-testid=run-start]", WAIT).await?).await?;
+    let open_controls = "const b = [...document.querySelectorAll('[data-testid=analyses] li button')]\
+         .find(b => b.innerText.includes('Negative controls') && b.getAttribute('aria-disabled') === 'false'); \
+         if (b) b.click(); return !!b;";
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    while a.script(open_controls, json!([])).await? != json!(true) {
+        ensure!(std::time::Instant::now() < deadline, "the controls analysis never finished");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    a.wait_for_text("[data-testid=controls-batch]", "run_id is “R-7”", WAIT).await.context("the controls' page")?;
+    a.wait_for_text("[data-testid=contaminants-caption]", "against 1 negative control", WAIT).await?;
+    axe.check(a, "browser controls").await?;
+    a.screenshot("browser-03c-controls").await?;
+    click_button(a, "Save scores as CSV").await?;
+    let scores = std::fs::read_to_string(downloaded(downloads, "contaminants.csv").await?)?;
+    ensure!(
+        scores.starts_with("tax_id,name,score,contaminant,") && scores.contains("# Controls: swab.fastq.gz"),
+        "the scores saved: {scores}"
+    );
+    open_sample(copy_id.clone()).await?;
+    a.wait_for_text("[data-testid=contaminants-note]", "against control swab.fastq.gz", Duration::from_secs(60))
+        .await
+        .context("the batch's sample names its controls")?;
+    a.wait_for("[data-testid=contaminant-badge]", WAIT).await.context("a flagged taxon marked in the table")?;
+    a.wait_for_text("[data-testid=chart]", "(possible contaminant)", WAIT).await.context("a flagged bar marked")?;
+    a.screenshot("browser-03c-contaminants-marked").await?;
+    a.click(&a.wait_for("[data-testid=chart-hide-contaminants]", WAIT).await?).await?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while a.script("return !!document.querySelector('[data-testid=contaminant-badge]');", json!([])).await?
+        != json!(false)
+    {
+        ensure!(std::time::Instant::now() < deadline, "the flagged taxa were not left out");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     // The other screens a browser has.
     for (screen, ready) in [

@@ -73,6 +73,7 @@ const KINDS: Record<string, string> = {
   panel: "Panel",
   alignment: "Alignment",
   functional_profile: "Functional profile",
+  control: "Negative controls",
 };
 
 /** "functional_profile" -> "Functional profile". */

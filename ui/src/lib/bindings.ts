@@ -334,6 +334,13 @@ export type ChartControls = {
   metric: string,
   /** Keep the host's taxa (left out by default, as the `onecodex` library leaves them out). */
   show_host: boolean,
+  /**
+   * Taxa called possible contaminants by a controls analysis of the sample's batch: marked
+   * on their bars (at most [`crate::compare::MAX_FLAGGED`] are read).
+   */
+  flagged: Array<string>,
+  /** Leave the flagged taxa out. */
+  hide_flagged: boolean,
 };
 
 /** A chart for the UI: the SVG to show inline, and its bars. */
@@ -561,6 +568,21 @@ export type ContaminationView = {
   skipped: Array<SkippedSample>,
   /** How the numbers were made, for the screen and the files. */
   notes: Array<string>,
+  /**
+   * For a controls analysis of the service: the control it ran on, and the field and value
+   * that made its batch.
+   */
+  batch_of: ControlBatch | null,
+};
+
+/** The batch a controls analysis scored. */
+export type ControlBatch = {
+  /** The control the analysis ran on. */
+  control: string,
+  /** The custom field that names the batch. */
+  field: string,
+  /** Its value. */
+  value: string,
 };
 
 /** Files of a folder per state. */
@@ -795,6 +817,16 @@ export type FileView = {
   size: number,
   /** `seen`, `settled`, `uploading`, `confirmed` or `failed`. */
   state: FileState,
+};
+
+/** A taxon called a possible contaminant. */
+export type FlaggedTaxon = {
+  /** Its tax id. */
+  tax_id: string,
+  /** Its name. */
+  name: string,
+  /** Its score. */
+  score: number | null,
 };
 
 /** One saved folder on the screen. */
@@ -1495,6 +1527,31 @@ export type SampleChange = {
   metadata?: MetadataInput | null,
 };
 
+/**
+ * The taxa a controls analysis of a sample's batch calls possible contaminants, for the
+ * sample's page: the newest such analysis that scored the sample.
+ */
+export type SampleContaminants = {
+  /** The controls analysis. */
+  analysis_id: string,
+  /** The control it ran on. */
+  control_id: string,
+  /** The control's name. */
+  control_name: string,
+  /** The method in words. */
+  method_label: string,
+  /** The threshold. */
+  threshold: number,
+  /** The rank scored. */
+  rank: string,
+  /** When it was scored. */
+  created_at: string,
+  /** Taxa called possible contaminants (tax id and name), lowest score first. */
+  flagged: Array<FlaggedTaxon>,
+  /** Other controls analyses that scored this sample (older, or of other batches). */
+  others: number,
+};
+
 /** The sample page. */
 export type SampleDetail = {
   /** The sample. */
@@ -2040,6 +2097,11 @@ export const commands = {
   connection: (): Promise<ConnectionView> =>
     invoke<ConnectionView>("connection"),
   /**
+   * The scores of a controls analysis (a negative control's batch).
+   */
+  controlScores: (id: string): Promise<ContaminationView> =>
+    invoke<ContaminationView>("control_scores", { id }),
+  /**
    * Creates a project (its short name is checked before anything is sent).
    */
   createProject: (project: NewProject): Promise<Named> =>
@@ -2282,6 +2344,11 @@ export const commands = {
    */
   sample: (id: string): Promise<SampleDetail> =>
     invoke<SampleDetail>("sample", { id }),
+  /**
+   * The taxa the newest controls analysis of a sample's batch calls possible contaminants.
+   */
+  sampleContaminants: (sampleId: string): Promise<SampleContaminants | null> =>
+    invoke<SampleContaminants | null>("sample_contaminants", { sampleId }),
   /**
    * The compared samples' diversity (the comparison view's diversity and ordination tabs), with
    * its charts; fetching progress arrives in `compare-progress` events.

@@ -611,3 +611,102 @@ impl ContaminationView {
         self.rows.iter().filter(|r| r.contaminant).map(|r| r.tax_id.clone()).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples::id_of;
+
+    fn meta(pairs: &[(&str, &str)]) -> mgds_api::MetadataInput {
+        let custom: serde_json::Map<String, serde_json::Value> =
+            pairs.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
+        mgds_api::MetadataInput { custom: Some(custom), ..Default::default() }
+    }
+
+    /// The service's controls analysis on a real local service (demo references, one worker):
+    /// run on a blank, it scores the blank's run (its owner's samples with the same run_id; not
+    /// another run's, not another user's), names a member without a classification, scores as
+    /// the comparison's contaminants view scores the same samples, and the run's samples' pages
+    /// learn what it flagged.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_controls_analysis_scores_the_blanks_run_as_the_comparison_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let with = crate::testing::With { demo: true, workers: 1 };
+        let service = crate::testing::TestService::start(&dir.path().join("data"), with).await;
+        let lab = service.user("lab@example.org").await;
+        let other = service.user("other@example.org").await;
+        let reads = dir.path().join("demo.fastq.gz");
+        mgds_server::references::write_demo_reads(&reads).unwrap();
+        let upload = |client: &mgds_client::Client, name: &str, m: mgds_api::MetadataInput| {
+            let (client, copy) = (client.clone(), dir.path().join(name));
+            std::fs::copy(&reads, &copy).unwrap();
+            async move {
+                let s = client.samples().upload(&copy).metadata(m).send().await.unwrap();
+                let c = s.primary_classification.expect("the default classification").id().to_string();
+                assert!(client.jobs().wait(c.as_str()).send().await.unwrap().success);
+                id_of(&s.uri)
+            }
+        };
+        let blank = upload(&lab, "blank.fastq.gz", meta(&[("control", "Extraction blank"), ("run_id", "R-1")])).await;
+        let a = upload(&lab, "a.fastq.gz", meta(&[("run_id", "R-1")])).await;
+        let b = upload(&lab, "b.fastq.gz", meta(&[("run_id", "R-1")])).await;
+        let elsewhere = upload(&lab, "c.fastq.gz", meta(&[("run_id", "R-2")])).await;
+        let theirs = upload(&other, "d.fastq.gz", meta(&[("run_id", "R-1")])).await;
+        let waiting = lab.samples().preupload().metadata(meta(&[("run_id", "R-1")])).send().await.unwrap().sample_id;
+
+        let jobs = crate::samples::lookups(&lab).await.unwrap().jobs;
+        let job = jobs.iter().find(|j| j.kind == "control").expect("a controls job").id.clone();
+        let mut args = serde_json::Map::new();
+        args.insert("threshold".into(), serde_json::json!(0.6));
+        let analysis = lab.jobs().run(job.as_str(), blank.as_str()).args(args).send().await.unwrap();
+        let id = analysis.id().to_string();
+        let done = lab.jobs().wait(id.as_str()).send().await.unwrap();
+        assert!(done.success, "{done:?}");
+
+        let v = crate::results::controls(&lab, &id).await.unwrap();
+        let batch = v.batch_of.clone().expect("the batch");
+        assert_eq!(
+            (batch.control.as_str(), batch.field.as_str(), batch.value.as_str()),
+            (blank.as_str(), "run_id", "R-1")
+        );
+        let ids = |s: &[ContaminationSample]| s.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&v.controls), [blank.clone()]);
+        let mut scored = ids(&v.samples);
+        scored.sort();
+        let mut want = vec![a.clone(), b.clone()];
+        want.sort();
+        assert_eq!(scored, want, "the run's samples of the blank's owner, no other run's, no one else's");
+        assert_eq!(v.skipped.len(), 1, "{:?}", v.skipped);
+        assert_eq!(
+            (v.skipped[0].id.as_str(), v.skipped[0].why.as_str()),
+            (waiting.as_str(), "it has no finished classification")
+        );
+        assert!(v.flagged > 0 && v.threshold == 0.6, "{v:?}");
+
+        // The comparison's view of the same samples scores the same.
+        let cache = crate::compare::CompareCache::with_budget(64 << 20);
+        let src = Source { client: &lab, base_url: &service.url, cache: &cache };
+        let req = ContaminationRequest {
+            samples: vec![blank.clone(), a.clone(), b.clone()],
+            rank: "species".into(),
+            method: None,
+            threshold: Some(0.6),
+            concentration_field: None,
+            batch_by: None,
+            show_host: false,
+        };
+        let compared = prepare(src, &req, &|_| {}).await.unwrap();
+        let key = |v: &ContaminationView| {
+            v.rows.iter().map(|r| (r.tax_id.clone(), r.score, r.contaminant)).collect::<Vec<_>>()
+        };
+        assert_eq!(key(&v), key(&compared));
+
+        // The run's samples' pages learn what it flagged; others' do not.
+        let marks = crate::results::sample_contaminants(&lab, &a).await.unwrap().expect("a's run was scored");
+        assert_eq!((marks.analysis_id.as_str(), marks.control_name.as_str()), (id.as_str(), "blank.fastq.gz"));
+        assert_eq!(marks.flagged.len(), v.flagged);
+        assert!(crate::results::sample_contaminants(&lab, &elsewhere).await.unwrap().is_none());
+        assert!(crate::results::sample_contaminants(&other, &theirs).await.unwrap().is_none());
+        assert!(other.samples().controls(a.as_str()).await.is_err(), "another user's sample is not listed to them");
+    }
+}

@@ -29,6 +29,12 @@ impl TestService {
         if with.demo {
             mgds_server::references::install_demo(data).unwrap();
         }
+        // Controls analyses score as the service binaries have them score.
+        mgds_server::controls::provide(
+            crate::contamination::score_controls,
+            crate::contamination::SCORING_VERSION,
+            crate::contamination::controls_args_schema(),
+        );
         let mut config = mgds_server::Config::new(data);
         config.runner.workers = with.workers;
         if with.workers > 0 {

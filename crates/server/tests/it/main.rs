@@ -7,6 +7,7 @@
 
 mod access;
 mod audit;
+mod controls;
 mod engines;
 mod hardening;
 mod host_removal;

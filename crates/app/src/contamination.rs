@@ -670,7 +670,7 @@ mod tests {
             (blank.as_str(), "run_id", "R-1")
         );
         let ids = |s: &[ContaminationSample]| s.iter().map(|s| s.id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(&v.controls), [blank.clone()]);
+        assert_eq!(ids(&v.controls), std::slice::from_ref(&blank));
         let mut scored = ids(&v.samples);
         scored.sort();
         let mut want = vec![a.clone(), b.clone()];

@@ -127,7 +127,7 @@ impl SsoConfig {
     /// Where these rules place a user with `claims`: the organisation of the first rule that
     /// matches, with the highest role any matching rule gives in it.
     pub fn placement(&self, claims: &Claims) -> Placement {
-        let matches = |r: &&PlacementRule| claims.values(&r.claim).iter().any(|v| *v == r.value);
+        let matches = |r: &&PlacementRule| claims.values(&r.claim).contains(&r.value);
         if let Some(first) = self.placements.iter().find(matches) {
             let role = self
                 .placements

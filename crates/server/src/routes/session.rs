@@ -96,7 +96,7 @@ async fn sign_in(
     if !json {
         return Err(ApiError::BadRequest("send the sign-in as JSON (Content-Type: application/json)".into()));
     }
-    let address = address_of(&state, peer.clone(), &headers);
+    let address = address_of(&state, peer, &headers);
     let user = sessions::sign_in(&state.db, &body.email, &body.password, address).await.map_err(|e| {
         refused(
             e,

@@ -30,8 +30,7 @@ pub struct CompareOptions {
     pub hide_flagged: bool,
 }
 
-/// What a flagged taxon's name ends with on a chart.
-pub const FLAGGED_MARK: &str = " (possible contaminant)";
+pub use crate::data::FLAGGED_MARK;
 
 impl Default for CompareOptions {
     fn default() -> Self {

@@ -25,7 +25,7 @@ pub struct AbundanceChartOptions {
     /// the `onecodex` library's `include_host=False` does (default).
     pub hide_host: bool,
     /// Tax ids called possible contaminants (by a controls analysis): their bars' names end
-    /// with [`crate::compare::FLAGGED_MARK`], or they are left out with `hide_flagged`.
+    /// with [`FLAGGED_MARK`], or they are left out with `hide_flagged`.
     pub flagged: Vec<String>,
     /// Leave the flagged taxa out.
     pub hide_flagged: bool,
@@ -46,6 +46,9 @@ impl Default for AbundanceChartOptions {
         }
     }
 }
+
+/// What a flagged taxon's name ends with on a chart.
+pub const FLAGGED_MARK: &str = " (possible contaminant)";
 
 /// The value a bar shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,7 +162,7 @@ pub fn top_taxa(results: &ClassificationResults, opts: &AbundanceChartOptions) -
         .map(|(i, value)| {
             let row = &table[i];
             let label = if flagged.contains(row.tax_id.as_str()) {
-                format!("{}{}", row.name, crate::compare::FLAGGED_MARK)
+                format!("{}{}", row.name, FLAGGED_MARK)
             } else {
                 row.name.clone()
             };

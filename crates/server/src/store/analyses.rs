@@ -515,7 +515,7 @@ pub async fn store_outcome(
     if let (Some(t), Ok(p)) = (&analysis_type, &outcome)
         && t == AnalysisKind::Control.analysis_type()
     {
-        super::controls::record_scored(&mut tx, id, &p.scored).await?;
+        record_scored(&mut tx, id, &p.scored).await?;
     }
     match analysis_type {
         Some(t) => {
@@ -531,6 +531,22 @@ pub async fn store_outcome(
             Ok(Stored::Discarded)
         }
     }
+}
+
+/// Records, in the transaction that completes the controls analysis `analysis_id`, the samples
+/// whose pages its scores mark.
+async fn record_scored(tx: &mut db::Tx, analysis_id: &str, scored: &[String]) -> ApiResult<()> {
+    for sample in scored.iter().take(mgds_api::controls::MAX_BATCH_SAMPLES) {
+        sqlx::query(
+            "INSERT INTO control_scored (analysis_id, sample_id) SELECT $1, id FROM samples WHERE id = $2 \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(analysis_id)
+        .bind(sample)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// Removes the files of a run whose outcome was not kept (through the queue of files to remove,

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::access;
 use super::caller::Caller;
-use super::db::{self, args, numbered};
+use super::db::{args, numbered};
 use super::handle::Store;
 use super::metadata::{self, MetadataRow};
 use crate::error::{ApiError, ApiResult};
@@ -260,22 +260,6 @@ fn shown(s: &str) -> String {
 /// `s` with LIKE's wildcards and its escape character escaped (by `\`).
 fn like_escaped(s: &str) -> String {
     s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
-}
-
-/// Records, in the transaction that completes the controls analysis `analysis_id`, the samples
-/// whose pages its scores mark.
-pub(crate) async fn record_scored(tx: &mut db::Tx, analysis_id: &str, scored: &[String]) -> ApiResult<()> {
-    for sample in scored.iter().take(MAX_BATCH_SAMPLES) {
-        sqlx::query(
-            "INSERT INTO control_scored (analysis_id, sample_id) SELECT $1, id FROM samples WHERE id = $2 \
-             ON CONFLICT DO NOTHING",
-        )
-        .bind(analysis_id)
-        .bind(sample)
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(())
 }
 
 /// The most controls analyses one sample's list names.

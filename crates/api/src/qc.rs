@@ -94,8 +94,8 @@ pub struct ReadQc {
     pub lengths_log_scale: bool,
     /// Base quality by position in the read (empty for FASTA): each position alone below 256,
     /// then positions in bins (32 per doubling), neighbouring bins merged until at most
-    /// [`MAX_POSITION_BINS`] are left. Counted from every read until 16 Mi bases are counted,
-    /// then from one read in seven (the mean quality and the Q30 share count every base).
+    /// [`MAX_POSITION_BINS`] are left. Counted from every read until 4 Mi bases are counted,
+    /// then from one read in thirteen (the mean quality and the Q30 share count every base).
     #[serde(default, deserialize_with = "null_as_default")]
     pub quality_by_position: Vec<PositionQuality>,
     /// Records by read quality: entry `q` counts the records whose mean base score is `q`

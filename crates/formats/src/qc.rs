@@ -19,11 +19,14 @@ const POSITION_PER_DOUBLING: u64 = 32;
 const POSITION_BUCKETS: usize = (EXACT + POSITION_PER_DOUBLING * 18) as usize;
 /// Phred scores 0..=93, each counted as itself (`!` to `~`).
 const QUALITIES: usize = 94;
-/// Bases of every read count in the distribution by position until this many are counted ...
-const POSITION_ALL: u64 = 16 << 20;
+/// Bases of every read count in the distribution by position until this many are counted
+/// (the first 28,000 reads of 150 bases, or 400 of 10,000) ...
+const POSITION_ALL: u64 = 4 << 20;
 /// ... and after them, one read in this many (odd, so that read 1 and read 2 of pairs, which
-/// come in turn, are both counted).
-const POSITION_EVERY: u64 = 7;
+/// come in turn, are both counted). Counting by position is most of the counting's cost; a
+/// quartile of a position from 28,000 reads and one in 13 of the rest is the whole sample's to
+/// within a score.
+const POSITION_EVERY: u64 = 13;
 const READ_QUALITIES: usize = MAX_QUALITY as usize + 1;
 
 /// Counts a sample's records for its quality control; [`QcCounter::finish`] sums them up.
@@ -133,10 +136,11 @@ impl QcCounter {
         // Every base: its score summed and its Q30 counted (compares and byte sums, vectorised).
         let (mut sum, mut q30) = (0u64, 0u64);
         for chunk in quality.chunks(255) {
-            let (mut s, mut n) = (0u32, 0u8);
+            // 255 scores of at most 255 fit 16 bits (65,025), twice the lanes of 32.
+            let (mut s, mut n) = (0u16, 0u8);
             for &c in chunk {
                 let q = c.wrapping_sub(33);
-                s += u32::from(q);
+                s = s.wrapping_add(u16::from(q));
                 n = n.wrapping_add(u8::from(q >= 30));
             }
             sum += u64::from(s);
@@ -146,9 +150,8 @@ impl QcCounter {
         self.quality_sum += sum;
         self.q30 += q30;
         // The distribution by position: from every read until [`POSITION_ALL`] bases are
-        // counted, then from one read in [`POSITION_EVERY`] (the quartiles of a hundred
-        // thousand short reads or a thousand long ones are theirs to within a score). Mates of
-        // pairs are pooled in one profile.
+        // counted, then from one read in [`POSITION_EVERY`]. Mates of pairs are pooled in one
+        // profile.
         if self.position_bases < POSITION_ALL || self.reads.is_multiple_of(POSITION_EVERY) {
             self.count_positions(quality);
         }
@@ -480,12 +483,12 @@ mod tests {
     }
 
     #[test]
-    fn past_sixteen_million_bases_one_read_in_seven_counts_by_position() {
+    fn past_four_million_bases_one_read_in_thirteen_counts_by_position() {
         let read = format!("@r\n{}\n+\n{}\n", "A".repeat(200), "I".repeat(200));
         let qc = count(&read.repeat(100_000)).finish(false);
-        // Every read until 16 Mi bases are counted (83,887 reads of 200), then one in seven.
-        let all = (16u64 << 20).div_ceil(200);
-        let counted = all + (all + 1..=100_000u64).filter(|r| r % 7 == 0).count() as u64;
+        // Every read until 4 Mi bases are counted (20,972 reads of 200), then one in thirteen.
+        let all = (4u64 << 20).div_ceil(200);
+        let counted = all + (all + 1..=100_000u64).filter(|r| r % 13 == 0).count() as u64;
         assert!(qc.quality_by_position.iter().all(|p| p.bases == counted), "{counted}");
         assert_eq!(qc.mean_quality, Some(40.0));
         assert_eq!(qc.read_quality[40], 100_000);

@@ -19,10 +19,10 @@ fi
 # save dialog as a person would) and the WebDriver; Chromium and its WebDriver (the web UI's
 # tests); Kraken 2 and
 # ART, which the classifier's tests run beside ours on real genomes; faketime, which runs a worker
-# on a clock that is off.
+# on a clock that is off; poppler-utils, whose pdftotext and pdftoppm read the reports' PDFs back.
 source ./run.sh
 install_debian_packages "${APP_PACKAGES[@]}" gnome-keyring dbus xvfb xauth xdotool webkit2gtk-driver fonts-dejavu-core \
-    chromium chromium-driver kraken2 art-nextgen-simulation-tools postgresql faketime
+    chromium chromium-driver kraken2 art-nextgen-simulation-tools postgresql faketime poppler-utils
 # A real OpenID Connect provider for the single sign-on tests (npm's oidc-provider, installed
 # once into the cache folder; tests/oidc.sh).
 source tests/oidc.sh

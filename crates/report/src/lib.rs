@@ -13,6 +13,8 @@
 //! cells and texts of [`MAX_TEXT`] characters (longer ones are cut, with "…"), a logo of
 //! [`MAX_LOGO_BYTES`].
 
+pub mod sample;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

@@ -117,3 +117,92 @@ fn bounds_and_bad_logos_are_refused_with_the_reason() {
     r.blocks.push(Block::Figure { svg: "not a picture".into(), caption: "x".into(), width: 1.0 });
     assert!(mgds_report::pdf(&r).unwrap_err().to_string().starts_with("the report could not be typeset"));
 }
+
+/// A sample's report from a real classification (the demo database and reads, with the
+/// reads' quality counted): its sections and numbers, read back from the PDF.
+#[test]
+fn a_samples_report_has_its_quality_abundances_diversity_and_methods() {
+    use mgds_report::sample::{MadeBy, SampleInput, sample_report};
+    let dir = tempfile::tempdir().unwrap();
+    let sources = mgds_classify::demo::write_demo_sources(&dir.path().join("src")).unwrap();
+    let db_path = dir.path().join("demo.mgdsdb");
+    mgds_classify::build(&sources, &db_path).unwrap();
+    let db = mgds_classify::Database::open(&db_path).unwrap();
+    let reads = dir.path().join("reads.fastq.gz");
+    std::fs::write(&reads, mgds_classify::demo::READS_FASTQ_GZ).unwrap();
+    let results =
+        mgds_classify::classify(&db, &reads, &mgds_classify::ClassifyOptions::default(), &mut std::io::sink()).unwrap();
+    let qc = results.qc.clone().expect("the reads' quality");
+    let mut metadata: mgds_api::Metadata = serde_json::from_value(serde_json::json!({
+        "$uri": "/api/v1/metadata/m", "sample": {"$ref": "/api/v1/samples/s"},
+        "name": "Ward 3 swab", "platform": "Illumina", "custom": {"site": "ward 3", "run_id": "R-7"}
+    }))
+    .unwrap();
+    metadata.date_collected = Some("2026-11-20".into());
+    let made = MadeBy {
+        analysis_id: "c0ffee0000000001".into(),
+        job_name: "Classification (demo-bacteria)".into(),
+        engine: "mgds-classify".into(),
+        engine_version: "0.4.0".into(),
+        reference_digest: "sha256:1234abcd".into(),
+        args: serde_json::Map::new(),
+        finished_at: "28 Nov 2026, 19:41 UTC".into(),
+    };
+    let input = SampleInput {
+        lab: Lab { name: "Microbiology Lab".into(), logo: None },
+        made: "28 Nov 2026, 19:45 UTC".into(),
+        sample_id: "5a5a5a5a5a5a5a5a".into(),
+        filename: Some("swab.fastq.gz".into()),
+        size: Some(927_000),
+        uploaded: "28 Nov 2026, 19:40 UTC".into(),
+        metadata: Some(&metadata),
+        classification: Some((&results, made)),
+        panel: None,
+        made_with: "0.1.0".into(),
+    };
+    let report = sample_report(&input);
+    let pdf = mgds_report::pdf(&report).expect("typeset");
+    let path = dir.path().join("sample.pdf");
+    std::fs::write(&path, &pdf).unwrap();
+    let text = tool("pdftotext").arg(&path).arg("-").output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).replace('\n', " ");
+    let reads_shown = mgds_report::sample::thousands(qc.reads);
+    for shown in [
+        "Ward 3 swab",
+        "Sample report",
+        "Read quality",
+        reads_shown.as_str(),
+        "Abundance",
+        "Klebsiella pneumoniae",
+        "Diversity",
+        "Shannon (ln)",
+        "Methods",
+        "mgds-classify 0.4.0",
+        "sha256:1234abcd",
+        "run_id",
+        "R-7",
+    ] {
+        assert!(text.contains(shown), "{shown:?} is not in the report:\n{text}");
+    }
+    let shannon = mgds_diversity::alpha(
+        mgds_diversity::AlphaMetric::Shannon,
+        &results
+            .table
+            .iter()
+            .filter(|r| r.rank == "species" && !results.host_tax_ids.contains(&r.tax_id))
+            .map(|r| r.readcount_w_children as f64)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    assert!(text.contains(&format!("{shannon:.4}")), "Shannon {shannon:.4} is not in the report:\n{text}");
+    let png = dir.path().join("sample-page");
+    assert!(tool("pdftoppm").args(["-png", "-r", "70"]).arg(&path).arg(&png).status().unwrap().success());
+    if let Some(shots) = std::env::var_os("MGDS_SCREENSHOT_DIR") {
+        for e in std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()) {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with("sample-page") {
+                std::fs::copy(e.path(), Path::new(&shots).join(format!("report-{name}"))).unwrap();
+            }
+        }
+    }
+}

@@ -592,6 +592,7 @@ pub async fn download_results(
         "classification" => ("Save the read-level results", ("Read-level TSV (gzipped)", &["gz", "tsv"])),
         "alignment" => ("Save the alignment", ("SAM (gzipped)", &["gz", "sam"])),
         "control" => ("Save the scores", ("CSV table", &["csv"])),
+        "report" => ("Save the report", ("PDF", &["pdf"])),
         _ => ("Save the results", ("TSV table", &["tsv", "txt"])),
     };
     let Some(path) = ask_save_path(&app, title, &file_name, filter).await else {

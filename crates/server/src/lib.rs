@@ -21,6 +21,7 @@ pub mod metrics;
 pub mod migrate;
 pub mod reference_data;
 pub mod references;
+pub mod reports;
 pub mod routes;
 pub mod runner;
 pub mod s3;

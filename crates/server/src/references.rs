@@ -40,6 +40,8 @@ pub struct References {
     /// The controls job, when this process was given the scoring ([`crate::controls`]): it
     /// needs no reference data.
     controls_job: Option<String>,
+    /// The job that makes a sample's report ([`crate::reports`]): it needs no reference data.
+    report_job: Option<String>,
 }
 
 impl References {
@@ -56,8 +58,10 @@ impl References {
         }
         let mut refs = References::default();
         let root = data_dir.join(DATABASES_DIR);
-        let Ok(entries) = std::fs::read_dir(&root) else { return Ok(refs) };
-        let mut dirs: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        // No databases folder: no reference data, but the jobs that need none below.
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+            .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect())
+            .unwrap_or_default();
         dirs.sort();
         let mut default = None;
         for dir in dirs {
@@ -117,6 +121,7 @@ impl References {
             };
             refs.controls_job = Some(register_job(state, &spec).await?);
         }
+        refs.report_job = Some(register_job(state, &crate::reports::job_spec()).await?);
         Ok(refs)
     }
 
@@ -127,7 +132,8 @@ impl References {
 
     /// The jobs this service can run.
     pub fn job_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = self.by_job.keys().chain(&self.controls_job).cloned().collect();
+        let mut ids: Vec<String> =
+            self.by_job.keys().chain(&self.controls_job).chain(&self.report_job).cloned().collect();
         ids.sort();
         ids
     }
@@ -135,6 +141,11 @@ impl References {
     /// Whether `job_id` is the controls job.
     pub fn is_controls_job(&self, job_id: &str) -> bool {
         self.controls_job.as_deref() == Some(job_id)
+    }
+
+    /// Whether `job_id` is the report job.
+    pub fn is_report_job(&self, job_id: &str) -> bool {
+        self.report_job.as_deref() == Some(job_id)
     }
 
     /// Whether nothing is installed.

@@ -242,6 +242,13 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             l.push(with_target(link("GET", "controls/{id}/files", "files"), json!({"type": "string"})));
             l
         }),
+        // The reference's `reports`: a sample's report (the results say what is in it; the
+        // file is the PDF).
+        ("reports", "reports", schema_of::<a::Analysis>(), {
+            let mut l = analysis_links("reports", false, true);
+            l.push(with_target(link("GET", "reports/{id}/files", "files"), json!({"type": "string"})));
+            l
+        }),
         (
             "functional_profiles",
             "functional_profiles",

@@ -220,6 +220,9 @@ async fn run(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
     if state.runner.references().is_controls_job(&job_id) {
         return run_controls(state, id).await;
     }
+    if state.runner.references().is_report_job(&job_id) {
+        return run_report(state, id).await;
+    }
     let reference = state.runner.references().for_job(&job_id).ok_or_else(|| {
         Failure::Refused(
             "this service no longer has the reference data of this job; run the job's newest version".into(),
@@ -284,6 +287,27 @@ async fn run_controls(state: &AppState, id: &str) -> Result<RunOutput, Failure> 
     let table = workdir.path().join("contaminants.csv");
     std::fs::write(&table, &out.table_csv).map_err(unwritable)?;
     Ok(RunOutput { results: out.results, artifact: Some(Artifact::File(table)), dir: workdir, scored: out.scored })
+}
+
+/// Makes a sample's report ([`crate::reports`]) from its stored results, typeset on a blocking
+/// thread of the worker (no sample's reads are read): the PDF is the analysis's file.
+async fn run_report(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
+    use crate::store::controls::Unreadable;
+    let input = crate::store::reports::gather(&state.store, id).await.map_err(|e| match e {
+        Unreadable::Refused(why) => Failure::Refused(why),
+        Unreadable::Transient(why) => Failure::Transient(why),
+    })?;
+    let (results, pdf) = tokio::task::spawn_blocking(move || crate::reports::make(&input))
+        .await
+        .map_err(|e| Failure::Transient(format!("the report stopped unexpectedly: {e}")))?
+        .map_err(Failure::Refused)?;
+    let work_root = state.runner.data_dir.join(WORK_DIR);
+    let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
+    std::fs::create_dir_all(&work_root).map_err(unwritable)?;
+    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
+    let file = workdir.path().join("report.pdf");
+    std::fs::write(&file, &pdf).map_err(unwritable)?;
+    Ok(RunOutput { results, artifact: Some(Artifact::File(file)), dir: workdir, scored: Vec::new() })
 }
 
 /// Runs `task` where this runner's engines run: an engine process of its own, or a thread.

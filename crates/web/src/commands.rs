@@ -286,7 +286,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
                 "sample" => c.samples().download_uri(id.as_str()).await?.download_uri,
                 "document" => c.documents().download_uri(id.as_str()).await?.download_uri,
                 "classification" => c.classifications().readlevel_url(id.as_str()).await?.url,
-                "alignment" | "functional_profile" | "control" => {
+                "alignment" | "functional_profile" | "control" | "report" => {
                     let files = c.analyses().files(id.as_str()).await?;
                     let file = files.into_iter().next().ok_or_else(|| {
                         CmdError::new("not_found", "This analysis has no file to save: its only output is its results.")

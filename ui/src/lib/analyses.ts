@@ -74,6 +74,7 @@ const KINDS: Record<string, string> = {
   alignment: "Alignment",
   functional_profile: "Functional profile",
   control: "Negative controls",
+  report: "Report",
 };
 
 /** "functional_profile" -> "Functional profile". */

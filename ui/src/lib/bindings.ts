@@ -1461,8 +1461,8 @@ export type ReadQc = {
   /**
    * Base quality by position in the read (empty for FASTA): each position alone below 256,
    * then positions in bins (32 per doubling), neighbouring bins merged until at most
-   * [`MAX_POSITION_BINS`] are left. Counted from every read until 16 Mi bases are counted,
-   * then from one read in seven (the mean quality and the Q30 share count every base).
+   * [`MAX_POSITION_BINS`] are left. Counted from every read until 4 Mi bases are counted,
+   * then from one read in thirteen (the mean quality and the Q30 share count every base).
    */
   quality_by_position: Array<PositionQuality>,
   /**

@@ -7,7 +7,7 @@ import { invoke } from "./transport";
 import type { ChartControls, CompareRequest, ContaminationRequest, DiversityRequest, SunburstControls } from "./bindings";
 
 /** What the service stores and a browser downloads. */
-export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile" | "control";
+export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile" | "control" | "report";
 
 const STARTED = "The download has started: your browser saves it in its downloads folder.";
 

@@ -26,16 +26,19 @@ pub enum AnalysisKind {
     FunctionalProfile,
     /// `/controls`: a negative control's batch scored against it ([`super::controls`]).
     Control,
+    /// `/reports`: a sample's report, as PDF ([`super::reports`]).
+    Report,
 }
 
 impl AnalysisKind {
     /// Every kind.
-    pub const ALL: [AnalysisKind; 5] = [
+    pub const ALL: [AnalysisKind; 6] = [
         AnalysisKind::Classification,
         AnalysisKind::Panel,
         AnalysisKind::Alignment,
         AnalysisKind::FunctionalProfile,
         AnalysisKind::Control,
+        AnalysisKind::Report,
     ];
 
     /// The `analysis_type` value.
@@ -51,6 +54,7 @@ impl AnalysisKind {
             AnalysisKind::Alignment => "alignments",
             AnalysisKind::FunctionalProfile => "functional_profiles",
             AnalysisKind::Control => "controls",
+            AnalysisKind::Report => "reports",
         }
     }
 
@@ -61,7 +65,8 @@ impl AnalysisKind {
 }
 
 /// The `analysis_type` values, one per [`AnalysisKind`].
-pub(crate) const ANALYSIS_TYPES: [&str; 5] = ["classification", "panel", "alignment", "functional_profile", "control"];
+pub(crate) const ANALYSIS_TYPES: [&str; 6] =
+    ["classification", "panel", "alignment", "functional_profile", "control", "report"];
 
 /// The fields of `where` and `sort` in lists of analyses.
 pub(crate) const ANALYSIS_FIELDS: &[Field] = &[

@@ -35,6 +35,7 @@ pub mod metadata;
 pub mod projects;
 pub mod queue;
 pub mod records;
+pub mod reports;
 pub mod s3_grants;
 pub mod samples;
 pub mod sessions;

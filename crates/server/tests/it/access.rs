@@ -190,6 +190,8 @@ struct World {
     job_pub: String,
     job_priv: String,
     job_draft: String,
+    /// The jobs every service offers (the report job): in everyone's list.
+    builtin: Vec<String>,
     /// (sample, the analysis run on it).
     analyses: Vec<(String, String)>,
     a_pub: String,
@@ -361,6 +363,7 @@ impl World {
             job_pub,
             job_priv,
             job_draft,
+            builtin: svc.builtin_jobs().await,
             analyses,
             a_pub,
             doc_none,
@@ -450,13 +453,17 @@ impl World {
                 Other | Rival => v(&[&self.other.id, &self.rival.id]),
                 Revoked => v(&[&self.revoked.id]),
             },
-            Kind::Jobs => match who {
-                Anon => return None,
-                Owner => v(&[&self.job_pub, &self.job_priv, &self.job_draft]),
-                // Seen through the analysis made with it on a sample they see.
-                Member | Boss | Head => v(&[&self.job_pub, &self.job_priv]),
-                Orgmate | Other | Rival | Revoked => v(&[&self.job_pub]),
-            },
+            Kind::Jobs => {
+                let mut seen = match who {
+                    Anon => return None,
+                    Owner => v(&[&self.job_pub, &self.job_priv, &self.job_draft]),
+                    // Seen through the analysis made with it on a sample they see.
+                    Member | Boss | Head => v(&[&self.job_pub, &self.job_priv]),
+                    Orgmate | Other | Rival | Revoked => v(&[&self.job_pub]),
+                };
+                seen.extend(self.builtin.iter().cloned());
+                seen
+            }
             Kind::Batches => match who {
                 Anon => return None,
                 Owner | Orgmate | Boss | Head => v(&[&self.batch]),
@@ -1220,7 +1227,15 @@ async fn a_member_removed_from_a_project_no_longer_sees_its_private_records() {
     check_list(&svc, m, "removed member", "/api/v1/analyses", "analyses", Some(vec![w.a_pub.clone()])).await;
     check_list(&svc, m, "removed member", "/api/v1/tags", "tags", Some(vec![w.t_pub.clone()])).await;
     check_list(&svc, m, "removed member", "/api/v1/projects", "projects", Some(vec![w.public_project.clone()])).await;
-    check_list(&svc, m, "removed member", "/api/v1/jobs", "jobs", Some(vec![w.job_pub.clone()])).await;
+    check_list(
+        &svc,
+        m,
+        "removed member",
+        "/api/v1/jobs",
+        "jobs",
+        Some([vec![w.job_pub.clone()], w.builtin.clone()].concat()),
+    )
+    .await;
     // Sharing a document is separate from the project.
     check_list(&svc, m, "removed member", "/api/v1/documents", "documents", Some(vec![w.doc_shared.clone()])).await;
 

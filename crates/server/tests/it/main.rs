@@ -13,6 +13,7 @@ mod hardening;
 mod host_removal;
 mod lists;
 mod organization;
+mod reports;
 mod resources;
 mod s3_path;
 mod scale;
@@ -187,6 +188,15 @@ impl Service {
         let (status, confirmed) = self.post(Some(user), &format!("/api/v1/{collection}/confirm_upload"), confirm).await;
         assert_eq!(status, 200, "confirm: {confirmed}");
         id
+    }
+
+    /// The jobs every service offers whatever reference data it has (the report job, and the
+    /// controls job where the program gives the scoring): in every list of jobs.
+    pub async fn builtin_jobs(&self) -> Vec<String> {
+        sqlx::query_scalar("SELECT id FROM jobs WHERE reference = '' AND engine IN ('mgds-report', 'mgds-decontam')")
+            .fetch_all(&self.state.db)
+            .await
+            .unwrap()
     }
 
     /// Registers a job as the engines do, returning its id.

@@ -438,8 +438,10 @@ fn score(checked: &Checked, all: Vec<Scored>, skipped: Vec<SkippedSample>) -> Cm
     })
 }
 
-/// The version of the scoring the service's controls job runs (a new one is a new job).
-pub const SCORING_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The version of the scoring the service's controls job runs: a new one is a new job (and
+/// analyses waiting for the old one wait for a worker of the old version), so it changes only
+/// when the scores would.
+pub const SCORING_VERSION: &str = "1";
 
 /// The arguments of the service's controls job, as JSON Schema: what [`score_controls`] reads.
 pub fn controls_args_schema() -> serde_json::Value {
@@ -505,11 +507,32 @@ pub fn score_controls(input: ControlsInput) -> Result<ControlsOutput, String> {
             }),
         }
     }
+    // Said plainly before decontam's own refusals, which speak of a comparison.
+    if samples.len() < 2 {
+        return Err(format!(
+            "none of the batch's other samples has a finished classification yet ({} in the batch); run this job again once they have",
+            skipped.len() + samples.len().saturating_sub(1)
+        ));
+    }
+    let control_reads: f64 = {
+        let r = [samples[0].results.as_ref()];
+        crate::diversity::table(&r, &checked.rank, checked.show_host, &|t, _| Some(t.readcount_w_children as f64))
+            .1
+            .iter()
+            .flatten()
+            .sum()
+    };
+    if control_reads <= 0.0 {
+        return Err(format!(
+            "the control has no reads at rank {}, so there is nothing to score the batch against; score at a higher rank (genus, family) to use what it holds",
+            checked.rank
+        ));
+    }
     let mut view = score(&checked, samples, skipped).map_err(|e| e.message)?;
     view.notes.insert(
         0,
         format!(
-            "The batch: the samples of the control's owner (and of its project) whose field \"{}\" is \"{}\" ({} controls, {} true samples scored).",
+            "The batch: the samples of the control's project (else its owner's samples outside projects) whose field \"{}\" is \"{}\" ({} controls, {} true samples scored).",
             shown_text(&input.batch_field),
             shown_text(&input.batch),
             view.controls.len(),

@@ -449,7 +449,7 @@ pub enum AnalysesCommand {
         #[arg(long)]
         sample: Option<String>,
         /// Only analyses of this kind.
-        #[arg(long = "type", value_parser = ["classification", "panel", "alignment", "functional_profile", "control"])]
+        #[arg(long = "type", value_parser = ["classification", "panel", "alignment", "functional_profile", "control", "report"])]
         analysis_type: Option<String>,
         #[command(flatten)]
         list: ListArgs,
@@ -611,7 +611,13 @@ pub async fn run_analyses(ctx: &Ctx, cmd: AnalysesCommand) -> Result<()> {
                         serde_json::from_value(analyses.results(id.as_str()).await?)
                             .with_context(|| format!("the results of analysis {id} are not controls' scores"))?;
                     if let Some(b) = &v.batch_of {
-                        eprintln!("the batch of control {}: samples whose {} is {}", b.control, b.field, b.value);
+                        let shown = mgds_app::text::shown_text;
+                        eprintln!(
+                            "the batch of control {}: samples whose {} is {}",
+                            shown(&b.control),
+                            shown(&b.field),
+                            shown(&b.value)
+                        );
                     }
                     crate::compare::show_contaminants(&v, out.csv.then_some(std::path::Path::new("-")))
                 }

@@ -280,9 +280,12 @@ fn panel_blocks(blocks: &mut Vec<Block>, panel: &PanelResults) {
             }
         };
         let found = sub.markers.iter().filter(|m| m.status != mgds_api::MarkerStatus::Absent).count();
+        // The markers found; those not found are counted in the caption.
         let rows: Vec<Vec<String>> = sub
             .markers
             .iter()
+            .filter(|m| m.status != mgds_api::MarkerStatus::Absent)
+            .take(crate::MAX_ROWS)
             .map(|m| {
                 let status = match m.status {
                     mgds_api::MarkerStatus::Present => "Present",
@@ -308,7 +311,12 @@ fn panel_blocks(blocks: &mut Vec<Block>, panel: &PanelResults) {
                 Column::number("Depth"),
             ],
             rows,
-            caption: Some(format!("{name}: {} — {found} of {} found", sub.description, sub.markers.len())),
+            caption: Some(format!(
+                "{name}: {} — {found} of {} markers found{}",
+                sub.description,
+                sub.markers.len(),
+                if found == 0 { "" } else { " (listed)" }
+            )),
         });
     }
 }

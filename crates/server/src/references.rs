@@ -58,7 +58,9 @@ impl References {
         }
         let mut refs = References::default();
         let root = data_dir.join(DATABASES_DIR);
-        // No databases folder: no reference data, but the jobs that need none below.
+        // No databases folder: no reference data (and the site's default classification is left
+        // as it is), but the jobs that need none below.
+        let present = root.is_dir();
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
             .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.is_dir()).collect())
             .unwrap_or_default();
@@ -104,7 +106,7 @@ impl References {
             let installed = Installed { dir, manifest, job_id: job_id.clone() };
             refs.by_job.insert(job_id, Arc::new(installed));
         }
-        if sets_default {
+        if sets_default && present {
             settings::set_default_classification(&state.db, default.as_deref()).await?;
         }
         if let Some(scoring) = crate::controls::scoring() {

@@ -14,6 +14,8 @@ use crate::store::reports::{Made, ReportInput};
 pub const ENGINE: &str = "mgds-report";
 /// The job's name.
 pub const JOB_NAME: &str = "Sample report (PDF)";
+/// The version of what a report holds.
+pub const REPORT_VERSION: &str = "1";
 
 /// The report job, registered by every service (it needs no reference data).
 pub fn job_spec() -> JobSpec {
@@ -25,7 +27,9 @@ pub fn job_spec() -> JobSpec {
         draft: false,
         creator_id: None,
         engine: ENGINE.into(),
-        engine_version: env!("CARGO_PKG_VERSION").into(),
+        // A new version is a new job (and analyses waiting for the old one wait for a worker of
+        // the old version): it changes only when what a report holds does.
+        engine_version: REPORT_VERSION.into(),
         reference: String::new(),
     }
 }

@@ -1188,7 +1188,7 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     assert_eq!(rows_of(&from_job), rows_of(&text), "the job's scores are the comparison's");
     assert!(
         from_job.contains(
-            "# The batch: the samples of the control's owner (and of its project) whose field \"run_id\" is \"R-1\""
+            "# The batch: the samples of the control's project (else its owner's samples outside projects) whose field \"run_id\" is \"R-1\""
         ),
         "{from_job}"
     );

@@ -2,8 +2,8 @@
 //! finished classification of each of the batch's samples) and which samples' pages its scores
 //! mark afterwards.
 //!
-//! The batch is the samples of the control's owner, and of the control's project when it has
-//! one, whose custom field (`batch_field`, else the first of
+//! The batch is the samples of the control's project when it has one, else its owner's samples
+//! outside projects, whose custom field (`batch_field`, else the first of
 //! [`BATCH_FIELDS`](mgds_api::controls::BATCH_FIELDS) the control has) holds the control's value
 //! of it: at most [`MAX_BATCH_SAMPLES`] of them. Anyone who may see the control may read its
 //! scores, which name the batch's samples, as a document shared with them would.
@@ -134,12 +134,14 @@ pub async fn gather(state: &Store, analysis_id: &str) -> Result<ControlsInput, U
         like_escaped(&control.custom.get(&field).cloned().unwrap_or(Value::Null).to_string())
     );
     let mut binds = vec![Bind::Text(needle), Bind::Text(owner)];
+    // The control's scope: its project's samples, or, outside projects, its owner's samples
+    // outside projects; never a sample its readers would not see beside it.
     let whose = match project {
         Some(p) => {
-            binds.push(Bind::Text(p));
-            "(s.owner_id = ? OR s.project_id = ?)"
+            binds[1] = Bind::Text(p);
+            "s.project_id = ?"
         }
-        None => "s.owner_id = ?",
+        None => "s.owner_id = ? AND s.project_id IS NULL",
     };
     binds.push(Bind::Int(2 * (MAX_BATCH_SAMPLES as i64 + 1)));
     let sql = format!(

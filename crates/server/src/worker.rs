@@ -280,13 +280,8 @@ async fn run_controls(state: &AppState, id: &str) -> Result<RunOutput, Failure> 
         .await
         .map_err(|e| Failure::Transient(format!("the scoring stopped unexpectedly: {e}")))?
         .map_err(Failure::Refused)?;
-    let work_root = state.runner.data_dir.join(WORK_DIR);
-    let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
-    std::fs::create_dir_all(&work_root).map_err(unwritable)?;
-    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
-    let table = workdir.path().join("contaminants.csv");
-    std::fs::write(&table, &out.table_csv).map_err(unwritable)?;
-    Ok(RunOutput { results: out.results, artifact: Some(Artifact::File(table)), dir: workdir, scored: out.scored })
+    let (dir, table) = work_file(state, "contaminants.csv", &out.table_csv)?;
+    Ok(RunOutput { results: out.results, artifact: Some(Artifact::File(table)), dir, scored: out.scored })
 }
 
 /// Makes a sample's report ([`crate::reports`]) from its stored results, typeset on a blocking
@@ -301,13 +296,20 @@ async fn run_report(state: &AppState, id: &str) -> Result<RunOutput, Failure> {
         .await
         .map_err(|e| Failure::Transient(format!("the report stopped unexpectedly: {e}")))?
         .map_err(Failure::Refused)?;
+    let (dir, file) = work_file(state, "report.pdf", &pdf)?;
+    Ok(RunOutput { results, artifact: Some(Artifact::File(file)), dir, scored: Vec::new() })
+}
+
+/// `bytes` written as `name` in a new folder of the work folder (removed with the returned
+/// folder), for a run whose output is made in the worker.
+fn work_file(state: &AppState, name: &str, bytes: &[u8]) -> Result<(tempfile::TempDir, std::path::PathBuf), Failure> {
     let work_root = state.runner.data_dir.join(WORK_DIR);
     let unwritable = |e: std::io::Error| Failure::Transient(format!("the service cannot write its work folder: {e}"));
     std::fs::create_dir_all(&work_root).map_err(unwritable)?;
-    let workdir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
-    let file = workdir.path().join("report.pdf");
-    std::fs::write(&file, &pdf).map_err(unwritable)?;
-    Ok(RunOutput { results, artifact: Some(Artifact::File(file)), dir: workdir, scored: Vec::new() })
+    let dir = tempfile::tempdir_in(&work_root).map_err(unwritable)?;
+    let file = dir.path().join(name);
+    std::fs::write(&file, bytes).map_err(unwritable)?;
+    Ok((dir, file))
 }
 
 /// Runs `task` where this runner's engines run: an engine process of its own, or a thread.

@@ -661,11 +661,10 @@ async fn scenario(
     let open_controls = "const b = [...document.querySelectorAll('[data-testid=analyses] li button')]\
          .find(b => b.innerText.includes('Negative controls') && b.getAttribute('aria-disabled') === 'false'); \
          if (b) b.click(); return !!b;";
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    while a.script(open_controls, json!([])).await? != json!(true) {
-        ensure!(std::time::Instant::now() < deadline, "the controls analysis never finished");
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    poll("the controls analysis to finish", Duration::from_secs(90), || async {
+        Ok((a.script(open_controls, json!([])).await? == json!(true)).then_some(()))
+    })
+    .await?;
     a.wait_for_text("[data-testid=controls-batch]", "run_id is “R-7”", WAIT).await.context("the controls' page")?;
     a.wait_for_text("[data-testid=contaminants-caption]", "against 1 negative control", WAIT).await?;
     axe.check(a, "browser controls").await?;
@@ -684,13 +683,11 @@ async fn scenario(
     a.wait_for_text("[data-testid=chart]", "(possible contaminant)", WAIT).await.context("a flagged bar marked")?;
     a.screenshot("browser-03c-contaminants-marked").await?;
     a.click(&a.wait_for("[data-testid=chart-hide-contaminants]", WAIT).await?).await?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while a.script("return !!document.querySelector('[data-testid=contaminant-badge]');", json!([])).await?
-        != json!(false)
-    {
-        ensure!(std::time::Instant::now() < deadline, "the flagged taxa were not left out");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let marked = "return !!document.querySelector('[data-testid=contaminant-badge]');";
+    poll("the flagged taxa to be left out", WAIT, || async {
+        Ok((a.script(marked, json!([])).await? == json!(false)).then_some(()))
+    })
+    .await?;
 
     // The other screens a browser has.
     for (screen, ready) in [

@@ -98,7 +98,26 @@ pub struct Organization {
     pub role: Role,
     /// How many users it has (disabled ones included).
     pub users: i64,
+    /// Its logo, shown on its reports' covers (`/api/v1/organization/logo`), if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logo: Option<String>,
 }
+
+/// A change to the caller's organisation (admins and owners).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct OrganizationUpdate {
+    /// Its new name (1 to 200 characters), as its reports' covers show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// The largest logo, in bytes (2 MiB).
+pub const MAX_LOGO_BYTES: usize = 2 << 20;
+
+/// The longest organisation name.
+pub const MAX_ORGANIZATION_NAME_CHARS: usize = 200;
 
 /// A user of the caller's organisation, as its admins see and manage them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -18,6 +18,17 @@ pub enum OrgCommand {
         #[command(flatten)]
         out: OutputArgs,
     },
+    /// Rename the organisation: the lab's name on its reports' covers (admins and owners).
+    Rename {
+        /// The new name.
+        name: String,
+    },
+    /// The logo on the organisation's reports' covers: set (a PNG, JPEG or SVG picture of at
+    /// most 2 MiB), save a copy, or remove it (setting and removing: admins and owners).
+    Logo {
+        #[command(subcommand)]
+        command: LogoCommand,
+    },
     /// List the organisation's users with their roles and state (admins and owners).
     Users {
         /// Only users with this role.
@@ -121,6 +132,24 @@ pub enum OrgCommand {
         /// The event's id.
         event: String,
     },
+}
+
+/// `mgds org logo ...`.
+#[derive(clap::Subcommand, Debug)]
+pub enum LogoCommand {
+    /// Set the logo from a picture file.
+    Set {
+        /// A PNG, JPEG or SVG file.
+        file: std::path::PathBuf,
+    },
+    /// Save the logo to a file.
+    Save {
+        /// Where to write it.
+        #[arg(short, long)]
+        output: std::path::PathBuf,
+    },
+    /// Remove the logo (reports show the lab's name alone).
+    Remove,
 }
 
 /// `mgds org webhook ...`.
@@ -290,7 +319,36 @@ pub async fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 print_one(&o)?;
             } else {
                 println!("{}\nyour role: {}\nusers: {}\ncreated: {}", o.name, o.role, o.users, o.created_at);
+                println!("logo: {}", if o.logo.is_some() { "set (mgds org logo save -o FILE)" } else { "none" });
             }
+        }
+        OrgCommand::Rename { name } => {
+            let o = org.rename(&name).await.context("cannot rename the organisation")?;
+            println!("the organisation is now {:?}", o.name);
+        }
+        OrgCommand::Logo { command: LogoCommand::Set { file } } => {
+            let len = std::fs::metadata(&file).with_context(|| format!("cannot read {}", file.display()))?.len();
+            if len > mgds_api::MAX_LOGO_BYTES as u64 {
+                bail!(
+                    "{} is {len} bytes; a logo is at most {} MiB: give a smaller PNG, JPEG or SVG picture",
+                    file.display(),
+                    mgds_api::MAX_LOGO_BYTES >> 20
+                );
+            }
+            let bytes = std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            org.set_logo(bytes.into()).await.with_context(|| format!("cannot set {} as the logo", file.display()))?;
+            println!("the logo is set: reports made from now on show it");
+        }
+        OrgCommand::Logo { command: LogoCommand::Save { output } } => match org.logo().await? {
+            Some(bytes) => {
+                std::fs::write(&output, &bytes).with_context(|| format!("cannot write {}", output.display()))?;
+                println!("saved the logo ({} bytes) to {}", bytes.len(), output.display());
+            }
+            None => bail!("the organisation has no logo (mgds org logo set FILE sets one)"),
+        },
+        OrgCommand::Logo { command: LogoCommand::Remove } => {
+            org.remove_logo().await.context("cannot remove the logo")?;
+            println!("the logo is removed");
         }
         OrgCommand::Users { role, disabled, enabled, list } => {
             let mut filter = Filter::new();

@@ -752,6 +752,21 @@ impl Client {
         decode(&what, &answer.body)
     }
 
+    /// Sends `body` as it is, of `content_type`, once (a transport error is not retried), and
+    /// answers the 2xx's body or the error.
+    pub(crate) async fn send_bytes(&self, method: Method, url: Url, body: Bytes, content_type: &str) -> Result<Bytes> {
+        let req = self
+            .authorize(self.http.request(method, url.clone()))
+            .timeout(self.settings.timeout)
+            .header("accept", "application/json")
+            .header("content-type", content_type)
+            .body(body);
+        let resp = req.send().await.map_err(|e| transport(&url, 1, e))?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await.map_err(|e| transport(&url, 1, e))?;
+        if (200..300).contains(&status) { Ok(body) } else { Err(Error::from_answer(status, None, &body)) }
+    }
+
     /// DELETE a resource; 204 (or a 404 after a retried attempt) is success.
     pub(crate) async fn delete(&self, url: Url) -> Result<()> {
         self.execute(Call {

@@ -10,6 +10,17 @@ use reqwest::Method;
 use crate::retry::Idempotency;
 use crate::{Client, Filter, ListRequest, ResourceId, Result};
 
+/// The media type of a picture by its first bytes (the service reads the bytes, not this).
+fn picture_type(b: &[u8]) -> &'static str {
+    if b.starts_with(b"\x89PNG") {
+        "image/png"
+    } else if b.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        "image/jpeg"
+    } else {
+        "image/svg+xml"
+    }
+}
+
 /// The caller's organisation (`client.organization()`).
 #[derive(Debug, Clone)]
 pub struct Organization {
@@ -24,6 +35,53 @@ impl Organization {
     /// The organisation and the caller's role in it (`GET /organization`).
     pub async fn get(&self) -> Result<Org> {
         self.client.get_json(self.client.api_url(&["organization"])).await
+    }
+
+    /// Renames it (`PATCH /organization`; admins and owners): the name its reports' covers show.
+    pub async fn rename(&self, name: &str) -> Result<Org> {
+        let body = mgds_api::OrganizationUpdate { name: Some(name.trim().to_string()) };
+        self.client.send_json(Method::PATCH, self.client.api_url(&["organization"]), &body, Idempotency::Safe).await
+    }
+
+    /// Its logo's bytes, if it has one (`GET /organization/logo`).
+    pub async fn logo(&self) -> Result<Option<bytes::Bytes>> {
+        let call = crate::Call {
+            method: Method::GET,
+            url: self.client.api_url(&["organization", "logo"]),
+            body: None,
+            idempotency: Idempotency::Safe,
+            gone_is_done: false,
+        };
+        match self.client.execute(call).await {
+            Ok(answer) => Ok(Some(answer.body)),
+            Err(crate::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets its logo (`PUT /organization/logo`; admins and owners): a PNG, JPEG or SVG picture of
+    /// at most 2 MiB, which the service checks before it keeps it. Setting the same picture
+    /// twice does no harm, so a lost answer is asked again.
+    pub async fn set_logo(&self, picture: bytes::Bytes) -> Result<Org> {
+        let url = self.client.api_url(&["organization", "logo"]);
+        let kind = picture_type(&picture);
+        let answer = self.client.send_bytes(Method::PUT, url, picture, kind).await?;
+        serde_json::from_slice(&answer)
+            .map_err(|source| crate::Error::Decode { what: "PUT /organization/logo".into(), source })
+    }
+
+    /// Removes its logo (`DELETE /organization/logo`; admins and owners).
+    pub async fn remove_logo(&self) -> Result<Org> {
+        let call = crate::Call {
+            method: Method::DELETE,
+            url: self.client.api_url(&["organization", "logo"]),
+            body: None,
+            idempotency: Idempotency::Safe,
+            gone_is_done: false,
+        };
+        let answer = self.client.execute(call).await?;
+        serde_json::from_slice(&answer.body)
+            .map_err(|source| crate::Error::Decode { what: "DELETE /organization/logo".into(), source })
     }
 
     /// Its users, as its admins see them (`GET /organization/users`; admins and owners).

@@ -36,7 +36,9 @@ pub const MAX_FIGURES: usize = 200;
 /// The longest text of a cell, fact or paragraph, in characters; longer ones are cut.
 pub const MAX_TEXT: usize = 2_000;
 /// The largest logo, in bytes.
-pub const MAX_LOGO_BYTES: usize = 2 << 20;
+pub const MAX_LOGO_BYTES: usize = mgds_api::MAX_LOGO_BYTES;
+/// The longest side of a logo in pixels (PNG, JPEG): what decoding it may take stays bounded.
+pub const MAX_LOGO_SIDE: usize = 4_096;
 
 static DEJAVU_SANS: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
 static DEJAVU_SANS_BOLD: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans-Bold.ttf");
@@ -101,7 +103,8 @@ impl Logo {
         }
     }
 
-    fn mime(&self) -> &'static str {
+    /// Its media type by its kind.
+    pub fn mime(&self) -> &'static str {
         match self.kind() {
             Some("png") => "image/png",
             Some("jpg") => "image/jpeg",
@@ -313,6 +316,37 @@ impl World for ReportWorld {
         // Reports show the time they were made as their caller gives it.
         None
     }
+}
+
+/// Checks that `bytes` make a logo a report can show: a PNG, JPEG or SVG picture of at most
+/// [`MAX_LOGO_BYTES`], a PNG or JPEG at most [`MAX_LOGO_SIDE`] pixels a side, that typesets (a
+/// one-page report with it is made and dropped). Gives its kind (`png`, `jpg`, `svg`).
+pub fn check_logo(bytes: &[u8]) -> Result<&'static str, Error> {
+    if bytes.len() > MAX_LOGO_BYTES {
+        return Err(Error::TooLarge(format!(
+            "a logo of {} bytes (at most {} bytes, 2 MiB)",
+            bytes.len(),
+            MAX_LOGO_BYTES
+        )));
+    }
+    let logo = Logo { bytes: bytes.to_vec() };
+    let kind = logo.kind().ok_or(Error::Logo)?;
+    if kind != "svg" {
+        let size = imagesize::blob_size(bytes).map_err(|e| Error::Typeset(format!("the logo cannot be read: {e}")))?;
+        if size.width > MAX_LOGO_SIDE || size.height > MAX_LOGO_SIDE {
+            return Err(Error::TooLarge(format!(
+                "a logo of {}×{} pixels (at most {MAX_LOGO_SIDE} a side)",
+                size.width, size.height
+            )));
+        }
+    }
+    let trial =
+        Report { title: "Logo".into(), lab: Lab { name: String::new(), logo: Some(logo) }, ..Default::default() };
+    pdf(&trial).map_err(|e| match e {
+        Error::Typeset(why) => Error::Typeset(format!("the logo cannot be shown: {why}")),
+        other => other,
+    })?;
+    Ok(kind)
 }
 
 /// The report as a PDF.

@@ -62,8 +62,17 @@ pub fn make(input: &ReportInput) -> Result<(Value, Vec<u8>), String> {
         panel: input.panel.as_ref().map(|(r, m)| (r.as_ref(), made_by(m))),
         made_with: env!("CARGO_PKG_VERSION").into(),
     };
-    let report = sample_report(&sample);
-    let pdf = mgds_report::pdf(&report).map_err(|e| e.to_string())?;
+    let mut report = sample_report(&sample);
+    report.lab.logo = input.logo.clone().map(|bytes| mgds_report::Logo { bytes });
+    let pdf = match mgds_report::pdf(&report) {
+        // A logo kept before a check it would fail now: the report is made without it.
+        Err(mgds_report::Error::Logo | mgds_report::Error::Typeset(_)) if report.lab.logo.is_some() => {
+            report.lab.logo = None;
+            mgds_report::pdf(&report)
+        }
+        other => other,
+    }
+    .map_err(|e| e.to_string())?;
     let sections: Vec<&str> = report
         .blocks
         .iter()

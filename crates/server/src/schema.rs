@@ -371,7 +371,16 @@ fn resources() -> Vec<(&'static str, &'static str, Value, Vec<Value>)> {
             "organization",
             "organization",
             schema_of::<a::Organization>(),
-            vec![with_target(link("GET", "organization", "self"), this())],
+            vec![
+                with_target(link("GET", "organization", "self"), this()),
+                with_target(
+                    with_schema(link("PATCH", "organization", "update"), schema_of::<a::OrganizationUpdate>()),
+                    this(),
+                ),
+                link("GET", "organization/logo", "logo"),
+                with_target(link("PUT", "organization/logo", "set_logo"), this()),
+                with_target(link("DELETE", "organization/logo", "remove_logo"), this()),
+            ],
         ),
         (
             "organization_users",

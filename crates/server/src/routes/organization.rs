@@ -2,7 +2,11 @@
 //! password links they make (MGDS additions to API v1; see [`crate::store::members`] for who may
 //! do what).
 //!
-//! - `GET /organization`: the organisation and the caller's role in it;
+//! - `GET /organization`: the organisation and the caller's role in it; `PATCH` renames it
+//!   (admins and owners);
+//! - `GET, PUT, DELETE /organization/logo`: the logo its reports show (any user reads it; admins
+//!   and owners set it, as the request's body: a PNG, JPEG or SVG picture of at most 2 MiB, or
+//!   remove it);
 //! - `GET, POST /organization/users`: its users (admins and owners); inviting one;
 //! - `GET, PATCH /organization/users/{id}`: one user; a new role, disabling or enabling;
 //! - `POST /organization/users/{id}/reset_password`: a password reset link;
@@ -14,12 +18,14 @@
 use std::net::SocketAddr;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, OriginalUri, Path, State};
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, OriginalUri, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use mgds_api::{
-    Member, MemberInvite, MemberUpdate, Organization, PasswordLink, PasswordLinkInfo, PasswordLinkUse, Revoked,
+    Member, MemberInvite, MemberUpdate, Organization, OrganizationUpdate, PasswordLink, PasswordLinkInfo,
+    PasswordLinkUse, Revoked,
 };
 
 use super::extract::{Json, ListParams, Listed};
@@ -31,7 +37,11 @@ use crate::store::members;
 /// The routes of a signed-in caller.
 pub(super) fn router() -> Router<AppState> {
     Router::new()
-        .route("/organization", get(organization))
+        .route("/organization", get(organization).patch(update_organization))
+        .route(
+            "/organization/logo",
+            get(logo).put(set_logo).delete(remove_logo).layer(DefaultBodyLimit::max(mgds_report::MAX_LOGO_BYTES + 1)),
+        )
         .route("/organization/users", get(list).post(invite))
         .route("/organization/users/{id}", get(one).patch(update))
         .route("/organization/users/{id}/reset_password", post(reset_password))
@@ -56,6 +66,48 @@ async fn audit_trail(
 
 async fn organization(State(state): State<AppState>, caller: Caller) -> ApiResult<axum::Json<Organization>> {
     Ok(axum::Json(members::organization(&state, &caller).await?))
+}
+
+async fn update_organization(
+    State(state): State<AppState>,
+    caller: Caller,
+    Json(req): Json<OrganizationUpdate>,
+) -> ApiResult<axum::Json<Organization>> {
+    Ok(axum::Json(crate::store::lab::update(&state, &caller, &req).await?))
+}
+
+/// The logo as its picture. An SVG is served so that nothing in it runs even when it is opened
+/// on its own (a sandbox with no scripts, no fetches).
+async fn logo(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
+    let (bytes, mime) = crate::store::lab::logo(&state, &caller).await?;
+    let headers = [
+        (header::CONTENT_TYPE, mime),
+        (header::CACHE_CONTROL, "private, no-cache"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"),
+    ];
+    Ok((headers, bytes).into_response())
+}
+
+async fn set_logo(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
+) -> ApiResult<axum::Json<Organization>> {
+    let bytes = body.map_err(|_| {
+        ApiError::PayloadTooLarge(format!(
+            "the logo is larger than {} MiB: give a smaller PNG, JPEG or SVG picture",
+            mgds_report::MAX_LOGO_BYTES >> 20
+        ))
+    })?;
+    if bytes.is_empty() {
+        return Err(ApiError::BadRequest("send the logo's picture (PNG, JPEG or SVG) as the request's body".into()));
+    }
+    Ok(axum::Json(crate::store::lab::set_logo(&state, &caller, bytes).await?))
+}
+
+async fn remove_logo(State(state): State<AppState>, caller: Caller) -> ApiResult<axum::Json<Organization>> {
+    Ok(axum::Json(crate::store::lab::remove_logo(&state, &caller).await?))
 }
 
 async fn list(

@@ -34,13 +34,13 @@ pub enum Unreadable {
 
 impl From<ApiError> for Unreadable {
     fn from(e: ApiError) -> Self {
-        Unreadable::Transient(format!("the service could not read the batch: {e}"))
+        Unreadable::Transient(format!("the service could not read what the analysis is made from: {e}"))
     }
 }
 
 impl From<sqlx::Error> for Unreadable {
     fn from(e: sqlx::Error) -> Self {
-        Unreadable::Transient(format!("the service could not read the batch: {e}"))
+        Unreadable::Transient(format!("the service could not read what the analysis is made from: {e}"))
     }
 }
 

@@ -29,6 +29,7 @@ pub mod host_removal;
 pub mod identities;
 pub mod imports;
 pub mod jobs;
+pub mod lab;
 pub mod leases;
 pub mod members;
 pub mod metadata;

@@ -1,6 +1,6 @@
 //! What a sample's report (the reference's `/reports`) is made from: the sample, its metadata,
 //! its newest finished classification and panel with the jobs that made them, and the lab (the
-//! sample owner's organisation). Read by the worker that makes the report; results are read
+//! sample owner's organisation, with its logo). Read by the worker that makes the report; results are read
 //! from the store, never the sample's reads.
 
 use std::sync::Arc;
@@ -46,6 +46,8 @@ pub struct ReportInput {
     pub metadata: Option<Metadata>,
     /// The lab: the sample owner's organisation.
     pub lab: String,
+    /// Its logo, if it has one.
+    pub logo: Option<Vec<u8>>,
     /// Its newest finished classification.
     pub classification: Option<(Arc<ClassificationResults>, Made)>,
     /// Its newest finished panel.
@@ -111,9 +113,10 @@ pub async fn gather(state: &Store, analysis_id: &str) -> Result<ReportInput, Unr
         size: Option<i64>,
         created_at: String,
         lab: String,
+        org: String,
     }
     let sample: Option<SampleRow> = sqlx::query_as(
-        "SELECT s.id, s.filename, s.size, s.created_at, o.name AS lab FROM analyses a \
+        "SELECT s.id, s.filename, s.size, s.created_at, o.name AS lab, o.id AS org FROM analyses a \
          JOIN samples s ON s.id = a.sample_id JOIN users u ON u.id = s.owner_id \
          JOIN organizations o ON o.id = u.organization_id WHERE a.id = $1",
     )
@@ -126,12 +129,17 @@ pub async fn gather(state: &Store, analysis_id: &str) -> Result<ReportInput, Unr
     let metadata = metadata::of_sample_row(&state.db, &sample.id).await?.map(|m| m.into_api());
     let classification = newest::<ClassificationResults>(state, &sample.id, "classification").await?;
     let panel = newest::<PanelResults>(state, &sample.id, "panel").await?;
+    let logo = super::lab::logo_of(state, &sample.org)
+        .await
+        .map_err(|e| Unreadable::Transient(format!("the lab's logo could not be read: {e}")))?
+        .map(|b| b.to_vec());
     Ok(ReportInput {
         filename: sample.filename,
         size: sample.size.and_then(|s| u64::try_from(s).ok()),
         uploaded: sample.created_at,
         metadata,
         lab: sample.lab,
+        logo,
         classification,
         panel,
         sample_id: sample.id,

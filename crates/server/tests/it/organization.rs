@@ -467,3 +467,92 @@ async fn the_operator_gives_roles_disables_revokes_and_makes_links() {
         Err(admin::AdminError::NoSuchUser(_))
     ));
 }
+
+/// A picture of `w`×`h` pixels as PNG.
+fn png(w: u32, h: u32) -> Vec<u8> {
+    let svg = format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}"><rect width="{w}" height="{h}" fill="#2a6f97"/></svg>"##
+    );
+    mgds_plots::svg_to_png(&svg, 1.0).unwrap()
+}
+
+async fn put_logo(svc: &Service, u: &TestUser, bytes: Vec<u8>) -> (u16, Value) {
+    let r = svc.as_user(Some(u), Method::PUT, "/api/v1/organization/logo").body(bytes).send().await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn admins_name_the_lab_and_set_its_logo_for_every_user_to_see() {
+    let svc = Service::start().await;
+    let lab = Lab::build(&svc).await;
+    let logo_path = "/api/v1/organization/logo";
+
+    // No logo yet: 404 with what to do; members neither rename nor set one.
+    let (s, b) = svc.get(Some(&lab.member), logo_path).await;
+    assert_error(s, &b, 404);
+    let (_, o) = svc.get(Some(&lab.member), "/api/v1/organization").await;
+    assert!(o.get("logo").is_none(), "{o}");
+    let (s, b) = put_logo(&svc, &lab.member, png(40, 20)).await;
+    assert_error(s, &b, 403);
+    let (s, b) = svc.patch(Some(&lab.member), "/api/v1/organization", json!({"name": "Mine"})).await;
+    assert_error(s, &b, 403);
+
+    // An admin renames the lab and sets a PNG; every user of the lab sees it, no other lab does.
+    let (s, o) = svc.patch(Some(&lab.admin), "/api/v1/organization", json!({"name": "  Lab A Microbiology "})).await;
+    assert_eq!((s, o["name"].as_str()), (200, Some("Lab A Microbiology")), "{o}");
+    for bad in
+        [json!({"name": ""}), json!({"name": "x".repeat(201)}), json!({"name": "two\nlines"}), json!({"nom": "x"})]
+    {
+        let (s, b) = svc.patch(Some(&lab.admin), "/api/v1/organization", bad.clone()).await;
+        assert_error(s, &b, 400);
+    }
+    let picture = png(120, 40);
+    let (s, o) = put_logo(&svc, &lab.admin, picture.clone()).await;
+    assert_eq!((s, o["logo"].as_str()), (200, Some(logo_path)), "{o}");
+    let r = svc.as_user(Some(&lab.mate), Method::GET, logo_path).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["content-type"], "image/png");
+    assert_eq!(r.bytes().await.unwrap().to_vec(), picture);
+    let (s, b) = svc.get(Some(&lab.b_member), logo_path).await;
+    assert_error(s, &b, 404);
+
+    // Refused with the reason, the logo kept: not a picture, a broken PNG, too many pixels, too
+    // many bytes, nothing.
+    let mut broken = picture.clone();
+    broken.truncate(60);
+    for (bytes, status, said) in [
+        (b"GIF89a....".to_vec(), 422, "PNG, JPEG or SVG"),
+        (broken, 422, "logo"),
+        (png(4_097, 2), 413, "4096"),
+        (vec![b' '; mgds_api::MAX_LOGO_BYTES + 1], 413, "2 MiB"),
+        (Vec::new(), 400, "body"),
+    ] {
+        let (s, b) = put_logo(&svc, &lab.admin, bytes).await;
+        assert_error(s, &b, status);
+        assert!(b["message"].as_str().unwrap().contains(said), "{said:?}: {b}");
+    }
+    let r = svc.as_user(Some(&lab.head), Method::GET, logo_path).send().await.unwrap();
+    assert_eq!(r.bytes().await.unwrap().to_vec(), picture, "a refused logo changes nothing");
+
+    // An SVG logo is served so that nothing in it runs when opened on its own.
+    let svg = br##"<svg xmlns="http://www.w3.org/2000/svg" width="90" height="30"><script>alert(1)</script><circle cx="15" cy="15" r="12" fill="#c44"/></svg>"##;
+    let (s, o) = put_logo(&svc, &lab.head, svg.to_vec()).await;
+    assert_eq!(s, 200, "{o}");
+    let r = svc.as_user(Some(&lab.member), Method::GET, logo_path).send().await.unwrap();
+    assert_eq!(r.headers()["content-type"], "image/svg+xml");
+    assert!(r.headers()["content-security-policy"].to_str().unwrap().starts_with("sandbox"));
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+
+    // Removed: reports show the name alone. Each change is in the audit trail.
+    let (s, o) = svc.delete(Some(&lab.admin), logo_path).await;
+    assert_eq!(s, 200, "{o}");
+    assert!(o.get("logo").is_none(), "{o}");
+    let (s, b) = svc.get(Some(&lab.member), logo_path).await;
+    assert_error(s, &b, 404);
+    let (_, trail) = svc.get(Some(&lab.head), "/api/v1/audit?per_page=50").await;
+    let actions: Vec<&str> = trail.as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    for action in ["organization.updated", "organization.logo_set", "organization.logo_removed"] {
+        assert!(actions.contains(&action), "{action} in {actions:?}");
+    }
+}

@@ -34,6 +34,17 @@ async fn a_report_job_makes_a_pdf_of_the_sample_from_its_stored_results() {
     let classification = s["primary_classification"]["$ref"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
     assert_eq!(finished(&svc, &lab, &classification).await["success"], json!(true));
 
+    // The lab's admin gives it a logo: the report's cover shows it.
+    let admin = svc.user_in("it@example.org", Some("Northern Microbiology"), mgds_server::admin::Role::Admin).await;
+    let logo = br##"<svg xmlns="http://www.w3.org/2000/svg" width="90" height="30"><circle cx="15" cy="15" r="12" fill="#c44"/></svg>"##;
+    let r = svc
+        .as_user(Some(&admin), reqwest::Method::PUT, "/api/v1/organization/logo")
+        .body(logo.to_vec())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+
     let (_, jobs) = svc.get(Some(&lab), "/api/v1/jobs").await;
     let job = jobs.as_array().unwrap().iter().find(|j| j["analysis_type"] == "report").expect("a report job");
     let run = format!("{}/run", job["$uri"].as_str().unwrap());
@@ -70,6 +81,19 @@ async fn a_report_job_makes_a_pdf_of_the_sample_from_its_stored_results() {
     ] {
         assert!(text.contains(shown), "{shown:?} is not in the report:\n{text}");
     }
+
+    // The logo is drawn on the cover (an SVG stays vector: a form on page 1, not a picture).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.pdf"), &pdf).unwrap();
+    let first = std::process::Command::new("pdftocairo")
+        .args(["-svg", "-f", "1", "-l", "1"])
+        .arg(dir.path().join("r.pdf"))
+        .arg(dir.path().join("p1.svg"))
+        .status()
+        .unwrap();
+    assert!(first.success());
+    let page = std::fs::read_to_string(dir.path().join("p1.svg")).unwrap();
+    assert!(page.contains("fill:rgb(80.0"), "the logo's red circle (#c44) on the cover");
 
     // Another user sees neither the report nor runs one on the sample.
     let other = svc.user("other@example.org").await;

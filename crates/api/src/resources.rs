@@ -252,6 +252,16 @@ pub struct Job {
     /// JSON Schema of the job's arguments (single-job answer only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_args_schema: Option<Value>,
+    /// The engine that runs it (an MGDS addition, for methods sections: `mgds-classify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+    /// The engine's version (an MGDS addition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_version: Option<String>,
+    /// The digest of its reference data, the database it classifies with (an MGDS addition;
+    /// absent for jobs without reference data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_digest: Option<String>,
 }
 
 /// A document: a file of any type, shareable for download.

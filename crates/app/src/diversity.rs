@@ -263,20 +263,20 @@ pub async fn prepare(
 static COMPUTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
 /// What [`compute`] works on, checked.
-struct Work {
-    samples: Vec<DiversitySample>,
-    rank: String,
-    metric: BetaMetric,
-    group_by: Option<String>,
-    permutations: usize,
-    seed: u64,
-    show_host: bool,
-    fields: Vec<String>,
-    skipped: Vec<SkippedSample>,
+pub(crate) struct Work {
+    pub(crate) samples: Vec<DiversitySample>,
+    pub(crate) rank: String,
+    pub(crate) metric: BetaMetric,
+    pub(crate) group_by: Option<String>,
+    pub(crate) permutations: usize,
+    pub(crate) seed: u64,
+    pub(crate) show_host: bool,
+    pub(crate) fields: Vec<String>,
+    pub(crate) skipped: Vec<SkippedSample>,
 }
 
 /// The diversity of `results` (one per sample of `w.samples`), as [`prepare`] answers it.
-fn compute(results: &[&ClassificationResults], measure: Metric, w: Work) -> CmdResult<DiversityView> {
+pub(crate) fn compute(results: &[&ClassificationResults], measure: Metric, w: Work) -> CmdResult<DiversityView> {
     let Work { samples, rank, metric, group_by, permutations, seed, show_host, fields, skipped } = w;
     let ids: Vec<String> = samples.iter().map(|s| s.id.clone()).collect();
     let req_show_host = show_host;

@@ -21,6 +21,7 @@ pub mod organization;
 pub mod people;
 pub mod projects;
 pub mod qc;
+pub mod report;
 pub mod results;
 pub mod samples;
 pub mod text;

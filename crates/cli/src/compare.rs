@@ -132,6 +132,18 @@ pub struct CompareArgs {
     /// The same, and leave the possible contaminants out of the chart and the numbers.
     #[arg(long, conflicts_with = "mark_contaminants")]
     pub hide_contaminants: bool,
+    /// Write a report of the comparison here, as PDF (or HTML for a file ending in .html): the
+    /// samples, their read quality, the abundance chart, heatmap and table (--rank, --measure,
+    /// --top up to 30), alpha diversity and the ordination (--metric, --group-by with its tests),
+    /// and methods; the lab's name and logo on its cover.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["diversity", "contaminants", "contaminants_csv"])]
+    pub report: Option<PathBuf>,
+    /// The report's title (default: "Comparison of N samples").
+    #[arg(long, requires = "report")]
+    pub title: Option<String>,
+    /// Keep the report as a document of the service too, to share (mgds documents share).
+    #[arg(long, requires = "report")]
+    pub keep: bool,
 }
 
 /// What the classification results of one run may take in memory (an estimate): enough for
@@ -156,6 +168,9 @@ pub async fn run(ctx: &Ctx, args: CompareArgs) -> Result<()> {
     }
     if args.contaminants || args.contaminants_csv.is_some() {
         return contaminants(client, &args).await;
+    }
+    if let Some(path) = &args.report {
+        return report(client, &args, path).await;
     }
     let flagged = if args.mark_contaminants || args.hide_contaminants {
         let cache = CompareCache::with_budget(CACHE_BUDGET);
@@ -296,6 +311,58 @@ pub fn show_contaminants(v: &mgds_app::contamination::ContaminationView, csv: Op
 
 /// `mgds compare --diversity`: the application's diversity view (`mgds_app::diversity`), as a
 /// table on the terminal and as CSV files.
+/// `--report`: the comparison's report written (and kept as a document with `--keep`).
+async fn report(client: &mgds_client::Client, args: &CompareArgs, path: &std::path::Path) -> Result<()> {
+    let format = match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("html" | "htm") => "html",
+        Some("pdf") | None => "pdf",
+        Some(other) => bail!("{}: a report is a .pdf or .html file, not .{other}", path.display()),
+    };
+    let req = mgds_app::report::ComparisonReportRequest {
+        samples: args.samples.clone(),
+        rank: args.rank.clone(),
+        top: args.top.min(mgds_app::report::MAX_TOP),
+        measure: args.measure.clone(),
+        metric: Some(args.metric.clone()),
+        group_by: args.group_by.clone(),
+        label: args.label.clone(),
+        permutations: Some(args.permutations),
+        seed: Some(args.seed),
+        show_host: args.show_host,
+        title: args.title.clone(),
+    };
+    let cache = CompareCache::with_budget(CACHE_BUDGET);
+    let base = client.base_url().to_string();
+    let src = Source { client, base_url: &base, cache: &cache };
+    let (report, skipped) = mgds_app::report::comparison_report(src, &req, &|_| {}).await?;
+    for s in &skipped {
+        eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
+    }
+    let (bytes, _) = tokio::task::spawn_blocking(move || mgds_app::report::render(&report, format)).await??;
+    mgds_app::files::write_file(path, &bytes)?;
+    println!(
+        "wrote the report of {} samples to {} ({} bytes)",
+        args.samples.len() - skipped.len(),
+        path.display(),
+        bytes.len()
+    );
+    if args.keep {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| mgds_app::report::file_name(&req, format));
+        let doc = client
+            .documents()
+            .upload(path)
+            .filename(name)
+            .send()
+            .await
+            .context("cannot keep the report as a document")?;
+        println!("kept as document {} ({})", doc.uri.rsplit('/').next().unwrap_or_default(), doc.filename);
+    }
+    Ok(())
+}
+
 async fn diversity(client: &mgds_client::Client, args: &CompareArgs) -> Result<()> {
     // A file name that says no picture is refused before any work.
     for path in [&args.alpha_chart, &args.ordination_chart].into_iter().flatten() {

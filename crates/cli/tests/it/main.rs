@@ -1120,6 +1120,47 @@ fn compare_draws_samples_side_by_side_with_the_numbers_the_service_gives() {
     if let Some(shots) = std::env::var_os("MGDS_SCREENSHOT_DIR") {
         std::fs::copy(&alpha_png, Path::new(&shots).join("cli-alpha.png")).unwrap();
     }
+    // A report of the comparison as PDF, kept as a document too; the same as HTML; a file that
+    // is neither is refused before any work.
+    let pdf = dir.path().join("gut.pdf");
+    let mut args = vec!["compare", "--group-by", "site", "--title", "Gut series", "--keep", "--report"];
+    args.push(pdf.to_str().unwrap());
+    args.extend(samples.iter().map(String::as_str));
+    let said = ok(&run(&args));
+    assert!(said.contains("wrote the report of 3 samples") && said.contains("kept as document"), "{said}");
+    let text = String::from_utf8_lossy(
+        &std::process::Command::new("pdftotext").arg(&pdf).arg("-").output().expect("pdftotext (poppler-utils)").stdout,
+    )
+    .replace('\n', " ");
+    for shown in [
+        "Gut series",
+        "Comparison report",
+        "first.fastq",
+        "Klebsiella pneumoniae 49.00%",
+        "Read quality",
+        "Klebsiella pneumoniae",
+        "Shannon",
+        "No PERMANOVA",
+        "mgds-classify",
+        analysis.as_str(),
+    ] {
+        assert!(text.contains(shown), "{shown:?} is not in the report:\n{text}");
+    }
+    let docs = ok(&run(&["documents", "list"]));
+    assert!(docs.contains("gut.pdf"), "{docs}");
+    if let Some(shots) = std::env::var_os("MGDS_SCREENSHOT_DIR") {
+        std::fs::copy(&pdf, Path::new(&shots).join("cli-comparison-report.pdf")).unwrap();
+    }
+    let html = dir.path().join("gut.html");
+    let mut args = vec!["compare", "--report", html.to_str().unwrap()];
+    args.extend(samples.iter().map(String::as_str));
+    ok(&run(&args));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>") && page.contains("Comparison of 3 samples"), "{page}");
+    let out = run(&["compare", "--report", "gut.docx", &samples[0], &samples[1]]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("gut.docx: a report is a .pdf or .html file"), "{said}");
+
     let out = run(&["compare", "--alpha-chart", "alpha.jpg", &samples[0], &samples[1]]);
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && said.contains("alpha.jpg must end in .svg or .png"), "{said}");

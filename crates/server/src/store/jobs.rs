@@ -26,7 +26,8 @@ pub(crate) const JOB_FIELDS: &[Field] = &[
 
 const JOBS: ListSpec = ListSpec {
     from: "jobs j",
-    columns: "j.id, j.analysis_type, j.created_at, j.name, j.public, j.draft, j.creator_id, j.job_args_schema",
+    columns: "j.id, j.analysis_type, j.created_at, j.name, j.public, j.draft, j.creator_id, j.job_args_schema, \
+              j.engine, j.engine_version, j.reference",
     fields: JOB_FIELDS,
     default_order: "j.created_at ASC",
     tiebreak: "j.id ASC",
@@ -42,6 +43,9 @@ struct JobRow {
     draft: i64,
     creator_id: Option<String>,
     job_args_schema: String,
+    engine: String,
+    engine_version: String,
+    reference: String,
 }
 
 impl JobRow {
@@ -56,6 +60,9 @@ impl JobRow {
             draft: Some(flag(self.draft)),
             job_args_schema: single
                 .then(|| serde_json::from_str(&self.job_args_schema).unwrap_or_else(|_| Value::Object(Map::new()))),
+            engine: Some(self.engine).filter(|e| !e.is_empty()),
+            engine_version: Some(self.engine_version).filter(|v| !v.is_empty()),
+            reference_digest: Some(self.reference).filter(|r| !r.is_empty()),
         }
     }
 }

@@ -26,6 +26,7 @@ use crate::organization::{
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::qc::{QcComparison, QcView};
+use crate::report::{ComparisonReportRequest, ReportMade};
 use crate::results::{AnalysesChanged, ClassificationView, HostCopy, PanelView, SampleContaminants};
 use crate::samples::{
     BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage, TagCount,
@@ -68,6 +69,7 @@ const APP_SOURCES: &[(&str, &str)] = &[
     ("people", include_str!("../../crates/app/src/people.rs")),
     ("projects", include_str!("../../crates/app/src/projects.rs")),
     ("qc", include_str!("../../crates/app/src/qc.rs")),
+    ("report", include_str!("../../crates/app/src/report.rs")),
     ("results", include_str!("../../crates/app/src/results.rs")),
     ("samples", include_str!("../../crates/app/src/samples.rs")),
     ("text", include_str!("../../crates/app/src/text.rs")),
@@ -107,11 +109,13 @@ fn signature_types(t: &mut Types) {
         SunburstView,
         QcView,
         QcComparison,
+        ReportMade,
         ContaminationRequest,
         ContaminationView,
         ClassificationView,
         HostCopy,
         CompareRequest,
+        ComparisonReportRequest,
         ComparisonView,
         ConnectionView,
         DiversityRequest,

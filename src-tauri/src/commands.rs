@@ -20,6 +20,7 @@ use crate::organization::{
 };
 use crate::projects::{Access, NewProject, ProjectChange, ProjectDetail, ProjectRow};
 use crate::qc::{self, QcComparison};
+use crate::report::{self, ComparisonReportRequest, ReportMade};
 use crate::results::{ClassificationView, HostCopy, PanelView, ResultsCache, SampleContaminants, Watcher};
 use crate::samples::{
     self, BulkChange, BulkOutcome, JobArgs, Lookups, Named, SampleChange, SampleDetail, SampleQuery, SamplesPage,
@@ -204,6 +205,24 @@ pub async fn organization(session: State<'_, Session>, search: Option<String>) -
 #[tauri::command]
 pub async fn invite_user(session: State<'_, Session>, email: String, role: mgds_api::Role) -> CmdResult<LinkView> {
     crate::organization::invite(&session.connected().await?.client, &email, role).await
+}
+
+/// Renames the organisation (admins and owners): the lab's name on its reports.
+#[tauri::command]
+pub async fn rename_organization(session: State<'_, Session>, name: String) -> CmdResult<()> {
+    crate::organization::rename(&session.connected().await?.client, &name).await
+}
+
+/// Sets the organisation's logo from a picture read by the window (base64).
+#[tauri::command]
+pub async fn set_organization_logo(session: State<'_, Session>, base64: String) -> CmdResult<()> {
+    crate::organization::set_logo(&session.connected().await?.client, &base64).await
+}
+
+/// Removes the organisation's logo.
+#[tauri::command]
+pub async fn remove_organization_logo(session: State<'_, Session>) -> CmdResult<()> {
+    crate::organization::remove_logo(&session.connected().await?.client).await
 }
 
 /// Changes a user's role, or disables or enables them.
@@ -685,6 +704,39 @@ pub async fn export_comparison(
     let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
     compare::export(src, &request, &format, dpi, &path).await?;
     Ok(Some(path.display().to_string()))
+}
+
+/// A report of the comparison as `format` (`pdf` or `html`): saved where the user chooses, or
+/// with `keep` kept as a document of the service. `None` when the user cancelled.
+#[tauri::command]
+pub async fn comparison_report(
+    app: AppHandle,
+    session: State<'_, Session>,
+    cache: State<'_, CompareCache>,
+    request: ComparisonReportRequest,
+    format: String,
+    keep: bool,
+) -> CmdResult<Option<ReportMade>> {
+    let c = session.connected().await?;
+    let src = compare::Source { client: &c.client, base_url: &c.base_url, cache: &cache };
+    let r = report::make(src, &request, &format).await?;
+    let document = if keep {
+        Some(report::keep(&c.client, &r).await?)
+    } else {
+        let filter: (&str, &[&str]) = if format == "html" { ("Web page", &["html"]) } else { ("PDF", &["pdf"]) };
+        let Some(path) = ask_save_path(&app, "Save the report", &r.file_name, filter).await else {
+            return Ok(None);
+        };
+        write_file(&path, &r.bytes)?;
+        None
+    };
+    Ok(Some(ReportMade {
+        file_name: r.file_name.clone(),
+        bytes: r.bytes.len() as u64,
+        samples: r.samples,
+        skipped: r.skipped,
+        document,
+    }))
 }
 
 /// The compared samples' diversity (the comparison view's diversity and ordination tabs), with

@@ -20,7 +20,7 @@ pub mod session;
 pub mod watching;
 
 pub use mgds_app::{
-    analyses, compare, contamination, diversity, documents, error, organization, people, projects, qc, results,
+    analyses, compare, contamination, diversity, documents, error, organization, people, projects, qc, report, results,
     samples, uploads,
 };
 
@@ -212,6 +212,10 @@ pub fn run() {
             commands::sample_diversity,
             commands::export_diversity,
             commands::export_comparison,
+            commands::comparison_report,
+            commands::rename_organization,
+            commands::set_organization_logo,
+            commands::remove_organization_logo,
             commands::refresh_comparison,
             commands::save_taxon_reads,
             commands::live_runs,

@@ -62,6 +62,9 @@ pub struct OrganizationView {
     pub shown_of: u64,
     /// The roles the signed-in user may invite with.
     pub invite_roles: Vec<Role>,
+    /// Its logo on its reports' covers, as a `data:` address for an `<img>` (nothing in an
+    /// image runs), if it has one.
+    pub logo: Option<String>,
 }
 
 /// A one-time link to give a user: an invitation or a password reset.
@@ -131,7 +134,55 @@ pub async fn view(client: &Client, search: Option<String>) -> CmdResult<Organiza
     } else {
         (None, 0)
     };
-    Ok(OrganizationView { name: o.name, role: o.role, user_count: o.users, users, shown_of, invite_roles })
+    let logo = match o.logo {
+        Some(_) => org.logo().await?.map(|b| logo_address(&b)),
+        None => None,
+    };
+    Ok(OrganizationView { name: o.name, role: o.role, user_count: o.users, users, shown_of, invite_roles, logo })
+}
+
+/// A picture as a `data:` address, its type by its first bytes.
+fn logo_address(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    let mime = mgds_report::picture_mime(bytes);
+    format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+/// Renames the organisation (admins and owners): the lab's name on its reports.
+pub async fn rename(client: &Client, name: &str) -> CmdResult<()> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(CmdError::new("invalid", "Give the organisation a name."));
+    }
+    client.organization().rename(name).await?;
+    Ok(())
+}
+
+/// Sets the organisation's logo (admins and owners) from a picture sent as base64 (what a
+/// window or a browser reads from the file the user picks); the service checks it.
+pub async fn set_logo(client: &Client, base64: &str) -> CmdResult<()> {
+    use base64::Engine as _;
+    // 2 MiB of picture is about 2.8 MB of base64.
+    if base64.len() > (mgds_api::MAX_LOGO_BYTES / 3 + 1) * 4 + 16 {
+        return Err(CmdError::new(
+            "invalid",
+            format!(
+                "A logo is at most {} MiB: choose a smaller PNG, JPEG or SVG picture.",
+                mgds_api::MAX_LOGO_BYTES >> 20
+            ),
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64.trim())
+        .map_err(|_| CmdError::new("invalid", "The picture could not be read; choose the file again."))?;
+    client.organization().set_logo(bytes.into()).await?;
+    Ok(())
+}
+
+/// Removes the organisation's logo (admins and owners).
+pub async fn remove_logo(client: &Client) -> CmdResult<()> {
+    client.organization().remove_logo().await?;
+    Ok(())
 }
 
 /// Invites `email` with `role`: the link to give them.

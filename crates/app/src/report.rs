@@ -564,3 +564,41 @@ pub fn file_name(req: &ComparisonReportRequest, format: &str) -> String {
     let ext = if format == "html" { "html" } else { "pdf" };
     format!("report_{}_samples_{}.{ext}", req.samples.len(), req.rank.trim().to_lowercase().replace(' ', "_"))
 }
+
+/// A comparison report made as `format` (`pdf` or `html`): its bytes, media type and file name,
+/// with the samples left out.
+pub struct Rendered {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Its media type.
+    pub mime: &'static str,
+    /// The name it is offered under.
+    pub file_name: String,
+    /// Samples in it.
+    pub samples: usize,
+    /// Samples left out, with why.
+    pub skipped: Vec<SkippedSample>,
+}
+
+/// [`comparison_report`] typeset as `format`.
+pub async fn make(src: Source<'_>, req: &ComparisonReportRequest, format: &str) -> CmdResult<Rendered> {
+    if !["pdf", "html"].contains(&format) {
+        let shown: String = format.chars().take(20).collect();
+        return Err(CmdError::new("invalid", format!("There is no report as {shown:?}: choose pdf or html.")));
+    }
+    let (report, skipped) = comparison_report(src, req, &|_| {}).await?;
+    let kind = format.to_string();
+    let (bytes, mime) = tokio::task::spawn_blocking(move || render(&report, &kind))
+        .await
+        .map_err(|e| CmdError::new("failed", format!("The report could not be typeset ({e}).")))??;
+    Ok(Rendered { bytes, mime, file_name: file_name(req, format), samples: req.samples.len() - skipped.len(), skipped })
+}
+
+/// Keeps `r` as a document of the service (the uploader's, to share): its id.
+pub async fn keep(client: &mgds_client::Client, r: &Rendered) -> CmdResult<String> {
+    let dir = tempfile::tempdir().map_err(|e| CmdError::new("file", sentence(&e.to_string())))?;
+    let path = dir.path().join(&r.file_name);
+    crate::files::write_file(&path, &r.bytes)?;
+    let doc = client.documents().upload(&path).filename(r.file_name.clone()).send().await?;
+    Ok(crate::samples::id_of(&doc.uri))
+}

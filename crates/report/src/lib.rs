@@ -89,27 +89,36 @@ pub struct Logo {
     pub bytes: Vec<u8>,
 }
 
+/// A picture's kind by its first bytes: `png`, `jpg` or `svg`.
+pub fn picture_kind(b: &[u8]) -> Option<&'static str> {
+    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("png")
+    } else if b.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("jpg")
+    } else {
+        let head = String::from_utf8_lossy(&b[..b.len().min(1024)]).to_ascii_lowercase();
+        head.contains("<svg").then_some("svg")
+    }
+}
+
+/// The media type of a picture's `bytes` (SVG when neither PNG nor JPEG).
+pub fn picture_mime(bytes: &[u8]) -> &'static str {
+    match picture_kind(bytes) {
+        Some("png") => "image/png",
+        Some("jpg") => "image/jpeg",
+        _ => "image/svg+xml",
+    }
+}
+
 impl Logo {
     /// The picture's kind by its first bytes: `png`, `jpg` or `svg`.
     pub fn kind(&self) -> Option<&'static str> {
-        let b = &self.bytes;
-        if b.starts_with(b"\x89PNG\r\n\x1a\n") {
-            Some("png")
-        } else if b.starts_with(&[0xFF, 0xD8, 0xFF]) {
-            Some("jpg")
-        } else {
-            let head = String::from_utf8_lossy(&b[..b.len().min(1024)]).to_ascii_lowercase();
-            head.contains("<svg").then_some("svg")
-        }
+        picture_kind(&self.bytes)
     }
 
     /// Its media type by its kind.
     pub fn mime(&self) -> &'static str {
-        match self.kind() {
-            Some("png") => "image/png",
-            Some("jpg") => "image/jpeg",
-            _ => "image/svg+xml",
-        }
+        picture_mime(&self.bytes)
     }
 }
 

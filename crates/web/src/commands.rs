@@ -185,6 +185,9 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             out(organization::invite(c, &email, arg(args, "role")?).await?)
         }
         "change_user" => out(organization::change(c, &id()?, arg(args, "change")?).await?),
+        "rename_organization" => out(organization::rename(c, &arg::<String>(args, "name")?).await?),
+        "set_organization_logo" => out(organization::set_logo(c, &arg::<String>(args, "base64")?).await?),
+        "remove_organization_logo" => out(organization::remove_logo(c).await?),
         "reset_user_password" => out(organization::reset_password(c, &id()?).await?),
         "revoke_user" => out(organization::revoke(c, &id()?).await?),
         "audit_trail" => out(organization::audit(c, arg(args, "query")?).await?),
@@ -361,6 +364,26 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             let (bytes, mime) = drawn?;
             let mut answer = file_answer(&bytes, mime);
             answer["name"] = json!(compare::export_name(&request, &format));
+            out(answer)
+        }
+        // A comparison's report, saved by the browser or kept as a document of the service.
+        "comparison_report" => {
+            let request: mgds_app::report::ComparisonReportRequest = arg(args, "request")?;
+            let format: String = arg(args, "format")?;
+            let kept: bool = arg(args, "keep")?;
+            let src = Source { client: c, base_url: cx.user, cache: cx.compare };
+            let _turn = drawing_turn().await?;
+            let r = mgds_app::report::make(src, &request, &format).await?;
+            let document = if kept { Some(mgds_app::report::keep(c, &r).await?) } else { None };
+            let mut answer = if kept { json!({}) } else { file_answer(&r.bytes, r.mime) };
+            answer["name"] = json!(r.file_name);
+            answer["made"] = json!(mgds_app::report::ReportMade {
+                file_name: r.file_name.clone(),
+                bytes: r.bytes.len() as u64,
+                samples: r.samples,
+                skipped: r.skipped,
+                document,
+            });
             out(answer)
         }
         // A browser's comparison looks at its samples again each time (a classification that

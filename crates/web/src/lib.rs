@@ -326,7 +326,9 @@ impl mgds_server::WebUi for WebUi {
                     let me = me.clone();
                     async move { me.command(state, name, caller, session, headers, body).await }
                 },
-            ),
+            )
+            // A command's arguments are small, but for a logo (2 MiB of picture as base64).
+            .layer(axum::extract::DefaultBodyLimit::max(3 << 20)),
         ))
     }
 

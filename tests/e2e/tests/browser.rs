@@ -568,6 +568,25 @@ async fn scenario(
     let distances = std::fs::read_to_string(downloaded(downloads, "_distances_braycurtis.csv").await?)?;
     let rows: Vec<&str> = distances.lines().filter(|l| !l.starts_with('#')).collect();
     ensure!(rows.len() == 3 && distances.contains("# Bray–Curtis distances on"), "the distances saved: {distances}");
+    // A report of the comparison: the PDF saved by the browser, read back; then kept as a
+    // document of the service.
+    a.click(&a.wait_for("[data-testid=compare-report-pdf]", WAIT).await?).await?;
+    let report = downloaded(downloads, "_samples_species.pdf").await.context("the comparison's report")?;
+    let text = std::process::Command::new("pdftotext").arg(&report).arg("-").output()?;
+    let text = String::from_utf8_lossy(&text.stdout).replace('\n', " ");
+    ensure!(
+        text.contains("Comparison of 2 samples") && text.contains("gut_day1.fastq.gz") && text.contains("Methods"),
+        "the comparison's report: {text}"
+    );
+    a.click(&a.wait_for("[data-testid=compare-report-keep]", WAIT).await?).await?;
+    a.wait_for_text(
+        "[data-testid=compare-report-note]",
+        "Kept the report of 2 samples as the document",
+        Duration::from_secs(60),
+    )
+    .await
+    .context("the report kept as a document")?;
+    a.screenshot("browser-03c-compare-report").await?;
     // The samples' read quality side by side.
     a.click(&a.wait_for("[data-testid=compare-tab-qc]", WAIT).await?).await?;
     a.wait_for("[data-testid=qc-table] tbody tr:nth-child(2)", WAIT).await.context("the quality table never came")?;
@@ -688,6 +707,35 @@ async fn scenario(
         Ok((a.script(marked, json!([])).await? == json!(false)).then_some(()))
     })
     .await?;
+
+    // The copy's report: the report job run from its page, the report opened, its PDF saved
+    // and read back.
+    a.click(&a.wait_for("[data-testid=run-analysis]", WAIT).await?).await?;
+    let chosen = a
+        .script(
+            "const s = document.querySelector('[data-testid=run-job]'); \
+             const o = [...s.options].find(o => o.text.startsWith('Sample report')); \
+             if (!o) return false; s.value = o.value; s.dispatchEvent(new Event('change', {bubbles: true})); return true;",
+            json!([]),
+        )
+        .await?;
+    ensure!(chosen == json!(true), "no report job to choose");
+    a.click(&a.wait_for("[data-testid=run-start]", WAIT).await?).await?;
+    let open_report = "const b = [...document.querySelectorAll('[data-testid=analyses] li button')]\
+         .find(b => b.innerText.startsWith('Report') && b.getAttribute('aria-disabled') === 'false'); \
+         if (b) b.click(); return !!b;";
+    poll("the report to be made", Duration::from_secs(90), || async {
+        Ok((a.script(open_report, json!([])).await? == json!(true)).then_some(()))
+    })
+    .await?;
+    a.wait_for_text("[data-testid=report-summary]", "Abundance", WAIT).await.context("the report's page")?;
+    axe.check(a, "browser report").await?;
+    a.screenshot("browser-03c-report").await?;
+    a.click(&a.wait_for("[data-testid=report-save]", WAIT).await?).await?;
+    let pdf = downloaded(downloads, ".report.pdf").await?;
+    let text = std::process::Command::new("pdftotext").arg(&pdf).arg("-").output()?;
+    let text = String::from_utf8_lossy(&text.stdout).replace('\n', " ");
+    ensure!(text.contains("Sample report") && text.contains("Read quality"), "the sample's report: {text}");
 
     // The other screens a browser has.
     for (screen, ready) in [
@@ -987,6 +1035,29 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     a.wait_for_text("[data-testid=org-users]", "tech@lab.example.org", WAIT).await?;
     axe.check(a, "browser organisation").await?;
     a.screenshot("browser-org-1-users").await?;
+
+    // The lab on its reports: renamed, and a logo chosen; a file that is no picture refused by
+    // the service with the reason.
+    a.click(&a.wait_for("[data-testid=org-rename]", WAIT).await?).await?;
+    a.set_value("[data-testid=org-name-input]", "Microbiology, St Olav's").await?;
+    a.click(&a.wait_for("[data-testid=org-name-save]", WAIT).await?).await?;
+    a.wait_for_text("[data-testid=org-name]", "Microbiology, St Olav's", WAIT).await?;
+    let pictures = tempfile::tempdir()?;
+    let (logo, fake) = (pictures.path().join("lab-logo.svg"), pictures.path().join("not-a-logo.png"));
+    std::fs::write(
+        &logo,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="160" height="48"><rect width="48" height="48" rx="8" fill="#2a6f97"/><text x="58" y="32" font-size="22" font-family="sans-serif">St Olav</text></svg>"##,
+    )?;
+    std::fs::write(&fake, "this is text, not a picture")?;
+    let input = a.wait_for("[data-testid=org-logo-file]", WAIT).await?;
+    a.type_text(&input, &fake.display().to_string()).await?;
+    a.wait_for_text("[data-testid=org-lab-problem]", "not a PNG, JPEG or SVG picture", WAIT).await?;
+    let input = a.wait_for("[data-testid=org-logo-file]", WAIT).await?;
+    a.type_text(&input, &logo.display().to_string()).await?;
+    a.wait_for("[data-testid=org-logo]", WAIT).await.context("the logo shown")?;
+    a.wait_for_text("[data-testid=org-lab-note]", "lab-logo.svg is the logo", WAIT).await?;
+    axe.check(a, "browser organisation's lab").await?;
+    a.screenshot("browser-org-1b-lab").await?;
 
     // An invitation: the link shown once, opened in another browser.
     a.click(&a.wait_for("[data-testid=org-invite]", WAIT).await?).await?;

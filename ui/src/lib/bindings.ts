@@ -443,6 +443,32 @@ export type ComparedSample = {
   label: string,
 };
 
+/** What a comparison report is of, and how. */
+export type ComparisonReportRequest = {
+  /** The samples (ids), 2 to 500, in the order given. */
+  samples: Array<string>,
+  /** The rank: `species`, `genus`, ... */
+  rank: string,
+  /** Taxa with a column of their own (1 to 30); the rest are summed into "Other". */
+  top: number,
+  /** The measure compared (as the comparison's); none: the best measure every sample has. */
+  measure?: string | null,
+  /** The beta diversity (as the diversity view's); none: Bray–Curtis. */
+  metric?: string | null,
+  /** Group samples by this metadata field for the tests and the points' colours. */
+  group_by?: string | null,
+  /** Label samples by this metadata field (none: by name). */
+  label?: string | null,
+  /** PERMANOVA's permutations (default 999). */
+  permutations?: number | null,
+  /** The permutations' seed (default 42). */
+  seed: number | null,
+  /** Keep the host's reads (default: left out). */
+  show_host: boolean,
+  /** The report's title (none: "Comparison of N samples"). */
+  title?: string | null,
+};
+
 /** The comparison view. */
 export type ComparisonView = {
   /**
@@ -1269,6 +1295,11 @@ export type OrganizationView = {
   shown_of: number,
   /** The roles the signed-in user may invite with. */
   invite_roles: Array<OrgRole>,
+  /**
+   * Its logo on its reports' covers, as a `data:` address for an `<img>` (nothing in an
+   * image runs), if it has one.
+   */
+  logo: string | null,
 };
 
 /** The panels view. */
@@ -1493,6 +1524,20 @@ export type Ref = {
  * reference schema allows for request fields such as `project`, `sample` and `user`.
  */
 export type RefOrId = Ref | string;
+
+/** A report made, with what it says about itself. */
+export type ReportMade = {
+  /** The file's name it is offered under. */
+  file_name: string,
+  /** Its size in bytes. */
+  bytes: number,
+  /** Samples in it. */
+  samples: number,
+  /** Samples left out, with why. */
+  skipped: Array<SkippedSample>,
+  /** The document it was kept as, when kept (its id). */
+  document: string | null,
+};
 
 /** How the signed-in user relates to a project. */
 export type Role = "owner" | "member" | "public";
@@ -2092,6 +2137,12 @@ export const commands = {
   compareSamples: (request: CompareRequest): Promise<ComparisonView> =>
     invoke<ComparisonView>("compare_samples", { request }),
   /**
+   * A report of the comparison as `format` (`pdf` or `html`): saved where the user chooses, or
+   * with `keep` kept as a document of the service. `None` when the user cancelled.
+   */
+  comparisonReport: (request: ComparisonReportRequest, format: string, keep: boolean): Promise<ReportMade | null> =>
+    invoke<ReportMade | null>("comparison_report", { request, format, keep }),
+  /**
    * The connection in use, connecting (and on first start, starting the local service) if needed.
    */
   connection: (): Promise<ConnectionView> =>
@@ -2288,6 +2339,11 @@ export const commands = {
   removeHostReads: (id: string): Promise<HostCopy> =>
     invoke<HostCopy>("remove_host_reads", { id }),
   /**
+   * Removes the organisation's logo.
+   */
+  removeOrganizationLogo: (): Promise<void> =>
+    invoke<void>("remove_organization_logo"),
+  /**
    * Forgets a remote profile and its key.
    */
   removeProfile: (name: string): Promise<ProfilesView> =>
@@ -2312,6 +2368,11 @@ export const commands = {
    */
   renameDocument: (id: string, filename: string): Promise<DocumentsView> =>
     invoke<DocumentsView>("rename_document", { id, filename }),
+  /**
+   * Renames the organisation (admins and owners): the lab's name on its reports.
+   */
+  renameOrganization: (name: string): Promise<void> =>
+    invoke<void>("rename_organization", { name }),
   /**
    * Gives a webhook a new secret, shown once.
    */
@@ -2372,6 +2433,11 @@ export const commands = {
    */
   saveTaxonReads: (samples: string[], taxId: string, taxon: string): Promise<TaxonReadsProgress | null> =>
     invoke<TaxonReadsProgress | null>("save_taxon_reads", { samples, taxId, taxon }),
+  /**
+   * Sets the organisation's logo from a picture read by the window (base64).
+   */
+  setOrganizationLogo: (base64: string): Promise<void> =>
+    invoke<void>("set_organization_logo", { base64 }),
   /**
    * Sets the watcher's upload speed limit in bytes per second (none: no limit).
    */

@@ -2,7 +2,7 @@
 // and what the screen writes beside the charts. Every number (alpha diversity, distances,
 // principal coordinates, tests) is computed in Rust by `mgds-diversity` through `mgds-app`, the
 // same code `mgds compare --diversity` and the exports use.
-import type { DiversityRequest, DiversityScreen, DiversityView, TestView } from "./bindings";
+import type { ComparisonReportRequest, DiversityRequest, DiversityScreen, DiversityView, TestView } from "./bindings";
 import type { CompareControls } from "./compare";
 
 export type { DiversityRequest, DiversityScreen, DiversityView, TestView };
@@ -49,6 +49,28 @@ export function toDiversityRequest(samples: string[], c: CompareControls, d: Div
     show_host: c.showHost,
   };
 }
+
+/** What a report of the comparison asks for: the comparison's rank, measure, top taxa (at most
+ *  the report's 30) and labels, the diversity's distance, groups and permutations. */
+export function toReportRequest(samples: string[], c: CompareControls, d: DiversityControls): ComparisonReportRequest {
+  const div = toDiversityRequest(samples, c, d);
+  return {
+    samples,
+    rank: c.rank,
+    top: Math.min(REPORT_MAX_TOP, Math.max(1, Math.round(c.top) || 1)),
+    measure: c.measure,
+    metric: div.metric,
+    group_by: div.group_by,
+    label: c.label,
+    permutations: div.permutations,
+    seed: div.seed,
+    show_host: c.showHost,
+    title: null,
+  };
+}
+
+/** The most taxa a report's chart and table give a column of their own. */
+export const REPORT_MAX_TOP = 30;
 
 /** A statistic or p-value as written on the charts: 4 decimals, or 3 figures when tiny. */
 export function numberText(v: number | null): string {

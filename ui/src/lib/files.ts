@@ -4,7 +4,15 @@
 // a drawn file (a chart, a comparison's numbers) comes from the service whole; a table the
 // screen already holds is saved as it is.
 import { invoke } from "./transport";
-import type { ChartControls, CompareRequest, ContaminationRequest, DiversityRequest, SunburstControls } from "./bindings";
+import type {
+  ChartControls,
+  CompareRequest,
+  ComparisonReportRequest,
+  ContaminationRequest,
+  DiversityRequest,
+  ReportMade,
+  SunburstControls,
+} from "./bindings";
 
 /** What the service stores and a browser downloads. */
 export type StoredKind = "sample" | "document" | "classification" | "alignment" | "functional_profile" | "control" | "report";
@@ -72,6 +80,22 @@ export async function saveComparison(request: CompareRequest, format: string, dp
   const f = await invoke<{ mime: string; base64: string; name: string }>("comparison_file", { request, format, dpi });
   saveBlob(f.name, new Blob([fromBase64(f.base64)], { type: f.mime }));
   return `Saved ${f.name} to your downloads.`;
+}
+
+/** Makes a report of a comparison (`pdf` or `html`) and saves it to the downloads, or with
+ *  `keep` keeps it as a document of the service; answers what was made. */
+export async function saveComparisonReport(
+  request: ComparisonReportRequest,
+  format: "pdf" | "html",
+  keep: boolean,
+): Promise<ReportMade> {
+  const f = await invoke<{ mime?: string; base64?: string; name: string; made: ReportMade }>("comparison_report", {
+    request,
+    format,
+    keep,
+  });
+  if (!keep && f.base64 && f.mime) saveBlob(f.name, new Blob([fromBase64(f.base64)], { type: f.mime }));
+  return f.made;
 }
 
 /** Saves a file of the diversity view (`what`: "ordination.svg", "alpha.csv", ...) as made by

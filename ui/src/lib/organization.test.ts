@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { inviteProblem, userState } from "./organization";
+import { LOGO_MAX_BYTES, inviteProblem, logoProblem, userState } from "./organization";
 import type { UserRow } from "./bindings";
 
 const base: UserRow = {
@@ -40,5 +40,18 @@ describe("invitations", () => {
     expect(inviteProblem("lab.org")).toMatch(/does not look/);
     expect(inviteProblem("a b@lab.org")).toMatch(/does not look/);
     expect(inviteProblem(" new@lab.org ")).toBeNull();
+  });
+});
+
+describe("logoProblem", () => {
+  it("takes PNG, JPEG and SVG pictures of at most 2 MiB, by type or name", () => {
+    expect(logoProblem({ name: "lab.png", size: 1000, type: "image/png" })).toBeNull();
+    expect(logoProblem({ name: "LAB.JPG", size: 1000, type: "" })).toBeNull();
+    expect(logoProblem({ name: "lab.svg", size: LOGO_MAX_BYTES, type: "image/svg+xml" })).toBeNull();
+  });
+  it("names the file and what is wrong", () => {
+    expect(logoProblem({ name: "lab.gif", size: 10, type: "image/gif" })).toBe("lab.gif is not a PNG, JPEG or SVG picture.");
+    expect(logoProblem({ name: "big.png", size: LOGO_MAX_BYTES + 1, type: "image/png" })).toContain("larger than 2 MiB");
+    expect(logoProblem({ name: "empty.png", size: 0, type: "image/png" })).toBe("empty.png is empty.");
   });
 });

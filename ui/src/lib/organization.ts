@@ -42,3 +42,29 @@ export function inviteProblem(email: string): string | null {
   if (at <= 0 || at === e.length - 1 || /\s/.test(e)) return "That does not look like an e-mail address.";
   return null;
 }
+
+/** The largest logo the service keeps, in bytes (2 MiB). */
+export const LOGO_MAX_BYTES = 2 * 1024 * 1024;
+
+/** Why a picked file cannot be the logo, before it is sent; null when it may be. */
+export function logoProblem(file: { name: string; size: number; type: string }): string | null {
+  const name = file.name.toLowerCase();
+  const picture = ["image/png", "image/jpeg", "image/svg+xml"].includes(file.type) || /\.(png|jpe?g|svg)$/.test(name);
+  if (!picture) return `${file.name} is not a PNG, JPEG or SVG picture.`;
+  if (file.size > LOGO_MAX_BYTES) return `${file.name} is larger than 2 MiB: choose a smaller picture.`;
+  if (file.size === 0) return `${file.name} is empty.`;
+  return null;
+}
+
+/** A file's bytes as base64 (what the commands carry). */
+export function readAsBase64(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => {
+      const url = String(r.result);
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
+    r.onerror = () => reject(new Error("The picture could not be read; choose the file again."));
+    r.readAsDataURL(file);
+  });
+}

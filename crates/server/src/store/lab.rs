@@ -83,7 +83,7 @@ pub async fn logo(state: &Store, caller: &Caller) -> ApiResult<(Bytes, &'static 
     let bytes = logo_of(state, &user.organization_id).await?.ok_or_else(|| {
         ApiError::NotFound("your organisation has no logo (an admin sets one: PUT this address)".into())
     })?;
-    let mime = mgds_report::Logo { bytes: bytes.to_vec() }.mime();
+    let mime = mgds_report::picture_mime(&bytes);
     Ok((bytes, mime))
 }
 
@@ -96,7 +96,12 @@ pub async fn set_logo(state: &Store, caller: &Caller, bytes: Bytes) -> ApiResult
         .map_err(ApiError::internal)?
         .map_err(|e| match e {
             mgds_report::Error::TooLarge(why) => ApiError::PayloadTooLarge(format!("the logo is too large: {why}")),
-            other => ApiError::Unprocessable(format!("{other}: give a PNG, JPEG or SVG picture")),
+            mgds_report::Error::Logo => {
+                ApiError::Unprocessable("the file is not a PNG, JPEG or SVG picture: choose one of those".into())
+            }
+            other => ApiError::Unprocessable(format!(
+                "{other}: choose a PNG, JPEG or SVG picture that opens in an image viewer"
+            )),
         })?;
     let key = format!("organizations/{}/logo-{}.{kind}", user.organization_id, new_id());
     state.storage.put(&key, bytes.clone()).await.map_err(ApiError::internal)?;

@@ -1,5 +1,5 @@
-//! What a controls analysis reads (its control, the control's sequencing batch, and the newest
-//! finished classification of each of the batch's samples) and which samples' pages its scores
+//! What a controls analysis reads (its control, the control's sequencing batch, and each of the
+//! batch's samples' primary classification, else its newest finished one) and which samples' pages its scores
 //! mark afterwards.
 //!
 //! The batch is the samples of the control's project when it has one, else its owner's samples
@@ -99,7 +99,7 @@ struct Classified {
 }
 
 /// The control of the controls analysis `analysis_id` and its batch, each sample with its
-/// newest finished classification (or why it has none), the control first.
+/// classification (primary, else newest finished; or why it has none), the control first.
 pub async fn gather(state: &Store, analysis_id: &str) -> Result<ControlsInput, Unreadable> {
     let row: Option<(String, Option<String>)> =
         sqlx::query_as("SELECT sample_id, job_args FROM analyses WHERE id = $1")
@@ -150,6 +150,16 @@ pub async fn gather(state: &Store, analysis_id: &str) -> Result<ControlsInput, U
         metadata::COLUMNS
     );
     let candidates: Vec<Candidate> = sqlx::query_as_with(numbered(sql), args(&binds)?).fetch_all(&state.db).await?;
+    // The candidates are a prefilter (a number's value also finds longer numbers that start
+    // with it): all of them are read, or the batch is refused, never scored in part.
+    if candidates.len() >= 2 * (MAX_BATCH_SAMPLES + 1) {
+        return Err(Unreadable::Refused(format!(
+            "more than {} samples have a value of \"{}\" like \"{}\"; give each run's samples a batch value of their own",
+            2 * MAX_BATCH_SAMPLES,
+            shown(&field),
+            shown(&value)
+        )));
+    }
     let mut members: Vec<(String, Metadata)> = candidates
         .into_iter()
         .map(|c| {
@@ -215,8 +225,9 @@ enum Newest {
     Running,
 }
 
-/// Each sample's newest successful classification's results key; a sample whose only
-/// classifications are running is `Running`.
+/// Each sample's classification as the comparison reads it: its primary classification (so a
+/// batch is scored from one database, as its pages show it), else its newest successful one;
+/// `Running` while the one it would be is not finished.
 async fn newest_classifications(
     state: &Store,
     ids: Vec<String>,
@@ -226,13 +237,27 @@ async fn newest_classifications(
         return Ok(out);
     }
     let marks = vec!["?"; ids.len()].join(", ");
+    let binds: Vec<Bind> = ids.into_iter().map(Bind::Text).collect();
+    let primary = format!(
+        "SELECT s.id AS sample_id, a.complete, a.success, a.results_key FROM samples s \
+         JOIN analyses a ON a.id = s.primary_classification_id WHERE s.id IN ({marks})"
+    );
+    let primaries: Vec<Classified> = sqlx::query_as_with(numbered(primary), args(&binds)?).fetch_all(&state.db).await?;
+    for r in primaries {
+        match (r.complete != 0, r.success != 0, r.results_key) {
+            (true, true, Some(key)) => out.insert(r.sample_id, Newest::Finished(key)),
+            (false, _, _) => out.insert(r.sample_id, Newest::Running),
+            // A primary classification that failed: the newest that did not, below.
+            _ => None,
+        };
+    }
     let sql = format!(
         "SELECT sample_id, complete, success, results_key FROM analyses \
          WHERE analysis_type = 'classification' AND sample_id IN ({marks}) ORDER BY created_at DESC, id DESC"
     );
-    let binds: Vec<Bind> = ids.into_iter().map(Bind::Text).collect();
     let rows: Vec<Classified> = sqlx::query_as_with(numbered(sql), args(&binds)?).fetch_all(&state.db).await?;
-    for r in rows {
+    let decided: std::collections::HashSet<String> = out.keys().cloned().collect();
+    for r in rows.into_iter().filter(|r| !decided.contains(&r.sample_id)) {
         match (r.complete != 0, r.success != 0, r.results_key) {
             (true, true, Some(key)) => {
                 let e = out.entry(r.sample_id).or_insert(Newest::Running);

@@ -1,5 +1,5 @@
 //! What a sample's report (the reference's `/reports`) is made from: the sample, its metadata,
-//! its newest finished classification and panel with the jobs that made them, and the lab (the
+//! its primary (else newest) finished classification, its newest panel with the jobs that made them, and the lab (the
 //! sample owner's organisation, with its logo). Read by the worker that makes the report; results are read
 //! from the store, never the sample's reads.
 
@@ -48,7 +48,7 @@ pub struct ReportInput {
     pub lab: String,
     /// Its logo, if it has one.
     pub logo: Option<Vec<u8>>,
-    /// Its newest finished classification.
+    /// Its classification: the primary one where it finished well, else the newest.
     pub classification: Option<(Arc<ClassificationResults>, Made)>,
     /// Its newest finished panel.
     pub panel: Option<(Arc<PanelResults>, Made)>,
@@ -66,7 +66,8 @@ struct Finished {
     reference: String,
 }
 
-/// The newest successful analysis of `kind` of the sample, with its results parsed.
+/// The sample's successful analysis of `kind`, with its results parsed: its primary
+/// classification where that finished well (what its page shows), else the newest.
 async fn newest<T: serde::de::DeserializeOwned>(
     state: &Store,
     sample_id: &str,
@@ -76,7 +77,8 @@ async fn newest<T: serde::de::DeserializeOwned>(
         "SELECT a.id, a.results_key, a.job_args, a.updated_at, j.name, j.engine, j.engine_version, j.reference \
          FROM analyses a JOIN jobs j ON j.id = a.job_id \
          WHERE a.sample_id = $1 AND a.analysis_type = $2 AND a.complete = 1 AND a.success = 1 \
-         ORDER BY a.created_at DESC, a.id DESC LIMIT 1",
+         ORDER BY CASE WHEN a.id = (SELECT primary_classification_id FROM samples WHERE id = $1) THEN 0 ELSE 1 END, \
+         a.created_at DESC, a.id DESC LIMIT 1",
     )
     .bind(sample_id)
     .bind(kind)

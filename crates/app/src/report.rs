@@ -507,7 +507,9 @@ pub async fn comparison_report(
     let analyses: Vec<Option<String>> = ready.iter().map(|f| f.info.ready.clone().ok()).collect();
     let made_by = classified(src.client, &analyses).await;
     let lab = lab(src.client, src.base_url).await;
-    let owned: Vec<(String, String, Option<String>, Arc<ClassificationResults>, Option<Classified>)> = ready
+    /// A sample's id, label, group, results and classification, owned for the blocking thread.
+    type Owned = (String, String, Option<String>, Arc<ClassificationResults>, Option<Classified>);
+    let owned: Vec<Owned> = ready
         .iter()
         .zip(made_by)
         .filter_map(|(f, c)| {

@@ -105,24 +105,9 @@ pub async fn set_logo(state: &Store, caller: &Caller, bytes: Bytes) -> ApiResult
         })?;
     let key = format!("organizations/{}/logo-{}.{kind}", user.organization_id, new_id());
     state.storage.put(&key, bytes.clone()).await.map_err(ApiError::internal)?;
-    let mut tx = db::begin_write(&state.db, db::Scope::Rows).await?;
-    let result = async {
-        let before: Option<String> = sqlx::query_scalar("SELECT logo_key FROM organizations WHERE id = $1")
-            .bind(&user.organization_id)
-            .fetch_one(&mut *tx)
-            .await?;
-        sqlx::query("UPDATE organizations SET logo_key = $1 WHERE id = $2")
-            .bind(&key)
-            .bind(&user.organization_id)
-            .execute(&mut *tx)
-            .await?;
-        let entry = super::audit::Entry::new("organization.logo_set", "organization", &user.organization_id, &user.id)
-            .with(json!({"kind": kind, "bytes": bytes.len()}));
-        super::audit::record(&mut tx, Some(user), entry).await?;
-        Ok(before)
-    }
-    .await;
-    match db::finish(tx, result).await {
+    let entry = super::audit::Entry::new("organization.logo_set", "organization", &user.organization_id, &user.id)
+        .with(json!({"kind": kind, "bytes": bytes.len()}));
+    match swap_logo(state, user, Some(&key), entry).await {
         Ok(before) => {
             if let Some(old) = before {
                 forget(state, &old).await;
@@ -139,28 +124,40 @@ pub async fn set_logo(state: &Store, caller: &Caller, bytes: Bytes) -> ApiResult
 /// Removes the caller's organisation's logo (reports show its name alone).
 pub async fn remove_logo(state: &Store, caller: &Caller) -> ApiResult<Organization> {
     let user = manager(caller)?;
+    if logo_key(state, &user.organization_id).await?.is_some() {
+        let entry =
+            super::audit::Entry::new("organization.logo_removed", "organization", &user.organization_id, &user.id);
+        if let Some(old) = swap_logo(state, user, None, entry).await? {
+            forget(state, &old).await;
+        }
+    }
+    super::members::organization(state, caller).await
+}
+
+/// Points the user's organisation at the logo `key` (none: no logo), with `entry` in the audit
+/// trail, in one transaction; the key it named before.
+async fn swap_logo(
+    state: &Store,
+    user: &User,
+    key: Option<&str>,
+    entry: super::audit::Entry<'_>,
+) -> ApiResult<Option<String>> {
     let mut tx = db::begin_write(&state.db, db::Scope::Rows).await?;
     let result = async {
         let before: Option<String> = sqlx::query_scalar("SELECT logo_key FROM organizations WHERE id = $1")
             .bind(&user.organization_id)
             .fetch_one(&mut *tx)
             .await?;
-        if before.is_some() {
-            sqlx::query("UPDATE organizations SET logo_key = NULL WHERE id = $1")
-                .bind(&user.organization_id)
-                .execute(&mut *tx)
-                .await?;
-            let entry =
-                super::audit::Entry::new("organization.logo_removed", "organization", &user.organization_id, &user.id);
-            super::audit::record(&mut tx, Some(user), entry).await?;
-        }
+        sqlx::query("UPDATE organizations SET logo_key = $1 WHERE id = $2")
+            .bind(key)
+            .bind(&user.organization_id)
+            .execute(&mut *tx)
+            .await?;
+        super::audit::record(&mut tx, Some(user), entry).await?;
         Ok(before)
     }
     .await;
-    if let Some(old) = db::finish(tx, result).await? {
-        forget(state, &old).await;
-    }
-    super::members::organization(state, caller).await
+    db::finish(tx, result).await
 }
 
 /// Removes a logo no longer named; one left behind (the store away) costs only its space.

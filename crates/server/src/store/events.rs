@@ -123,8 +123,8 @@ pub(crate) async fn analysis_finished(tx: &mut Tx, id: &str) -> ApiResult<()> {
     let Some((sample, owner, analysis_type, success, error, job)) = row else { return Ok(()) };
     let success = db::flag(success);
     let t = if success { "analysis.completed" } else { "analysis.failed" };
-    let collection = super::analyses::AnalysisKind::from_type(&analysis_type)
-        .map_or("analyses", super::analyses::AnalysisKind::collection);
+    let collection = super::analysis_kind::AnalysisKind::from_type(&analysis_type)
+        .map_or("analyses", super::analysis_kind::AnalysisKind::collection);
     let data = json!({
         "analysis": Ref::new(collection, id),
         "sample": Ref::new("samples", &sample),

@@ -13,6 +13,7 @@
 
 pub mod access;
 pub mod analyses;
+pub mod analysis_kind;
 pub mod audit;
 pub mod batches;
 pub mod caller;

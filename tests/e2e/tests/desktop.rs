@@ -801,6 +801,18 @@ async fn compare_and_live_run(s: &Session, axe: &Axe, root: &Path, tmp: &Path) -
     s.click(&s.wait_for("[data-testid=compare-save-csv]", SHORT).await?).await?;
     answer_dialog("Save the numbers", &csv_path).await?;
     s.wait_for_text("[data-testid=compare-note]", "comparison-genus.csv", LONG).await?;
+    // A report of the comparison, saved through the save dialog and read back.
+    let report_path = tmp.join("comparison-report.pdf");
+    s.click(&s.wait_for("[data-testid=compare-report-pdf]", SHORT).await?).await?;
+    answer_dialog("Save the report", &report_path).await?;
+    s.wait_for_text("[data-testid=compare-report-note]", "Saved the report of", LONG).await?;
+    let text = std::process::Command::new("pdftotext").arg(&report_path).arg("-").output()?;
+    let text = String::from_utf8_lossy(&text.stdout).replace('\n', " ");
+    ensure!(
+        text.contains("Comparison of") && text.contains("at genus") && text.contains("Methods"),
+        "the comparison's report: {text}"
+    );
+    s.screenshot("33b-compare-report-saved").await?;
     let csv = std::fs::read_to_string(&csv_path)?;
     let mut lines = csv.lines();
     let header = lines.next().unwrap_or_default();

@@ -207,10 +207,10 @@ pub async fn invite_user(session: State<'_, Session>, email: String, role: mgds_
     crate::organization::invite(&session.connected().await?.client, &email, role).await
 }
 
-/// Renames the organisation (admins and owners): the lab's name on its reports.
+/// Sets the lab's name on the organisation's reports (admins and owners).
 #[tauri::command]
-pub async fn rename_organization(session: State<'_, Session>, name: String) -> CmdResult<()> {
-    crate::organization::rename(&session.connected().await?.client, &name).await
+pub async fn set_lab_name(session: State<'_, Session>, name: String) -> CmdResult<()> {
+    crate::organization::set_lab_name(&session.connected().await?.client, &name).await
 }
 
 /// Sets the organisation's logo from a picture read by the window (base64).

@@ -213,7 +213,7 @@ pub fn run() {
             commands::export_diversity,
             commands::export_comparison,
             commands::comparison_report,
-            commands::rename_organization,
+            commands::set_lab_name,
             commands::set_organization_logo,
             commands::remove_organization_logo,
             commands::refresh_comparison,

@@ -98,25 +98,31 @@ pub struct Organization {
     pub role: Role,
     /// How many users it has (disabled ones included).
     pub users: i64,
+    /// The lab's name on its reports' covers (an MGDS addition; its `name` when not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lab_name: Option<String>,
     /// Its logo, shown on its reports' covers (`/api/v1/organization/logo`), if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logo: Option<String>,
 }
 
-/// A change to the caller's organisation (admins and owners).
+/// A change to the caller's organisation (admins and owners). Its `name` is what users are
+/// placed in it by (invitations, single sign-on, `mgds admin user add`) and does not change
+/// here; the name its reports show does.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct OrganizationUpdate {
-    /// Its new name (1 to 200 characters), as its reports' covers show it.
+    /// The lab's name on its reports' covers (1 to 200 characters; an empty one goes back to
+    /// the organisation's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub lab_name: Option<String>,
 }
 
 /// The largest logo, in bytes (2 MiB).
 pub const MAX_LOGO_BYTES: usize = 2 << 20;
 
-/// The longest organisation name.
+/// The longest lab name on reports.
 pub const MAX_ORGANIZATION_NAME_CHARS: usize = 200;
 
 /// A user of the caller's organisation, as its admins see and manage them.

@@ -260,7 +260,7 @@ pub async fn prepare(
 }
 
 /// Diversity computations running at once in this process.
-static COMPUTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+pub(crate) static COMPUTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
 /// What [`compute`] works on, checked.
 pub(crate) struct Work {

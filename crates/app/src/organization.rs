@@ -62,6 +62,8 @@ pub struct OrganizationView {
     pub shown_of: u64,
     /// The roles the signed-in user may invite with.
     pub invite_roles: Vec<Role>,
+    /// The lab's name on its reports' covers (its name unless set).
+    pub lab_name: String,
     /// Its logo on its reports' covers, as a `data:` address for an `<img>` (nothing in an
     /// image runs), if it has one.
     pub logo: Option<String>,
@@ -134,11 +136,23 @@ pub async fn view(client: &Client, search: Option<String>) -> CmdResult<Organiza
     } else {
         (None, 0)
     };
-    let logo = match o.logo {
-        Some(_) => org.logo().await?.map(|b| logo_address(&b)),
-        None => None,
+    // The logo is looked at with the screen, not with each search; a logo that cannot be
+    // fetched leaves the screen without it.
+    let logo = match (&o.logo, search.as_deref().map(str::trim).filter(|s| !s.is_empty())) {
+        (Some(_), None) => org.logo().await.ok().flatten().map(|b| logo_address(&b)),
+        _ => None,
     };
-    Ok(OrganizationView { name: o.name, role: o.role, user_count: o.users, users, shown_of, invite_roles, logo })
+    let lab_name = o.lab_name.clone().unwrap_or_else(|| o.name.clone());
+    Ok(OrganizationView {
+        name: o.name,
+        role: o.role,
+        user_count: o.users,
+        users,
+        shown_of,
+        invite_roles,
+        lab_name,
+        logo,
+    })
 }
 
 /// A picture as a `data:` address, its type by its first bytes.
@@ -148,13 +162,10 @@ fn logo_address(bytes: &[u8]) -> String {
     format!("data:{mime};base64,{}", base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
-/// Renames the organisation (admins and owners): the lab's name on its reports.
-pub async fn rename(client: &Client, name: &str) -> CmdResult<()> {
-    let name = name.trim();
-    if name.is_empty() {
-        return Err(CmdError::new("invalid", "Give the organisation a name."));
-    }
-    client.organization().rename(name).await?;
+/// Sets the lab's name on the organisation's reports (admins and owners; empty: the
+/// organisation's own name again).
+pub async fn set_lab_name(client: &Client, name: &str) -> CmdResult<()> {
+    client.organization().set_lab_name(name.trim()).await?;
     Ok(())
 }
 

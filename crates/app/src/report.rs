@@ -430,19 +430,26 @@ fn methods(blocks: &mut Vec<Block>, samples: &[ReportSample<'_>], view: &Diversi
     blocks.push(Block::Paragraph(format!("Report made by MGDS {}.", env!("CARGO_PKG_VERSION"))));
 }
 
-/// The lab of the caller's organisation for the cover (its name and logo); the service's
-/// address where the service does not say.
-pub async fn lab(client: &mgds_client::Client, base_url: &str) -> Lab {
+/// The lab of the caller's organisation for the cover: its name on reports and its logo
+/// (not yet checked: [`checked`] does that off the async threads); none where the service does
+/// not say.
+pub async fn lab(client: &mgds_client::Client) -> Lab {
     let org = client.organization();
-    let name = match org.get().await {
-        Ok(o) => o.name,
-        Err(_) => base_url.to_string(),
+    let (name, has_logo) = match org.get().await {
+        Ok(o) => (o.lab_name.unwrap_or(o.name), o.logo.is_some()),
+        Err(_) => (String::new(), false),
     };
-    let logo = match org.logo().await {
-        Ok(Some(bytes)) => Some(Logo { bytes: bytes.to_vec() }).filter(|l| mgds_report::check_logo(&l.bytes).is_ok()),
-        _ => None,
+    let logo = match has_logo {
+        true => org.logo().await.ok().flatten().map(|bytes| Logo { bytes: bytes.to_vec() }),
+        false => None,
     };
-    Lab { name: shown_text(&name), logo }
+    Lab { name: crate::text::shown(&name, mgds_api::MAX_ORGANIZATION_NAME_CHARS), logo }
+}
+
+/// `lab` with its logo only if a report can show it (typesetting it once: blocking work).
+fn checked(mut lab: Lab) -> Lab {
+    lab.logo = lab.logo.filter(|l| mgds_report::check_logo(&l.bytes).is_ok());
+    lab
 }
 
 /// The job behind each classification, fetched a few at a time (each job once).
@@ -493,12 +500,12 @@ async fn classified(client: &mgds_client::Client, analyses: &[Option<String>]) -
 }
 
 /// The report of the samples `req` names, fetched as the comparison fetches them (its cache),
-/// reporting the fetching's progress; with the samples left out.
+/// reporting the fetching's progress; with the samples left out and how many are in it.
 pub async fn comparison_report(
     src: Source<'_>,
     req: &ComparisonReportRequest,
     progress: &(dyn Fn(CompareProgress) + Sync),
-) -> CmdResult<(Report, Vec<SkippedSample>)> {
+) -> CmdResult<(Report, Vec<SkippedSample>, usize)> {
     let gathered = gather(src, &req.samples, progress, "for a report").await?;
     let ready: Vec<&crate::compare::Fetched> = gathered.fetched.iter().filter(|f| f.results.is_some()).collect();
     let field = |f: &crate::compare::Fetched, name: &str| {
@@ -506,7 +513,7 @@ pub async fn comparison_report(
     };
     let analyses: Vec<Option<String>> = ready.iter().map(|f| f.info.ready.clone().ok()).collect();
     let made_by = classified(src.client, &analyses).await;
-    let lab = lab(src.client, src.base_url).await;
+    let lab = lab(src.client).await;
     /// A sample's id, label, group, results and classification, owned for the blocking thread.
     type Owned = (String, String, Option<String>, Arc<ClassificationResults>, Option<Classified>);
     let owned: Vec<Owned> = ready
@@ -525,6 +532,13 @@ pub async fn comparison_report(
     let req = req.clone();
     let made = made_now();
     let left = skipped.clone();
+    let count = owned.len();
+    // Diversity's share of the machine: computed a few at a time in this process, as the
+    // diversity tabs are.
+    let _turn = crate::diversity::COMPUTING
+        .acquire()
+        .await
+        .map_err(|_| CmdError::new("busy", "Stopping; try again in a moment."))?;
     let report = tokio::task::spawn_blocking(move || {
         let samples: Vec<ReportSample<'_>> = owned
             .iter()
@@ -536,11 +550,11 @@ pub async fn comparison_report(
                 classification: c.clone(),
             })
             .collect();
-        assemble(&samples, &left, &req, lab, made)
+        assemble(&samples, &left, &req, checked(lab), made)
     })
     .await
     .map_err(|e| CmdError::new("failed", format!("The report could not be made ({e}).")))??;
-    Ok((report, skipped))
+    Ok((report, skipped, count))
 }
 
 /// Now, as a report's cover says it (UTC).
@@ -561,10 +575,10 @@ pub fn render(report: &Report, format: &str) -> CmdResult<(Vec<u8>, &'static str
     }
 }
 
-/// The file name a report of `req` is offered under.
-pub fn file_name(req: &ComparisonReportRequest, format: &str) -> String {
+/// The file name a report of `req` holding `samples` samples is offered under.
+pub fn file_name(req: &ComparisonReportRequest, samples: usize, format: &str) -> String {
     let ext = if format == "html" { "html" } else { "pdf" };
-    format!("report_{}_samples_{}.{ext}", req.samples.len(), req.rank.trim().to_lowercase().replace(' ', "_"))
+    format!("report_{samples}_samples_{}.{ext}", req.rank.trim().to_lowercase().replace(' ', "_"))
 }
 
 /// A comparison report made as `format` (`pdf` or `html`): its bytes, media type and file name,
@@ -588,12 +602,12 @@ pub async fn make(src: Source<'_>, req: &ComparisonReportRequest, format: &str) 
         let shown: String = format.chars().take(20).collect();
         return Err(CmdError::new("invalid", format!("There is no report as {shown:?}: choose pdf or html.")));
     }
-    let (report, skipped) = comparison_report(src, req, &|_| {}).await?;
+    let (report, skipped, count) = comparison_report(src, req, &|_| {}).await?;
     let kind = format.to_string();
     let (bytes, mime) = tokio::task::spawn_blocking(move || render(&report, &kind))
         .await
         .map_err(|e| CmdError::new("failed", format!("The report could not be typeset ({e}).")))??;
-    Ok(Rendered { bytes, mime, file_name: file_name(req, format), samples: req.samples.len() - skipped.len(), skipped })
+    Ok(Rendered { bytes, mime, file_name: file_name(req, count, format), samples: count, skipped })
 }
 
 /// Keeps `r` as a document of the service (the uploader's, to share): its id.

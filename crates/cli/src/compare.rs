@@ -136,7 +136,11 @@ pub struct CompareArgs {
     /// samples, their read quality, the abundance chart, heatmap and table (--rank, --measure,
     /// --top up to 30), alpha diversity and the ordination (--metric, --group-by with its tests),
     /// and methods; the lab's name and logo on its cover.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["diversity", "contaminants", "contaminants_csv"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "diversity", "contaminants", "contaminants_csv", "svg", "png", "csv", "tsv", "heatmap", "order_by",
+        "show_unclassified", "mark_contaminants", "hide_contaminants", "alpha_csv", "distances_csv", "alpha_chart",
+        "ordination_chart",
+    ])]
     pub report: Option<PathBuf>,
     /// The report's title (default: "Comparison of N samples").
     #[arg(long, requires = "report")]
@@ -334,23 +338,18 @@ async fn report(client: &mgds_client::Client, args: &CompareArgs, path: &std::pa
     let cache = CompareCache::with_budget(CACHE_BUDGET);
     let base = client.base_url().to_string();
     let src = Source { client, base_url: &base, cache: &cache };
-    let (report, skipped) = mgds_app::report::comparison_report(src, &req, &|_| {}).await?;
+    let (report, skipped, count) = mgds_app::report::comparison_report(src, &req, &|_| {}).await?;
     for s in &skipped {
         eprintln!("left out {} ({}): {}", s.name, s.id, s.why);
     }
     let (bytes, _) = tokio::task::spawn_blocking(move || mgds_app::report::render(&report, format)).await??;
     mgds_app::files::write_file(path, &bytes)?;
-    println!(
-        "wrote the report of {} samples to {} ({} bytes)",
-        args.samples.len() - skipped.len(),
-        path.display(),
-        bytes.len()
-    );
+    println!("wrote the report of {} samples to {} ({} bytes)", count, path.display(), bytes.len());
     if args.keep {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| mgds_app::report::file_name(&req, format));
+            .unwrap_or_else(|| mgds_app::report::file_name(&req, count, format));
         let doc = client
             .documents()
             .upload(path)

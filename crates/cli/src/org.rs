@@ -18,9 +18,10 @@ pub enum OrgCommand {
         #[command(flatten)]
         out: OutputArgs,
     },
-    /// Rename the organisation: the lab's name on its reports' covers (admins and owners).
-    Rename {
-        /// The new name.
+    /// The lab's name on the organisation's reports' covers (admins and owners); the
+    /// organisation keeps its own name, by which users are placed in it.
+    LabName {
+        /// The name; "" for the organisation's own name again.
         name: String,
     },
     /// The logo on the organisation's reports' covers: set (a PNG, JPEG or SVG picture of at
@@ -319,12 +320,13 @@ pub async fn run(ctx: &Ctx, cmd: OrgCommand) -> Result<()> {
                 print_one(&o)?;
             } else {
                 println!("{}\nyour role: {}\nusers: {}\ncreated: {}", o.name, o.role, o.users, o.created_at);
+                println!("on reports: {}", o.lab_name.as_deref().unwrap_or(&o.name));
                 println!("logo: {}", if o.logo.is_some() { "set (mgds org logo save -o FILE)" } else { "none" });
             }
         }
-        OrgCommand::Rename { name } => {
-            let o = org.rename(&name).await.context("cannot rename the organisation")?;
-            println!("the organisation is now {:?}", o.name);
+        OrgCommand::LabName { name } => {
+            let o = org.set_lab_name(&name).await.context("cannot set the lab's name")?;
+            println!("reports made from now on name the lab {:?}", o.lab_name.as_deref().unwrap_or(&o.name));
         }
         OrgCommand::Logo { command: LogoCommand::Set { file } } => {
             let len = std::fs::metadata(&file).with_context(|| format!("cannot read {}", file.display()))?.len();

@@ -37,9 +37,10 @@ impl Organization {
         self.client.get_json(self.client.api_url(&["organization"])).await
     }
 
-    /// Renames it (`PATCH /organization`; admins and owners): the name its reports' covers show.
-    pub async fn rename(&self, name: &str) -> Result<Org> {
-        let body = mgds_api::OrganizationUpdate { name: Some(name.trim().to_string()) };
+    /// Sets the lab's name its reports' covers show (`PATCH /organization`; admins and owners;
+    /// empty: the organisation's name again).
+    pub async fn set_lab_name(&self, name: &str) -> Result<Org> {
+        let body = mgds_api::OrganizationUpdate { lab_name: Some(name.trim().to_string()) };
         self.client.send_json(Method::PATCH, self.client.api_url(&["organization"]), &body, Idempotency::Safe).await
     }
 
@@ -60,8 +61,7 @@ impl Organization {
     }
 
     /// Sets its logo (`PUT /organization/logo`; admins and owners): a PNG, JPEG or SVG picture of
-    /// at most 2 MiB, which the service checks before it keeps it. Setting the same picture
-    /// twice does no harm, so a lost answer is asked again.
+    /// at most 2 MiB, which the service checks before it keeps it. Sent once.
     pub async fn set_logo(&self, picture: bytes::Bytes) -> Result<Org> {
         let url = self.client.api_url(&["organization", "logo"]);
         let kind = picture_type(&picture);

@@ -340,7 +340,9 @@ pub fn check_logo(bytes: &[u8]) -> Result<&'static str, Error> {
     }
     let logo = Logo { bytes: bytes.to_vec() };
     let kind = logo.kind().ok_or(Error::Logo)?;
-    if kind != "svg" {
+    if kind == "svg" {
+        check_svg(bytes)?;
+    } else {
         let size = imagesize::blob_size(bytes).map_err(|e| Error::Typeset(format!("the logo cannot be read: {e}")))?;
         if size.width > MAX_LOGO_SIDE || size.height > MAX_LOGO_SIDE {
             return Err(Error::TooLarge(format!(
@@ -356,6 +358,24 @@ pub fn check_logo(bytes: &[u8]) -> Result<&'static str, Error> {
         other => other,
     })?;
     Ok(kind)
+}
+
+/// An SVG logo is drawn as vectors; one that holds pictures or filters (which become pixels of
+/// any size when drawn) or a document type (entities) is refused, so that what showing it takes
+/// stays bounded by its bytes.
+fn check_svg(bytes: &[u8]) -> Result<(), Error> {
+    let text = std::str::from_utf8(bytes).map_err(|_| Error::Typeset("the SVG logo is not UTF-8 text".into()))?;
+    let options = roxmltree::ParsingOptions { allow_dtd: false, ..Default::default() };
+    let doc = roxmltree::Document::parse_with_options(text, options)
+        .map_err(|e| Error::Typeset(format!("the SVG logo cannot be read ({e})")))?;
+    let refused = ["image", "feImage", "filter", "foreignObject"];
+    if let Some(n) = doc.descendants().find(|n| n.is_element() && refused.contains(&n.tag_name().name())) {
+        return Err(Error::Typeset(format!(
+            "the SVG logo holds <{}>: a logo is drawn with shapes and text, without pictures or filters inside",
+            n.tag_name().name()
+        )));
+    }
+    Ok(())
 }
 
 /// The report as a PDF.

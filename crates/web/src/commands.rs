@@ -185,7 +185,7 @@ pub async fn run(name: &str, args: &Map<String, Value>, cx: &Cx<'_>) -> CmdResul
             out(organization::invite(c, &email, arg(args, "role")?).await?)
         }
         "change_user" => out(organization::change(c, &id()?, arg(args, "change")?).await?),
-        "rename_organization" => out(organization::rename(c, &arg::<String>(args, "name")?).await?),
+        "set_lab_name" => out(organization::set_lab_name(c, &arg::<String>(args, "name")?).await?),
         "set_organization_logo" => out(organization::set_logo(c, &arg::<String>(args, "base64")?).await?),
         "remove_organization_logo" => out(organization::remove_logo(c).await?),
         "reset_user_password" => out(organization::reset_password(c, &id()?).await?),

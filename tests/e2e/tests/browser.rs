@@ -1036,12 +1036,13 @@ async fn organisation_scenario(a: &Session, b: &Session, axe: &Axe, url: &str, t
     axe.check(a, "browser organisation").await?;
     a.screenshot("browser-org-1-users").await?;
 
-    // The lab on its reports: renamed, and a logo chosen; a file that is no picture refused by
+    // The lab on its reports: named (the organisation keeps its name), and a logo chosen; a file that is no picture refused by
     // the service with the reason.
     a.click(&a.wait_for("[data-testid=org-rename]", WAIT).await?).await?;
     a.set_value("[data-testid=org-name-input]", "Microbiology, St Olav's").await?;
     a.click(&a.wait_for("[data-testid=org-name-save]", WAIT).await?).await?;
-    a.wait_for_text("[data-testid=org-name]", "Microbiology, St Olav's", WAIT).await?;
+    a.wait_for_text("[data-testid=org-lab]", "Microbiology, St Olav's", WAIT).await?;
+    a.wait_for_text("[data-testid=org-lab-note]", "name the lab Microbiology, St Olav's", WAIT).await?;
     let pictures = tempfile::tempdir()?;
     let (logo, fake) = (pictures.path().join("lab-logo.svg"), pictures.path().join("not-a-logo.png"));
     std::fs::write(

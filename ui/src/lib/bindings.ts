@@ -1295,6 +1295,8 @@ export type OrganizationView = {
   shown_of: number,
   /** The roles the signed-in user may invite with. */
   invite_roles: Array<OrgRole>,
+  /** The lab's name on its reports' covers (its name unless set). */
+  lab_name: string,
   /**
    * Its logo on its reports' covers, as a `data:` address for an `<img>` (nothing in an
    * image runs), if it has one.
@@ -2369,11 +2371,6 @@ export const commands = {
   renameDocument: (id: string, filename: string): Promise<DocumentsView> =>
     invoke<DocumentsView>("rename_document", { id, filename }),
   /**
-   * Renames the organisation (admins and owners): the lab's name on its reports.
-   */
-  renameOrganization: (name: string): Promise<void> =>
-    invoke<void>("rename_organization", { name }),
-  /**
    * Gives a webhook a new secret, shown once.
    */
   replaceWebhookSecret: (id: string): Promise<WebhookSecretView> =>
@@ -2433,6 +2430,11 @@ export const commands = {
    */
   saveTaxonReads: (samples: string[], taxId: string, taxon: string): Promise<TaxonReadsProgress | null> =>
     invoke<TaxonReadsProgress | null>("save_taxon_reads", { samples, taxId, taxon }),
+  /**
+   * Sets the lab's name on the organisation's reports (admins and owners).
+   */
+  setLabName: (name: string): Promise<void> =>
+    invoke<void>("set_lab_name", { name }),
   /**
    * Sets the organisation's logo from a picture read by the window (base64).
    */

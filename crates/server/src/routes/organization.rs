@@ -2,8 +2,8 @@
 //! password links they make (MGDS additions to API v1; see [`crate::store::members`] for who may
 //! do what).
 //!
-//! - `GET /organization`: the organisation and the caller's role in it; `PATCH` renames it
-//!   (admins and owners);
+//! - `GET /organization`: the organisation and the caller's role in it; `PATCH` sets the lab's
+//!   name on its reports (admins and owners);
 //! - `GET, PUT, DELETE /organization/logo`: the logo its reports show (any user reads it; admins
 //!   and owners set it, as the request's body: a PNG, JPEG or SVG picture of at most 2 MiB, or
 //!   remove it);
@@ -94,11 +94,12 @@ async fn set_logo(
     caller: Caller,
     body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> ApiResult<axum::Json<Organization>> {
-    let bytes = body.map_err(|_| {
-        ApiError::PayloadTooLarge(format!(
+    let bytes = body.map_err(|e| match e.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge(format!(
             "the logo is larger than {} MiB: give a smaller PNG, JPEG or SVG picture",
             mgds_report::MAX_LOGO_BYTES >> 20
-        ))
+        )),
+        _ => ApiError::BadRequest(format!("the logo could not be read from the request: {e}")),
     })?;
     if bytes.is_empty() {
         return Err(ApiError::BadRequest("send the logo's picture (PNG, JPEG or SVG) as the request's body".into()));

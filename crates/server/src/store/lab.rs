@@ -1,5 +1,6 @@
-//! The lab as its reports show it: the organisation's name and logo, set by its admins and
-//! owners (MGDS additions). The logo is an object in the store (its key in
+//! The lab as its reports show it: its name on the covers (the organisation's own name unless
+//! set; the organisation's name itself never changes here, as users are placed in an
+//! organisation by it) and its logo, set by its admins and owners (MGDS additions). The logo is an object in the store (its key in
 //! `organizations.logo_key`, a new key each time, the old object removed once the new one is
 //! recorded), checked before it is kept: a PNG, JPEG or SVG picture of at most 2 MiB that a
 //! report can typeset (`mgds_report::check_logo`, on a blocking thread).
@@ -24,34 +25,37 @@ fn manager(caller: &Caller) -> ApiResult<&User> {
     Ok(user)
 }
 
-/// Renames the caller's organisation.
+/// Sets the lab's name on the caller's organisation's reports (empty: its own name again).
+/// The organisation's own name stays: users are placed in it by that name.
 pub async fn update(state: &Store, caller: &Caller, req: &OrganizationUpdate) -> ApiResult<Organization> {
     let user = manager(caller)?;
-    if let Some(name) = &req.name {
+    if let Some(name) = &req.lab_name {
         let name = name.trim();
-        if name.is_empty() || name.chars().count() > MAX_ORGANIZATION_NAME_CHARS {
+        if name.chars().count() > MAX_ORGANIZATION_NAME_CHARS {
             return Err(ApiError::BadRequest(format!(
-                "name: give the organisation a name of 1 to {MAX_ORGANIZATION_NAME_CHARS} characters"
+                "lab_name: give the lab a name of at most {MAX_ORGANIZATION_NAME_CHARS} characters"
             )));
         }
         if name.chars().any(char::is_control) {
-            return Err(ApiError::BadRequest("name: an organisation's name is one line of text".into()));
+            return Err(ApiError::BadRequest("lab_name: the lab's name is one line of text".into()));
         }
-        let mut tx = db::begin_write(&state.db, db::Scope::Rows).await?;
+        let next = Some(name).filter(|n| !n.is_empty());
+        let scope = db::Scope::Row("organizations", &user.organization_id);
+        let mut tx = db::begin_write(&state.db, scope).await?;
         let result = async {
-            let before: String = sqlx::query_scalar("SELECT name FROM organizations WHERE id = $1")
+            let before: Option<String> = sqlx::query_scalar("SELECT lab_name FROM organizations WHERE id = $1")
                 .bind(&user.organization_id)
                 .fetch_one(&mut *tx)
                 .await?;
-            if before != name {
-                sqlx::query("UPDATE organizations SET name = $1 WHERE id = $2")
-                    .bind(name)
+            if before.as_deref() != next {
+                sqlx::query("UPDATE organizations SET lab_name = $1 WHERE id = $2")
+                    .bind(next)
                     .bind(&user.organization_id)
                     .execute(&mut *tx)
                     .await?;
                 let entry =
                     super::audit::Entry::new("organization.updated", "organization", &user.organization_id, &user.id)
-                        .with(json!({"name": [before, name]}));
+                        .with(json!({"lab_name": [before, next]}));
                 super::audit::record(&mut tx, Some(user), entry).await?;
             }
             Ok(())
@@ -99,8 +103,8 @@ pub async fn set_logo(state: &Store, caller: &Caller, bytes: Bytes) -> ApiResult
             mgds_report::Error::Logo => {
                 ApiError::Unprocessable("the file is not a PNG, JPEG or SVG picture: choose one of those".into())
             }
-            other => ApiError::Unprocessable(format!(
-                "{other}: choose a PNG, JPEG or SVG picture that opens in an image viewer"
+            mgds_report::Error::Typeset(why) => ApiError::Unprocessable(format!(
+                "{why}: choose a PNG, JPEG or SVG picture that opens in an image viewer"
             )),
         })?;
     let key = format!("organizations/{}/logo-{}.{kind}", user.organization_id, new_id());
@@ -108,11 +112,7 @@ pub async fn set_logo(state: &Store, caller: &Caller, bytes: Bytes) -> ApiResult
     let entry = super::audit::Entry::new("organization.logo_set", "organization", &user.organization_id, &user.id)
         .with(json!({"kind": kind, "bytes": bytes.len()}));
     match swap_logo(state, user, Some(&key), entry).await {
-        Ok(before) => {
-            if let Some(old) = before {
-                forget(state, &old).await;
-            }
-        }
+        Ok(before) => super::deletes::remove_queued(state, &before.into_iter().collect::<Vec<_>>()).await,
         Err(e) => {
             forget(state, &key).await;
             return Err(e);
@@ -127,9 +127,8 @@ pub async fn remove_logo(state: &Store, caller: &Caller) -> ApiResult<Organizati
     if logo_key(state, &user.organization_id).await?.is_some() {
         let entry =
             super::audit::Entry::new("organization.logo_removed", "organization", &user.organization_id, &user.id);
-        if let Some(old) = swap_logo(state, user, None, entry).await? {
-            forget(state, &old).await;
-        }
+        let before = swap_logo(state, user, None, entry).await?;
+        super::deletes::remove_queued(state, &before.into_iter().collect::<Vec<_>>()).await;
     }
     super::members::organization(state, caller).await
 }
@@ -142,7 +141,9 @@ async fn swap_logo(
     key: Option<&str>,
     entry: super::audit::Entry<'_>,
 ) -> ApiResult<Option<String>> {
-    let mut tx = db::begin_write(&state.db, db::Scope::Rows).await?;
+    // The organisation's row locked: two changes at once each replace the logo the other left.
+    let scope = db::Scope::Row("organizations", &user.organization_id);
+    let mut tx = db::begin_write(&state.db, scope).await?;
     let result = async {
         let before: Option<String> = sqlx::query_scalar("SELECT logo_key FROM organizations WHERE id = $1")
             .bind(&user.organization_id)
@@ -153,6 +154,11 @@ async fn swap_logo(
             .bind(&user.organization_id)
             .execute(&mut *tx)
             .await?;
+        // The old picture goes with the change: queued in it, so the janitor removes it if the
+        // store is away now.
+        if let Some(old) = &before {
+            super::deletes::queue_delete(&mut tx, old).await?;
+        }
         super::audit::record(&mut tx, Some(user), entry).await?;
         Ok(before)
     }
@@ -160,7 +166,8 @@ async fn swap_logo(
     db::finish(tx, result).await
 }
 
-/// Removes a logo no longer named; one left behind (the store away) costs only its space.
+/// Removes a new logo that was never named (its change failed); one left behind (the store
+/// away) costs only its space.
 async fn forget(state: &Store, key: &str) {
     if let Err(e) = state.storage.delete(key).await {
         tracing::warn!(key, error = %e, "an organisation's old logo could not be removed from the store");

@@ -136,19 +136,22 @@ pub(crate) async fn administers(db: &Pool, user: &User, owner_id: &str) -> ApiRe
 /// The caller's organisation.
 pub async fn organization(state: &Store, caller: &Caller) -> ApiResult<Organization> {
     let user = caller.require()?;
-    let (name, created_at, users, logo): (String, String, i64, Option<String>) = sqlx::query_as(
-        "SELECT o.name, o.created_at, (SELECT COUNT(*) FROM users u WHERE u.organization_id = o.id), o.logo_key \
+    let (name, created_at, users, lab_name, logo): (String, String, i64, Option<String>, Option<String>) =
+        sqlx::query_as(
+            "SELECT o.name, o.created_at, (SELECT COUNT(*) FROM users u WHERE u.organization_id = o.id), o.lab_name, \
+         o.logo_key \
          FROM organizations o WHERE o.id = $1",
-    )
-    .bind(&user.organization_id)
-    .fetch_one(&state.db)
-    .await?;
+        )
+        .bind(&user.organization_id)
+        .fetch_one(&state.db)
+        .await?;
     Ok(Organization {
         uri: "/api/v1/organization".into(),
         name,
         created_at,
         role: user.role,
         users,
+        lab_name,
         logo: logo.map(|_| "/api/v1/organization/logo".into()),
     })
 }

@@ -44,7 +44,7 @@ pub struct ReportInput {
     pub uploaded: String,
     /// Its metadata.
     pub metadata: Option<Metadata>,
-    /// The lab: the sample owner's organisation.
+    /// The lab: the sample owner's organisation's name on reports.
     pub lab: String,
     /// Its logo, if it has one.
     pub logo: Option<Vec<u8>>,
@@ -118,7 +118,7 @@ pub async fn gather(state: &Store, analysis_id: &str) -> Result<ReportInput, Unr
         org: String,
     }
     let sample: Option<SampleRow> = sqlx::query_as(
-        "SELECT s.id, s.filename, s.size, s.created_at, o.name AS lab, o.id AS org FROM analyses a \
+        "SELECT s.id, s.filename, s.size, s.created_at, COALESCE(o.lab_name, o.name) AS lab, o.id AS org FROM analyses a \
          JOIN samples s ON s.id = a.sample_id JOIN users u ON u.id = s.owner_id \
          JOIN organizations o ON o.id = u.organization_id WHERE a.id = $1",
     )

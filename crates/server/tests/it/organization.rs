@@ -495,18 +495,26 @@ async fn admins_name_the_lab_and_set_its_logo_for_every_user_to_see() {
     assert!(o.get("logo").is_none(), "{o}");
     let (s, b) = put_logo(&svc, &lab.member, png(40, 20)).await;
     assert_error(s, &b, 403);
-    let (s, b) = svc.patch(Some(&lab.member), "/api/v1/organization", json!({"name": "Mine"})).await;
+    let (s, b) = svc.patch(Some(&lab.member), "/api/v1/organization", json!({"lab_name": "Mine"})).await;
     assert_error(s, &b, 403);
 
-    // An admin renames the lab and sets a PNG; every user of the lab sees it, no other lab does.
-    let (s, o) = svc.patch(Some(&lab.admin), "/api/v1/organization", json!({"name": "  Lab A Microbiology "})).await;
-    assert_eq!((s, o["name"].as_str()), (200, Some("Lab A Microbiology")), "{o}");
-    for bad in
-        [json!({"name": ""}), json!({"name": "x".repeat(201)}), json!({"name": "two\nlines"}), json!({"nom": "x"})]
-    {
+    // An admin names the lab on its reports (the organisation keeps its name, by which users
+    // are placed in it) and sets a PNG; every user of the lab sees it, no other lab does.
+    let (s, o) =
+        svc.patch(Some(&lab.admin), "/api/v1/organization", json!({"lab_name": "  Lab A Microbiology "})).await;
+    assert_eq!(
+        (s, o["lab_name"].as_str(), o["name"].as_str()),
+        (200, Some("Lab A Microbiology"), Some("Lab A")),
+        "{o}"
+    );
+    for bad in [json!({"lab_name": "x".repeat(201)}), json!({"lab_name": "two\nlines"}), json!({"name": "Lab B"})] {
         let (s, b) = svc.patch(Some(&lab.admin), "/api/v1/organization", bad.clone()).await;
         assert_error(s, &b, 400);
     }
+    let (_, o) = svc.get(Some(&lab.member), "/api/v1/organization").await;
+    assert_eq!((o["name"].as_str(), o["lab_name"].as_str()), (Some("Lab A"), Some("Lab A Microbiology")), "{o}");
+    let (s, o) = svc.patch(Some(&lab.head), "/api/v1/organization", json!({"lab_name": ""})).await;
+    assert!(s == 200 && o.get("lab_name").is_none(), "an empty name goes back to the organisation's: {o}");
     let picture = png(120, 40);
     let (s, o) = put_logo(&svc, &lab.admin, picture.clone()).await;
     assert_eq!((s, o["logo"].as_str()), (200, Some(logo_path)), "{o}");
@@ -527,6 +535,18 @@ async fn admins_name_the_lab_and_set_its_logo_for_every_user_to_see() {
         (png(4_097, 2), 413, "4096"),
         (vec![b' '; mgds_api::MAX_LOGO_BYTES + 1], 413, "2 MiB"),
         (Vec::new(), 400, "body"),
+        // Pictures and filters inside an SVG become pixels of any size: refused.
+        (
+            br#"<svg xmlns="http://www.w3.org/2000/svg" xmlns:x="http://www.w3.org/1999/xlink" width="9" height="9"><x:image href="data:image/png;base64,AAAA" width="9" height="9"/></svg>"#.to_vec(),
+            422,
+            "<image>",
+        ),
+        (
+            br#"<svg xmlns="http://www.w3.org/2000/svg"><filter id="f"><feGaussianBlur stdDeviation="9"/></filter></svg>"#.to_vec(),
+            422,
+            "<filter>",
+        ),
+        (br#"<!DOCTYPE svg [<!ENTITY a "aaaa">]><svg xmlns="http://www.w3.org/2000/svg">&a;</svg>"#.to_vec(), 422, "cannot be read"),
     ] {
         let (s, b) = put_logo(&svc, &lab.admin, bytes).await;
         assert_error(s, &b, status);
